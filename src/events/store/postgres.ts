@@ -1,0 +1,216 @@
+import pg from 'pg';
+import { Observable, Subject } from 'rxjs';
+import type { Logger } from 'pino';
+import { catchUpSubscription } from './catch-up.js';
+import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
+import {
+  DuplicateEventIdError,
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type Position,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+} from './types.js';
+
+const CHANNEL = 'crm_events_appended';
+const EVENT_COLUMNS = `position::text as position, tx_id::text as tx_id, event_id, stream_id,
+  stream_revision::int as stream_revision, type, data, metadata, created_at`;
+
+interface EventRow {
+  position: string;
+  tx_id: string;
+  event_id: string;
+  stream_id: string;
+  stream_revision: number;
+  type: string;
+  data: unknown;
+  metadata: RecordedEvent['metadata'];
+  created_at: Date;
+}
+
+function toRecorded(row: EventRow): RecordedEvent {
+  return {
+    id: row.event_id,
+    type: row.type,
+    streamId: row.stream_id,
+    revision: row.stream_revision,
+    position: { commit: BigInt(row.tx_id), prepare: BigInt(row.position) },
+    data: row.data,
+    metadata: row.metadata,
+    createdAt: row.created_at,
+  };
+}
+
+function expectedAsNumber(expected: ExpectedRevision): number {
+  if (expected === 'any') return -2;
+  if (expected === 'no_stream') return -1;
+  return expected;
+}
+
+/** The default event store: one table in PostgreSQL, woken across processes by LISTEN/NOTIFY. */
+export class PostgresEventStore implements EventStore {
+  readonly name = 'postgres';
+  private readonly appended = new Subject<void>();
+  readonly appended$: Observable<void> = this.appended.asObservable();
+  private listener: pg.Client | null = null;
+  private notifyInFlight = false;
+  private notifyPending = false;
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** Creates the schema (idempotent, serialised across processes) and starts listening. */
+  async init(options: { listen?: boolean } = {}): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query(`select pg_advisory_xact_lock(hashtext('crm:event-store-schema'))`);
+      await client.query(EVENT_STORE_SCHEMA);
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    if (options.listen !== false) await this.listen();
+  }
+
+  async appendToStream(
+    streamId: string,
+    events: NewEvent[],
+    options: { expectedRevision: ExpectedRevision },
+  ): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('appendToStream needs at least one event');
+    const params = [
+      streamId,
+      expectedAsNumber(options.expectedRevision),
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data)),
+      events.map((e) => JSON.stringify(e.metadata)),
+      events.map((e) => e.createdAt.toISOString()),
+    ];
+    let row: { last_revision: string; tx_id: string; last_position: string; idempotent: boolean };
+    try {
+      const result = await this.pool.query(
+        'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])',
+        params,
+      );
+      row = result.rows[0];
+    } catch (error) {
+      throw this.translate(error, streamId, options.expectedRevision);
+    }
+    if (!row.idempotent) {
+      this.appended.next();
+      this.notifyOtherProcesses();
+    }
+    return {
+      nextExpectedRevision: Number(row.last_revision),
+      position: { commit: BigInt(row.tx_id), prepare: BigInt(row.last_position) },
+    };
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const { rows } = await this.pool.query<EventRow>(
+      `select ${EVENT_COLUMNS} from events
+        where stream_id = $1 and stream_revision >= $2
+        order by stream_revision limit $3`,
+      [streamId, options.fromRevision ?? 0, options.maxCount ?? null],
+    );
+    return rows.map(toRecorded);
+  }
+
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    const from = options.from ?? { commit: 0n, prepare: 0n };
+    const { rows } = await this.pool.query<EventRow>(
+      `select ${EVENT_COLUMNS} from events
+        where (tx_id, position) > ($1::text::xid8, $2::bigint)
+          and tx_id < pg_snapshot_xmin(pg_current_snapshot())
+        order by tx_id, position limit $3`,
+      [from.commit.toString(), from.prepare.toString(), options.maxCount],
+    );
+    return rows.map(toRecorded);
+  }
+
+  async headPosition(): Promise<Position | null> {
+    const { rows } = await this.pool.query<{ tx_id: string; position: string }>(
+      `select tx_id::text as tx_id, position::text as position from events
+        where tx_id < pg_snapshot_xmin(pg_current_snapshot())
+        order by tx_id desc, position desc limit 1`,
+    );
+    return rows.length ? { commit: BigInt(rows[0].tx_id), prepare: BigInt(rows[0].position) } : null;
+  }
+
+  subscribeToAll(options: { from?: Position | null } = {}): Observable<RecordedEvent> {
+    return catchUpSubscription(this, options);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.appended.complete();
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => undefined);
+  }
+
+  private translate(error: unknown, streamId: string, expected: ExpectedRevision): unknown {
+    const pgError = error as { code?: string; detail?: string; constraint?: string };
+    if (pgError.code === 'CR001') {
+      const actual = pgError.detail === 'no_stream' || !pgError.detail ? 'no_stream' : Number(pgError.detail);
+      return new WrongExpectedRevisionError(streamId, expected, actual);
+    }
+    if (pgError.code === 'CR002') return new DuplicateEventIdError(streamId);
+    // Two appends racing for the same stream head or event id: the loser sees a unique violation.
+    if (pgError.code === '23505') return new WrongExpectedRevisionError(streamId, expected, 'no_stream');
+    return error;
+  }
+
+  /** One NOTIFY at a time, coalescing appends made meanwhile: cheap wake-ups for other processes. */
+  private notifyOtherProcesses(): void {
+    if (this.closed) return;
+    if (this.notifyInFlight) {
+      this.notifyPending = true;
+      return;
+    }
+    this.notifyInFlight = true;
+    this.pool
+      .query(`select pg_notify('${CHANNEL}', '')`)
+      .catch((error) => this.logger?.warn({ err: error }, 'event store: notify failed'))
+      .finally(() => {
+        this.notifyInFlight = false;
+        if (this.notifyPending) {
+          this.notifyPending = false;
+          this.notifyOtherProcesses();
+        }
+      });
+  }
+
+  private async listen(): Promise<void> {
+    if (this.closed) return;
+    const options = (this.pool as unknown as { options: pg.ClientConfig }).options;
+    const client = new pg.Client(options);
+    client.on('notification', () => this.appended.next());
+    client.on('error', (error) => {
+      this.logger?.warn({ err: error }, 'event store: listener lost, readers fall back to polling');
+      if (this.listener === client) this.listener = null;
+      setTimeout(() => this.listen().catch(() => undefined), 1000).unref();
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${CHANNEL}`);
+      this.listener = client;
+    } catch (error) {
+      this.logger?.warn({ err: error }, 'event store: cannot listen, readers fall back to polling');
+      await client.end().catch(() => undefined);
+      if (!this.closed) setTimeout(() => this.listen().catch(() => undefined), 1000).unref();
+    }
+  }
+}

@@ -1,0 +1,93 @@
+import type { Observable } from 'rxjs';
+
+/** Who caused an event and in which tenant; carried by every event. */
+export interface EventMetadata {
+  tenantId: string;
+  userId: string | null;
+  correlationId: string;
+  causationId: string | null;
+  [extra: string]: unknown;
+}
+
+/**
+ * A point in the global order. `commit`/`prepare` follow EventStoreDB's naming;
+ * the PostgreSQL store uses (transaction id, sequence) so that order is commit-safe.
+ */
+export interface Position {
+  commit: bigint;
+  prepare: bigint;
+}
+
+export interface NewEvent<T = unknown> {
+  id: string;
+  type: string;
+  data: T;
+  metadata: EventMetadata;
+  /** When it happened; taken from the application clock. */
+  createdAt: Date;
+}
+
+export interface RecordedEvent<T = unknown> extends NewEvent<T> {
+  streamId: string;
+  /** 0-based revision of the event within its stream. */
+  revision: number;
+  position: Position;
+}
+
+/** `no_stream`: the stream must not exist; a number: the revision of its last event; `any`: no check. */
+export type ExpectedRevision = 'no_stream' | 'any' | number;
+
+export interface AppendResult {
+  /** Revision of the last event written (or already present, for an idempotent retry). */
+  nextExpectedRevision: number;
+  position: Position;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. Omit to start at the beginning. */
+  from?: Position | null;
+  maxCount: number;
+}
+
+export interface ReadStreamOptions {
+  fromRevision?: number;
+  maxCount?: number;
+}
+
+export interface EventStore {
+  readonly name: string;
+  appendToStream(streamId: string, events: NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /** Events of one stream in revision order; an unknown stream reads as empty. */
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Events of all streams in global order, never skipping one that a later read could reveal before it. */
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Position of the newest event a reader can see now, or null when the log is empty. */
+  headPosition(): Promise<Position | null>;
+  /** Catch-up from `from` (exclusive), then live. Each event exactly once, in global order. */
+  subscribeToAll(options?: { from?: Position | null }): Observable<RecordedEvent>;
+  /**
+   * Emits when new events may be readable (a local append, a notification from another
+   * process). Pull-based readers use it to stop waiting; it carries no data.
+   */
+  readonly appended$: Observable<void>;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+/** An event id already used by another stream or position: an append that is not a retry. */
+export class DuplicateEventIdError extends Error {
+  constructor(readonly streamId: string) {
+    super(`stream ${streamId}: event id already used elsewhere`);
+    this.name = 'DuplicateEventIdError';
+  }
+}

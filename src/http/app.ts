@@ -1,0 +1,47 @@
+import express, { Router, type Express } from 'express';
+import { DomainError } from '../commands/errors.js';
+import type { Logger } from '../infra/logger.js';
+import type { HealthReport } from '../queries/health.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { healthRouter } from './health.js';
+import { requestContext } from './request-context.js';
+
+export interface HttpAppOptions {
+  basePath: string;
+  bodyLimit: string;
+  logger: Logger;
+  health: () => Promise<HealthReport>;
+  /** Adds the API's module routers; absent on a worker, which serves only /health. */
+  mountApi?: (router: Router) => void;
+}
+
+const methodsWithBody = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Bodies are JSON (multipart only where an upload route reads it itself): anything else is 415. */
+const requireJsonBody: express.RequestHandler = (req, _res, next) => {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (methodsWithBody.has(req.method) && hasBody && !req.is(['application/json', 'application/*+json', 'multipart/form-data'])) {
+    next(new DomainError('unsupported_media_type', 'Request body must be application/json'));
+    return;
+  }
+  next();
+};
+
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'extended');
+  app.use(requestContext(options.logger));
+  app.use(healthRouter(options.health));
+  if (options.mountApi) {
+    const api = Router();
+    api.use(requireJsonBody);
+    api.use(express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }));
+    options.mountApi(api);
+    app.use(options.basePath || '/', api);
+  }
+  app.use(notFoundHandler);
+  app.use(errorHandler(options.logger));
+  return app;
+}

@@ -1,0 +1,72 @@
+import pg from 'pg';
+import type { Logger } from './logger.js';
+
+/**
+ * Session-level PostgreSQL advisory locks held on one dedicated connection, so that across
+ * all processes one runner at a time works each projection and saga. If the connection
+ * drops, every lock is gone: holders are told through `onLost` and must stop.
+ */
+export class AdvisoryLocks {
+  private client: pg.Client | null = null;
+  private connecting: Promise<pg.Client> | null = null;
+  private readonly held = new Map<string, () => void>();
+  private closed = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** Takes the lock if free. `onLost` runs if it is later lost with the connection. */
+  async tryAcquire(key: string, onLost: () => void): Promise<boolean> {
+    if (this.closed) return false;
+    if (this.held.has(key)) throw new Error(`lock ${key} is already held here`);
+    const client = await this.connection();
+    const { rows } = await client.query<{ ok: boolean }>(
+      'select pg_try_advisory_lock(hashtextextended($1, 0)) as ok',
+      [`crm:${key}`],
+    );
+    if (rows[0].ok) this.held.set(key, onLost);
+    return rows[0].ok;
+  }
+
+  async release(key: string): Promise<void> {
+    if (!this.held.delete(key) || !this.client) return;
+    await this.client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [`crm:${key}`]).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.held.clear();
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  private connection(): Promise<pg.Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.url });
+      client.on('error', (error) => this.lost(client, error));
+      client.on('end', () => this.lost(client, new Error('connection ended')));
+      try {
+        await client.connect();
+      } catch (error) {
+        await client.end().catch(() => undefined);
+        throw error;
+      }
+      this.client = client;
+      return client;
+    })().finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  private lost(client: pg.Client, error: Error): void {
+    if (this.client !== client) return;
+    this.client = null;
+    if (!this.closed) this.logger?.warn({ err: error }, 'advisory locks lost with their connection');
+    const holders = [...this.held.values()];
+    this.held.clear();
+    for (const onLost of holders) onLost();
+  }
+}

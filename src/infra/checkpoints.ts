@@ -1,0 +1,50 @@
+import type { Knex } from 'knex';
+import type { Position } from '../events/store/types.js';
+
+export type CheckpointTable = 'projection_checkpoints' | 'saga_checkpoints';
+
+export async function loadCheckpoint(db: Knex | Knex.Transaction, table: CheckpointTable, name: string): Promise<Position | null> {
+  const row = await db(table)
+    .where({ name })
+    .first(db.raw('commit_position::text as c'), db.raw('prepare_position::text as p'));
+  return row ? { commit: BigInt(row.c), prepare: BigInt(row.p) } : null;
+}
+
+export async function loadAllCheckpoints(db: Knex, table: CheckpointTable): Promise<Map<string, Position>> {
+  const rows = await db(table).select('name', db.raw('commit_position::text as c'), db.raw('prepare_position::text as p'));
+  return new Map(rows.map((r: { name: string; c: string; p: string }) => [r.name, { commit: BigInt(r.c), prepare: BigInt(r.p) }]));
+}
+
+/**
+ * Moves a checkpoint from `from` to `to`, but only if it still stands at `from`: a runner
+ * that lost its lock (or a rebuild that reset it) cannot commit the same events twice.
+ */
+export async function advanceCheckpoint(
+  trx: Knex.Transaction,
+  table: CheckpointTable,
+  name: string,
+  from: Position | null,
+  to: Position,
+): Promise<boolean> {
+  const result = from
+    ? await trx.raw(
+        `update ${table} set commit_position = ?, prepare_position = ?, updated_at = now()
+          where name = ? and commit_position = ? and prepare_position = ?`,
+        [to.commit.toString(), to.prepare.toString(), name, from.commit.toString(), from.prepare.toString()],
+      )
+    : await trx.raw(
+        `insert into ${table} (name, commit_position, prepare_position) values (?, ?, ?) on conflict (name) do nothing`,
+        [name, to.commit.toString(), to.prepare.toString()],
+      );
+  return result.rowCount === 1;
+}
+
+export class CheckpointMovedError extends Error {
+  constructor(name: string) {
+    super(`checkpoint of ${name} was moved by someone else; starting over from the stored one`);
+  }
+}
+
+export async function deleteCheckpoint(trx: Knex.Transaction, table: CheckpointTable, name: string): Promise<void> {
+  await trx(table).where({ name }).delete();
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/** An unset or empty variable means "not configured". */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
+
+const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+
+/** Every variable the service reads, with its default. The README lists the same table. */
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: int(3000).pipe(z.number().max(65535)),
+  HOST: z.string().default('0.0.0.0'),
+  API_BASE_PATH: z
+    .string()
+    .default('/api')
+    .refine((v) => v === '' || /^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/.test(v), 'must start with / and not end with /'),
+  ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: optional(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })),
+  DATABASE_POOL_MAX: int(20, 1),
+  EMBEDDED_PG_DIR: z.string().default('./data/postgres'),
+  EMBEDDED_PG_PORT: int(54329, 1).pipe(z.number().max(65535)),
+  EVENTSTORE_URL: optional(z.string().regex(/^(esdb|kurrentdb|kdb)(\+discover)?:\/\//, 'must be an esdb:// connection string')),
+  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'like 1mb or 512kb').default('1mb'),
+  PROJECTION_BATCH_SIZE: int(1000, 1),
+  PROJECTION_WAIT_MS: int(3000, 0),
+  RUNNER_LOCK_RETRY_MS: int(5000, 100),
+  SHUTDOWN_TIMEOUT_MS: int(10000, 0),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}

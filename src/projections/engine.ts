@@ -1,0 +1,67 @@
+import type { Knex } from 'knex';
+import type { EventStore, Position } from '../events/store/types.js';
+import type { AdvisoryLocks } from '../infra/advisory-locks.js';
+import { runWhileHoldingLock } from '../infra/exclusive-loop.js';
+import type { Logger } from '../infra/logger.js';
+import type { Projection } from './projection.js';
+import { ProjectionProgress } from './progress.js';
+import { runProjection } from './runner.js';
+
+export const projectionLockKey = (name: string) => `projection:${name}`;
+
+/** Runs every projection (one process at a time each) and answers "has it caught up?". */
+export class ProjectionEngine {
+  readonly progress: ProjectionProgress;
+  private readonly stop = new AbortController();
+  private loops: Promise<void>[] = [];
+
+  constructor(
+    private readonly deps: {
+      store: EventStore;
+      knex: Knex;
+      locks: AdvisoryLocks;
+      url: string;
+      logger: Logger;
+      batchSize: number;
+      lockRetryMs: number;
+    },
+    readonly projections: Projection[],
+  ) {
+    this.progress = new ProjectionProgress(
+      projections.map((p) => p.name),
+      deps.knex,
+      { url: deps.url, logger: deps.logger },
+    );
+  }
+
+  /** Starts tracking progress; with `run`, also runs the projections here. */
+  async start(options: { run: boolean }): Promise<void> {
+    await this.progress.start();
+    if (!options.run) return;
+    this.loops = this.projections.map((projection) =>
+      runWhileHoldingLock({
+        locks: this.deps.locks,
+        key: projectionLockKey(projection.name),
+        stop: this.stop.signal,
+        retryMs: this.deps.lockRetryMs,
+        logger: this.deps.logger,
+        work: (abort) =>
+          runProjection(this.deps, projection, {
+            abort,
+            batchSize: this.deps.batchSize,
+            onProgress: (position) => this.progress.update(projection.name, position),
+          }),
+      }),
+    );
+  }
+
+  waitFor(position: Position | null, timeoutMs: number): Promise<boolean> {
+    return position ? this.progress.waitFor(position, timeoutMs) : Promise.resolve(true);
+  }
+
+  async close(): Promise<void> {
+    this.stop.abort();
+    await Promise.allSettled(this.loops);
+    await this.progress.close();
+  }
+}

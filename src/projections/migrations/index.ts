@@ -1,0 +1,23 @@
+import type { Knex } from 'knex';
+import { migration0001Runtime } from './0001_runtime.js';
+import { migration0002AuditTrail } from './0002_audit_trail.js';
+
+interface Migration {
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/** In order of application. A released migration is never edited: add the next one. */
+export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail];
+
+const source: Knex.MigrationSource<Migration> = {
+  getMigrations: async () => migrations,
+  getMigrationName: (m) => m.name,
+  getMigration: async (m) => m,
+};
+
+/** Brings the read-model schema up to date; knex's own lock keeps concurrent starts safe. */
+export async function migrateToLatest(knex: Knex): Promise<void> {
+  await knex.migrate.latest({ migrationSource: source });
+}

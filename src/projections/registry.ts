@@ -1,0 +1,5 @@
+import { auditTrailProjection } from './audit-trail.js';
+import type { Projection } from './projection.js';
+
+/** Every projection the service runs. A module adds its own here. */
+export const projections: Projection[] = [auditTrailProjection];

@@ -1,0 +1,50 @@
+import type { Knex } from 'knex';
+import { followAll } from '../events/store/catch-up.js';
+import type { EventStore, Position, RecordedEvent } from '../events/store/types.js';
+import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../infra/checkpoints.js';
+import { applyEvents, handles, type Projection } from './projection.js';
+import { CHECKPOINT_CHANNEL, checkpointNotification } from './progress.js';
+
+export interface ProjectionDeps {
+  store: EventStore;
+  knex: Knex;
+}
+
+/**
+ * Applies one page to a projection: its writes and its checkpoint commit together, so
+ * each event takes effect exactly once, even across crashes and lock hand-overs.
+ */
+export async function applyPage(
+  deps: ProjectionDeps,
+  projection: Projection,
+  from: Position | null,
+  page: RecordedEvent[],
+  options: { notify?: boolean } = {},
+): Promise<Position> {
+  const last = page[page.length - 1].position;
+  const relevant = page.filter((e) => handles(projection, e.type));
+  await deps.knex.transaction(async (trx) => {
+    if (relevant.length) await applyEvents(projection, trx, relevant);
+    if (!(await advanceCheckpoint(trx, 'projection_checkpoints', projection.name, from, last))) {
+      throw new CheckpointMovedError(projection.name);
+    }
+    if (options.notify !== false) {
+      await trx.raw('select pg_notify(?, ?)', [CHECKPOINT_CHANNEL, checkpointNotification(projection.name, last)]);
+    }
+  });
+  return last;
+}
+
+/** Follows the log from the stored checkpoint until aborted. Run it while holding the projection's lock. */
+export async function runProjection(
+  deps: ProjectionDeps,
+  projection: Projection,
+  options: { abort: AbortSignal; batchSize: number; onProgress?: (position: Position) => void },
+): Promise<void> {
+  let checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
+  if (checkpoint) options.onProgress?.(checkpoint);
+  await followAll(deps.store, { from: checkpoint, batchSize: options.batchSize, abort: options.abort }, async (page) => {
+    checkpoint = await applyPage(deps, projection, checkpoint, page);
+    options.onProgress?.(checkpoint);
+  });
+}

@@ -1,0 +1,44 @@
+import type { Knex } from 'knex';
+import type { EventStore } from '../events/store/types.js';
+import type { AdvisoryLocks } from '../infra/advisory-locks.js';
+import { runWhileHoldingLock } from '../infra/exclusive-loop.js';
+import type { Logger } from '../infra/logger.js';
+import { runSaga, type SagaRetryPolicy } from './runner.js';
+import type { Saga } from './saga.js';
+
+/** Runs every saga, each in one process at a time, each on its own checkpoint. */
+export class SagaEngine {
+  private readonly stop = new AbortController();
+  private loops: Promise<void>[] = [];
+
+  constructor(
+    private readonly deps: {
+      store: EventStore;
+      knex: Knex;
+      locks: AdvisoryLocks;
+      logger: Logger;
+      batchSize: number;
+      lockRetryMs: number;
+      retry?: SagaRetryPolicy;
+    },
+    readonly sagas: Saga[],
+  ) {}
+
+  start(): void {
+    this.loops = this.sagas.map((saga) =>
+      runWhileHoldingLock({
+        locks: this.deps.locks,
+        key: `saga:${saga.name}`,
+        stop: this.stop.signal,
+        retryMs: this.deps.lockRetryMs,
+        logger: this.deps.logger,
+        work: (abort) => runSaga(this.deps, saga, { abort, batchSize: this.deps.batchSize, retry: this.deps.retry }),
+      }),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.stop.abort();
+    await Promise.allSettled(this.loops);
+  }
+}

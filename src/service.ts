@@ -1,0 +1,181 @@
+import type { Server } from 'node:http';
+import type { Router } from 'express';
+import type { CommandDeps } from './commands/aggregate.js';
+import { openEventStore } from './events/store/index.js';
+import type { EventStore } from './events/store/types.js';
+import { createHttpApp } from './http/app.js';
+import { mountModules } from './http/modules.js';
+import { AdvisoryLocks } from './infra/advisory-locks.js';
+import { systemClock, type Clock } from './infra/clock.js';
+import type { Config } from './infra/config.js';
+import {
+  connectDatabase,
+  createDatabaseIfMissing,
+  startEmbeddedPostgres,
+  withDatabase,
+  type Database,
+  type EmbeddedServer,
+} from './infra/database.js';
+import { createLogger, type Logger } from './infra/logger.js';
+import { ProjectionEngine } from './projections/engine.js';
+import { migrateToLatest } from './projections/migrations/index.js';
+import type { Projection } from './projections/projection.js';
+import { projections as allProjections } from './projections/registry.js';
+import { checkHealth } from './queries/health.js';
+import type { SagaRetryPolicy } from './sagas/runner.js';
+import type { Saga } from './sagas/saga.js';
+import { SagaEngine } from './sagas/engine.js';
+import { sagas as allSagas } from './sagas/registry.js';
+
+/** Everything a module needs, built once at start-up and handed down. */
+export interface Services extends CommandDeps {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  db: Database;
+  store: EventStore;
+  projections: ProjectionEngine;
+  /** Read-your-writes: resolves once the projections have passed a command's position. */
+  waitForProjections: ProjectionEngine['waitFor'];
+}
+
+export interface RunningService {
+  services: Services;
+  server: Server | null;
+  /** Port the HTTP server listens on (useful with PORT=0). */
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface ServiceOverrides {
+  logger?: Logger;
+  clock?: Clock;
+  projections?: Projection[];
+  sagas?: Saga[];
+  sagaRetry?: SagaRetryPolicy;
+  /** Extra routes under the base path (tests mount probes of the machinery here). */
+  mountApi?: (router: Router, services: Services) => void;
+}
+
+const EMBEDDED_DATABASE = 'crm';
+
+async function openDatabase(config: Config, logger: Logger): Promise<{ url: string; embedded: EmbeddedServer | null }> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: null };
+  logger.info({ dir: config.EMBEDDED_PG_DIR, port: config.EMBEDDED_PG_PORT }, 'starting embedded PostgreSQL');
+  const embedded = await startEmbeddedPostgres({ dir: config.EMBEDDED_PG_DIR, port: config.EMBEDDED_PG_PORT, logger });
+  try {
+    await createDatabaseIfMissing(embedded.adminUrl, EMBEDDED_DATABASE);
+  } catch (error) {
+    await embedded.stop();
+    throw error;
+  }
+  return { url: withDatabase(embedded.adminUrl, EMBEDDED_DATABASE), embedded };
+}
+
+/**
+ * Starts the service for its ROLE: `api` serves HTTP, `worker` runs projections and
+ * sagas (and /health), `all` does both. Returns a handle whose `stop` shuts down in
+ * order: stop intake, finish in-flight requests, stop runners, close connections.
+ */
+export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
+  const logger = overrides.logger ?? createLogger(config.LOG_LEVEL);
+  const clock = overrides.clock ?? systemClock;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const cleanUp = async () => {
+    for (const fn of cleanups.reverse()) await fn().catch((error) => logger.error({ err: error }, 'shutdown step failed'));
+    cleanups.length = 0;
+  };
+
+  try {
+    const { url, embedded } = await openDatabase(config, logger);
+    if (embedded) cleanups.push(() => embedded.stop());
+    const db = connectDatabase(url, config.DATABASE_POOL_MAX);
+    cleanups.push(() => db.close());
+    await migrateToLatest(db.knex);
+
+    const store = await openEventStore({ eventStoreUrl: config.EVENTSTORE_URL, pool: db.pool, logger });
+    cleanups.push(() => store.close());
+    const locks = new AdvisoryLocks(url, logger);
+    cleanups.push(() => locks.close());
+
+    const runsWorkers = config.ROLE !== 'api';
+    const projections = new ProjectionEngine(
+      {
+        store,
+        knex: db.knex,
+        locks,
+        url,
+        logger,
+        batchSize: config.PROJECTION_BATCH_SIZE,
+        lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
+      },
+      overrides.projections ?? allProjections,
+    );
+    await projections.start({ run: runsWorkers });
+    cleanups.push(() => projections.close());
+    if (runsWorkers) {
+      const sagas = new SagaEngine(
+        {
+          store,
+          knex: db.knex,
+          locks,
+          logger,
+          batchSize: config.PROJECTION_BATCH_SIZE,
+          lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
+          retry: overrides.sagaRetry,
+        },
+        overrides.sagas ?? allSagas,
+      );
+      sagas.start();
+      cleanups.push(() => sagas.close());
+    }
+
+    const services: Services = {
+      config,
+      logger,
+      clock,
+      db,
+      store,
+      projections,
+      waitForProjections: (position, timeoutMs = config.PROJECTION_WAIT_MS) => projections.waitFor(position, timeoutMs),
+    };
+
+    const app = createHttpApp({
+      basePath: config.API_BASE_PATH,
+      bodyLimit: config.BODY_LIMIT,
+      logger,
+      health: () => checkHealth({ knex: db.knex, store, progress: projections.progress, clock }),
+      mountApi:
+        config.ROLE === 'worker'
+          ? undefined
+          : (router) => {
+              overrides.mountApi?.(router, services);
+              mountModules(router, services);
+            },
+    });
+    const server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.PORT, config.HOST, (error?: Error) => (error ? reject(error) : resolve(s)));
+    });
+    cleanups.push(() => closeServer(server, config.SHUTDOWN_TIMEOUT_MS));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.PORT;
+    logger.info({ port, role: config.ROLE, basePath: config.API_BASE_PATH, eventStore: store.name }, 'service listening');
+
+    return { services, server, port, stop: cleanUp };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+/** Stops accepting connections, lets in-flight requests finish, then cuts what is left. */
+function closeServer(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
