@@ -17,15 +17,17 @@ import {
 } from './types.js';
 
 const CHANNEL = 'crm_events_appended';
-const EVENT_COLUMNS = `position::text as position, tx_id::text as tx_id, event_id, stream_id,
-  stream_revision::int as stream_revision, type, data, metadata, created_at`;
+// Aliases differ from column names on purpose: ORDER BY a bare name would otherwise
+// sort by the text alias ("1005" < "988") instead of the column.
+const EVENT_COLUMNS = `position::text as position_text, tx_id::text as tx_text, event_id, stream_id,
+  stream_revision::int as revision, type, data, metadata, created_at`;
 
 interface EventRow {
-  position: string;
-  tx_id: string;
+  position_text: string;
+  tx_text: string;
   event_id: string;
   stream_id: string;
-  stream_revision: number;
+  revision: number;
   type: string;
   data: unknown;
   metadata: RecordedEvent['metadata'];
@@ -37,8 +39,8 @@ function toRecorded(row: EventRow): RecordedEvent {
     id: row.event_id,
     type: row.type,
     streamId: row.stream_id,
-    revision: row.stream_revision,
-    position: { commit: BigInt(row.tx_id), prepare: BigInt(row.position) },
+    revision: row.revision,
+    position: { commit: BigInt(row.tx_text), prepare: BigInt(row.position_text) },
     data: row.data,
     metadata: row.metadata,
     createdAt: row.created_at,
@@ -141,12 +143,12 @@ export class PostgresEventStore implements EventStore {
   }
 
   async headPosition(): Promise<Position | null> {
-    const { rows } = await this.pool.query<{ tx_id: string; position: string }>(
-      `select tx_id::text as tx_id, position::text as position from events
+    const { rows } = await this.pool.query<{ tx_text: string; position_text: string }>(
+      `select tx_id::text as tx_text, position::text as position_text from events
         where tx_id < pg_snapshot_xmin(pg_current_snapshot())
         order by tx_id desc, position desc limit 1`,
     );
-    return rows.length ? { commit: BigInt(rows[0].tx_id), prepare: BigInt(rows[0].position) } : null;
+    return rows.length ? { commit: BigInt(rows[0].tx_text), prepare: BigInt(rows[0].position_text) } : null;
   }
 
   subscribeToAll(options: { from?: Position | null } = {}): Observable<RecordedEvent> {

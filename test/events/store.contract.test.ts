@@ -1,0 +1,240 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { EventStoreDbEventStore } from '../../src/events/store/eventstoredb.js';
+import { comparePositions } from '../../src/events/store/position.js';
+import { WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '../../src/events/store/types.js';
+import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { collect, newEvent } from '../support/events.js';
+
+interface Adapter {
+  name: string;
+  open(): Promise<{ store: EventStore; close(): Promise<void> }>;
+}
+
+const adapters: Adapter[] = [
+  {
+    name: 'PostgreSQL table store',
+    open: async () => {
+      const db: TestDatabase = await openTestDatabase();
+      return { store: db.store, close: () => db.close() };
+    },
+  },
+];
+
+if (process.env.EVENTSTORE_URL) {
+  const url = process.env.EVENTSTORE_URL;
+  adapters.push({
+    name: 'EventStoreDB',
+    open: async () => {
+      const store = new EventStoreDbEventStore(url);
+      await store.init();
+      return { store, close: () => store.close() };
+    },
+  });
+} else {
+  console.log('  [event store contract] EventStoreDB adapter NOT tested: set EVENTSTORE_URL=esdb://… to run the same suite against it.');
+}
+
+const isIncreasing = (events: RecordedEvent[]) =>
+  events.every((e, i) => i === 0 || comparePositions(events[i - 1].position, e.position) < 0);
+
+for (const adapter of adapters) {
+  describe(`event store contract: ${adapter.name}`, function () {
+    let store: EventStore;
+    let close: () => Promise<void>;
+    // Stream names unique to this run, so a shared server's other streams do not interfere.
+    const run = randomUUID().slice(0, 8);
+    const streamName = (kind: string) => `${kind}${run}-${randomUUID()}`;
+    const ours = (e: RecordedEvent) => e.streamId.includes(run);
+
+    before(async () => ({ store, close } = await adapter.open()));
+    after(async () => close());
+
+    describe('appending and reading a stream', () => {
+      it('reads back what was appended, in revision order, with data, metadata and time intact', async () => {
+        const stream = streamName('order');
+        const events = [newEvent('OrderPlaced', { total: 12.5, lines: [1, 2] }), newEvent('OrderShipped', { carrier: 'x' })];
+        const result = await store.appendToStream(stream, events, { expectedRevision: 'no_stream' });
+        expect(result.nextExpectedRevision).to.equal(1);
+
+        const read = await store.readStream(stream);
+        expect(read.map((e) => e.revision)).to.deep.equal([0, 1]);
+        expect(read.map((e) => e.id)).to.deep.equal(events.map((e) => e.id));
+        expect(read.map((e) => e.type)).to.deep.equal(['OrderPlaced', 'OrderShipped']);
+        expect(read[0].data).to.deep.equal({ total: 12.5, lines: [1, 2] });
+        expect(read[0].metadata).to.deep.equal(events[0].metadata);
+        expect(read[0].createdAt.toISOString()).to.equal(events[0].createdAt.toISOString());
+        expect(read[0].streamId).to.equal(stream);
+        expect(comparePositions(read[1].position, result.position)).to.equal(0);
+      });
+
+      it('reads an unknown stream as empty', async () => {
+        expect(await store.readStream(streamName('ghost'))).to.deep.equal([]);
+      });
+
+      it('reads from a revision and at most maxCount events', async () => {
+        const stream = streamName('page');
+        await store.appendToStream(stream, [1, 2, 3, 4].map((n) => newEvent('Counted', { n })), { expectedRevision: 'no_stream' });
+        const read = await store.readStream(stream, { fromRevision: 1, maxCount: 2 });
+        expect(read.map((e) => (e.data as { n: number }).n)).to.deep.equal([2, 3]);
+      });
+    });
+
+    describe('expected revision', () => {
+      it('rejects no_stream when the stream exists, naming the actual revision', async () => {
+        const stream = streamName('acct');
+        await store.appendToStream(stream, [newEvent('Opened')], { expectedRevision: 'no_stream' });
+        const error = await store.appendToStream(stream, [newEvent('Opened')], { expectedRevision: 'no_stream' }).catch((e) => e);
+        expect(error).to.be.instanceOf(WrongExpectedRevisionError);
+        expect(error.actual).to.equal(0);
+        expect(await store.readStream(stream)).to.have.length(1);
+      });
+
+      it('rejects a stale revision and accepts the current one', async () => {
+        const stream = streamName('acct');
+        await store.appendToStream(stream, [newEvent('Opened'), newEvent('Renamed')], { expectedRevision: 'no_stream' });
+        const stale = await store.appendToStream(stream, [newEvent('Closed')], { expectedRevision: 0 }).catch((e) => e);
+        expect(stale).to.be.instanceOf(WrongExpectedRevisionError);
+        expect(stale.actual).to.equal(1);
+        const ok = await store.appendToStream(stream, [newEvent('Closed')], { expectedRevision: 1 });
+        expect(ok.nextExpectedRevision).to.equal(2);
+      });
+
+      it('rejects a revision for a stream that does not exist', async () => {
+        const error = await store.appendToStream(streamName('acct'), [newEvent('X')], { expectedRevision: 3 }).catch((e) => e);
+        expect(error).to.be.instanceOf(WrongExpectedRevisionError);
+        expect(error.actual).to.equal('no_stream');
+      });
+
+      it('accepts any revision with `any`, new stream or not', async () => {
+        const stream = streamName('log');
+        await store.appendToStream(stream, [newEvent('A')], { expectedRevision: 'any' });
+        const second = await store.appendToStream(stream, [newEvent('B')], { expectedRevision: 'any' });
+        expect(second.nextExpectedRevision).to.equal(1);
+      });
+
+      it('lets exactly one of many concurrent writers at the same revision win', async () => {
+        const stream = streamName('race');
+        await store.appendToStream(stream, [newEvent('Start')], { expectedRevision: 'no_stream' });
+        const attempts = await Promise.allSettled(
+          Array.from({ length: 10 }, () => store.appendToStream(stream, [newEvent('Next')], { expectedRevision: 0 })),
+        );
+        expect(attempts.filter((a) => a.status === 'fulfilled')).to.have.length(1);
+        for (const a of attempts) if (a.status === 'rejected') expect(a.reason).to.be.instanceOf(WrongExpectedRevisionError);
+        expect(await store.readStream(stream)).to.have.length(2);
+      });
+    });
+
+    describe('idempotent append', () => {
+      it('stores an event once when the same append (same event ids) is retried', async () => {
+        const stream = streamName('retry');
+        const events = [newEvent('Paid', { amount: 10 })];
+        const first = await store.appendToStream(stream, events, { expectedRevision: 'no_stream' });
+        const again = await store.appendToStream(stream, events, { expectedRevision: 'no_stream' });
+        expect(again.nextExpectedRevision).to.equal(first.nextExpectedRevision);
+        expect(comparePositions(again.position, first.position)).to.equal(0);
+        expect(await store.readStream(stream)).to.have.length(1);
+      });
+    });
+
+    describe('reading all streams in global order', () => {
+      it('returns events after an exclusive position, in increasing position order', async () => {
+        const a = streamName('all');
+        const b = streamName('all');
+        await store.appendToStream(a, [newEvent('A1')], { expectedRevision: 'no_stream' });
+        const mid = await store.appendToStream(b, [newEvent('B1')], { expectedRevision: 'no_stream' });
+        await store.appendToStream(a, [newEvent('A2')], { expectedRevision: 0 });
+        await store.appendToStream(b, [newEvent('B2')], { expectedRevision: 0 });
+
+        const after = (await store.readAll({ from: mid.position, maxCount: 10_000 })).filter(ours);
+        expect(after.map((e) => e.type).filter((t) => /^[AB]\d$/.test(t))).to.deep.equal(['A2', 'B2']);
+        expect(isIncreasing(after)).to.equal(true);
+      });
+
+      it('honours maxCount and pages through the log without gaps', async () => {
+        const stream = streamName('paged');
+        await store.appendToStream(stream, Array.from({ length: 7 }, (_, n) => newEvent('P', { n })), { expectedRevision: 'no_stream' });
+        const head = await store.headPosition();
+        expect(head).to.not.equal(null);
+        const pages: RecordedEvent[] = [];
+        let from = null;
+        for (;;) {
+          const page = await store.readAll({ from, maxCount: 3 });
+          expect(page.length).to.be.at.most(3);
+          if (!page.length) break;
+          pages.push(...page);
+          from = page[page.length - 1].position;
+        }
+        expect(isIncreasing(pages)).to.equal(true);
+        expect(pages.filter((e) => e.streamId === stream).map((e) => (e.data as { n: number }).n)).to.deep.equal([0, 1, 2, 3, 4, 5, 6]);
+        expect(comparePositions(pages[pages.length - 1].position, head!)).to.equal(0);
+      });
+    });
+
+    describe('subscribing to all', () => {
+      it('delivers past events (catch-up) and then new ones (live), each once', async () => {
+        const stream = streamName('sub');
+        await store.appendToStream(stream, [newEvent('Old1'), newEvent('Old2')], { expectedRevision: 'no_stream' });
+        const received = collect(store.subscribeToAll(), 4, (e) => e.streamId === stream);
+        await new Promise((r) => setTimeout(r, 100));
+        await store.appendToStream(stream, [newEvent('New1')], { expectedRevision: 1 });
+        await store.appendToStream(stream, [newEvent('New2')], { expectedRevision: 2 });
+        const events = await received;
+        expect(events.map((e) => e.type)).to.deep.equal(['Old1', 'Old2', 'New1', 'New2']);
+      });
+
+      it('starts strictly after the given position', async () => {
+        const stream = streamName('from');
+        const first = await store.appendToStream(stream, [newEvent('First')], { expectedRevision: 'no_stream' });
+        await store.appendToStream(stream, [newEvent('Second')], { expectedRevision: 0 });
+        const events = await collect(store.subscribeToAll({ from: first.position }), 1, (e) => e.streamId === stream);
+        expect(events.map((e) => e.type)).to.deep.equal(['Second']);
+      });
+    });
+
+    describe('many concurrent writers', () => {
+      it('20 writers × 200 events: a live subscriber sees every event exactly once, in one consistent order', async function () {
+        this.timeout(120_000);
+        const writers = 20;
+        const perWriter = 200;
+        const total = writers * perWriter;
+        const tag = streamName('stress');
+        const received = collect(store.subscribeToAll({ from: await store.headPosition() }), total, (e) => e.streamId.startsWith(tag), 100_000);
+
+        await Promise.all(
+          Array.from({ length: writers }, async (_, w) => {
+            // Half the writers share streams, so appends also contend on stream heads.
+            for (let i = 0; i < perWriter; i++) {
+              const stream = w % 2 === 0 ? `${tag}-own-${w}` : `${tag}-shared-${i % 5}`;
+              await store.appendToStream(stream, [newEvent('Tick', { w, i })], { expectedRevision: 'any' });
+            }
+          }),
+        );
+        const events = await received;
+
+        expect(new Set(events.map((e) => e.id)).size).to.equal(total);
+        expect(isIncreasing(events)).to.equal(true);
+        const byWriter = new Map<number, number[]>();
+        for (const e of events) {
+          const { w, i } = e.data as { w: number; i: number };
+          byWriter.set(w, [...(byWriter.get(w) ?? []), i]);
+        }
+        for (const [, seq] of byWriter) expect(seq).to.deep.equal([...seq].sort((x, y) => x - y));
+        const perStream = new Map<string, number[]>();
+        for (const e of events) perStream.set(e.streamId, [...(perStream.get(e.streamId) ?? []), e.revision]);
+        for (const [, revisions] of perStream) expect(revisions).to.deep.equal(revisions.map((_, k) => revisions[0] + k));
+
+        // A later reader of the log sees the same events in the same order.
+        const replay: RecordedEvent[] = [];
+        let from = null;
+        for (;;) {
+          const page = await store.readAll({ from, maxCount: 1000 });
+          if (!page.length) break;
+          replay.push(...page.filter((e) => e.streamId.startsWith(tag)));
+          from = page[page.length - 1].position;
+        }
+        expect(replay.map((e) => e.id)).to.deep.equal(events.map((e) => e.id));
+      });
+    });
+  });
+}

@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { connectDatabase, createDatabaseIfMissing, withDatabase, type Database } from '../../src/infra/database.js';
+import { PostgresEventStore } from '../../src/events/store/postgres.js';
+import { migrateToLatest } from '../../src/projections/migrations/index.js';
+
+export function adminUrl(): string {
+  const url = process.env.TEST_ADMIN_DATABASE_URL;
+  if (!url) throw new Error('test database server not started (global setup missing)');
+  return url;
+}
+
+/** A new, empty database on the test server: suites never see each other's data. */
+export async function freshDatabaseUrl(): Promise<string> {
+  const name = `t_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  await createDatabaseIfMissing(adminUrl(), name);
+  return withDatabase(adminUrl(), name);
+}
+
+export interface TestDatabase extends Database {
+  store: PostgresEventStore;
+}
+
+/** A fresh database with the event log and read-model schema in place. */
+export async function openTestDatabase(): Promise<TestDatabase> {
+  const db = connectDatabase(await freshDatabaseUrl(), 10);
+  await migrateToLatest(db.knex);
+  const store = new PostgresEventStore(db.pool);
+  await store.init();
+  return {
+    ...db,
+    store,
+    close: async () => {
+      await store.close();
+      await db.close();
+    },
+  };
+}
+
+export async function queryRows<T = Record<string, unknown>>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
