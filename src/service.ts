@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { Router } from 'express';
 import type { CommandDeps } from './commands/aggregate.js';
 import { openEventStore } from './events/store/index.js';
-import type { EventStore } from './events/store/types.js';
+import type { EventStore, Position } from './events/store/types.js';
 import { createHttpApp } from './http/app.js';
 import { mountModules } from './http/modules.js';
 import { AdvisoryLocks } from './infra/advisory-locks.js';
@@ -36,7 +36,7 @@ export interface Services extends CommandDeps {
   store: EventStore;
   projections: ProjectionEngine;
   /** Read-your-writes: resolves once the projections have passed a command's position. */
-  waitForProjections: ProjectionEngine['waitFor'];
+  waitForProjections(position: Position | null, timeoutMs?: number): Promise<boolean>;
 }
 
 export interface RunningService {

@@ -66,7 +66,7 @@ export async function loadAggregate<State, Event extends DomainEvent>(
   return { state, revision: recorded.length ? recorded[recorded.length - 1].revision : -1 };
 }
 
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 10;
 
 /**
  * Load, fold, decide, append with the revision read; when another writer got there
@@ -107,7 +107,8 @@ export async function handleCommand<State, Event extends DomainEvent, Command>(
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
       if (attempt >= MAX_ATTEMPTS) throw conflict('The record was changed by someone else meanwhile; try again');
-      await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+      // Random jitter spreads contenders out so they stop colliding.
+      await new Promise((r) => setTimeout(r, Math.random() * 4 * attempt));
     }
   }
 }

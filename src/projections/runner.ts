@@ -24,10 +24,11 @@ export async function applyPage(
   const last = page[page.length - 1].position;
   const relevant = page.filter((e) => handles(projection, e.type));
   await deps.knex.transaction(async (trx) => {
-    if (relevant.length) await applyEvents(projection, trx, relevant);
+    // Checkpoint first: it also locks the row, so a second runner fails before writing anything.
     if (!(await advanceCheckpoint(trx, 'projection_checkpoints', projection.name, from, last))) {
       throw new CheckpointMovedError(projection.name);
     }
+    if (relevant.length) await applyEvents(projection, trx, relevant);
     if (options.notify !== false) {
       await trx.raw('select pg_notify(?, ?)', [CHECKPOINT_CHANNEL, checkpointNotification(projection.name, last)]);
     }

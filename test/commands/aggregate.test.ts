@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { handleCommand, loadAggregate } from '../../src/commands/aggregate.js';
+import { DomainError } from '../../src/commands/errors.js';
+import { ManualClock } from '../../src/infra/clock.js';
+import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { counterAggregate, type CounterEvent } from '../support/probe-module.js';
+
+const fold = (events: CounterEvent[]) => events.reduce(counterAggregate.evolve, counterAggregate.initialState);
+
+describe('an aggregate is a pure decide/evolve pair', () => {
+  it('decides the events of a command from the folded state', () => {
+    const id = randomUUID();
+    const state = fold([{ type: 'CounterCreated', data: { id, value: 5 } }]);
+    expect(counterAggregate.decide({ kind: 'increment', id, by: 2 }, state)).to.deep.equal([
+      { type: 'CounterIncremented', data: { id, by: 2 } },
+    ]);
+  });
+
+  it('refuses a command the state does not allow, with a domain error', () => {
+    const id = randomUUID();
+    const created = fold([{ type: 'CounterCreated', data: { id, value: 0 } }]);
+    expect(() => counterAggregate.decide({ kind: 'create', id, value: 1 }, created))
+      .to.throw(DomainError)
+      .with.property('kind', 'conflict');
+    expect(() => counterAggregate.decide({ kind: 'increment', id, by: 1 }, counterAggregate.initialState))
+      .to.throw(DomainError)
+      .with.property('kind', 'not_found');
+  });
+});
+
+describe('the command handler', () => {
+  let db: TestDatabase;
+  const clock = new ManualClock('2026-03-02T08:00:00Z');
+  const ctx = { tenantId: 'tenant-a', userId: 'user-1', correlationId: 'req-1' };
+
+  before(async () => (db = await openTestDatabase()));
+  after(async () => db.close());
+
+  const deps = () => ({ store: db.store, clock });
+
+  it('appends the decided events with metadata and the clock time, and returns revision and position', async () => {
+    const id = randomUUID();
+    const result = await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 3 }, ctx);
+    expect(result.revision).to.equal(0);
+    expect(result.position).to.not.equal(null);
+    expect(result.state).to.deep.equal({ exists: true, value: 3 });
+
+    const [event] = await db.store.readStream(`probecounter-${id}`);
+    expect(event.type).to.equal('CounterCreated');
+    expect(event.metadata).to.deep.equal({ tenantId: 'tenant-a', userId: 'user-1', correlationId: 'req-1', causationId: null });
+    expect(event.createdAt.toISOString()).to.equal('2026-03-02T08:00:00.000Z');
+  });
+
+  it('re-reads and decides again when another writer got there first, so no write is lost', async () => {
+    const id = randomUUID();
+    await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 0 }, ctx);
+    await Promise.all(Array.from({ length: 8 }, () => handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx)));
+    const { state, revision } = await loadAggregate(db.store, counterAggregate, id, 'tenant-a');
+    expect(state.value).to.equal(8);
+    expect(revision).to.equal(8);
+  });
+
+  it('treats a record of another tenant as unknown (404), and writes nothing', async () => {
+    const id = randomUUID();
+    await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 0 }, ctx);
+    const error = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, { ...ctx, tenantId: 'tenant-b' }).catch((e) => e);
+    expect(error).to.be.instanceOf(DomainError).with.property('kind', 'not_found');
+    expect(await db.store.readStream(`probecounter-${id}`)).to.have.length(1);
+  });
+
+  it('writes nothing and reports no position when the command changes nothing', async () => {
+    const id = randomUUID();
+    await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 1 }, ctx);
+    const result = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 0 }, ctx);
+    expect(result.position).to.equal(null);
+    expect(result.events).to.deep.equal([]);
+    expect(await db.store.readStream(`probecounter-${id}`)).to.have.length(1);
+  });
+
+  it('passes the domain error through when the command is refused, and writes nothing', async () => {
+    const id = randomUUID();
+    const error = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx).catch((e) => e);
+    expect(error).to.be.instanceOf(DomainError).with.property('kind', 'not_found');
+    expect(await db.store.readStream(`probecounter-${id}`)).to.deep.equal([]);
+  });
+});

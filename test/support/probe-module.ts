@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Router } from 'express';
+import { z } from 'zod';
+import { handleCommand, type Aggregate, type DomainEvent } from '../../src/commands/aggregate.js';
+import { conflict, invalid, notFound } from '../../src/commands/errors.js';
+import type { Projection } from '../../src/projections/projection.js';
+import { insertRows } from '../../src/projections/sql.js';
+import { idParam, parseBody } from '../../src/http/validate.js';
+import type { Services } from '../../src/service.js';
+
+/**
+ * A minimal record module used to prove the machinery: a counter aggregate, its
+ * projection and HTTP routes, written the way real modules are.
+ */
+export type CounterEvent =
+  | DomainEvent<'CounterCreated', { id: string; value: number }>
+  | DomainEvent<'CounterIncremented', { id: string; by: number }>;
+
+export type CounterCommand = { kind: 'create'; value: number } | { kind: 'increment'; by: number };
+
+export interface CounterState {
+  exists: boolean;
+  value: number;
+}
+
+export const counterAggregate: Aggregate<CounterState, CounterEvent, CounterCommand & { id: string }> = {
+  streamPrefix: 'probecounter',
+  initialState: { exists: false, value: 0 },
+  evolve(state, event) {
+    switch (event.type) {
+      case 'CounterCreated':
+        return { exists: true, value: event.data.value };
+      case 'CounterIncremented':
+        return { ...state, value: state.value + event.data.by };
+    }
+  },
+  decide(command, state) {
+    switch (command.kind) {
+      case 'create':
+        if (state.exists) throw conflict('Counter already exists');
+        return [{ type: 'CounterCreated', data: { id: command.id, value: command.value } }];
+      case 'increment':
+        if (!state.exists) throw notFound('Counter');
+        if (command.by === 0) return [];
+        if (state.value + command.by > 1_000_000) throw invalid('Counter would pass its maximum');
+        return [{ type: 'CounterIncremented', data: { id: command.id, by: command.by } }];
+    }
+  },
+};
+
+export async function createCounterTable(knex: Knex): Promise<void> {
+  await knex.schema.createTable('probe_counters', (t) => {
+    t.uuid('id').primary();
+    t.text('tenant_id').notNullable();
+    t.integer('value').notNullable();
+    t.integer('increments').notNullable().defaultTo(0);
+  });
+}
+
+export const counterProjection: Projection = {
+  name: 'probe-counters',
+  tables: ['probe_counters'],
+  handlers: {
+    CounterCreated: (trx, events) =>
+      insertRows(
+        trx,
+        'probe_counters',
+        { id: 'uuid', tenant_id: 'text', value: 'int' },
+        events.map((e) => ({ id: e.data.id, tenant_id: e.metadata.tenantId, value: e.data.value })),
+      ),
+    CounterIncremented: async (trx, events) => {
+      // Fold the run per counter first: one UPDATE row per counter, whatever the run's size.
+      const byId = new Map<string, { id: string; by: number; n: number }>();
+      for (const e of events) {
+        const sum = byId.get(e.data.id) ?? { id: e.data.id, by: 0, n: 0 };
+        sum.by += e.data.by;
+        sum.n += 1;
+        byId.set(e.data.id, sum);
+      }
+      await trx.raw(
+        `update probe_counters c set value = c.value + x.by, increments = c.increments + x.n
+           from jsonb_to_recordset(?::jsonb) as x(id uuid, by int, n int) where c.id = x.id`,
+        [JSON.stringify([...byId.values()])],
+      );
+    },
+  },
+};
+
+export async function getCounter(knex: Knex, tenantId: string, id: string) {
+  const row = await knex('probe_counters').where({ tenant_id: tenantId, id }).first('id', 'value', 'increments');
+  if (!row) throw notFound('Counter');
+  return row as { id: string; value: number; increments: number };
+}
+
+const createBody = z.object({ value: z.number().int().min(0).default(0) });
+const incrementBody = z.object({ by: z.number().int() });
+
+/** Routes: the tenant comes from a header here, as the identity module is not part of these tests. */
+export function mountProbeRoutes(router: Router, services: Services): void {
+  const tenantOf = (req: { get(name: string): string | undefined }) => req.get('x-probe-tenant') ?? 'tenant-a';
+  const context = (req: { get(name: string): string | undefined }, requestId: string) => ({
+    tenantId: tenantOf(req),
+    userId: null,
+    correlationId: requestId,
+  });
+
+  router.post('/probe/counters', async (req, res) => {
+    const body = parseBody(createBody, req);
+    const id = randomUUID();
+    const result = await handleCommand(services, counterAggregate, id, { kind: 'create', id, ...body }, context(req, res.locals.requestId));
+    await services.waitForProjections(result.position);
+    res.status(201).json(await getCounter(services.db.knex, tenantOf(req), id));
+  });
+
+  router.post('/probe/counters/:id/increment', async (req, res) => {
+    const id = idParam(req, 'id', 'Counter');
+    const body = parseBody(incrementBody, req);
+    const result = await handleCommand(services, counterAggregate, id, { kind: 'increment', id, ...body }, context(req, res.locals.requestId));
+    await services.waitForProjections(result.position);
+    res.json(await getCounter(services.db.knex, tenantOf(req), id));
+  });
+
+  router.get('/probe/counters/:id', async (req, res) => {
+    res.json(await getCounter(services.db.knex, tenantOf(req), idParam(req, 'id', 'Counter')));
+  });
+
+  router.get('/probe/crash', () => {
+    throw new Error('secret internal detail');
+  });
+
+  router.get('/probe/slow', async (_req, res) => {
+    await new Promise((r) => setTimeout(r, 400));
+    res.json({ slow: true });
+  });
+}
