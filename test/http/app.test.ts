@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { startTestService, type TestService } from '../support/service.js';
+
+describe('HTTP skeleton', () => {
+  let service: TestService;
+  before(async () => (service = await startTestService()));
+  after(async () => service.stop());
+
+  describe('GET /health', () => {
+    it('is served at the root and reports database, event store and projection lag', async () => {
+      const res = await service.request('GET', '/health');
+      expect(res.status).to.equal(200);
+      expect(res.body.status).to.equal('ok');
+      expect(res.body.database).to.deep.equal({ status: 'up' });
+      expect(res.body.eventStore).to.deep.equal({ status: 'up', adapter: 'postgres' });
+      const names = res.body.projections.map((p: { name: string }) => p.name);
+      expect(names).to.include.members(['audit-trail', 'probe-counters']);
+      for (const p of res.body.projections) expect(p).to.have.keys('name', 'caughtUp', 'lagMs');
+    });
+  });
+
+  describe('errors', () => {
+    it('answers an unknown route with a JSON 404, under the base path and outside it', async () => {
+      for (const path of ['/api/nothing-here', '/nothing-here']) {
+        const res = await service.request('GET', path);
+        expect(res.status).to.equal(404);
+        expect(res.headers.get('content-type')).to.match(/application\/json/);
+        expect(res.body).to.include({ statusCode: 404, error: 'Not Found' });
+      }
+    });
+
+    it('answers malformed JSON with 400 and a clear message', async () => {
+      const res = await service.request('POST', '/api/probe/counters', '{"value": ');
+      expect(res.status).to.equal(400);
+      expect(res.body).to.deep.equal({ statusCode: 400, error: 'Bad Request', message: 'Request body is not valid JSON' });
+    });
+
+    it('answers a body that is not JSON with 415', async () => {
+      const res = await service.request('POST', '/api/probe/counters', 'value=1', { 'content-type': 'text/plain' });
+      expect(res.status).to.equal(415);
+      expect(res.body.statusCode).to.equal(415);
+    });
+
+    it('answers a body over the limit with 413', async () => {
+      const res = await service.request('POST', '/api/probe/counters', { value: 1, padding: 'x'.repeat(1_100_000) });
+      expect(res.status).to.equal(413);
+      expect(res.body.error).to.equal('Payload Too Large');
+    });
+
+    it('answers invalid input with 400 listing the zod issues, and changes nothing', async () => {
+      const before = await service.services.store.headPosition();
+      const res = await service.request('POST', '/api/probe/counters', { value: 'seven' });
+      expect(res.status).to.equal(400);
+      expect(res.body.message).to.match(/value/);
+      expect(res.body.details).to.be.an('array').with.length.greaterThan(0);
+      expect(res.body.details[0]).to.include({ path: 'value' });
+      expect(await service.services.store.headPosition()).to.deep.equal(before);
+    });
+
+    it('answers a malformed or unknown record id with 404, never 500', async () => {
+      for (const id of ['not-a-uuid', "1' or '1'='1", randomUUID()]) {
+        const res = await service.request('GET', `/api/probe/counters/${encodeURIComponent(id)}`);
+        expect(res.status).to.equal(404);
+        expect(res.body.message).to.equal('Counter not found');
+      }
+    });
+
+    it('hides the cause of an unexpected failure: a generic 500 in JSON, no stack trace', async () => {
+      const res = await service.request('GET', '/api/probe/crash');
+      expect(res.status).to.equal(500);
+      expect(res.body).to.deep.equal({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
+      expect(JSON.stringify(res.body)).to.not.contain('secret');
+    });
+  });
+
+  describe('request ids', () => {
+    it('echoes a sane X-Request-Id and makes one up otherwise', async () => {
+      const given = await service.request('GET', '/health', undefined, { 'x-request-id': 'abc-123' });
+      expect(given.headers.get('x-request-id')).to.equal('abc-123');
+      const made = await service.request('GET', '/health', undefined, { 'x-request-id': 'bad id\twith spaces' });
+      expect(made.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+    });
+
+    it('uses the request id as the correlation id of the events the request causes', async () => {
+      const res = await service.request('POST', '/api/probe/counters', { value: 1 }, { 'x-request-id': 'corr-42' });
+      const [event] = await service.services.store.readStream(`probecounter-${res.body.id}`);
+      expect(event.metadata.correlationId).to.equal('corr-42');
+    });
+  });
+
+  describe('read-your-writes', () => {
+    it('answers a command with the read model after its own events were projected', async () => {
+      const created = await service.request('POST', '/api/probe/counters', { value: 5 });
+      expect(created.status).to.equal(201);
+      expect(created.body).to.include({ value: 5, increments: 0 });
+      const bumped = await service.request('POST', `/api/probe/counters/${created.body.id}/increment`, { by: 3 });
+      expect(bumped.body).to.include({ value: 8, increments: 1 });
+      const read = await service.request('GET', `/api/probe/counters/${created.body.id}`);
+      expect(read.body).to.deep.equal({ id: created.body.id, value: 8, increments: 1 });
+    });
+
+    it('keeps tenants apart: another tenant gets 404 for the record and cannot change it', async () => {
+      const created = await service.request('POST', '/api/probe/counters', { value: 1 }, { 'x-probe-tenant': 'tenant-a' });
+      const peek = await service.request('GET', `/api/probe/counters/${created.body.id}`, undefined, { 'x-probe-tenant': 'tenant-b' });
+      expect(peek.status).to.equal(404);
+      const poke = await service.request('POST', `/api/probe/counters/${created.body.id}/increment`, { by: 1 }, { 'x-probe-tenant': 'tenant-b' });
+      expect(poke.status).to.equal(404);
+      const own = await service.request('GET', `/api/probe/counters/${created.body.id}`, undefined, { 'x-probe-tenant': 'tenant-a' });
+      expect(own.body.value).to.equal(1);
+    });
+  });
+
+  describe('graceful shutdown', () => {
+    it('lets an in-flight request finish and then refuses new connections', async () => {
+      const other = await startTestService();
+      const slow = other.request('GET', '/api/probe/slow');
+      await new Promise((r) => setTimeout(r, 100));
+      const stopping = other.stop();
+      const res = await slow;
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ slow: true });
+      await stopping;
+      const refused = await fetch(`${other.url}/health`).then(
+        () => 'answered',
+        () => 'refused',
+      );
+      expect(refused).to.equal('refused');
+    });
+  });
+});
+
+describe('configurable base path', () => {
+  it('serves the API under API_BASE_PATH and /health at the root', async () => {
+    const service = await startTestService({ API_BASE_PATH: '/crm/v2' });
+    try {
+      expect((await service.request('POST', '/crm/v2/probe/counters', { value: 1 })).status).to.equal(201);
+      expect((await service.request('POST', '/api/probe/counters', { value: 1 })).status).to.equal(404);
+      expect((await service.request('GET', '/health')).status).to.equal(200);
+    } finally {
+      await service.stop();
+    }
+  });
+});
+
+describe('ROLE: api and worker processes', () => {
+  it('an api process answers with read models that a separate worker process projects', async () => {
+    const worker = await startTestService({ ROLE: 'worker' });
+    const api = await startTestService({ ROLE: 'api' }, { databaseUrl: worker.databaseUrl });
+    try {
+      // The worker serves /health only.
+      expect((await worker.request('POST', '/api/probe/counters', { value: 1 })).status).to.equal(404);
+      expect((await worker.request('GET', '/health')).status).to.equal(200);
+
+      const created = await api.request('POST', '/api/probe/counters', { value: 2 });
+      expect(created.status).to.equal(201);
+      expect(created.body.value).to.equal(2);
+      const bumped = await api.request('POST', `/api/probe/counters/${created.body.id}/increment`, { by: 1 });
+      expect(bumped.body.value).to.equal(3);
+    } finally {
+      await api.stop();
+      await worker.stop();
+    }
+  });
+});

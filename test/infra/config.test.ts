@@ -1,0 +1,39 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../src/infra/config.js';
+
+describe('configuration from the environment', () => {
+  it('falls back to the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).to.include({
+      PORT: 3000,
+      API_BASE_PATH: '/api',
+      ROLE: 'all',
+      LOG_LEVEL: 'info',
+      EMBEDDED_PG_DIR: './data/postgres',
+      BODY_LIMIT: '1mb',
+    });
+    expect(config.DATABASE_URL).to.equal(undefined);
+    expect(config.EVENTSTORE_URL).to.equal(undefined);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', EVENTSTORE_URL: '  ' }).DATABASE_URL).to.equal(undefined);
+  });
+
+  it('refuses bad values, naming every offending variable', () => {
+    const attempt = () => loadConfig({ PORT: 'eighty', ROLE: 'boss', DATABASE_URL: 'mysql://x/y', EVENTSTORE_URL: 'http://x' });
+    expect(attempt).to.throw(ConfigError);
+    try {
+      attempt();
+    } catch (error) {
+      const message = (error as Error).message;
+      for (const name of ['PORT', 'ROLE', 'DATABASE_URL', 'EVENTSTORE_URL']) expect(message).to.contain(name);
+    }
+  });
+
+  it('accepts an EventStoreDB connection string and a custom base path', () => {
+    const config = loadConfig({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false', API_BASE_PATH: '/v1' });
+    expect(config.EVENTSTORE_URL).to.equal('esdb://localhost:2113?tls=false');
+    expect(config.API_BASE_PATH).to.equal('/v1');
+  });
+});
