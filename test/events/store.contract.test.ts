@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { EventStoreDbEventStore } from '../../src/events/store/eventstoredb.js';
 import { comparePositions } from '../../src/events/store/position.js';
-import { WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '../../src/events/store/types.js';
+import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '../../src/events/store/types.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { collect, newEvent } from '../support/events.js';
 
@@ -34,6 +34,22 @@ if (process.env.EVENTSTORE_URL) {
 } else {
   console.log('  [event store contract] EventStoreDB adapter NOT tested: set EVENTSTORE_URL=esdb://… to run the same suite against it.');
 }
+
+describe('PostgreSQL event store specifics', () => {
+  it('refuses an event id already used in another stream, and writes nothing', async () => {
+    const db = await openTestDatabase();
+    try {
+      const event = newEvent('Once');
+      await db.store.appendToStream(`a-${randomUUID()}`, [event], { expectedRevision: 'no_stream' });
+      const other = `b-${randomUUID()}`;
+      const error = await db.store.appendToStream(other, [event], { expectedRevision: 'no_stream' }).catch((e) => e);
+      expect(error).to.be.instanceOf(DuplicateEventIdError);
+      expect(await db.store.readStream(other)).to.deep.equal([]);
+    } finally {
+      await db.close();
+    }
+  });
+});
 
 const isIncreasing = (events: RecordedEvent[]) =>
   events.every((e, i) => i === 0 || comparePositions(events[i - 1].position, e.position) < 0);
@@ -134,6 +150,16 @@ for (const adapter of adapters) {
         expect(again.nextExpectedRevision).to.equal(first.nextExpectedRevision);
         expect(comparePositions(again.position, first.position)).to.equal(0);
         expect(await store.readStream(stream)).to.have.length(1);
+      });
+
+      it('also recognises a retried append made with `any`', async () => {
+        const stream = streamName('retry');
+        await store.appendToStream(stream, [newEvent('Opened')], { expectedRevision: 'no_stream' });
+        const events = [newEvent('Paid', { amount: 10 }), newEvent('Receipted')];
+        const first = await store.appendToStream(stream, events, { expectedRevision: 'any' });
+        const again = await store.appendToStream(stream, events, { expectedRevision: 'any' });
+        expect(again.nextExpectedRevision).to.equal(first.nextExpectedRevision);
+        expect((await store.readStream(stream)).map((e) => e.type)).to.deep.equal(['Opened', 'Paid', 'Receipted']);
       });
     });
 

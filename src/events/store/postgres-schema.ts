@@ -28,31 +28,18 @@ create table if not exists events (
 create index if not exists events_global_order on events (tx_id, position);
 
 -- Appends a batch to one stream in one round trip. p_expected: -2 any, -1 no stream, n revision.
+-- A retried append (same event ids) fails here on the revision or the event id; the
+-- client then recognises it as a retry, which keeps that check off the hot path.
 create or replace function es_append(
   p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data jsonb[],
   p_metadata jsonb[], p_created_at timestamptz[]
-) returns table (last_revision bigint, tx_id text, last_position bigint, idempotent boolean)
+) returns table (last_revision bigint, tx_id text, last_position bigint)
 language plpgsql as $fn$
 #variable_conflict use_column
 declare
   v_count int := cardinality(p_ids);
   v_last bigint;
-  v_found int;
 begin
-  -- A retry of an append that already went through answers as the first time did.
-  select count(*)::int into v_found from events e where e.event_id = any(p_ids);
-  if v_found > 0 then
-    if v_found = v_count and not exists (
-      select 1 from events e where e.event_id = any(p_ids) and e.stream_id <> p_stream
-    ) then
-      return query select e.stream_revision, e.tx_id::text, e.position, true
-        from events e where e.event_id = any(p_ids)
-        order by e.stream_revision desc limit 1;
-      return;
-    end if;
-    raise exception 'duplicate event id' using errcode = 'CR002';
-  end if;
-
   if p_expected = -2 then
     insert into event_streams as s (stream_id, revision) values (p_stream, v_count - 1)
       on conflict (stream_id) do update set revision = s.revision + v_count
@@ -82,7 +69,7 @@ begin
       order by i.n
       returning events.stream_revision as rev, events.tx_id::text as txt, events.position as pos
     )
-    select w.rev, w.txt, w.pos, false from inserted w order by w.rev desc limit 1;
+    select w.rev, w.txt, w.pos from inserted w order by w.rev desc limit 1;
 end
 $fn$;
 `;

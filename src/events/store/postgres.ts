@@ -17,6 +17,8 @@ import {
 } from './types.js';
 
 const CHANNEL = 'crm_events_appended';
+const APPEND_SQL =
+  'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])';
 // Aliases differ from column names on purpose: ORDER BY a bare name would otherwise
 // sort by the text alias ("1005" < "988") instead of the column.
 const EVENT_COLUMNS = `position::text as position_text, tx_id::text as tx_text, event_id, stream_id,
@@ -100,24 +102,39 @@ export class PostgresEventStore implements EventStore {
       events.map((e) => JSON.stringify(e.metadata)),
       events.map((e) => e.createdAt.toISOString()),
     ];
-    let row: { last_revision: string; tx_id: string; last_position: string; idempotent: boolean };
+    let row: { last_revision: string; tx_id: string; last_position: string };
     try {
-      const result = await this.pool.query(
-        'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])',
-        params,
-      );
+      const result = await this.pool.query({ name: 'es_append', text: APPEND_SQL, values: params });
       row = result.rows[0];
     } catch (error) {
+      const retried = await this.earlierAppendOf(streamId, events, error);
+      if (retried) return retried;
       throw this.translate(error, streamId, options.expectedRevision);
     }
-    if (!row.idempotent) {
-      this.appended.next();
-      this.notifyOtherProcesses();
-    }
+    this.appended.next();
+    this.notifyOtherProcesses();
     return {
       nextExpectedRevision: Number(row.last_revision),
       position: { commit: BigInt(row.tx_id), prepare: BigInt(row.last_position) },
     };
+  }
+
+  /**
+   * After a failed append: if every one of its event ids is already in this stream, it is a
+   * retry of an append that went through, and it answers as that one did.
+   */
+  private async earlierAppendOf(streamId: string, events: NewEvent[], error: unknown): Promise<AppendResult | null> {
+    const code = (error as { code?: string }).code;
+    if (code !== 'CR001' && code !== '23505') return null;
+    const { rows } = await this.pool.query<{ stream_id: string; revision: number; tx_text: string; position_text: string }>(
+      `select stream_id, stream_revision::int as revision, tx_id::text as tx_text, position::text as position_text
+         from events where event_id = any($1::uuid[]) order by stream_revision`,
+      [events.map((e) => e.id)],
+    );
+    if (rows.length === 0) return null;
+    if (rows.length !== events.length || rows.some((r) => r.stream_id !== streamId)) throw new DuplicateEventIdError(streamId);
+    const last = rows[rows.length - 1];
+    return { nextExpectedRevision: last.revision, position: { commit: BigInt(last.tx_text), prepare: BigInt(last.position_text) } };
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -169,7 +186,6 @@ export class PostgresEventStore implements EventStore {
       const actual = pgError.detail === 'no_stream' || !pgError.detail ? 'no_stream' : Number(pgError.detail);
       return new WrongExpectedRevisionError(streamId, expected, actual);
     }
-    if (pgError.code === 'CR002') return new DuplicateEventIdError(streamId);
     // Two appends racing for the same stream head or event id: the loser sees a unique violation.
     if (pgError.code === '23505') return new WrongExpectedRevisionError(streamId, expected, 'no_stream');
     return error;
