@@ -7,12 +7,9 @@ import { systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { auditTrailProjection } from '../../src/projections/audit-trail.js';
 import { ProjectionEngine } from '../../src/projections/engine.js';
-import { applyEvents, type Projection } from '../../src/projections/projection.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
 import { applyPage, runProjection } from '../../src/projections/runner.js';
-import type { RecordedEvent } from '../../src/events/store/types.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { newEvent } from '../support/events.js';
 import { counterAggregate, counterProjection, createCounterTable } from '../support/probe-module.js';
 
 const silent = createLogger('silent');
@@ -48,23 +45,6 @@ describe('projections', () => {
     await createCounterTable(db.knex);
   });
   afterEach(async () => db.close());
-
-  describe('applying events', () => {
-    it('hands each handler runs of consecutive events of its type, in log order', async () => {
-      const calls: string[] = [];
-      const projection: Projection = {
-        name: 'recorder',
-        tables: [],
-        handlers: {
-          A: async (_trx, events) => void calls.push(`A×${events.length}`),
-          B: async (_trx, events) => void calls.push(`B×${events.length}`),
-        },
-      };
-      const events = ['A', 'A', 'B', 'C', 'A', 'B', 'B'].map((type) => ({ ...newEvent(type), type }) as unknown as RecordedEvent);
-      await db.knex.transaction((trx) => applyEvents(projection, trx, events));
-      expect(calls).to.deep.equal(['A×2', 'B×1', 'A×1', 'B×2']);
-    });
-  });
 
   describe('the runner', () => {
     it('fills the read model and commits a checkpoint with each batch', async () => {

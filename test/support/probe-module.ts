@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { handleCommand, type Aggregate, type DomainEvent } from '../../src/commands/aggregate.js';
 import { conflict, invalid, notFound } from '../../src/commands/errors.js';
 import type { Projection } from '../../src/projections/projection.js';
-import { insertRows } from '../../src/projections/sql.js';
 import { idParam, parseBody } from '../../src/http/validate.js';
 import type { Services } from '../../src/service.js';
 
@@ -62,27 +61,10 @@ export const counterProjection: Projection = {
   name: 'probe-counters',
   tables: ['probe_counters'],
   handlers: {
-    CounterCreated: (trx, events) =>
-      insertRows(
-        trx,
-        'probe_counters',
-        { id: 'uuid', tenant_id: 'text', value: 'int' },
-        events.map((e) => ({ id: e.data.id, tenant_id: e.metadata.tenantId, value: e.data.value })),
-      ),
-    CounterIncremented: async (trx, events) => {
-      // Fold the run per counter first: one UPDATE row per counter, whatever the run's size.
-      const byId = new Map<string, { id: string; by: number; n: number }>();
-      for (const e of events) {
-        const sum = byId.get(e.data.id) ?? { id: e.data.id, by: 0, n: 0 };
-        sum.by += e.data.by;
-        sum.n += 1;
-        byId.set(e.data.id, sum);
-      }
-      await trx.raw(
-        `update probe_counters c set value = c.value + x.by, increments = c.increments + x.n
-           from jsonb_to_recordset(?::jsonb) as x(id uuid, by int, n int) where c.id = x.id`,
-        [JSON.stringify([...byId.values()])],
-      );
+    CounterCreated: (e, write) => write.insert('probe_counters', { id: e.data.id, tenant_id: e.metadata.tenantId, value: e.data.value }),
+    CounterIncremented: (e, write) => {
+      write.increment('probe_counters', { id: e.data.id }, 'value', e.data.by);
+      write.increment('probe_counters', { id: e.data.id }, 'increments', 1);
     },
   },
 };

@@ -1,0 +1,213 @@
+import type { Knex } from 'knex';
+
+type Row = Record<string, unknown>;
+
+interface TableShape {
+  /** Column name → type as `jsonb_to_recordset` needs it (e.g. `uuid`, `text[]`). */
+  types: Map<string, string>;
+  primaryKey: string[];
+}
+
+/** What is pending for one row, folded from every intent about it in this batch. */
+interface PendingRow {
+  key: Row;
+  /** With `insert` too: the stored row is deleted first, then the new one inserted. */
+  deleted?: boolean;
+  insert?: Row;
+  patch?: Row;
+  increments?: Map<string, number>;
+}
+
+const identifier = /^[a-z_][a-z0-9_]*$/;
+const shapes = new WeakMap<object, Map<string, Promise<TableShape>>>();
+
+function checkIdentifier(name: string): string {
+  if (!identifier.test(name)) throw new Error(`unsafe SQL identifier: ${name}`);
+  return name;
+}
+
+/** Column types and primary key, read from the catalog once per table and connection pool. */
+function tableShape(trx: Knex.Transaction, pool: object, table: string): Promise<TableShape> {
+  let cache = shapes.get(pool);
+  if (!cache) shapes.set(pool, (cache = new Map()));
+  let shape = cache.get(table);
+  if (!shape) {
+    shape = (async () => {
+      const columns = await trx.raw(
+        `select a.attname as name, format_type(a.atttypid, a.atttypmod) as type
+           from pg_attribute a where a.attrelid = ?::regclass and a.attnum > 0 and not a.attisdropped`,
+        [checkIdentifier(table)],
+      );
+      const key = await trx.raw(
+        `select a.attname as name from pg_index i
+           join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)
+          where i.indrelid = ?::regclass and i.indisprimary`,
+        [table],
+      );
+      if (key.rows.length === 0) throw new Error(`table ${table} has no primary key: the writer needs one`);
+      return {
+        types: new Map(columns.rows.map((c: { name: string; type: string }) => [c.name, c.type])),
+        primaryKey: key.rows.map((k: { name: string }) => k.name),
+      };
+    })();
+    shape.catch(() => cache!.delete(table));
+    cache.set(table, shape);
+  }
+  return shape;
+}
+
+/**
+ * The write side of a projection batch. Handlers state what a row becomes (insert,
+ * update, increment, delete by primary key); the writer folds everything said about the
+ * same row in the batch and writes each table with a few bulk statements at the end,
+ * however the event types interleave. `sql` runs a statement in order, after flushing.
+ */
+export class ReadModelWriter {
+  private readonly pending = new Map<string, Map<string, PendingRow>>();
+
+  private constructor(
+    private readonly trx: Knex.Transaction,
+    private readonly shapes: Map<string, TableShape>,
+  ) {}
+
+  /** A writer for the given tables (their shapes are read from the catalog once, then cached). */
+  static async open(trx: Knex.Transaction, tables: string[]): Promise<ReadModelWriter> {
+    const pool = trx.client as object;
+    const shapes = await Promise.all(tables.map(async (t) => [t, await tableShape(trx, pool, t)] as const));
+    return new ReadModelWriter(trx, new Map(shapes));
+  }
+
+  insert(table: string, row: Row): void {
+    const entry = this.entry(table, row);
+    if (entry.insert || entry.patch || entry.increments) throw new Error(`${table}: insert of a row already written in this batch`);
+    // A pending delete stays: the old row goes first, then this one comes in.
+    entry.insert = { ...row };
+  }
+
+  update(table: string, key: Row, patch: Row): void {
+    const entry = this.entry(table, key);
+    if (entry.deleted && !entry.insert) return;
+    if (entry.insert) Object.assign(entry.insert, patch);
+    else entry.patch = { ...entry.patch, ...patch };
+  }
+
+  increment(table: string, key: Row, column: string, by: number): void {
+    const entry = this.entry(table, key);
+    if (entry.deleted && !entry.insert) return;
+    if (entry.insert) {
+      entry.insert[column] = Number(entry.insert[column] ?? 0) + by;
+      return;
+    }
+    if (entry.patch && column in entry.patch) {
+      entry.patch[column] = Number(entry.patch[column] ?? 0) + by;
+      return;
+    }
+    entry.increments ??= new Map();
+    entry.increments.set(column, (entry.increments.get(column) ?? 0) + by);
+  }
+
+  delete(table: string, key: Row): void {
+    const entry = this.entry(table, key);
+    const wasInsertedHere = entry.insert !== undefined;
+    delete entry.insert;
+    delete entry.patch;
+    delete entry.increments;
+    // A row both made and removed in this batch never reaches the table.
+    entry.deleted = entry.deleted || !wasInsertedHere;
+  }
+
+  /** Anything the intents cannot say; pending writes go first so order holds. */
+  async sql(text: string, bindings: readonly Knex.RawBinding[] = []): Promise<void> {
+    await this.flush();
+    await this.trx.raw(text, bindings);
+  }
+
+  async flush(): Promise<void> {
+    const tables = [...this.pending];
+    this.pending.clear();
+    for (const [table, rows] of tables) await this.flushTable(table, [...rows.values()]);
+  }
+
+  private shape(table: string): TableShape {
+    const shape = this.shapes.get(table);
+    if (!shape) throw new Error(`table ${table} is not among the projection's tables`);
+    return shape;
+  }
+
+  private entry(table: string, values: Row): PendingRow {
+    const { primaryKey } = this.shape(table);
+    const key = Object.fromEntries(primaryKey.map((k) => [k, values[k]]));
+    if (primaryKey.some((k) => key[k] === undefined || key[k] === null)) {
+      throw new Error(`${table}: every primary key column (${primaryKey.join(', ')}) is needed`);
+    }
+    let rows = this.pending.get(table);
+    if (!rows) this.pending.set(table, (rows = new Map()));
+    const keyText = JSON.stringify(primaryKey.map((k) => key[k]));
+    let entry = rows.get(keyText);
+    if (!entry) rows.set(keyText, (entry = { key }));
+    return entry;
+  }
+
+  private async flushTable(table: string, entries: PendingRow[]): Promise<void> {
+    const shape = this.shape(table);
+    const keyOf = (row: Row) => Object.fromEntries(shape.primaryKey.map((k) => [k, row[k]]));
+    const deletes = entries.filter((e) => e.deleted).map((e) => keyOf(e.key));
+    if (deletes.length) await this.deleteRows(table, shape, deletes);
+    const inserts = entries.filter((e) => e.insert).map((e) => e.insert!);
+    if (inserts.length) await this.insertRows(table, shape, inserts);
+
+    // Updates with the same set of columns share one statement.
+    const groups = new Map<string, Row[]>();
+    for (const e of entries) {
+      if (!e.patch) continue;
+      const columns = Object.keys(e.patch).sort().join(',');
+      groups.set(columns, [...(groups.get(columns) ?? []), { ...e.patch, ...keyOf(e.key) }]);
+    }
+    for (const [columns, rows] of groups) await this.updateRows(table, shape, columns.split(','), rows, false);
+
+    const incrementGroups = new Map<string, Row[]>();
+    for (const e of entries) {
+      if (!e.increments) continue;
+      const columns = [...e.increments.keys()].sort().join(',');
+      incrementGroups.set(columns, [...(incrementGroups.get(columns) ?? []), { ...Object.fromEntries(e.increments), ...keyOf(e.key) }]);
+    }
+    for (const [columns, rows] of incrementGroups) await this.updateRows(table, shape, columns.split(','), rows, true);
+  }
+
+  private recordset(shape: TableShape, columns: string[]): string {
+    return columns
+      .map((c) => {
+        const type = shape.types.get(c);
+        if (!type) throw new Error(`unknown column ${c}`);
+        return `${checkIdentifier(c)} ${type}`;
+      })
+      .join(', ');
+  }
+
+  private async insertRows(table: string, shape: TableShape, rows: Row[]): Promise<void> {
+    const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+    const list = columns.map(checkIdentifier).join(', ');
+    await this.trx.raw(
+      `insert into ${checkIdentifier(table)} (${list}) select ${list} from jsonb_to_recordset(?::jsonb) as x(${this.recordset(shape, columns)})`,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  private async updateRows(table: string, shape: TableShape, columns: string[], rows: Row[], add: boolean): Promise<void> {
+    const all = [...columns, ...shape.primaryKey.filter((k) => !columns.includes(k))];
+    const assignments = columns.map((c) => (add ? `${c} = t.${c} + x.${c}` : `${c} = x.${c}`)).join(', ');
+    const match = shape.primaryKey.map((k) => `t.${k} = x.${k}`).join(' and ');
+    await this.trx.raw(
+      `update ${checkIdentifier(table)} as t set ${assignments} from jsonb_to_recordset(?::jsonb) as x(${this.recordset(shape, all)}) where ${match}`,
+      [JSON.stringify(rows)],
+    );
+  }
+
+  private async deleteRows(table: string, shape: TableShape, keys: Row[]): Promise<void> {
+    const match = shape.primaryKey.map((k) => `t.${k} = x.${k}`).join(' and ');
+    await this.trx.raw(
+      `delete from ${checkIdentifier(table)} as t using jsonb_to_recordset(?::jsonb) as x(${this.recordset(shape, shape.primaryKey)}) where ${match}`,
+      [JSON.stringify(keys)],
+    );
+  }
+}
