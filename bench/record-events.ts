@@ -22,7 +22,7 @@ export interface RecordEventData extends RecordFields {
   recordId: string;
 }
 
-export const TENANTS = Array.from({ length: 5 }, () => randomUUID());
+export const TENANTS: string[] = Array.from({ length: 5 }, () => randomUUID());
 const OWNERS = Array.from({ length: 20 }, () => randomUUID());
 const COMPANIES = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark', 'Wayne', 'Wonka'];
 const STATUSES = ['new', 'contacted', 'qualified', 'customer', 'lost'];
@@ -72,7 +72,7 @@ const CREATE_EVERY = 4;
  * records at the revision it last saw (so writers never conflict with each other).
  */
 export class RecordCommands {
-  static readonly mix = `1 in ${CREATE_EVERY} creates a stream (no_stream), the rest update an own stream at its exact revision`;
+  static readonly mix = `1 in ${CREATE_EVERY} new streams (no_stream), the rest own streams at exact revision`;
   private readonly records: OwnRecord[] = [];
   private issued = 0;
 

@@ -46,3 +46,14 @@ export async function runWriters(options: WriterOptions, operation: (writer: num
   const seconds = (performance.now() - startedAt) / 1000;
   return { operations: latenciesMs.length, seconds, latenciesMs, operationsPerSecond: latenciesMs.length / seconds };
 }
+
+const WARM_UP_SECONDS = 1;
+
+/**
+ * `runWriters` after an unmeasured second of the same load: connections open, code
+ * warm, and the server past the writes that follow its start and `create database`.
+ */
+export async function runWritersAfterWarmUp(options: WriterOptions, operation: (writer: number) => Promise<void>): Promise<WriterRun> {
+  await runWriters({ ...options, seconds: Math.min(WARM_UP_SECONDS, options.seconds) }, operation);
+  return runWriters(options, operation);
+}

@@ -4,6 +4,7 @@ import type { EventStore, Position, RecordedEvent } from '../events/store/types.
 import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../infra/checkpoints.js';
 import { applyEvents, handles, type Projection } from './projection.js';
 import { CHECKPOINT_CHANNEL, checkpointNotification } from './progress.js';
+import { restoreSetAsideIndexes } from './set-aside-indexes.js';
 
 export interface ProjectionDeps {
   store: EventStore;
@@ -42,6 +43,7 @@ export async function runProjection(
   projection: Projection,
   options: { abort: AbortSignal; batchSize: number; onProgress?: (position: Position) => void },
 ): Promise<void> {
+  await restoreSetAsideIndexes(deps.knex, projection.name);
   let checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
   if (checkpoint) options.onProgress?.(checkpoint);
   await followAll(deps.store, { from: checkpoint, batchSize: options.batchSize, abort: options.abort }, async (page) => {

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 type Row = Record<string, unknown>;
 
 interface TableShape {
-  /** Column name → type as `jsonb_to_recordset` needs it (e.g. `uuid`, `text[]`). */
+  /** Column name → type as `json_to_recordset` needs it (e.g. `uuid`, `text[]`). */
   types: Map<string, string>;
   primaryKey: string[];
 }
@@ -188,7 +188,7 @@ export class ReadModelWriter {
     const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
     const list = columns.map(checkIdentifier).join(', ');
     await this.trx.raw(
-      `insert into ${checkIdentifier(table)} (${list}) select ${list} from jsonb_to_recordset(?::jsonb) as x(${this.recordset(shape, columns)})`,
+      `insert into ${checkIdentifier(table)} (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, columns)})`,
       [JSON.stringify(rows)],
     );
   }
@@ -198,7 +198,7 @@ export class ReadModelWriter {
     const assignments = columns.map((c) => (add ? `${c} = t.${c} + x.${c}` : `${c} = x.${c}`)).join(', ');
     const match = shape.primaryKey.map((k) => `t.${k} = x.${k}`).join(' and ');
     await this.trx.raw(
-      `update ${checkIdentifier(table)} as t set ${assignments} from jsonb_to_recordset(?::jsonb) as x(${this.recordset(shape, all)}) where ${match}`,
+      `update ${checkIdentifier(table)} as t set ${assignments} from json_to_recordset(?::json) as x(${this.recordset(shape, all)}) where ${match}`,
       [JSON.stringify(rows)],
     );
   }
@@ -206,7 +206,7 @@ export class ReadModelWriter {
   private async deleteRows(table: string, shape: TableShape, keys: Row[]): Promise<void> {
     const match = shape.primaryKey.map((k) => `t.${k} = x.${k}`).join(' and ');
     await this.trx.raw(
-      `delete from ${checkIdentifier(table)} as t using jsonb_to_recordset(?::jsonb) as x(${this.recordset(shape, shape.primaryKey)}) where ${match}`,
+      `delete from ${checkIdentifier(table)} as t using json_to_recordset(?::json) as x(${this.recordset(shape, shape.primaryKey)}) where ${match}`,
       [JSON.stringify(keys)],
     );
   }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { firstValueFrom } from 'rxjs';
+import { PostgresEventStore } from '../../src/events/store/postgres.js';
 import { EventStoreDbEventStore } from '../../src/events/store/eventstoredb.js';
 import { comparePositions } from '../../src/events/store/position.js';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '../../src/events/store/types.js';
@@ -36,6 +38,20 @@ if (process.env.EVENTSTORE_URL) {
 }
 
 describe('PostgreSQL event store specifics', () => {
+  it('wakes readers in another process through NOTIFY', async () => {
+    const db = await openTestDatabase();
+    const other = new PostgresEventStore(db.pool);
+    await other.init();
+    try {
+      const woken = firstValueFrom(other.appended$);
+      await db.store.appendToStream(`n-${randomUUID()}`, [newEvent('Ping')], { expectedRevision: 'no_stream' });
+      await woken;
+    } finally {
+      await other.close();
+      await db.close();
+    }
+  });
+
   it('refuses an event id already used in another stream, and writes nothing', async () => {
     const db = await openTestDatabase();
     try {

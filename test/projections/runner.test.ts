@@ -7,6 +7,7 @@ import { systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { auditTrailProjection } from '../../src/projections/audit-trail.js';
 import { ProjectionEngine } from '../../src/projections/engine.js';
+import type { Projection } from '../../src/projections/projection.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
 import { applyPage, runProjection } from '../../src/projections/runner.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
@@ -124,6 +125,45 @@ describe('projections', () => {
       await db.knex('probe_counters').insert({ id: randomUUID(), tenant_id: 'x', value: 5 });
       await rebuildProjection(deps(), counterProjection);
       expect(await counters()).to.deep.equal(good);
+    });
+
+    it('drops secondary indexes for the replay and builds them again at the end', async () => {
+      await createCounters(2, 1);
+      const indexes = async () =>
+        (await db.knex.raw(`select indexname from pg_indexes where tablename = 'audit_trail' order by 1`)).rows.map((r: { indexname: string }) => r.indexname);
+      const before = await indexes();
+      expect(before.length).to.equal(3);
+      await rebuildProjection(deps(), auditTrailProjection, { batchSize: 2 });
+      expect(await indexes()).to.deep.equal(before);
+      expect(await db.knex('projection_rebuilds').select()).to.deep.equal([]);
+    });
+
+    it('an interrupted rebuild gets its indexes back when the projection next runs', async () => {
+      await createCounters(3, 0);
+      await db.knex.raw('create index probe_counters_value on probe_counters (value)');
+      let calls = 0;
+      const failing: Projection = {
+        ...counterProjection,
+        handlers: {
+          ...counterProjection.handlers,
+          CounterCreated: (e, w) => {
+            if (++calls === 2) throw new Error('disk full');
+            return counterProjection.handlers.CounterCreated!(e, w);
+          },
+        },
+      };
+      const error = await rebuildProjection(deps(), failing, { batchSize: 1 }).catch((e) => e);
+      expect(error.message).to.equal('disk full');
+      const exists = async () => (await db.knex.raw(`select to_regclass('probe_counters_value') as oid`)).rows[0].oid !== null;
+      expect(await exists()).to.equal(false);
+
+      const abort = new AbortController();
+      const running = runProjection(deps(), counterProjection, { abort: abort.signal, batchSize: 10 });
+      await until(exists);
+      await until(async () => (await counters()).length === 3);
+      abort.abort();
+      await running;
+      expect(await db.knex('projection_rebuilds').select()).to.deep.equal([]);
     });
   });
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { migration0001Runtime } from './0001_runtime.js';
 import { migration0002AuditTrail } from './0002_audit_trail.js';
+import { migration0003ProjectionRebuilds } from './0003_projection_rebuilds.js';
 
 interface Migration {
   name: string;
@@ -9,7 +10,7 @@ interface Migration {
 }
 
 /** In order of application. A released migration is never edited: add the next one. */
-export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail];
+export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => migrations,

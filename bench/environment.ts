@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { PostgresEventStore } from '../src/events/store/postgres.js';
+import { connectDatabase, createDatabaseIfMissing, startEmbeddedPostgres, withDatabase, type Database } from '../src/infra/database.js';
+import { migrateToLatest } from '../src/projections/migrations/index.js';
+import type { CleanupStack } from './cleanup.js';
+import { log } from './log.js';
+import { createRecordsTable } from './records-projection.js';
+
+/** The service's default DATABASE_POOL_MAX: the raw pg pool gets half of it (10), knex all of it. */
+const POOL_MAX = 20;
+
+export interface BenchEnvironment {
+  db: Database;
+  store: PostgresEventStore;
+  /** Where it runs, e.g. `embedded, PostgreSQL 17.6`. */
+  server: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function query(url: string, sql: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** An embedded server in a temporary directory; returns its admin URL. */
+async function startThrowawayServer(cleanup: CleanupStack): Promise<string> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'crm-bench-pg-'));
+  cleanup.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  // As root, PostgreSQL runs as a `postgres` user that must be able to enter the directory.
+  fs.chmodSync(dataDir, 0o755);
+  const port = await freePort();
+  log(`starting embedded PostgreSQL on port ${port} in ${dataDir}`);
+  const embedded = await startEmbeddedPostgres({ dir: path.join(dataDir, 'pg'), port, persistent: false });
+  cleanup.push(() => embedded.stop());
+  return embedded.adminUrl;
+}
+
+/**
+ * A fresh database with the event log, the read-model schema and the bench's own
+ * records table: on `DATABASE_URL` when set, else on a throwaway embedded server.
+ * Everything it starts or creates is undone by `cleanup`.
+ */
+export async function openBenchEnvironment(cleanup: CleanupStack): Promise<BenchEnvironment> {
+  const external = process.env.DATABASE_URL;
+  const adminUrl = external ?? (await startThrowawayServer(cleanup));
+
+  const name = `bench_${randomBytes(6).toString('hex')}`;
+  await createDatabaseIfMissing(adminUrl, name);
+  cleanup.push(() => query(adminUrl, `drop database if exists ${name} with (force)`));
+  const version = (await query(adminUrl, 'show server_version')).rows[0].server_version as string;
+
+  const db = connectDatabase(withDatabase(adminUrl, name), POOL_MAX);
+  cleanup.push(() => db.close());
+  await migrateToLatest(db.knex);
+  await createRecordsTable(db.knex);
+  const store = new PostgresEventStore(db.pool);
+  cleanup.push(() => store.close());
+  await store.init();
+
+  const server = external ? 'DATABASE_URL' : 'embedded';
+  return { db, store, server: `${server}, PostgreSQL ${version.split(' ')[0]}` };
+}

