@@ -1,6 +1,6 @@
-import pg from 'pg';
 import type { Knex } from 'knex';
 import { loadAllCheckpoints } from '../infra/checkpoints.js';
+import { PgListener } from '../infra/pg-listener.js';
 import type { Logger } from '../infra/logger.js';
 import { Signal } from '../infra/signal.js';
 import { comparePositions, formatPosition, parsePosition } from '../events/store/position.js';
@@ -16,7 +16,7 @@ export const CHECKPOINT_CHANNEL = 'crm_projection_checkpoints';
 export class ProjectionProgress {
   private readonly positions = new Map<string, Position>();
   private readonly changed = new Signal();
-  private listener: pg.Client | null = null;
+  private listener: PgListener | null = null;
   private refreshing: Promise<void> | null = null;
   private closed = false;
 
@@ -28,15 +28,23 @@ export class ProjectionProgress {
 
   async start(): Promise<void> {
     await this.refresh();
-    await this.listen();
+    this.listener = new PgListener({
+      connection: { connectionString: this.options.url },
+      channel: CHECKPOINT_CHANNEL,
+      onNotification: (payload) => {
+        const [name, position] = payload.split(' ');
+        if (name && position) this.update(name, parsePosition(position));
+      },
+      logger: this.options.logger,
+      what: 'projection progress',
+    });
+    await this.listener.start();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.changed.notify();
-    const listener = this.listener;
-    this.listener = null;
-    await listener?.end().catch(() => undefined);
+    await this.listener?.close();
   }
 
   /** Records a checkpoint; positions only move forward (except after a reset, via `reset`). */
@@ -86,27 +94,6 @@ export class ProjectionProgress {
       .catch((error) => this.options.logger?.warn({ err: error }, 'cannot read projection checkpoints'))
       .finally(() => (this.refreshing = null));
     return this.refreshing;
-  }
-
-  private async listen(): Promise<void> {
-    if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.options.url });
-    client.on('notification', (message) => {
-      const [name, position] = (message.payload ?? '').split(' ');
-      if (name && position) this.update(name, parsePosition(position));
-    });
-    client.on('error', () => {
-      if (this.listener === client) this.listener = null;
-      if (!this.closed) setTimeout(() => this.listen().catch(() => undefined), 1000).unref();
-    });
-    try {
-      await client.connect();
-      await client.query(`listen ${CHECKPOINT_CHANNEL}`);
-      this.listener = client;
-    } catch (error) {
-      this.options.logger?.warn({ err: error }, 'cannot listen for checkpoints; polling instead');
-      await client.end().catch(() => undefined);
-    }
   }
 }
 

@@ -10,19 +10,13 @@ import { ProjectionEngine } from '../../src/projections/engine.js';
 import type { Projection } from '../../src/projections/projection.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
 import { applyPage, runProjection } from '../../src/projections/runner.js';
+import { until } from '../support/wait.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { counterAggregate, counterProjection, createCounterTable } from '../support/probe-module.js';
 
 const silent = createLogger('silent');
 const ctx = { tenantId: 'tenant-a', userId: 'u1', correlationId: 'c1' };
 
-async function until(condition: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('projections', () => {
   let db: TestDatabase;

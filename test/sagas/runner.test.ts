@@ -9,17 +9,11 @@ import { SagaEngine } from '../../src/sagas/engine.js';
 import { runSaga } from '../../src/sagas/runner.js';
 import { deterministicId, type Saga } from '../../src/sagas/saga.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
+import { until } from '../support/wait.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { newEvent } from '../support/events.js';
 import { counterAggregate } from '../support/probe-module.js';
 
-async function until(condition: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const fastRetry = { attempts: 3, initialBackoffMs: 5 };
 

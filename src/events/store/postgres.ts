@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Observable, Subject } from 'rxjs';
 import type { Logger } from 'pino';
+import { PgListener } from '../../infra/pg-listener.js';
 import { catchUpSubscription } from './catch-up.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
 import {
@@ -64,7 +65,7 @@ export class PostgresEventStore implements EventStore {
   readonly name = 'postgres';
   private readonly appended = new Subject<void>();
   readonly appended$: Observable<void> = this.appended.asObservable();
-  private listener: pg.Client | null = null;
+  private listener: PgListener | null = null;
   private notifyInFlight = false;
   private notifyPending = false;
   private closed = false;
@@ -92,7 +93,17 @@ export class PostgresEventStore implements EventStore {
     } finally {
       client.release();
     }
-    if (options.listen !== false) await this.listen();
+    if (options.listen !== false) {
+      const connection = (this.pool as unknown as { options: pg.ClientConfig }).options;
+      this.listener = new PgListener({
+        connection: { ...connection, application_name: this.listenerName },
+        channel: CHANNEL,
+        onNotification: () => this.appended.next(),
+        logger: this.logger,
+        what: 'event store',
+      });
+      await this.listener.start();
+    }
   }
 
   async appendToStream(
@@ -183,9 +194,7 @@ export class PostgresEventStore implements EventStore {
   async close(): Promise<void> {
     this.closed = true;
     this.appended.complete();
-    const listener = this.listener;
-    this.listener = null;
-    await listener?.end().catch(() => undefined);
+    await this.listener?.close();
   }
 
   private translate(error: unknown, streamId: string, expected: ExpectedRevision): unknown {
@@ -233,26 +242,5 @@ export class PostgresEventStore implements EventStore {
       this.othersListen = rows[0].others;
     }
     if (this.othersListen) await this.pool.query(`select pg_notify('${CHANNEL}', '')`);
-  }
-
-  private async listen(): Promise<void> {
-    if (this.closed) return;
-    const options = (this.pool as unknown as { options: pg.ClientConfig }).options;
-    const client = new pg.Client({ ...options, application_name: this.listenerName });
-    client.on('notification', () => this.appended.next());
-    client.on('error', (error) => {
-      this.logger?.warn({ err: error }, 'event store: listener lost, readers fall back to polling');
-      if (this.listener === client) this.listener = null;
-      setTimeout(() => this.listen().catch(() => undefined), 1000).unref();
-    });
-    try {
-      await client.connect();
-      await client.query(`listen ${CHANNEL}`);
-      this.listener = client;
-    } catch (error) {
-      this.logger?.warn({ err: error }, 'event store: cannot listen, readers fall back to polling');
-      await client.end().catch(() => undefined);
-      if (!this.closed) setTimeout(() => this.listen().catch(() => undefined), 1000).unref();
-    }
   }
 }
