@@ -27,6 +27,18 @@ export const configSchema = z.object({
   PROJECTION_WAIT_MS: int(3000, 0),
   RUNNER_LOCK_RETRY_MS: int(5000, 100),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
+  JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
+  ACCESS_TOKEN_TTL_SECONDS: int(900, 30),
+  REFRESH_TOKEN_TTL_DAYS: int(30, 1),
+  RESET_TOKEN_TTL_MINUTES: int(60, 5),
+  INVITATION_TTL_DAYS: int(7, 1),
+  APP_URL: z.url().default('http://localhost:3000'),
+  SMTP_URL: optional(z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' })),
+  MAIL_FROM: z.string().default('CRM <no-reply@crm.local>'),
+  LOGIN_LIMIT_PER_ACCOUNT: int(10, 1),
+  LOGIN_LIMIT_PER_IP: int(100, 1),
+  RATE_LIMIT_WINDOW_SECONDS: int(900, 1),
+  TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import { migration0001Runtime } from './0001_runtime.js';
 import { migration0002AuditTrail } from './0002_audit_trail.js';
 import { migration0003ProjectionRebuilds } from './0003_projection_rebuilds.js';
+import { migration0004MailOutbox } from './0004_mail_outbox.js';
+import { migration0005Identity } from './0005_identity.js';
 
 interface Migration {
   name: string;
@@ -10,7 +12,7 @@ interface Migration {
 }
 
 /** In order of application. A released migration is never edited: add the next one. */
-export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds];
+export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => migrations,

@@ -1,0 +1,88 @@
+import type { RecordedEvent } from '../events/store/types.js';
+import type { DepartmentFields, RoleFields, TeamFields } from '../events/organisation.js';
+import type { InvitationFields, UserFields } from '../events/users.js';
+import type { Projection } from './projection.js';
+import type { ReadModelWriter } from './writer.js';
+
+type Row = Record<string, unknown>;
+
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** camelCase event fields → snake_case columns, for the fields named in `columns`. */
+function columnsOf(fields: Row, columns: Record<string, string>): Row {
+  const row: Row = {};
+  for (const [field, value] of Object.entries(fields)) if (field in columns) row[columns[field]] = value;
+  return row;
+}
+const columnMap = (fields: string[]) => Object.fromEntries(fields.map((f) => [f, snake(f)]));
+
+const roleColumns = columnMap(['name', 'level', 'description', 'permissions', 'recordAccess', 'isSystem']);
+const departmentColumns = columnMap(['name', 'description', 'headId', 'parentId']);
+const teamColumns = columnMap(['name', 'description', 'leadId', 'departmentId', 'memberIds']);
+const userColumns = columnMap(['email', 'firstName', 'lastName', 'title', 'phone', 'roleId', 'departmentId', 'managerId']);
+
+/** Created / Updated / Deleted of a plain record table with tenant_id, timestamps and soft delete. */
+function recordHandlers<F extends object>(name: string, table: string, columns: Record<string, string>) {
+  return {
+    [`${name}Created`]: (e: RecordedEvent<F & { id: string }>, w: ReadModelWriter) =>
+      w.insert(table, {
+        id: e.data.id,
+        tenant_id: e.metadata.tenantId,
+        ...columnsOf(e.data as Row, columns),
+        created_at: e.createdAt,
+        updated_at: e.createdAt,
+      }),
+    [`${name}Updated`]: (e: RecordedEvent<{ id: string; changes: Partial<F> }>, w: ReadModelWriter) =>
+      w.update(table, { id: e.data.id }, { ...columnsOf(e.data.changes as Row, columns), updated_at: e.createdAt }),
+    [`${name}Deleted`]: (e: RecordedEvent<{ id: string }>, w: ReadModelWriter) =>
+      w.update(table, { id: e.data.id }, { deleted_at: e.createdAt, updated_at: e.createdAt }),
+  };
+}
+
+const touch = (e: RecordedEvent<{ id: string }>, w: ReadModelWriter, table: string, patch: Row) =>
+  w.update(table, { id: e.data.id }, { ...patch, updated_at: e.createdAt });
+
+export const identityProjection: Projection = {
+  name: 'identity',
+  tables: ['tenants', 'roles', 'departments', 'teams', 'users', 'invitations'],
+  handlers: {
+    TenantRegistered: (e, w) =>
+      w.insert('tenants', { id: e.data.id, slug: e.data.slug, company_name: e.data.companyName, created_at: e.createdAt }),
+    ...recordHandlers<RoleFields>('Role', 'roles', roleColumns),
+    ...recordHandlers<DepartmentFields>('Department', 'departments', departmentColumns),
+    ...recordHandlers<TeamFields>('Team', 'teams', teamColumns),
+
+    UserCreated: (e: RecordedEvent<UserFields & { id: string }>, w) =>
+      w.insert('users', {
+        id: e.data.id,
+        tenant_id: e.metadata.tenantId,
+        ...columnsOf(e.data as unknown as Row, userColumns),
+        status: 'active',
+        created_at: e.createdAt,
+        updated_at: e.createdAt,
+      }),
+    UserUpdated: (e, w) => touch(e, w, 'users', columnsOf(e.data.changes, userColumns)),
+    UserDeactivated: (e, w) => touch(e, w, 'users', { status: 'inactive' }),
+    UserActivated: (e, w) => touch(e, w, 'users', { status: 'active' }),
+    UserDeleted: (e, w) => touch(e, w, 'users', { deleted_at: e.createdAt }),
+    UserLoggedIn: (e, w) => w.update('users', { id: e.data.id }, { last_login_at: e.createdAt }),
+    UserEmailSignatureSet: (e, w) => touch(e, w, 'users', { email_signature: e.data.signature, signature_is_html: e.data.isHtml }),
+
+    InvitationSent: (e: RecordedEvent<InvitationFields & { id: string }>, w) =>
+      w.insert('invitations', {
+        id: e.data.id,
+        tenant_id: e.metadata.tenantId,
+        email: e.data.email,
+        role_id: e.data.roleId,
+        department_id: e.data.departmentId,
+        team_ids: e.data.teamIds,
+        invited_by: e.data.invitedBy,
+        status: 'pending',
+        expires_at: e.data.expiresAt,
+        created_at: e.createdAt,
+        updated_at: e.createdAt,
+      }),
+    InvitationResent: (e, w) => touch(e, w, 'invitations', { expires_at: e.data.expiresAt }),
+    InvitationCancelled: (e, w) => touch(e, w, 'invitations', { status: 'cancelled' }),
+    InvitationAccepted: (e, w) => touch(e, w, 'invitations', { status: 'accepted', accepted_user_id: e.data.userId }),
+  },
+};

@@ -1,0 +1,293 @@
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { SMTPServer } from 'smtp-server';
+import { ManualClock } from '../../src/infra/clock.js';
+import { connectDatabase, type Database } from '../../src/infra/database.js';
+import { Mailer, type OutgoingMail } from '../../src/infra/mailer.js';
+import { migration0004MailOutbox } from '../../src/projections/migrations/0004_mail_outbox.js';
+import { freshDatabaseUrl } from '../support/database.js';
+
+interface Received {
+  from: string | null;
+  to: string[];
+  raw: string;
+}
+
+/** A real SMTP listener on 127.0.0.1: no TLS, no auth, keeps what it is given. */
+class TestSmtpServer {
+  readonly received: Received[] = [];
+  /** While set, every message is refused with a permanent error after its DATA. */
+  rejecting = false;
+  port = 0;
+  private server: SMTPServer;
+
+  private constructor() {
+    this.server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onData: (stream, session, callback) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          if (this.rejecting) {
+            const error = Object.assign(new Error('mailbox unavailable'), { responseCode: 550 });
+            return callback(error);
+          }
+          this.received.push({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw: Buffer.concat(chunks).toString('utf8'),
+          });
+          callback();
+        });
+      },
+    });
+  }
+
+  /** Listens on `port`, or on a free one when 0. */
+  static async start(port = 0): Promise<TestSmtpServer> {
+    const smtp = new TestSmtpServer();
+    const address = await new Promise<net.AddressInfo>((resolve, reject) => {
+      const listener = smtp.server.listen(port, '127.0.0.1', () => resolve(listener.address() as net.AddressInfo));
+      listener.once('error', reject);
+    });
+    smtp.port = address.port;
+    return smtp;
+  }
+
+  /** nodemailer only tries STARTTLS when the server offers it; this one does not. */
+  get url(): string {
+    return `smtp://127.0.0.1:${this.port}`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** A port nothing listens on (for now): connections to it are refused. */
+async function refusingPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Collects what the mailer logs, as text. */
+function capturingLogger() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'debug' }, stream), lines };
+}
+
+const TOKEN = 'rst_9f8e7d6c5b4a39281706f5e4d3c2b1a0';
+const LINK = `https://crm.example.com/reset-password?token=${TOKEN}`;
+
+const passwordReset = (overrides: Partial<OutgoingMail> = {}): OutgoingMail => ({
+  tenantId: 'acme',
+  kind: 'password_reset',
+  to: 'ada@example.com',
+  subject: 'Reset your password',
+  text: `Hello Ada,\n\nOpen ${LINK} to choose a new password.\n`,
+  html: `<p>Hello Ada,</p><p><a href="${LINK}">Choose a new password</a></p>`,
+  secrets: [LINK, TOKEN],
+  ...overrides,
+});
+
+describe('the mailer', () => {
+  let db: Database;
+  const servers: TestSmtpServer[] = [];
+  const mailers: Mailer[] = [];
+  const startServer = async (port = 0) => {
+    const server = await TestSmtpServer.start(port);
+    servers.push(server);
+    return server;
+  };
+  const mailer = (options: Partial<ConstructorParameters<typeof Mailer>[0]> = {}) => {
+    const m = new Mailer({ knex: db.knex, from: 'CRM <no-reply@crm.example.com>', ...options });
+    mailers.push(m);
+    return m;
+  };
+  const row = (id: string) => db.knex('mail_outbox').where({ id }).first();
+
+  before(async () => {
+    db = connectDatabase(await freshDatabaseUrl(), 5);
+    await migration0004MailOutbox.up(db.knex);
+  });
+  after(async () => {
+    await Promise.all(mailers.map((m) => m.close()));
+    await Promise.all(servers.map((s) => s.stop()));
+    await db?.close();
+  });
+  beforeEach(async () => db.knex('mail_outbox').delete());
+
+  describe('with SMTP configured', () => {
+    it('delivers the message to the SMTP server with its recipient, subject and body, and marks it sent', async () => {
+      const smtp = await startServer();
+      const clock = new ManualClock('2026-03-01T10:00:00Z');
+      const result = await mailer({ smtpUrl: smtp.url, clock }).send(passwordReset());
+
+      expect(result.status).to.equal('sent');
+      expect(smtp.received).to.have.length(1);
+      const [message] = smtp.received;
+      expect(message.from).to.equal('no-reply@crm.example.com');
+      expect(message.to).to.deep.equal(['ada@example.com']);
+      expect(message.raw).to.match(/^Subject: Reset your password\r?$/m);
+      // The body may be folded (quoted-printable), so compare it unfolded.
+      const unfolded = message.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+      expect(unfolded).to.contain(`Open ${LINK} to choose a new password.`);
+      expect(unfolded).to.contain(`<a href="${LINK}">`);
+
+      const stored = await row(result.id);
+      expect(stored).to.include({ status: 'sent', attempts: 0, error: null, to_address: 'ada@example.com' });
+      expect(stored.sent_at).to.deep.equal(new Date('2026-03-01T10:00:00Z'));
+    });
+  });
+
+  describe('without SMTP', () => {
+    it('keeps the message in the outbox as stored, with its full body for a later delivery', async () => {
+      const mail = passwordReset();
+      const result = await mailer().send(mail);
+
+      expect(result.status).to.equal('stored');
+      const stored = await row(result.id);
+      expect(stored).to.include({
+        status: 'stored',
+        tenant_id: 'acme',
+        kind: 'password_reset',
+        subject: 'Reset your password',
+        text_body: mail.text,
+        html_body: mail.html,
+        sent_at: null,
+      });
+    });
+
+    it('has nothing to retry', async () => {
+      await mailer().send(passwordReset());
+      expect(await mailer().retryFailed()).to.equal(0);
+    });
+  });
+
+  describe('when delivery fails', () => {
+    it('answers instead of throwing when the SMTP server is unreachable, and delivers on retry once it is back', async () => {
+      const port = await refusingPort();
+      const { logger, lines } = capturingLogger();
+      const m = mailer({ smtpUrl: `smtp://127.0.0.1:${port}`, logger });
+
+      const result = await m.send(passwordReset());
+
+      expect(result.status).to.equal('failed');
+      const failed = await row(result.id);
+      expect(failed).to.include({ status: 'failed', attempts: 1, sent_at: null });
+      expect(failed.error).to.match(/ECONNREFUSED|connect/i);
+      expect(failed.text_body).to.contain(TOKEN); // kept for the retry
+
+      const log = lines.join('');
+      expect(log).to.contain('mail delivery failed').and.to.contain(result.id);
+      expect(log).not.to.contain(TOKEN);
+      expect(log).not.to.contain('choose a new password');
+
+      const smtp = await startServer(port);
+      expect(await m.retryFailed()).to.equal(1);
+      expect(smtp.received).to.have.length(1);
+      expect(smtp.received[0].raw.replace(/=\r?\n/g, '')).to.contain(TOKEN);
+      const sent = await row(result.id);
+      expect(sent).to.include({ status: 'sent', attempts: 1, error: null });
+      expect(sent.sent_at).to.be.an.instanceOf(Date);
+      expect(await m.retryFailed(), 'nothing left to retry').to.equal(0);
+    });
+
+    it('records the rejection of an SMTP server that refuses the message, and sends it again once accepted', async () => {
+      const smtp = await startServer();
+      smtp.rejecting = true;
+      const m = mailer({ smtpUrl: smtp.url });
+
+      const result = await m.send(passwordReset());
+      expect(result.status).to.equal('failed');
+      expect((await row(result.id)).error).to.contain('mailbox unavailable');
+
+      expect(await m.retryFailed(), 'still refused').to.equal(0);
+      expect(await row(result.id)).to.include({ status: 'failed', attempts: 2 });
+
+      smtp.rejecting = false;
+      expect(await m.retryFailed()).to.equal(1);
+      expect(smtp.received.map((r) => r.to)).to.deep.equal([['ada@example.com']]);
+      expect(await row(result.id)).to.include({ status: 'sent', attempts: 2 });
+    });
+
+    it('retries at most `limit` messages per call, oldest first', async () => {
+      const port = await refusingPort();
+      const clock = new ManualClock();
+      const m = mailer({ smtpUrl: `smtp://127.0.0.1:${port}`, clock });
+      for (const subject of ['first', 'second', 'third']) {
+        await m.send(passwordReset({ subject }));
+        clock.advance(1000);
+      }
+      const smtp = await startServer(port);
+      expect(await m.retryFailed(2)).to.equal(2);
+      expect(smtp.received.map((r) => /^Subject: (.*?)\r?$/m.exec(r.raw)?.[1])).to.deep.equal(['first', 'second']);
+      expect(await m.retryFailed(2)).to.equal(1);
+    });
+  });
+
+  describe('listing the outbox', () => {
+    it("shows only the tenant's messages, newest first, a page at a time", async () => {
+      const clock = new ManualClock('2026-03-01T10:00:00Z');
+      const m = mailer({ clock });
+      const sent: string[] = [];
+      for (const [tenantId, subject] of [
+        ['acme', 'one'],
+        ['globex', 'other tenant'],
+        ['acme', 'two'],
+        [null, 'no tenant'],
+        ['acme', 'three'],
+      ] as const) {
+        sent.push((await m.send(passwordReset({ tenantId, subject }))).id);
+        clock.advance(60_000);
+      }
+
+      const first = await m.listOutbox('acme', 1, 2);
+      expect(first.meta).to.deep.equal({ total: 3, page: 1, limit: 2, totalPages: 2 });
+      expect(first.data.map((d) => d.subject)).to.deep.equal(['three', 'two']);
+      expect(first.data[0]).to.include({ id: sent[4], kind: 'password_reset', to: 'ada@example.com', status: 'stored', sentAt: null });
+      expect(first.data[0].createdAt).to.deep.equal(new Date('2026-03-01T10:04:00Z'));
+
+      const second = await m.listOutbox('acme', 2, 2);
+      expect(second.data.map((d) => d.subject)).to.deep.equal(['one']);
+      expect((await m.listOutbox('acme', 3, 2)).data).to.deep.equal([]);
+      expect((await m.listOutbox('initech', 1, 20)).meta).to.deep.equal({ total: 0, page: 1, limit: 20, totalPages: 0 });
+    });
+
+    it('masks every secret in the text, so no token appears anywhere in the listing', async () => {
+      const clock = new ManualClock();
+      const m = mailer({ clock });
+      await m.send(passwordReset());
+      clock.advance(1000);
+      await m.send(
+        passwordReset({
+          kind: 'invitation',
+          subject: 'You are invited',
+          text: `Join with ${LINK}\nor paste the code ${TOKEN} twice: ${TOKEN}\n`,
+        }),
+      );
+
+      const listing = await m.listOutbox('acme', 1, 10);
+      const json = JSON.stringify(listing);
+      expect(json).not.to.contain(TOKEN);
+      expect(json).not.to.contain('reset-password?token=');
+      expect(listing.data.map((d) => d.text)).to.deep.equal([
+        'Join with [redacted]\nor paste the code [redacted] twice: [redacted]\n',
+        'Hello Ada,\n\nOpen [redacted] to choose a new password.\n',
+      ]);
+    });
+  });
+});
