@@ -1,6 +1,9 @@
 import type { Server } from 'node:http';
 import type { Router } from 'express';
-import type { CommandDeps } from './commands/aggregate.js';
+import type { IdentityDeps } from './commands/identity-deps.js';
+import { Mailer } from './infra/mailer.js';
+import { RateLimiter } from './infra/rate-limit.js';
+import { AccessTokens, signingSecret } from './infra/tokens.js';
 import { openEventStore } from './events/store/index.js';
 import type { EventStore, Position } from './events/store/types.js';
 import { createHttpApp } from './http/app.js';
@@ -28,7 +31,7 @@ import { SagaEngine } from './sagas/engine.js';
 import { sagas as allSagas } from './sagas/registry.js';
 
 /** Everything a module needs, built once at start-up and handed down. */
-export interface Services extends CommandDeps {
+export interface Services extends IdentityDeps {
   config: Config;
   logger: Logger;
   clock: Clock;
@@ -130,17 +133,24 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       cleanups.push(() => sagas.close());
     }
 
+    const mailer = new Mailer({ knex: db.knex, smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger, clock });
+    cleanups.push(() => mailer.close());
     const services: Services = {
       config,
       logger,
       clock,
       db,
+      knex: db.knex,
       store,
       projections,
+      accessTokens: new AccessTokens(await signingSecret(db.knex, config.JWT_SECRET), config.ACCESS_TOKEN_TTL_SECONDS),
+      mailer,
+      rateLimiter: new RateLimiter(db.knex, clock),
       waitForProjections: (position, timeoutMs = config.PROJECTION_WAIT_MS) => projections.waitFor(position, timeoutMs),
     };
 
     const app = createHttpApp({
+      trustProxy: config.TRUST_PROXY,
       basePath: config.API_BASE_PATH,
       bodyLimit: config.BODY_LIMIT,
       logger,

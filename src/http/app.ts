@@ -7,6 +7,8 @@ import { healthRouter } from './health.js';
 import { requestContext } from './request-context.js';
 
 export interface HttpAppOptions {
+  /** Behind a proxy, take the client address from X-Forwarded-For (rate limits count per client). */
+  trustProxy?: boolean;
   basePath: string;
   bodyLimit: string;
   logger: Logger;
@@ -32,6 +34,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
+  app.set('trust proxy', options.trustProxy === true);
   app.use(requestContext(options.logger));
   app.use(healthRouter(options.health));
   if (options.mountApi) {

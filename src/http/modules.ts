@@ -1,5 +1,8 @@
 import type { Router } from 'express';
 import type { Services } from '../service.js';
+import { authRouter } from './auth.js';
 
 /** Mounts every module's routes under the API base path. Modules add a line here as they land. */
-export function mountModules(_router: Router, _services: Services): void {}
+export function mountModules(router: Router, services: Services): void {
+  router.use(authRouter(services));
+}

@@ -11,6 +11,8 @@ export class AdvisoryLocks {
   private connecting: Promise<pg.Client> | null = null;
   private readonly held = new Map<string, () => void>();
   private closed = false;
+  /** Queries on the one connection go one after another (pg will stop queueing them itself). */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -22,9 +24,8 @@ export class AdvisoryLocks {
     if (this.closed) return false;
     if (this.held.has(key)) throw new Error(`lock ${key} is already held here`);
     const client = await this.connection();
-    const { rows } = await client.query<{ ok: boolean }>(
-      'select pg_try_advisory_lock(hashtextextended($1, 0)) as ok',
-      [`crm:${key}`],
+    const { rows } = await this.serially(() =>
+      client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as ok', [`crm:${key}`]),
     );
     if (rows[0].ok) this.held.set(key, onLost);
     return rows[0].ok;
@@ -32,7 +33,8 @@ export class AdvisoryLocks {
 
   async release(key: string): Promise<void> {
     if (!this.held.delete(key) || !this.client) return;
-    await this.client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [`crm:${key}`]).catch(() => undefined);
+    const client = this.client;
+    await this.serially(() => client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [`crm:${key}`])).catch(() => undefined);
   }
 
   async close(): Promise<void> {
@@ -41,6 +43,12 @@ export class AdvisoryLocks {
     const client = this.client;
     this.client = null;
     await client?.end().catch(() => undefined);
+  }
+
+  private serially<T>(query: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(query, query);
+    this.queue = result.catch(() => undefined);
+    return result;
   }
 
   private connection(): Promise<pg.Client> {

@@ -38,6 +38,7 @@ export const configSchema = z.object({
   LOGIN_LIMIT_PER_ACCOUNT: int(10, 1),
   LOGIN_LIMIT_PER_IP: int(100, 1),
   RATE_LIMIT_WINDOW_SECONDS: int(900, 1),
+  AUTH_CACHE_MS: int(5000, 0),
   TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
 });
 

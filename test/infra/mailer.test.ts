@@ -2,71 +2,12 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { SMTPServer } from 'smtp-server';
 import { ManualClock } from '../../src/infra/clock.js';
 import { connectDatabase, type Database } from '../../src/infra/database.js';
 import { Mailer, type OutgoingMail } from '../../src/infra/mailer.js';
 import { migration0004MailOutbox } from '../../src/projections/migrations/0004_mail_outbox.js';
 import { freshDatabaseUrl } from '../support/database.js';
-
-interface Received {
-  from: string | null;
-  to: string[];
-  raw: string;
-}
-
-/** A real SMTP listener on 127.0.0.1: no TLS, no auth, keeps what it is given. */
-class TestSmtpServer {
-  readonly received: Received[] = [];
-  /** While set, every message is refused with a permanent error after its DATA. */
-  rejecting = false;
-  port = 0;
-  private server: SMTPServer;
-
-  private constructor() {
-    this.server = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onData: (stream, session, callback) => {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          if (this.rejecting) {
-            const error = Object.assign(new Error('mailbox unavailable'), { responseCode: 550 });
-            return callback(error);
-          }
-          this.received.push({
-            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
-            to: session.envelope.rcptTo.map((r) => r.address),
-            raw: Buffer.concat(chunks).toString('utf8'),
-          });
-          callback();
-        });
-      },
-    });
-  }
-
-  /** Listens on `port`, or on a free one when 0. */
-  static async start(port = 0): Promise<TestSmtpServer> {
-    const smtp = new TestSmtpServer();
-    const address = await new Promise<net.AddressInfo>((resolve, reject) => {
-      const listener = smtp.server.listen(port, '127.0.0.1', () => resolve(listener.address() as net.AddressInfo));
-      listener.once('error', reject);
-    });
-    smtp.port = address.port;
-    return smtp;
-  }
-
-  /** nodemailer only tries STARTTLS when the server offers it; this one does not. */
-  get url(): string {
-    return `smtp://127.0.0.1:${this.port}`;
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
+import { TestSmtpServer } from '../support/smtp.js';
 
 /** A port nothing listens on (for now): connections to it are refused. */
 async function refusingPort(): Promise<number> {

@@ -27,6 +27,7 @@ export async function startTestService(
     LOG_LEVEL: 'silent',
     DATABASE_URL: databaseUrl,
     RUNNER_LOCK_RETRY_MS: '200',
+    AUTH_CACHE_MS: '0',
     ...env,
   });
   const setup = knexFactory({ client: 'pg', connection: databaseUrl });

@@ -1,0 +1,98 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { changePassword, forgotPassword, login, refresh, register, resetPassword, validateResetToken } from '../commands/auth.js';
+import { acceptInvitation, validateInvitation } from '../commands/invitations.js';
+import { passwordSchema } from '../infra/passwords.js';
+import { authUser, authUserShort, currentUser, tenantShape } from '../queries/auth.js';
+import type { Services } from '../service.js';
+import { authenticate, principalOf } from './authenticate.js';
+import { parseBody, parseQuery } from './validate.js';
+
+const name = z.string().trim().min(1).max(100);
+const email = z.email().max(254);
+
+const registerBody = z.object({
+  email,
+  password: passwordSchema,
+  companyName: z.string().trim().min(2).max(255),
+  firstName: name,
+  lastName: name,
+  companySlug: z
+    .string()
+    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'lower-case letters, digits and single dashes')
+    .min(2)
+    .max(60)
+    .optional(),
+});
+const loginBody = z.object({ tenantSlug: z.string().min(1).max(100), email: z.string().min(1).max(254), password: z.string().min(1).max(1024) });
+const refreshBody = z.object({ refreshToken: z.string().min(1).max(512) });
+const tokenQuery = z.object({ token: z.string().min(1).max(512) });
+const acceptBody = z.object({ token: z.string().min(1).max(512), password: passwordSchema, firstName: name, lastName: name });
+const forgotBody = z.object({ email: z.string().min(1).max(254), tenantSlug: z.string().min(1).max(100) });
+// `password` is what the reference web client sends; the spec says `newPassword`.
+const resetBody = z
+  .object({ token: z.string().min(1).max(512), newPassword: passwordSchema.optional(), password: passwordSchema.optional() })
+  .refine((b) => b.newPassword ?? b.password, { message: 'newPassword is required', path: ['newPassword'] })
+  .transform((b) => ({ token: b.token, newPassword: (b.newPassword ?? b.password)! }));
+const changeBody = z.object({ currentPassword: z.string().min(1).max(1024), newPassword: passwordSchema });
+
+const RESET_MESSAGE = 'If an account exists with that email, a reset link has been sent.';
+
+export function authRouter(services: Services): Router {
+  const router = Router();
+  const requestId = (res: { locals: Record<string, unknown> }) => String(res.locals.requestId);
+
+  router.post('/auth/register', async (req, res) => {
+    const result = await register(services, parseBody(registerBody, req), requestId(res));
+    res.status(201).json({
+      accessToken: result.accessToken,
+      refreshToken: result.refreshToken,
+      user: authUserShort(result.principal),
+      tenant: tenantShape(result.principal),
+    });
+  });
+
+  router.post('/auth/login', async (req, res) => {
+    const result = await login(services, parseBody(loginBody, req), req.ip ?? 'unknown', requestId(res));
+    res.json({ accessToken: result.accessToken, refreshToken: result.refreshToken, user: authUser(result.principal), tenant: tenantShape(result.principal) });
+  });
+
+  router.post('/auth/refresh', async (req, res) => {
+    res.json(await refresh(services, parseBody(refreshBody, req).refreshToken));
+  });
+
+  router.get('/auth/invite/validate', async (req, res) => {
+    res.json(await validateInvitation(services, parseQuery(tokenQuery, req).token));
+  });
+
+  router.post('/auth/invite/accept', async (req, res) => {
+    const result = await acceptInvitation(services, parseBody(acceptBody, req), requestId(res));
+    res.status(201).json({ accessToken: result.accessToken, refreshToken: result.refreshToken, user: authUserShort(result.principal), tenant: tenantShape(result.principal) });
+  });
+
+  router.post('/auth/forgot-password', async (req, res) => {
+    await forgotPassword(services, parseBody(forgotBody, req), req.ip ?? 'unknown');
+    res.json({ message: RESET_MESSAGE });
+  });
+
+  router.get('/auth/reset-password/validate', async (req, res) => {
+    res.json(await validateResetToken(services, parseQuery(tokenQuery, req).token));
+  });
+
+  router.post('/auth/reset-password', async (req, res) => {
+    await resetPassword(services, parseBody(resetBody, req), requestId(res));
+    res.json({ message: 'Password has been reset. You can now sign in.' });
+  });
+
+  const authenticated = authenticate(services);
+  router.get('/auth/me', authenticated, (_req, res) => {
+    res.json(currentUser(principalOf(res)));
+  });
+
+  router.post('/auth/change-password', authenticated, async (req, res) => {
+    await changePassword(services, principalOf(res), parseBody(changeBody, req), requestId(res));
+    res.json({ message: 'Password changed successfully' });
+  });
+
+  return router;
+}

@@ -1,0 +1,51 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { forbidden, unauthorized } from '../commands/errors.js';
+import type { AccessTokens } from '../infra/tokens.js';
+import { can, loadPrincipal, type Principal } from '../queries/principal.js';
+import type { Knex } from 'knex';
+
+const CACHE_LIMIT = 10_000;
+
+/**
+ * Bearer-token authentication. The token says who; the read model says what they may do
+ * now, re-read every few seconds, so a deactivated user or a changed role takes effect
+ * within AUTH_CACHE_MS (5 s) rather than at the token's expiry.
+ */
+export function authenticate(deps: { knex: Knex; accessTokens: AccessTokens; config: { AUTH_CACHE_MS: number } }): RequestHandler {
+  const cache = new Map<string, { principal: Principal | null; until: number }>();
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const header = req.get('authorization') ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match) throw unauthorized();
+    const claims = deps.accessTokens.verify(match[1]);
+    if (!claims) throw unauthorized('Invalid or expired token');
+    const key = `${claims.tid}:${claims.sub}`;
+    let entry = cache.get(key);
+    if (!entry || entry.until < Date.now()) {
+      entry = { principal: await loadPrincipal(deps.knex, claims.tid, claims.sub), until: Date.now() + deps.config.AUTH_CACHE_MS };
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+      cache.set(key, entry);
+    }
+    if (!entry.principal || entry.principal.status !== 'active') throw unauthorized('Invalid or expired token');
+    res.locals.principal = entry.principal;
+    next();
+  };
+}
+
+export function principalOf(res: Response): Principal {
+  const principal = res.locals.principal as Principal | undefined;
+  if (!principal) throw unauthorized();
+  return principal;
+}
+
+export function requirePermission(module: string, action: string): RequestHandler {
+  return (_req, res, next) => {
+    if (!can(principalOf(res), module, action)) throw forbidden(`You don't have permission to ${action} ${module}`);
+    next();
+  };
+}
+
+export const requireAdmin: RequestHandler = (_req, res, next) => {
+  if (!principalOf(res).isAdmin) throw forbidden('Admin access required');
+  next();
+};
