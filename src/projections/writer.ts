@@ -73,8 +73,10 @@ export class ReadModelWriter {
   /** A writer for the given tables (their shapes are read from the catalog once, then cached). */
   static async open(trx: Knex.Transaction, tables: string[]): Promise<ReadModelWriter> {
     const pool = trx.client as object;
-    const shapes = await Promise.all(tables.map(async (t) => [t, await tableShape(trx, pool, t)] as const));
-    return new ReadModelWriter(trx, new Map(shapes));
+    // One after another: a transaction's connection runs one query at a time.
+    const shapes = new Map<string, TableShape>();
+    for (const table of tables) shapes.set(table, await tableShape(trx, pool, table));
+    return new ReadModelWriter(trx, shapes);
   }
 
   insert(table: string, row: Row): void {
