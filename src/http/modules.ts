@@ -1,8 +1,12 @@
 import type { Router } from 'express';
 import type { Services } from '../service.js';
 import { authRouter } from './auth.js';
+import { organisationRouter } from './organisation.js';
+import { usersRouter } from './users.js';
 
 /** Mounts every module's routes under the API base path. Modules add a line here as they land. */
 export function mountModules(router: Router, services: Services): void {
   router.use(authRouter(services));
+  router.use(usersRouter(services));
+  router.use(organisationRouter(services));
 }

@@ -277,6 +277,30 @@ for (const adapter of adapters) {
         }
         expect(replay.map((e) => e.id)).to.deep.equal(events.map((e) => e.id));
       });
+
+      it('many writers appending to the same streams with `any`: each stream stays in revision order globally', async function () {
+        this.timeout(120_000);
+        const tag = streamName('hot');
+        await Promise.all(
+          Array.from({ length: 24 }, async () => {
+            for (let i = 0; i < 100; i++) await store.appendToStream(`${tag}-${i % 2}`, [newEvent('Bump')], { expectedRevision: 'any' });
+          }),
+        );
+        const seen = new Map<string, number>();
+        let from = null;
+        let inversions = 0;
+        for (;;) {
+          const page = await store.readAll({ from, maxCount: 1000 });
+          if (!page.length) break;
+          for (const e of page.filter((x) => x.streamId.startsWith(tag))) {
+            if (e.revision !== (seen.get(e.streamId) ?? -1) + 1) inversions++;
+            seen.set(e.streamId, e.revision);
+          }
+          from = page[page.length - 1].position;
+        }
+        expect(inversions).to.equal(0);
+        expect([...seen.values()]).to.deep.equal([1199, 1199]);
+      });
     });
   });
 }

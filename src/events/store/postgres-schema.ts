@@ -40,6 +40,12 @@ declare
   v_count int := cardinality(p_ids);
   v_last bigint;
 begin
+  -- Serialise appends to this stream before this transaction gets its id: then within a
+  -- stream, transaction-id order (the global order) is revision order. Locking the
+  -- stream row alone would not do: a transaction can get its id, lose the race for the
+  -- row, and commit the later revision under the smaller id. (Two-key advisory locks
+  -- are a keyspace of their own, apart from the runners' one-key locks.)
+  perform pg_advisory_xact_lock(1129467213, hashtext(p_stream));
   if p_expected = -2 then
     insert into event_streams as s (stream_id, revision) values (p_stream, v_count - 1)
       on conflict (stream_id) do update set revision = s.revision + v_count

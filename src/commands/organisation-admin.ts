@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import type { DepartmentFields, RoleFields, TeamFields } from '../events/organisation.js';
+import { handleCommand, loadAggregate } from './aggregate.js';
+import { conflict, invalid } from './errors.js';
+import type { CommandContext, IdentityDeps } from './identity-deps.js';
+import { departmentAggregate, roleAggregate, teamAggregate } from './organisation.js';
+import { completePermissions, completeRecordAccess } from './permissions.js';
+import { assertReferences } from './references.js';
+
+type Deps = IdentityDeps;
+
+export async function createRole(deps: Deps, ctx: CommandContext, fields: Omit<RoleFields, 'isSystem'>) {
+  const id = randomUUID();
+  const complete = { ...fields, permissions: completePermissions(fields.permissions), recordAccess: completeRecordAccess(fields.recordAccess), isSystem: false };
+  const result = await handleCommand(deps, roleAggregate, id, { kind: 'create', id, fields: complete }, ctx);
+  return { id, position: result.position };
+}
+
+export async function updateRole(deps: Deps, ctx: CommandContext, id: string, changes: Partial<Omit<RoleFields, 'isSystem'>>) {
+  const { state } = await loadAggregate(deps.store, roleAggregate, id, ctx.tenantId);
+  if (state.fields.isSystem && (changes.name !== undefined || changes.level !== undefined)) {
+    throw invalid('The name and level of a built-in role cannot change');
+  }
+  const complete = {
+    ...changes,
+    ...(changes.permissions ? { permissions: completePermissions(changes.permissions) } : {}),
+    ...(changes.recordAccess ? { recordAccess: completeRecordAccess(changes.recordAccess) } : {}),
+  };
+  return handleCommand(deps, roleAggregate, id, { kind: 'update', id, changes: complete }, ctx);
+}
+
+export async function deleteRole(deps: Deps, ctx: CommandContext, id: string) {
+  const { state } = await loadAggregate(deps.store, roleAggregate, id, ctx.tenantId);
+  if (state.fields.isSystem) throw invalid('A built-in role cannot be deleted');
+  const inUse = await deps.knex('users').where({ tenant_id: ctx.tenantId, role_id: id }).whereNull('deleted_at').first('id');
+  if (inUse) throw conflict('Users still hold this role: give them another one first');
+  return handleCommand(deps, roleAggregate, id, { kind: 'delete', id }, ctx);
+}
+
+async function assertNoDepartmentCycle(deps: Deps, tenantId: string, id: string, parentId: string | null | undefined) {
+  if (!parentId) return;
+  if (parentId === id) throw invalid('A department cannot be its own parent');
+  const { rows } = await deps.knex.raw(
+    `with recursive up as (
+       select id, parent_id, 1 as depth from departments where tenant_id = ? and id = ?
+       union all select d.id, d.parent_id, up.depth + 1 from departments d join up on d.id = up.parent_id
+        where d.tenant_id = ? and up.depth < 1000)
+     select exists (select 1 from up where id = ?) as cycle`,
+    [tenantId, parentId, tenantId, id],
+  );
+  if (rows[0].cycle) throw invalid('That parent is inside this department: the tree would loop');
+}
+
+export async function createDepartment(deps: Deps, ctx: CommandContext, fields: DepartmentFields) {
+  await assertReferences(deps.knex, ctx.tenantId, { userIds: [fields.headId ?? ''].filter(Boolean) });
+  if (fields.parentId) await assertReferences(deps.knex, ctx.tenantId, { departmentId: fields.parentId });
+  const id = randomUUID();
+  const result = await handleCommand(deps, departmentAggregate, id, { kind: 'create', id, fields }, ctx);
+  return { id, position: result.position };
+}
+
+export async function updateDepartment(deps: Deps, ctx: CommandContext, id: string, changes: Partial<DepartmentFields>) {
+  if (changes.headId) await assertReferences(deps.knex, ctx.tenantId, { userIds: [changes.headId] });
+  if (changes.parentId) await assertReferences(deps.knex, ctx.tenantId, { departmentId: changes.parentId });
+  await assertNoDepartmentCycle(deps, ctx.tenantId, id, changes.parentId);
+  return handleCommand(deps, departmentAggregate, id, { kind: 'update', id, changes }, ctx);
+}
+
+export async function deleteDepartment(deps: Deps, ctx: CommandContext, id: string) {
+  const [member, child] = await Promise.all([
+    deps.knex('users').where({ tenant_id: ctx.tenantId, department_id: id }).whereNull('deleted_at').first('id'),
+    deps.knex('departments').where({ tenant_id: ctx.tenantId, parent_id: id }).whereNull('deleted_at').first('id'),
+  ]);
+  if (member || child) throw conflict('The department still has users or sub-departments');
+  return handleCommand(deps, departmentAggregate, id, { kind: 'delete', id }, ctx);
+}
+
+export async function createTeam(deps: Deps, ctx: CommandContext, fields: TeamFields) {
+  const memberIds = [...new Set(fields.memberIds)];
+  await assertReferences(deps.knex, ctx.tenantId, { departmentId: fields.departmentId, userIds: [...memberIds, ...(fields.leadId ? [fields.leadId] : [])] });
+  const id = randomUUID();
+  const result = await handleCommand(deps, teamAggregate, id, { kind: 'create', id, fields: { ...fields, memberIds } }, ctx);
+  return { id, position: result.position };
+}
+
+export async function updateTeam(deps: Deps, ctx: CommandContext, id: string, changes: Partial<TeamFields>) {
+  const memberIds = changes.memberIds ? [...new Set(changes.memberIds)] : undefined;
+  await assertReferences(deps.knex, ctx.tenantId, {
+    departmentId: changes.departmentId,
+    userIds: [...(memberIds ?? []), ...(changes.leadId ? [changes.leadId] : [])],
+  });
+  return handleCommand(deps, teamAggregate, id, { kind: 'update', id, changes: { ...changes, ...(memberIds ? { memberIds } : {}) } }, ctx);
+}
+
+export async function changeTeamMembers(deps: Deps, ctx: CommandContext, id: string, change: { add?: string; remove?: string }) {
+  const { state } = await loadAggregate(deps.store, teamAggregate, id, ctx.tenantId);
+  if (change.add) await assertReferences(deps.knex, ctx.tenantId, { userIds: [change.add] });
+  const members = new Set(state.fields.memberIds ?? []);
+  if (change.add) members.add(change.add);
+  if (change.remove) members.delete(change.remove);
+  return handleCommand(deps, teamAggregate, id, { kind: 'update', id, changes: { memberIds: [...members] } }, ctx);
+}
+
+export async function deleteTeam(deps: Deps, ctx: CommandContext, id: string) {
+  return handleCommand(deps, teamAggregate, id, { kind: 'delete', id }, ctx);
+}

@@ -1,0 +1,149 @@
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import { notFound } from '../commands/errors.js';
+import {
+  changeTeamMembers,
+  createDepartment,
+  createRole,
+  createTeam,
+  deleteDepartment,
+  deleteRole,
+  deleteTeam,
+  updateDepartment,
+  updateRole,
+  updateTeam,
+} from '../commands/organisation-admin.js';
+import { ACTIONS, MODULES, SCOPED_MODULES, SCOPES } from '../commands/permissions.js';
+import { contextOf } from '../commands/user-admin.js';
+import type { Position } from '../events/store/types.js';
+import { getDepartment, getRole, getTeam, listDepartments, listRoles, listTeams } from '../queries/organisation.js';
+import type { Services } from '../service.js';
+import { authenticate, principalOf, requireAdmin } from './authenticate.js';
+import { idParam, parseBody } from './validate.js';
+
+const uuid = z.uuid();
+const text = (max: number) => z.string().trim().max(max).nullable().optional();
+const permissions = z.partialRecord(z.enum(MODULES), z.partialRecord(z.enum(ACTIONS), z.boolean()));
+const recordAccess = z.partialRecord(z.enum(SCOPED_MODULES), z.enum(SCOPES));
+
+const roleBody = z.object({
+  name: z.string().trim().min(1).max(100),
+  level: z.number().int().min(1).max(100),
+  description: text(500),
+  permissions: permissions.default({}),
+  recordAccess: recordAccess.default({}),
+});
+const roleUpdate = roleBody.partial().strict();
+const departmentBody = z.object({
+  name: z.string().trim().min(1).max(100),
+  description: text(500),
+  headId: uuid.nullable().optional(),
+  parentId: uuid.nullable().optional(),
+});
+const departmentUpdate = departmentBody.partial().strict();
+const teamBody = z.object({
+  name: z.string().trim().min(1).max(100),
+  description: text(500),
+  leadId: uuid.nullable().optional(),
+  departmentId: uuid.nullable().optional(),
+  memberIds: z.array(uuid).max(1000).default([]),
+});
+const teamUpdate = teamBody.partial().strict();
+const memberBody = z.object({ userId: uuid });
+
+/**
+ * Roles (with their permission matrix and record scopes), departments (with a head and
+ * a parent) and teams (with a lead and members). Reading needs a token; writing is for
+ * administrators.
+ */
+export function organisationRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  for (const path of ['/roles', '/departments', '/teams']) router.use(path, authenticate(services));
+  const ctx = (res: Response) => contextOf(principalOf(res), String(res.locals.requestId));
+  const tenant = (res: Response) => principalOf(res).tenantId;
+  const found = <T>(value: T | null, what: string): T => {
+    if (!value) throw notFound(what);
+    return value;
+  };
+  const settle = (position: Position | null) => services.waitForProjections(position);
+
+  router.get('/roles', async (_req, res) => res.json(await listRoles(knex, tenant(res))));
+  router.get('/roles/:id', async (req, res) => res.json(found(await getRole(knex, tenant(res), idParam(req, 'id', 'Role')), 'Role')));
+  router.post('/roles', requireAdmin, async (req, res) => {
+    const body = parseBody(roleBody, req);
+    const { id, position } = await createRole(services, ctx(res), { ...body, description: body.description ?? null });
+    await settle(position);
+    res.status(201).json(await getRole(knex, tenant(res), id));
+  });
+  router.put('/roles/:id', requireAdmin, async (req, res) => {
+    const id = idParam(req, 'id', 'Role');
+    await settle((await updateRole(services, ctx(res), id, parseBody(roleUpdate, req))).position);
+    res.json(found(await getRole(knex, tenant(res), id), 'Role'));
+  });
+  router.delete('/roles/:id', requireAdmin, async (req, res) => {
+    await settle((await deleteRole(services, ctx(res), idParam(req, 'id', 'Role'))).position);
+    res.json({ success: true });
+  });
+
+  router.get('/departments', async (_req, res) => res.json(await listDepartments(knex, tenant(res))));
+  router.get('/departments/:id', async (req, res) =>
+    res.json(found(await getDepartment(knex, tenant(res), idParam(req, 'id', 'Department')), 'Department')),
+  );
+  router.post('/departments', requireAdmin, async (req, res) => {
+    const body = parseBody(departmentBody, req);
+    const { id, position } = await createDepartment(services, ctx(res), {
+      name: body.name,
+      description: body.description ?? null,
+      headId: body.headId ?? null,
+      parentId: body.parentId ?? null,
+    });
+    await settle(position);
+    res.status(201).json(await getDepartment(knex, tenant(res), id));
+  });
+  router.put('/departments/:id', requireAdmin, async (req, res) => {
+    const id = idParam(req, 'id', 'Department');
+    await settle((await updateDepartment(services, ctx(res), id, parseBody(departmentUpdate, req))).position);
+    res.json(found(await getDepartment(knex, tenant(res), id), 'Department'));
+  });
+  router.delete('/departments/:id', requireAdmin, async (req, res) => {
+    await settle((await deleteDepartment(services, ctx(res), idParam(req, 'id', 'Department'))).position);
+    res.json({ success: true });
+  });
+
+  router.get('/teams', async (_req, res) => res.json(await listTeams(knex, tenant(res))));
+  router.get('/teams/:id', async (req, res) => res.json(found(await getTeam(knex, tenant(res), idParam(req, 'id', 'Team')), 'Team')));
+  router.post('/teams', requireAdmin, async (req, res) => {
+    const body = parseBody(teamBody, req);
+    const { id, position } = await createTeam(services, ctx(res), {
+      name: body.name,
+      description: body.description ?? null,
+      leadId: body.leadId ?? null,
+      departmentId: body.departmentId ?? null,
+      memberIds: body.memberIds,
+    });
+    await settle(position);
+    res.status(201).json(await getTeam(knex, tenant(res), id));
+  });
+  router.put('/teams/:id', requireAdmin, async (req, res) => {
+    const id = idParam(req, 'id', 'Team');
+    await settle((await updateTeam(services, ctx(res), id, parseBody(teamUpdate, req))).position);
+    res.json(found(await getTeam(knex, tenant(res), id), 'Team'));
+  });
+  router.post('/teams/:id/members', requireAdmin, async (req, res) => {
+    const id = idParam(req, 'id', 'Team');
+    await settle((await changeTeamMembers(services, ctx(res), id, { add: parseBody(memberBody, req).userId })).position);
+    res.json(found(await getTeam(knex, tenant(res), id), 'Team'));
+  });
+  router.delete('/teams/:id/members/:userId', requireAdmin, async (req, res) => {
+    const id = idParam(req, 'id', 'Team');
+    await settle((await changeTeamMembers(services, ctx(res), id, { remove: idParam(req, 'userId', 'User') })).position);
+    res.json(found(await getTeam(knex, tenant(res), id), 'Team'));
+  });
+  router.delete('/teams/:id', requireAdmin, async (req, res) => {
+    await settle((await deleteTeam(services, ctx(res), idParam(req, 'id', 'Team'))).position);
+    res.json({ success: true });
+  });
+
+  return router;
+}

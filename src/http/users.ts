@@ -1,0 +1,188 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { forbidden, notFound } from '../commands/errors.js';
+import { handleCommand } from '../commands/aggregate.js';
+import { cancelInvitation, invite, resendInvitation } from '../commands/invitations.js';
+import { contextOf, createUser, deactivateUser, deleteUser, updateUser } from '../commands/user-admin.js';
+import { userAggregate } from '../commands/users.js';
+import { passwordSchema } from '../infra/passwords.js';
+import { recordHistory } from '../queries/history.js';
+import {
+  directReports,
+  emailSignature,
+  getUser,
+  listInvitations,
+  listUsers,
+  nameLookup,
+  orgTree,
+  profileStats,
+  roleLookup,
+} from '../queries/users.js';
+import type { Services } from '../service.js';
+import { authenticate, principalOf, requireAdmin, requirePermission } from './authenticate.js';
+import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
+
+const uuid = z.uuid();
+const name = z.string().trim().min(1).max(100);
+const optionalText = (max: number) => z.string().trim().max(max).nullable().optional();
+
+const listQuery = paginationQuery.extend({
+  search: z.string().trim().max(200).optional(),
+  status: z.enum(['active', 'inactive']).optional(),
+  departmentId: uuid.optional(),
+  roleId: uuid.optional(),
+  managerId: uuid.optional(),
+  teamId: uuid.optional(),
+  sortBy: z.string().max(50).optional(),
+  sortDir: z.string().max(4).optional(),
+  sortOrder: z.string().max(4).optional(),
+});
+const inviteBody = z.object({
+  email: z.email().max(254),
+  roleId: uuid,
+  teamIds: z.array(uuid).max(100).optional(),
+  departmentId: uuid.nullable().optional(),
+});
+const createBody = z.object({
+  email: z.email().max(254),
+  password: passwordSchema,
+  firstName: name,
+  lastName: name,
+  roleId: uuid,
+  departmentId: uuid.nullable().optional(),
+  managerId: uuid.nullable().optional(),
+  title: optionalText(200),
+  phone: optionalText(50),
+  teamIds: z.array(uuid).max(100).optional(),
+});
+const updateBody = z
+  .object({
+    firstName: name,
+    lastName: name,
+    title: optionalText(200),
+    phone: optionalText(50),
+    roleId: uuid,
+    departmentId: uuid.nullable(),
+    managerId: uuid.nullable(),
+  })
+  .partial()
+  .strict();
+const signatureBody = z.object({ signature: z.string().max(20_000), isHtml: z.boolean().default(false) });
+
+export function usersRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  router.use('/users', authenticate(services));
+  const ctx = (res: Parameters<typeof principalOf>[0]) => contextOf(principalOf(res), String(res.locals.requestId));
+  const detailOr404 = async (tenantId: string, id: string) => {
+    const user = await getUser(knex, tenantId, id);
+    if (!user) throw notFound('User');
+    return user;
+  };
+  /** A non-admin may not hand out a role as powerful as their own or more. */
+  const assertMayAssign = async (res: Parameters<typeof principalOf>[0], roleId: string | undefined) => {
+    const principal = principalOf(res);
+    if (!roleId || principal.isAdmin) return;
+    const role = await knex('roles').where({ tenant_id: principal.tenantId, id: roleId }).first('level');
+    if (role && role.level >= principal.roleLevel) throw forbidden('You cannot assign a role at or above your own level');
+  };
+
+  router.get('/users', async (req, res) => {
+    res.json(await listUsers(knex, principalOf(res).tenantId, parseQuery(listQuery, req)));
+  });
+  router.get('/users/lookup/roles', async (_req, res) => {
+    res.json(await roleLookup(knex, principalOf(res).tenantId));
+  });
+  router.get('/users/lookup/departments', async (_req, res) => {
+    res.json(await nameLookup(knex, 'departments', principalOf(res).tenantId));
+  });
+  router.get('/users/lookup/teams', async (_req, res) => {
+    res.json(await nameLookup(knex, 'teams', principalOf(res).tenantId));
+  });
+  router.get('/users/org-tree', async (_req, res) => {
+    res.json(await orgTree(knex, principalOf(res).tenantId));
+  });
+
+  router.get('/users/invitations', requireAdmin, async (_req, res) => {
+    res.json(await listInvitations(knex, principalOf(res).tenantId, services.clock.now()));
+  });
+  router.post('/users/invite', requirePermission('users', 'invite'), async (req, res) => {
+    const body = parseBody(inviteBody, req);
+    await assertMayAssign(res, body.roleId);
+    res.status(201).json(await invite(services, principalOf(res), body, ctx(res)));
+  });
+  router.post('/users/invitations/:id/resend', requireAdmin, async (req, res) => {
+    res.json(await resendInvitation(services, principalOf(res), idParam(req, 'id', 'Invitation'), ctx(res)));
+  });
+  router.delete('/users/invitations/:id', requireAdmin, async (req, res) => {
+    res.json(await cancelInvitation(services, idParam(req, 'id', 'Invitation'), ctx(res)));
+  });
+
+  router.get('/users/me/email-signature', async (_req, res) => {
+    const principal = principalOf(res);
+    res.json(await emailSignature(knex, principal.tenantId, principal.userId));
+  });
+  router.put('/users/me/email-signature', async (req, res) => {
+    const principal = principalOf(res);
+    const body = parseBody(signatureBody, req);
+    const result = await handleCommand(services, userAggregate, principal.userId, { kind: 'set-signature', id: principal.userId, ...body }, ctx(res));
+    await services.waitForProjections(result.position);
+    res.json(await emailSignature(knex, principal.tenantId, principal.userId));
+  });
+
+  router.post('/users', requirePermission('users', 'create'), async (req, res) => {
+    const body = parseBody(createBody, req);
+    await assertMayAssign(res, body.roleId);
+    const created = await createUser(services, ctx(res), body);
+    await services.waitForProjections(created.position);
+    res.status(201).json(await detailOr404(principalOf(res).tenantId, created.id));
+  });
+
+  router.get('/users/:id', async (req, res) => {
+    res.json(await detailOr404(principalOf(res).tenantId, idParam(req, 'id', 'User')));
+  });
+  router.put('/users/:id', requirePermission('users', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'User');
+    const body = parseBody(updateBody, req);
+    await assertMayAssign(res, body.roleId);
+    const result = await updateUser(services, ctx(res), id, body);
+    await services.waitForProjections(result.position);
+    res.json(await detailOr404(principalOf(res).tenantId, id));
+  });
+  router.put('/users/:id/deactivate', requireAdmin, async (req, res) => {
+    const result = await deactivateUser(services, ctx(res), idParam(req, 'id', 'User'));
+    await services.waitForProjections(result.position);
+    res.json({ message: 'User deactivated' });
+  });
+  router.put('/users/:id/activate', requireAdmin, async (req, res) => {
+    const id = idParam(req, 'id', 'User');
+    const result = await handleCommand(services, userAggregate, id, { kind: 'activate', id }, ctx(res));
+    await services.waitForProjections(result.position);
+    res.json({ message: 'User activated' });
+  });
+  router.delete('/users/:id', requirePermission('users', 'delete'), async (req, res) => {
+    const result = await deleteUser(services, ctx(res), idParam(req, 'id', 'User'));
+    await services.waitForProjections(result.position);
+    res.json({ message: 'User deleted' });
+  });
+  router.get('/users/:id/direct-reports', async (req, res) => {
+    const principal = principalOf(res);
+    const id = idParam(req, 'id', 'User');
+    await detailOr404(principal.tenantId, id);
+    res.json(await directReports(knex, principal.tenantId, id));
+  });
+  router.get('/users/:id/profile-stats', async (req, res) => {
+    const principal = principalOf(res);
+    const id = idParam(req, 'id', 'User');
+    await detailOr404(principal.tenantId, id);
+    res.json(await profileStats(knex, principal.tenantId, id));
+  });
+  /** For auditors: every change to the user, from its event stream. */
+  router.get('/users/:id/history', requireAdmin, async (req, res) => {
+    const history = await recordHistory(services, userAggregate, idParam(req, 'id', 'User'), principalOf(res).tenantId);
+    if (!history) throw notFound('User');
+    res.json(history);
+  });
+
+  return router;
+}
