@@ -29,6 +29,8 @@ import type { SagaRetryPolicy } from './sagas/runner.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
 import { sagas as allSagas } from './sagas/registry.js';
+import { scheduledJobs } from './sagas/jobs.js';
+import { Scheduler } from './sagas/scheduler.js';
 
 /** Everything a module needs, built once at start-up and handed down. */
 export interface Services extends IdentityDeps {
@@ -148,6 +150,12 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       rateLimiter: new RateLimiter(db.knex, clock),
       waitForProjections: (position, timeoutMs = config.PROJECTION_WAIT_MS) => projections.waitFor(position, timeoutMs),
     };
+
+    if (runsWorkers) {
+      const scheduler = new Scheduler({ knex: db.knex, logger }, scheduledJobs(services));
+      scheduler.start();
+      cleanups.push(() => scheduler.close());
+    }
 
     const app = createHttpApp({
       trustProxy: config.TRUST_PROXY,

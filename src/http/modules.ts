@@ -1,5 +1,6 @@
 import type { Router } from 'express';
 import type { Services } from '../service.js';
+import { adminRouter } from './admin.js';
 import { authRouter } from './auth.js';
 import { organisationRouter } from './organisation.js';
 import { usersRouter } from './users.js';
@@ -9,4 +10,5 @@ export function mountModules(router: Router, services: Services): void {
   router.use(authRouter(services));
   router.use(usersRouter(services));
   router.use(organisationRouter(services));
+  router.use(adminRouter(services));
 }

@@ -1,0 +1,28 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { listAuditTrail } from '../queries/audit-trail.js';
+import type { Services } from '../service.js';
+import { authenticate, principalOf, requireAdmin } from './authenticate.js';
+import { paginationQuery, parseQuery } from './validate.js';
+
+const auditQuery = paginationQuery.extend({
+  userId: z.uuid().optional(),
+  streamId: z.string().max(200).optional(),
+  eventType: z.string().max(100).optional(),
+  from: z.coerce.date().optional(),
+  to: z.coerce.date().optional(),
+});
+
+/** Administrators' views of what the service did: mail it sent (or kept) and the audit trail. */
+export function adminRouter(services: Services): Router {
+  const router = Router();
+  router.use('/admin', authenticate(services), requireAdmin);
+  router.get('/admin/outbox', async (req, res) => {
+    const { page, limit } = parseQuery(paginationQuery, req);
+    res.json(await services.mailer.listOutbox(principalOf(res).tenantId, page, limit));
+  });
+  router.get('/admin/audit-trail', async (req, res) => {
+    res.json(await listAuditTrail(services.knex, principalOf(res).tenantId, parseQuery(auditQuery, req)));
+  });
+  return router;
+}
