@@ -324,6 +324,8 @@ describe('users', () => {
     it('a plain user gets 403 on every admin-only and users.* route, and changes nothing', async () => {
       const plain = await createUserAs(service, admin, 'user');
       const target = await newUser();
+      const department = (await send('POST', '/departments', { name: `D ${randomUUID().slice(0, 4)}` })).body;
+      const team = (await send('POST', '/teams', { name: `T ${randomUUID().slice(0, 4)}`, memberIds: [target.id] })).body;
       const invitation = (await send('POST', '/users/invite', { email: `p-${randomUUID().slice(0, 6)}@example.com`, roleId: roles.user })).body;
       const denied: [string, string, unknown?][] = [
         ['GET', '/users/invitations'],
@@ -340,7 +342,14 @@ describe('users', () => {
         ['PUT', `/roles/${roles.user}`, { description: 'x' }],
         ['DELETE', `/roles/${roles.manager}`],
         ['POST', '/departments', { name: 'Mine' }],
+        ['PUT', `/departments/${department.id}`, { name: 'Mine' }],
+        ['DELETE', `/departments/${department.id}`],
         ['POST', '/teams', { name: 'Mine' }],
+        ['PUT', `/teams/${team.id}`, { name: 'Mine' }],
+        ['POST', `/teams/${team.id}/members`, { userId: plain.user.id }],
+        ['DELETE', `/teams/${team.id}/members/${target.id}`],
+        ['DELETE', `/teams/${team.id}`],
+        ['GET', '/admin/outbox'],
       ];
       for (const [method, path, body] of denied) {
         const res = await send(method, path, body, plain);
@@ -348,8 +357,11 @@ describe('users', () => {
       }
       expect((await get(`/users/${target.id}`)).body.title).to.equal(null);
       expect((await get(`/users/${target.id}`)).body.status).to.equal('active');
+      expect((await get(`/teams/${team.id}`)).body.memberIds).to.deep.equal([target.id]);
+      expect((await get(`/departments/${department.id}`)).body.name).to.equal(department.name);
       // Reading the directory needs only a token.
       expect((await get('/users', plain)).status).to.equal(200);
+      expect((await get(`/teams/${team.id}`, plain)).status).to.equal(200);
       expect((await get(`/users/${target.id}`, plain)).status).to.equal(200);
     });
 
