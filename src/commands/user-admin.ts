@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../infra/passwords.js';
-import type { Principal } from '../queries/principal.js';
 import { handleCommand, type CommandResult } from './aggregate.js';
 import { conflict } from './errors.js';
 import { claimUnique, lastPosition, releaseUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
@@ -10,12 +9,6 @@ import { loadAggregate } from './aggregate.js';
 import { revokeUserSessions } from './auth.js';
 import { userAggregate } from './users.js';
 import type { UserFields } from '../events/users.js';
-
-export const contextOf = (principal: Principal, correlationId: string): CommandContext => ({
-  tenantId: principal.tenantId,
-  userId: principal.userId,
-  correlationId,
-});
 
 /** Adds a user to teams (one event per team, so each team's history says who joined). */
 export async function addToTeams(deps: IdentityDeps, ctx: CommandContext, userId: string, teamIds: string[]) {

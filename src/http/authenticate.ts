@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { forbidden, unauthorized } from '../commands/errors.js';
 import type { AccessTokens } from '../infra/tokens.js';
 import { can, loadPrincipal, type Principal } from '../queries/principal.js';
+import type { CommandContext } from '../commands/aggregate.js';
 import type { Knex } from 'knex';
 
 const CACHE_LIMIT = 10_000;
@@ -36,6 +37,12 @@ export function principalOf(res: Response): Principal {
   const principal = res.locals.principal as Principal | undefined;
   if (!principal) throw unauthorized();
   return principal;
+}
+
+/** Who acts and why, for the commands a request issues: the caller, under the request id. */
+export function commandContextOf(res: Response): CommandContext {
+  const principal = principalOf(res);
+  return { tenantId: principal.tenantId, userId: principal.userId, correlationId: String(res.locals.requestId) };
 }
 
 export function requirePermission(module: string, action: string): RequestHandler {

@@ -14,11 +14,10 @@ import {
   updateTeam,
 } from '../commands/organisation-admin.js';
 import { ACTIONS, MODULES, SCOPED_MODULES, SCOPES } from '../commands/permissions.js';
-import { contextOf } from '../commands/user-admin.js';
 import type { Position } from '../events/store/types.js';
 import { getDepartment, getRole, getTeam, listDepartments, listRoles, listTeams } from '../queries/organisation.js';
 import type { Services } from '../service.js';
-import { authenticate, principalOf, requireAdmin } from './authenticate.js';
+import { authenticate, commandContextOf, principalOf, requireAdmin } from './authenticate.js';
 import { idParam, parseBody } from './validate.js';
 
 const uuid = z.uuid();
@@ -60,7 +59,6 @@ export function organisationRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
   for (const path of ['/roles', '/departments', '/teams']) router.use(path, authenticate(services));
-  const ctx = (res: Response) => contextOf(principalOf(res), String(res.locals.requestId));
   const tenant = (res: Response) => principalOf(res).tenantId;
   const found = <T>(value: T | null, what: string): T => {
     if (!value) throw notFound(what);
@@ -72,17 +70,17 @@ export function organisationRouter(services: Services): Router {
   router.get('/roles/:id', async (req, res) => res.json(found(await getRole(knex, tenant(res), idParam(req, 'id', 'Role')), 'Role')));
   router.post('/roles', requireAdmin, async (req, res) => {
     const body = parseBody(roleBody, req);
-    const { id, position } = await createRole(services, ctx(res), { ...body, description: body.description ?? null });
+    const { id, position } = await createRole(services, commandContextOf(res), { ...body, description: body.description ?? null });
     await settle(position);
     res.status(201).json(await getRole(knex, tenant(res), id));
   });
   router.put('/roles/:id', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Role');
-    await settle((await updateRole(services, ctx(res), id, parseBody(roleUpdate, req))).position);
+    await settle((await updateRole(services, commandContextOf(res), id, parseBody(roleUpdate, req))).position);
     res.json(found(await getRole(knex, tenant(res), id), 'Role'));
   });
   router.delete('/roles/:id', requireAdmin, async (req, res) => {
-    await settle((await deleteRole(services, ctx(res), idParam(req, 'id', 'Role'))).position);
+    await settle((await deleteRole(services, commandContextOf(res), idParam(req, 'id', 'Role'))).position);
     res.json({ success: true });
   });
 
@@ -92,7 +90,7 @@ export function organisationRouter(services: Services): Router {
   );
   router.post('/departments', requireAdmin, async (req, res) => {
     const body = parseBody(departmentBody, req);
-    const { id, position } = await createDepartment(services, ctx(res), {
+    const { id, position } = await createDepartment(services, commandContextOf(res), {
       name: body.name,
       description: body.description ?? null,
       headId: body.headId ?? null,
@@ -103,11 +101,11 @@ export function organisationRouter(services: Services): Router {
   });
   router.put('/departments/:id', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Department');
-    await settle((await updateDepartment(services, ctx(res), id, parseBody(departmentUpdate, req))).position);
+    await settle((await updateDepartment(services, commandContextOf(res), id, parseBody(departmentUpdate, req))).position);
     res.json(found(await getDepartment(knex, tenant(res), id), 'Department'));
   });
   router.delete('/departments/:id', requireAdmin, async (req, res) => {
-    await settle((await deleteDepartment(services, ctx(res), idParam(req, 'id', 'Department'))).position);
+    await settle((await deleteDepartment(services, commandContextOf(res), idParam(req, 'id', 'Department'))).position);
     res.json({ success: true });
   });
 
@@ -115,7 +113,7 @@ export function organisationRouter(services: Services): Router {
   router.get('/teams/:id', async (req, res) => res.json(found(await getTeam(knex, tenant(res), idParam(req, 'id', 'Team')), 'Team')));
   router.post('/teams', requireAdmin, async (req, res) => {
     const body = parseBody(teamBody, req);
-    const { id, position } = await createTeam(services, ctx(res), {
+    const { id, position } = await createTeam(services, commandContextOf(res), {
       name: body.name,
       description: body.description ?? null,
       leadId: body.leadId ?? null,
@@ -127,21 +125,21 @@ export function organisationRouter(services: Services): Router {
   });
   router.put('/teams/:id', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Team');
-    await settle((await updateTeam(services, ctx(res), id, parseBody(teamUpdate, req))).position);
+    await settle((await updateTeam(services, commandContextOf(res), id, parseBody(teamUpdate, req))).position);
     res.json(found(await getTeam(knex, tenant(res), id), 'Team'));
   });
   router.post('/teams/:id/members', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Team');
-    await settle((await changeTeamMembers(services, ctx(res), id, { add: parseBody(memberBody, req).userId })).position);
+    await settle((await changeTeamMembers(services, commandContextOf(res), id, { add: parseBody(memberBody, req).userId })).position);
     res.json(found(await getTeam(knex, tenant(res), id), 'Team'));
   });
   router.delete('/teams/:id/members/:userId', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Team');
-    await settle((await changeTeamMembers(services, ctx(res), id, { remove: idParam(req, 'userId', 'User') })).position);
+    await settle((await changeTeamMembers(services, commandContextOf(res), id, { remove: idParam(req, 'userId', 'User') })).position);
     res.json(found(await getTeam(knex, tenant(res), id), 'Team'));
   });
   router.delete('/teams/:id', requireAdmin, async (req, res) => {
-    await settle((await deleteTeam(services, ctx(res), idParam(req, 'id', 'Team'))).position);
+    await settle((await deleteTeam(services, commandContextOf(res), idParam(req, 'id', 'Team'))).position);
     res.json({ success: true });
   });
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { forbidden, notFound } from '../commands/errors.js';
 import { handleCommand } from '../commands/aggregate.js';
 import { cancelInvitation, invite, resendInvitation } from '../commands/invitations.js';
-import { contextOf, createUser, deactivateUser, deleteUser, updateUser } from '../commands/user-admin.js';
+import { createUser, deactivateUser, deleteUser, updateUser } from '../commands/user-admin.js';
 import { userAggregate } from '../commands/users.js';
 import { passwordSchema } from '../infra/passwords.js';
 import { recordHistory } from '../queries/history.js';
@@ -19,7 +19,7 @@ import {
   roleLookup,
 } from '../queries/users.js';
 import type { Services } from '../service.js';
-import { authenticate, principalOf, requireAdmin, requirePermission } from './authenticate.js';
+import { authenticate, commandContextOf, principalOf, requireAdmin, requirePermission } from './authenticate.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
 
 const uuid = z.uuid();
@@ -73,7 +73,6 @@ export function usersRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
   router.use('/users', authenticate(services));
-  const ctx = (res: Parameters<typeof principalOf>[0]) => contextOf(principalOf(res), String(res.locals.requestId));
   const detailOr404 = async (tenantId: string, id: string) => {
     const user = await getUser(knex, tenantId, id);
     if (!user) throw notFound('User');
@@ -109,13 +108,13 @@ export function usersRouter(services: Services): Router {
   router.post('/users/invite', requirePermission('users', 'invite'), async (req, res) => {
     const body = parseBody(inviteBody, req);
     await assertMayAssign(res, body.roleId);
-    res.status(201).json(await invite(services, principalOf(res), body, ctx(res)));
+    res.status(201).json(await invite(services, principalOf(res), body, commandContextOf(res)));
   });
   router.post('/users/invitations/:id/resend', requireAdmin, async (req, res) => {
-    res.json(await resendInvitation(services, principalOf(res), idParam(req, 'id', 'Invitation'), ctx(res)));
+    res.json(await resendInvitation(services, principalOf(res), idParam(req, 'id', 'Invitation'), commandContextOf(res)));
   });
   router.delete('/users/invitations/:id', requireAdmin, async (req, res) => {
-    res.json(await cancelInvitation(services, idParam(req, 'id', 'Invitation'), ctx(res)));
+    res.json(await cancelInvitation(services, idParam(req, 'id', 'Invitation'), commandContextOf(res)));
   });
 
   router.get('/users/me/email-signature', async (_req, res) => {
@@ -125,7 +124,7 @@ export function usersRouter(services: Services): Router {
   router.put('/users/me/email-signature', async (req, res) => {
     const principal = principalOf(res);
     const body = parseBody(signatureBody, req);
-    const result = await handleCommand(services, userAggregate, principal.userId, { kind: 'set-signature', id: principal.userId, ...body }, ctx(res));
+    const result = await handleCommand(services, userAggregate, principal.userId, { kind: 'set-signature', id: principal.userId, ...body }, commandContextOf(res));
     await services.waitForProjections(result.position);
     res.json(await emailSignature(knex, principal.tenantId, principal.userId));
   });
@@ -133,7 +132,7 @@ export function usersRouter(services: Services): Router {
   router.post('/users', requirePermission('users', 'create'), async (req, res) => {
     const body = parseBody(createBody, req);
     await assertMayAssign(res, body.roleId);
-    const created = await createUser(services, ctx(res), body);
+    const created = await createUser(services, commandContextOf(res), body);
     await services.waitForProjections(created.position);
     res.status(201).json(await detailOr404(principalOf(res).tenantId, created.id));
   });
@@ -145,23 +144,23 @@ export function usersRouter(services: Services): Router {
     const id = idParam(req, 'id', 'User');
     const body = parseBody(updateBody, req);
     await assertMayAssign(res, body.roleId);
-    const result = await updateUser(services, ctx(res), id, body);
+    const result = await updateUser(services, commandContextOf(res), id, body);
     await services.waitForProjections(result.position);
     res.json(await detailOr404(principalOf(res).tenantId, id));
   });
   router.put('/users/:id/deactivate', requireAdmin, async (req, res) => {
-    const result = await deactivateUser(services, ctx(res), idParam(req, 'id', 'User'));
+    const result = await deactivateUser(services, commandContextOf(res), idParam(req, 'id', 'User'));
     await services.waitForProjections(result.position);
     res.json({ message: 'User deactivated' });
   });
   router.put('/users/:id/activate', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'User');
-    const result = await handleCommand(services, userAggregate, id, { kind: 'activate', id }, ctx(res));
+    const result = await handleCommand(services, userAggregate, id, { kind: 'activate', id }, commandContextOf(res));
     await services.waitForProjections(result.position);
     res.json({ message: 'User activated' });
   });
   router.delete('/users/:id', requirePermission('users', 'delete'), async (req, res) => {
-    const result = await deleteUser(services, ctx(res), idParam(req, 'id', 'User'));
+    const result = await deleteUser(services, commandContextOf(res), idParam(req, 'id', 'User'));
     await services.waitForProjections(result.position);
     res.json({ message: 'User deleted' });
   });

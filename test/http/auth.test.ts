@@ -4,9 +4,7 @@ import { ManualClock } from '../../src/infra/clock.js';
 import { PASSWORD_RULE } from '../../src/infra/passwords.js';
 import { login, PASSWORD, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { TestSmtpServer } from '../support/smtp.js';
-
-const tokenFrom = (body: string) => /token=([A-Za-z0-9_-]+)/.exec(body)![1];
+import { TestSmtpServer, tokenFrom } from '../support/smtp.js';
 
 describe('authentication', () => {
   let service: TestService;

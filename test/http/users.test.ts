@@ -3,9 +3,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, login, PASSWORD, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { TestSmtpServer } from '../support/smtp.js';
-
-const tokenFrom = (body: string) => /token=([A-Za-z0-9_-]+)/.exec(body)![1];
+import { TestSmtpServer, tokenFrom } from '../support/smtp.js';
 
 describe('users', () => {
   let service: TestService;

@@ -1,6 +1,9 @@
 import net from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
+/** The token of the first `token=` link in a mail body. */
+export const tokenFrom = (body: string): string => /token=([A-Za-z0-9_-]+)/.exec(body)![1];
+
 /** Undoes quoted-printable soft breaks and escapes, enough to find a link in a body. */
 export function decodeQuotedPrintable(raw: string): string {
   return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
