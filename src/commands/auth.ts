@@ -242,14 +242,15 @@ export async function forgotPassword(deps: IdentityDeps, input: { email: string;
   const expiresAt = new Date(now.getTime() + deps.config.RESET_TOKEN_TTL_MINUTES * 60_000);
   await deps.knex('one_time_tokens').insert({ token_hash: hash, purpose: RESET, subject_id: user.id, tenant_id: tenant.id, expires_at: expiresAt, created_at: now });
   const link = `${deps.config.APP_URL}/reset-password?token=${token}`;
-  await deps.mailer.send({
+  // Sent off the request path: the answer must not take longer when the account exists.
+  void deps.mailer.send({
     tenantId: tenant.id,
     kind: 'password_reset',
     to: email,
     subject: `Reset your ${tenant.company_name} CRM password`,
     text: `Someone asked to reset the password of your account at ${tenant.company_name}.\n\nTo choose a new password, open:\n${link}\n\nThe link works once and expires in ${deps.config.RESET_TOKEN_TTL_MINUTES} minutes. If you did not ask for this, ignore this message.`,
     secrets: [token],
-  });
+  }).catch((error) => deps.logger.error({ err: error, kind: 'password_reset' }, 'reset mail could not be queued'));
 }
 
 /** A one-time token's row if it exists; 404/400 as the purpose demands otherwise. */

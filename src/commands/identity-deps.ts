@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Config } from '../infra/config.js';
+import type { Logger } from '../infra/logger.js';
 import type { Mailer } from '../infra/mailer.js';
 import type { RateLimiter } from '../infra/rate-limit.js';
 import type { AccessTokens } from '../infra/tokens.js';
@@ -10,6 +11,7 @@ import type { CommandContext, CommandDeps, CommandResult } from './aggregate.js'
 export interface IdentityDeps extends CommandDeps {
   knex: Knex;
   config: Config;
+  logger: Logger;
   accessTokens: AccessTokens;
   mailer: Mailer;
   rateLimiter: RateLimiter;

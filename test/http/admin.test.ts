@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { until } from '../support/wait.js';
 
 describe('administration views', () => {
   let service: TestService;
@@ -13,6 +14,7 @@ describe('administration views', () => {
 
   it('without SMTP, mail is kept in the outbox, listed for admins with its link masked', async () => {
     await service.request('POST', '/api/auth/forgot-password', { email: admin.user.email, tenantSlug: admin.tenant.slug });
+    await until(async () => (await service.services.knex('mail_outbox').where({ to_address: admin.user.email })).length === 1);
     const [row] = await service.services.knex('mail_outbox').where({ to_address: admin.user.email }).select('text_body', 'status');
     expect(row.status).to.equal('stored');
     const token = /token=([A-Za-z0-9_-]+)/.exec(row.text_body)![1];
