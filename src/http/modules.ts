@@ -1,6 +1,8 @@
 import type { Router } from 'express';
 import type { Services } from '../service.js';
+import { accountsRouter } from './accounts.js';
 import { adminRouter } from './admin.js';
+import { contactsRouter } from './contacts.js';
 import { authRouter } from './auth.js';
 import { organisationRouter } from './organisation.js';
 import { usersRouter } from './users.js';
@@ -11,4 +13,6 @@ export function mountModules(router: Router, services: Services): void {
   router.use(usersRouter(services));
   router.use(organisationRouter(services));
   router.use(adminRouter(services));
+  router.use(contactsRouter(services));
+  router.use(accountsRouter(services));
 }

@@ -3,36 +3,28 @@ import type { DepartmentFields, RoleFields, TeamFields } from '../events/organis
 import type { InvitationFields, UserFields } from '../events/users.js';
 import type { Projection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
+import { toColumns } from './columns.js';
 
 type Row = Record<string, unknown>;
 
-const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-/** camelCase event fields → snake_case columns, for the fields named in `columns`. */
-function columnsOf(fields: Row, columns: Record<string, string>): Row {
-  const row: Row = {};
-  for (const [field, value] of Object.entries(fields)) if (field in columns) row[columns[field]] = value;
-  return row;
-}
-const columnMap = (fields: string[]) => Object.fromEntries(fields.map((f) => [f, snake(f)]));
-
-const roleColumns = columnMap(['name', 'level', 'description', 'permissions', 'recordAccess', 'isSystem']);
-const departmentColumns = columnMap(['name', 'description', 'headId', 'parentId']);
-const teamColumns = columnMap(['name', 'description', 'leadId', 'departmentId', 'memberIds']);
-const userColumns = columnMap(['email', 'firstName', 'lastName', 'title', 'phone', 'roleId', 'departmentId', 'managerId']);
+const roleColumns = (['name', 'level', 'description', 'permissions', 'recordAccess', 'isSystem']);
+const departmentColumns = (['name', 'description', 'headId', 'parentId']);
+const teamColumns = (['name', 'description', 'leadId', 'departmentId', 'memberIds']);
+const userColumns = (['email', 'firstName', 'lastName', 'title', 'phone', 'roleId', 'departmentId', 'managerId']);
 
 /** Created / Updated / Deleted of a plain record table with tenant_id, timestamps and soft delete. */
-function recordHandlers<F extends object>(name: string, table: string, columns: Record<string, string>) {
+function recordHandlers<F extends object>(name: string, table: string, columns: readonly string[]) {
   return {
     [`${name}Created`]: (e: RecordedEvent<F & { id: string }>, w: ReadModelWriter) =>
       w.insert(table, {
         id: e.data.id,
         tenant_id: e.metadata.tenantId,
-        ...columnsOf(e.data as Row, columns),
+        ...toColumns(e.data as Row, columns),
         created_at: e.createdAt,
         updated_at: e.createdAt,
       }),
     [`${name}Updated`]: (e: RecordedEvent<{ id: string; changes: Partial<F> }>, w: ReadModelWriter) =>
-      w.update(table, { id: e.data.id }, { ...columnsOf(e.data.changes as Row, columns), updated_at: e.createdAt }),
+      w.update(table, { id: e.data.id }, { ...toColumns(e.data.changes as Row, columns), updated_at: e.createdAt }),
     [`${name}Deleted`]: (e: RecordedEvent<{ id: string }>, w: ReadModelWriter) =>
       w.update(table, { id: e.data.id }, { deleted_at: e.createdAt, updated_at: e.createdAt }),
   };
@@ -55,12 +47,12 @@ export const identityProjection: Projection = {
       w.insert('users', {
         id: e.data.id,
         tenant_id: e.metadata.tenantId,
-        ...columnsOf(e.data as unknown as Row, userColumns),
+        ...toColumns(e.data as unknown as Row, userColumns),
         status: 'active',
         created_at: e.createdAt,
         updated_at: e.createdAt,
       }),
-    UserUpdated: (e, w) => touch(e, w, 'users', columnsOf(e.data.changes, userColumns)),
+    UserUpdated: (e, w) => touch(e, w, 'users', toColumns(e.data.changes, userColumns)),
     UserDeactivated: (e, w) => touch(e, w, 'users', { status: 'inactive' }),
     UserActivated: (e, w) => touch(e, w, 'users', { status: 'active' }),
     UserDeleted: (e, w) => touch(e, w, 'users', { deleted_at: e.createdAt }),

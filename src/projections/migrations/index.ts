@@ -4,6 +4,7 @@ import { migration0002AuditTrail } from './0002_audit_trail.js';
 import { migration0003ProjectionRebuilds } from './0003_projection_rebuilds.js';
 import { migration0004MailOutbox } from './0004_mail_outbox.js';
 import { migration0005Identity } from './0005_identity.js';
+import { migration0006Records } from './0006_records.js';
 
 interface Migration {
   name: string;
@@ -12,7 +13,7 @@ interface Migration {
 }
 
 /** In order of application. A released migration is never edited: add the next one. */
-export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity];
+export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => migrations,

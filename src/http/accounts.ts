@@ -1,0 +1,105 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { accountAggregate } from '../commands/accounts.js';
+import { notFound } from '../commands/errors.js';
+import { createAccount, deleteAccount, updateAccount } from '../commands/record-commands.js';
+import { accountChildren, getAccount, listAccounts, visibleAccounts } from '../queries/accounts.js';
+import type { Principal } from '../queries/principal.js';
+import type { Services } from '../service.js';
+import { authenticate, commandContextOf, principalOf, requirePermission } from './authenticate.js';
+import { address, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
+import { mountRecordSubresources } from './record-subresources.js';
+import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
+
+const uuid = z.uuid();
+const accountFields = {
+  name: z.string().trim().min(1).max(200),
+  type: z.enum(['B2B', 'B2C']).nullable().optional(),
+  industry: optionalText(100),
+  website: url,
+  phone,
+  email,
+  annualRevenue: z.number().min(0).max(1e15).multipleOf(0.01).nullable().optional(),
+  employees: z.number().int().min(0).max(10_000_000).nullable().optional(),
+  parentAccountId: uuid.nullable().optional(),
+  billingAddress: address,
+  shippingAddress: address,
+  description: optionalText(10_000),
+  customFields,
+  ownerId: uuid.optional(),
+};
+const createBody = z.object(accountFields).strict();
+const updateBody = z.object(accountFields).partial().strict();
+const listQuery = paginationQuery.extend({
+  ...listQueryBase,
+  type: z.enum(['B2B', 'B2C']).optional(),
+  industry: z.string().max(100).optional(),
+  parentAccountId: uuid.optional(),
+  ownerId: uuid.optional(),
+});
+
+const withDefaults = (b: z.infer<typeof createBody>) => ({
+  name: b.name,
+  type: b.type ?? null,
+  industry: b.industry ?? null,
+  website: b.website ?? null,
+  phone: b.phone ?? null,
+  email: b.email ?? null,
+  annualRevenue: b.annualRevenue ?? null,
+  employees: b.employees ?? null,
+  parentAccountId: b.parentAccountId ?? null,
+  billingAddress: b.billingAddress ?? null,
+  shippingAddress: b.shippingAddress ?? null,
+  description: b.description ?? null,
+  customFields: b.customFields ?? {},
+  ownerId: b.ownerId,
+});
+
+export function accountsRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  router.use('/accounts', authenticate(services));
+  const visible = async (principal: Principal, id: string) => !!(await visibleAccounts(knex, principal).where('a.id', id).first('a.id'));
+  const detail = async (principal: Principal, id: string) => {
+    const account = await getAccount(knex, principal, id);
+    if (!account) throw notFound('Account');
+    return account;
+  };
+  const visibleOr404 = async (principal: Principal, id: string) => {
+    if (!(await visible(principal, id))) throw notFound('Account');
+  };
+
+  router.post('/accounts', requirePermission('accounts', 'create'), async (req, res) => {
+    const { id, position } = await createAccount(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
+    await services.waitForProjections(position);
+    res.status(201).json(await detail(principalOf(res), id));
+  });
+  router.get('/accounts', requirePermission('accounts', 'view'), async (req, res) => {
+    res.json(await listAccounts(knex, principalOf(res), parseQuery(listQuery, req)));
+  });
+  router.get('/accounts/:id', requirePermission('accounts', 'view'), async (req, res) => {
+    res.json(await detail(principalOf(res), idParam(req, 'id', 'Account')));
+  });
+  router.put('/accounts/:id', requirePermission('accounts', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Account');
+    const changes = parseBody(updateBody, req);
+    await visibleOr404(principalOf(res), id);
+    const result = await updateAccount(services, commandContextOf(res), id, changes as never);
+    await services.waitForProjections(result.position);
+    res.json(await detail(principalOf(res), id));
+  });
+  router.delete('/accounts/:id', requirePermission('accounts', 'delete'), async (req, res) => {
+    const id = idParam(req, 'id', 'Account');
+    await visibleOr404(principalOf(res), id);
+    await services.waitForProjections((await deleteAccount(services, commandContextOf(res), id)).position);
+    res.json({ success: true });
+  });
+  router.get('/accounts/:id/children', requirePermission('accounts', 'view'), async (req, res) => {
+    const id = idParam(req, 'id', 'Account');
+    await visibleOr404(principalOf(res), id);
+    res.json(await accountChildren(knex, principalOf(res), id));
+  });
+
+  mountRecordSubresources(router, services, { path: '/accounts', module: 'accounts', recordType: 'account', what: 'Account', aggregate: accountAggregate as never, visible });
+  return router;
+}

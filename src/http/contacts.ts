@@ -1,0 +1,122 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { contactAggregate } from '../commands/contacts.js';
+import { notFound } from '../commands/errors.js';
+import { createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/record-commands.js';
+import { contactAccounts, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
+import type { Principal } from '../queries/principal.js';
+import type { Services } from '../service.js';
+import { authenticate, commandContextOf, principalOf, requirePermission } from './authenticate.js';
+import { address, customFields, email, listQueryBase, optionalText, phone } from './record-schemas.js';
+import { mountRecordSubresources } from './record-subresources.js';
+import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
+
+const uuid = z.uuid();
+const contactFields = {
+  firstName: optionalText(100),
+  lastName: z.string().trim().min(1).max(100),
+  email,
+  phone,
+  mobile: phone,
+  title: optionalText(200),
+  department: optionalText(100),
+  source: optionalText(100),
+  description: optionalText(10_000),
+  mailingAddress: address,
+  customFields,
+  ownerId: uuid.optional(),
+};
+/** Unknown fields are refused (400): a misspelt field never silently does nothing. */
+const createBody = z.object(contactFields).strict();
+const updateBody = z.object(contactFields).partial().strict();
+const listQuery = paginationQuery.extend({
+  ...listQueryBase,
+  source: z.string().max(100).optional(),
+  accountId: uuid.optional(),
+  createdBy: uuid.optional(),
+  ownerId: uuid.optional(),
+});
+const linkBody = z.object({ role: z.string().trim().min(1).max(50).default('primary') }).strict();
+
+const withDefaults = (body: z.infer<typeof createBody>) => ({
+  firstName: body.firstName ?? null,
+  lastName: body.lastName,
+  email: body.email ?? null,
+  phone: body.phone ?? null,
+  mobile: body.mobile ?? null,
+  title: body.title ?? null,
+  department: body.department ?? null,
+  source: body.source ?? null,
+  description: body.description ?? null,
+  mailingAddress: body.mailingAddress ?? null,
+  customFields: body.customFields ?? {},
+  ownerId: body.ownerId,
+});
+
+export function contactsRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  router.use('/contacts', authenticate(services));
+  const visible = async (principal: Principal, id: string) => !!(await visibleContacts(knex, principal).where('c.id', id).first('c.id'));
+  const detail = async (principal: Principal, id: string) => {
+    const contact = await getContact(knex, principal, id);
+    if (!contact) throw notFound('Contact');
+    return contact;
+  };
+  /** Writes need the record to be visible to the caller first (404 otherwise). */
+  const visibleOr404 = async (principal: Principal, id: string) => {
+    if (!(await visible(principal, id))) throw notFound('Contact');
+  };
+
+  router.post('/contacts', requirePermission('contacts', 'create'), async (req, res) => {
+    const { id, position } = await createContact(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
+    await services.waitForProjections(position);
+    res.status(201).json(await detail(principalOf(res), id));
+  });
+  router.get('/contacts', requirePermission('contacts', 'view'), async (req, res) => {
+    res.json(await listContacts(knex, principalOf(res), parseQuery(listQuery, req)));
+  });
+  router.get('/contacts/:id', requirePermission('contacts', 'view'), async (req, res) => {
+    res.json(await detail(principalOf(res), idParam(req, 'id', 'Contact')));
+  });
+  router.put('/contacts/:id', requirePermission('contacts', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Contact');
+    const changes = parseBody(updateBody, req);
+    await visibleOr404(principalOf(res), id);
+    const result = await updateContact(services, commandContextOf(res), id, changes as never);
+    await services.waitForProjections(result.position);
+    res.json(await detail(principalOf(res), id));
+  });
+  router.delete('/contacts/:id', requirePermission('contacts', 'delete'), async (req, res) => {
+    const id = idParam(req, 'id', 'Contact');
+    await visibleOr404(principalOf(res), id);
+    await services.waitForProjections((await deleteContact(services, commandContextOf(res), id)).position);
+    res.json({ success: true });
+  });
+
+  router.get('/contacts/:id/accounts', requirePermission('contacts', 'view'), async (req, res) => {
+    const id = idParam(req, 'id', 'Contact');
+    await visibleOr404(principalOf(res), id);
+    res.json(await contactAccounts(knex, principalOf(res).tenantId, id));
+  });
+  router.post('/contacts/:id/accounts/:accountId', requirePermission('contacts', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Contact');
+    const accountId = idParam(req, 'accountId', 'Account');
+    const { role } = parseBody(linkBody, req);
+    await visibleOr404(principalOf(res), id);
+    const result = await linkContactToAccount(services, commandContextOf(res), id, accountId, role);
+    await services.waitForProjections(result.position);
+    res.status(201).json(await contactAccounts(knex, principalOf(res).tenantId, id));
+  });
+  router.delete('/contacts/:id/accounts/:accountId', requirePermission('contacts', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Contact');
+    const accountId = idParam(req, 'accountId', 'Account');
+    await visibleOr404(principalOf(res), id);
+    const result = await unlinkContactFromAccount(services, commandContextOf(res), id, accountId);
+    await services.waitForProjections(result.position);
+    res.json({ success: true });
+  });
+
+  mountRecordSubresources(router, services, { path: '/contacts', module: 'contacts', recordType: 'contact', what: 'Contact', aggregate: contactAggregate as never, visible });
+  return router;
+}

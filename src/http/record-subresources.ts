@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, Response, Router } from 'express';
+import { handleCommand, type Aggregate, type DomainEvent } from '../commands/aggregate.js';
+import { notFound } from '../commands/errors.js';
+import type { NoteCommand } from '../commands/records.js';
+import { recordHistory } from '../queries/history.js';
+import type { Principal } from '../queries/principal.js';
+import { recordActivities, recordDocuments, recordNotes } from '../queries/record-subresources.js';
+import type { Services } from '../service.js';
+import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
+import { noteBody } from './record-schemas.js';
+import { idParam, parseBody } from './validate.js';
+
+/**
+ * `/<path>/:id/activities`, `/history`, `/documents`, `/notes` (GET and POST) for one
+ * record kind. `visible` says whether the caller may see the record (its scope); anything
+ * else answers 404, as for a record of another tenant.
+ */
+export function mountRecordSubresources<S, E extends DomainEvent>(
+  router: Router,
+  services: Services,
+  options: {
+    path: string;
+    module: string;
+    recordType: string;
+    what: string;
+    aggregate: Aggregate<S, E, NoteCommand & never>;
+    visible(principal: Principal, id: string): Promise<boolean>;
+  },
+): void {
+  const { knex } = services;
+  const view = requirePermission(options.module, 'view');
+  const visibleId = async (req: Request, res: Response) => {
+    const id = idParam(req, 'id', options.what);
+    if (!(await options.visible(principalOf(res), id))) throw notFound(options.what);
+    return id;
+  };
+
+  router.get(`${options.path}/:id/activities`, view, async (req, res) => {
+    res.json(await recordActivities(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
+  });
+  router.get(`${options.path}/:id/history`, view, async (req, res) => {
+    const id = await visibleId(req, res);
+    res.json((await recordHistory(services, options.aggregate as Aggregate<S, E, unknown>, id, principalOf(res).tenantId)) ?? []);
+  });
+  router.get(`${options.path}/:id/documents`, view, async (req, res) => {
+    res.json(await recordDocuments(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
+  });
+  router.get(`${options.path}/:id/notes`, view, async (req, res) => {
+    res.json(await recordNotes(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
+  });
+  router.post(`${options.path}/:id/notes`, requirePermission(options.module, 'edit'), async (req, res) => {
+    const id = await visibleId(req, res);
+    const { content } = parseBody(noteBody, req);
+    const noteId = randomUUID();
+    const command = { kind: 'add-note', id, noteId, content } as NoteCommand & never;
+    const result = await handleCommand(services, options.aggregate, id, command, commandContextOf(res));
+    await services.waitForProjections(result.position);
+    const [note] = (await recordNotes(knex, principalOf(res).tenantId, options.recordType, id)).filter((n) => n.id === noteId);
+    res.status(201).json(note);
+  });
+}

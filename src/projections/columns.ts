@@ -1,0 +1,13 @@
+type Row = Record<string, unknown>;
+
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * camelCase event fields → snake_case columns, keeping only the named fields. Objects
+ * stay objects (jsonb columns take them as they are).
+ */
+export function toColumns(fields: Row, names: readonly string[]): Row {
+  const row: Row = {};
+  for (const name of names) if (name in fields) row[snake(name)] = fields[name];
+  return row;
+}

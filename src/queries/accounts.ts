@@ -1,0 +1,108 @@
+import type { Knex } from 'knex';
+import { paginate, sortOf } from './pagination.js';
+import type { Principal } from './principal.js';
+import { applyRecordScope } from './record-scope.js';
+import { containsPattern } from './search.js';
+
+export interface AccountListQuery {
+  search?: string;
+  type?: string;
+  industry?: string;
+  parentAccountId?: string;
+  ownerId?: string;
+  page: number;
+  limit: number;
+  sortBy?: string;
+  sortDir?: string;
+  sortOrder?: string;
+}
+
+const SORTS = {
+  created_at: 'a.created_at',
+  createdAt: 'a.created_at',
+  updated_at: 'a.updated_at',
+  updatedAt: 'a.updated_at',
+  name: 'a.name',
+  industry: 'a.industry',
+  type: 'a.type',
+  annual_revenue: 'a.annual_revenue',
+  annualRevenue: 'a.annual_revenue',
+  employees: 'a.employees',
+};
+
+export function visibleAccounts(knex: Knex, principal: Principal) {
+  const query = knex('accounts as a').where('a.tenant_id', principal.tenantId).whereNull('a.deleted_at');
+  return applyRecordScope(query, principal, 'accounts', 'a.owner_id');
+}
+
+const contactCount = (knex: Knex) =>
+  knex.raw(`(select count(*) from contact_accounts ca join contacts c on c.id = ca.contact_id and c.deleted_at is null
+     where ca.account_id = a.id)::int as contact_count`);
+
+export async function listAccounts(knex: Knex, principal: Principal, q: AccountListQuery) {
+  const query = visibleAccounts(knex, principal).select(
+    'a.id', 'a.name', 'a.type', 'a.industry', 'a.website', 'a.phone', 'a.annual_revenue', 'a.employees', 'a.created_at', contactCount(knex),
+  );
+  if (q.search) query.where('a.search_text', 'like', containsPattern(q.search));
+  if (q.type) query.where('a.type', q.type);
+  if (q.industry) query.where('a.industry', q.industry);
+  if (q.parentAccountId) query.where('a.parent_account_id', q.parentAccountId);
+  if (q.ownerId) query.where('a.owner_id', q.ownerId);
+  const sort = sortOf(q, SORTS, 'created_at', 'desc');
+  query.orderByRaw(`${sort.column} ${sort.dir} nulls last, a.id ${sort.dir}`);
+  return paginate(query, q.page, q.limit, (r) => ({
+    id: r.id,
+    name: r.name,
+    type: r.type,
+    industry: r.industry,
+    website: r.website,
+    phone: r.phone,
+    annualRevenue: r.annual_revenue,
+    employees: r.employees,
+    contactCount: r.contact_count,
+    createdAt: r.created_at,
+  }));
+}
+
+export async function getAccount(knex: Knex, principal: Principal, id: string) {
+  const r = await visibleAccounts(knex, principal)
+    .leftJoin('users as u', 'u.id', 'a.created_by')
+    .leftJoin('accounts as p', (j) => j.on('p.id', 'a.parent_account_id').andOnNull('p.deleted_at'))
+    .where('a.id', id)
+    .first('a.*', 'p.name as parent_account_name', knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`));
+  if (!r) return null;
+  const contacts = await knex('contact_accounts as ca')
+    .join('contacts as c', 'c.id', 'ca.contact_id')
+    .where({ 'ca.account_id': id, 'ca.tenant_id': principal.tenantId })
+    .whereNull('c.deleted_at')
+    .orderBy(['c.last_name', 'c.first_name'])
+    .select('c.id', 'c.first_name', 'c.last_name', 'c.title', 'ca.role');
+  return {
+    id: r.id,
+    name: r.name,
+    type: r.type,
+    industry: r.industry,
+    website: r.website,
+    phone: r.phone,
+    email: r.email,
+    annualRevenue: r.annual_revenue,
+    employees: r.employees,
+    parentAccountId: r.parent_account_id,
+    parentAccountName: r.parent_account_name,
+    billingAddress: r.billing_address,
+    shippingAddress: r.shipping_address,
+    description: r.description,
+    customFields: r.custom_fields,
+    ownerId: r.owner_id,
+    contacts: contacts.map((c: any) => ({ id: c.id, firstName: c.first_name, lastName: c.last_name, title: c.title, role: c.role })),
+    createdBy: r.created_by,
+    createdByName: r.created_by_name,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export async function accountChildren(knex: Knex, principal: Principal, id: string) {
+  const rows = await visibleAccounts(knex, principal).where('a.parent_account_id', id).orderBy('a.name').select('a.id', 'a.name', 'a.type', 'a.industry', 'a.employees');
+  return rows.map((r: any) => ({ id: r.id, name: r.name, type: r.type, industry: r.industry, employees: r.employees }));
+}

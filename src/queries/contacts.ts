@@ -1,0 +1,102 @@
+import type { Knex } from 'knex';
+import { paginate, sortOf } from './pagination.js';
+import type { Principal } from './principal.js';
+import { applyRecordScope } from './record-scope.js';
+import { containsPattern } from './search.js';
+
+export interface ContactListQuery {
+  search?: string;
+  source?: string;
+  accountId?: string;
+  createdBy?: string;
+  ownerId?: string;
+  page: number;
+  limit: number;
+  sortBy?: string;
+  sortDir?: string;
+  sortOrder?: string;
+}
+
+const SORTS = {
+  created_at: 'c.created_at',
+  createdAt: 'c.created_at',
+  updated_at: 'c.updated_at',
+  updatedAt: 'c.updated_at',
+  first_name: 'c.first_name',
+  firstName: 'c.first_name',
+  last_name: 'c.last_name',
+  lastName: 'c.last_name',
+  email: 'c.email',
+};
+
+/** Live contacts of the tenant that the caller's scope lets them see. */
+export function visibleContacts(knex: Knex, principal: Principal) {
+  const query = knex('contacts as c').where('c.tenant_id', principal.tenantId).whereNull('c.deleted_at');
+  return applyRecordScope(query, principal, 'contacts', 'c.owner_id');
+}
+
+/** The account shown in a contact's list item: the primary link first, then the oldest. */
+const accountName = (knex: Knex) =>
+  knex.raw(`(select a.name from contact_accounts ca join accounts a on a.id = ca.account_id and a.deleted_at is null
+     where ca.contact_id = c.id order by (ca.role = 'primary') desc, ca.associated_at, a.name limit 1) as account_name`);
+
+export async function listContacts(knex: Knex, principal: Principal, q: ContactListQuery) {
+  const query = visibleContacts(knex, principal).select('c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.phone', 'c.title', 'c.source', 'c.created_at', accountName(knex));
+  if (q.search) query.where('c.search_text', 'like', containsPattern(q.search));
+  if (q.source) query.where('c.source', q.source);
+  if (q.createdBy) query.where('c.created_by', q.createdBy);
+  if (q.ownerId) query.where('c.owner_id', q.ownerId);
+  if (q.accountId) query.whereExists((s) => s.select(knex.raw('1')).from('contact_accounts as ca').whereRaw('ca.contact_id = c.id').where('ca.account_id', q.accountId));
+  const sort = sortOf(q, SORTS, 'created_at', 'desc');
+  query.orderByRaw(`${sort.column} ${sort.dir} nulls last, c.id ${sort.dir}`);
+  return paginate(query, q.page, q.limit, (r) => ({
+    id: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    phone: r.phone,
+    title: r.title,
+    accountName: r.account_name,
+    source: r.source,
+    createdAt: r.created_at,
+  }));
+}
+
+export async function contactAccounts(knex: Knex, tenantId: string, contactId: string) {
+  const rows = await knex('contact_accounts as ca')
+    .join('accounts as a', 'a.id', 'ca.account_id')
+    .where({ 'ca.contact_id': contactId, 'ca.tenant_id': tenantId })
+    .whereNull('a.deleted_at')
+    .orderBy('ca.associated_at')
+    .select('a.id', 'a.name', 'ca.role', 'ca.associated_at');
+  return rows.map((r: any) => ({ id: r.id, name: r.name, role: r.role, associatedAt: r.associated_at }));
+}
+
+export async function getContact(knex: Knex, principal: Principal, id: string) {
+  const r = await visibleContacts(knex, principal)
+    .leftJoin('users as u', 'u.id', 'c.created_by')
+    .where('c.id', id)
+    .first('c.*', knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`));
+  if (!r) return null;
+  const accounts = await contactAccounts(knex, principal.tenantId, id);
+  return {
+    id: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    phone: r.phone,
+    mobile: r.mobile,
+    title: r.title,
+    department: r.department,
+    source: r.source,
+    description: r.description,
+    mailingAddress: r.mailing_address,
+    customFields: r.custom_fields,
+    ownerId: r.owner_id,
+    accounts: accounts.map(({ id: accountId, name, role }) => ({ id: accountId, name, role })),
+    createdBy: r.created_by,
+    createdByName: r.created_by_name,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
