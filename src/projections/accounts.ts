@@ -10,9 +10,10 @@ export const ACCOUNT_FIELDS = [
 
 export const accountsProjection: Projection = {
   name: 'accounts',
-  tables: ['accounts'],
+  tables: ['accounts', 'account_totals'],
   handlers: {
-    AccountCreated: (e: RecordedEvent<AccountFields & { id: string }>, w) =>
+    AccountCreated: (e: RecordedEvent<AccountFields & { id: string }>, w) => {
+      w.tally('account_totals', { tenant_id: e.metadata.tenantId }, 'live', 1);
       w.insert('accounts', {
         id: e.data.id,
         tenant_id: e.metadata.tenantId,
@@ -20,8 +21,12 @@ export const accountsProjection: Projection = {
         created_by: e.metadata.userId,
         created_at: e.createdAt,
         updated_at: e.createdAt,
-      }),
+      });
+    },
     AccountUpdated: (e, w) => w.update('accounts', { id: e.data.id }, { ...toColumns(e.data.changes, ACCOUNT_FIELDS), updated_at: e.createdAt }),
-    AccountDeleted: (e, w) => w.update('accounts', { id: e.data.id }, { deleted_at: e.createdAt, updated_at: e.createdAt }),
+    AccountDeleted: (e, w) => {
+      w.tally('account_totals', { tenant_id: e.metadata.tenantId }, 'live', -1);
+      w.update('accounts', { id: e.data.id }, { deleted_at: e.createdAt, updated_at: e.createdAt });
+    },
   },
 };

@@ -10,9 +10,10 @@ export const CONTACT_FIELDS = [
 
 export const contactsProjection: Projection = {
   name: 'contacts',
-  tables: ['contacts', 'contact_accounts'],
+  tables: ['contacts', 'contact_totals', 'contact_accounts'],
   handlers: {
-    ContactCreated: (e: RecordedEvent<ContactFields & { id: string }>, w) =>
+    ContactCreated: (e: RecordedEvent<ContactFields & { id: string }>, w) => {
+      w.tally('contact_totals', { tenant_id: e.metadata.tenantId }, 'live', 1);
       w.insert('contacts', {
         id: e.data.id,
         tenant_id: e.metadata.tenantId,
@@ -20,9 +21,13 @@ export const contactsProjection: Projection = {
         created_by: e.metadata.userId,
         created_at: e.createdAt,
         updated_at: e.createdAt,
-      }),
+      });
+    },
     ContactUpdated: (e, w) => w.update('contacts', { id: e.data.id }, { ...toColumns(e.data.changes, CONTACT_FIELDS), updated_at: e.createdAt }),
-    ContactDeleted: (e, w) => w.update('contacts', { id: e.data.id }, { deleted_at: e.createdAt, updated_at: e.createdAt }),
+    ContactDeleted: (e, w) => {
+      w.tally('contact_totals', { tenant_id: e.metadata.tenantId }, 'live', -1);
+      w.update('contacts', { id: e.data.id }, { deleted_at: e.createdAt, updated_at: e.createdAt });
+    },
     ContactLinkedToAccount: (e, w) => {
       // A new role for an existing link replaces it.
       w.delete('contact_accounts', { contact_id: e.data.id, account_id: e.data.accountId });

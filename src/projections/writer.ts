@@ -64,6 +64,8 @@ function tableShape(trx: Knex.Transaction, pool: object, table: string): Promise
  */
 export class ReadModelWriter {
   private readonly pending = new Map<string, Map<string, PendingRow>>();
+  /** Counters to add to, creating their row when missing: table → key text → row. */
+  private readonly tallies = new Map<string, Map<string, Row>>();
 
   private constructor(
     private readonly trx: Knex.Transaction,
@@ -118,6 +120,20 @@ export class ReadModelWriter {
     entry.deleted = entry.deleted || !wasInsertedHere;
   }
 
+  /**
+   * Adds `by` to a counter row, creating it (at `by`) when it does not exist yet; tallies
+   * of a batch are summed and written after the other intents of the table.
+   */
+  tally(table: string, key: Row, column: string, by: number): void {
+    const { primaryKey } = this.shape(table);
+    const keyText = JSON.stringify(primaryKey.map((k) => key[k]));
+    let rows = this.tallies.get(table);
+    if (!rows) this.tallies.set(table, (rows = new Map()));
+    const row = rows.get(keyText) ?? { ...Object.fromEntries(primaryKey.map((k) => [k, key[k]])) };
+    row[column] = Number(row[column] ?? 0) + by;
+    rows.set(keyText, row);
+  }
+
   /** Anything the intents cannot say; pending writes go first so order holds. */
   async sql(text: string, bindings: readonly Knex.RawBinding[] = []): Promise<void> {
     await this.flush();
@@ -128,6 +144,29 @@ export class ReadModelWriter {
     const tables = [...this.pending];
     this.pending.clear();
     for (const [table, rows] of tables) await this.flushTable(table, [...rows.values()]);
+    const tallies = [...this.tallies];
+    this.tallies.clear();
+    for (const [table, rows] of tallies) await this.addToCounters(table, [...rows.values()]);
+  }
+
+  private async addToCounters(table: string, rows: Row[]): Promise<void> {
+    const shape = this.shape(table);
+    const groups = new Map<string, Row[]>();
+    for (const row of rows) {
+      const columns = Object.keys(row).filter((c) => !shape.primaryKey.includes(c)).sort().join(',');
+      groups.set(columns, [...(groups.get(columns) ?? []), row]);
+    }
+    for (const [joined, group] of groups) {
+      const columns = joined.split(',');
+      const all = [...shape.primaryKey, ...columns];
+      const list = all.map(checkIdentifier).join(', ');
+      const additions = columns.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ');
+      await this.trx.raw(
+        `insert into ${checkIdentifier(table)} as t (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, all)})
+         on conflict (${shape.primaryKey.join(', ')}) do update set ${additions}`,
+        [JSON.stringify(group)],
+      );
+    }
   }
 
   private shape(table: string): TableShape {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { paginate, sortOf } from './pagination.js';
+import { paginate, sortOf, tallied } from './pagination.js';
+import { scopeOf } from './principal.js';
 import type { Principal } from './principal.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
@@ -49,7 +50,10 @@ export async function listAccounts(knex: Knex, principal: Principal, q: AccountL
   if (q.parentAccountId) query.where('a.parent_account_id', q.parentAccountId);
   if (q.ownerId) query.where('a.owner_id', q.ownerId);
   const sort = sortOf(q, SORTS, 'created_at', 'desc');
-  query.orderByRaw(`${sort.column} ${sort.dir} nulls last, a.id ${sort.dir}`);
+  query.orderByRaw(`${sort.column} ${sort.dir}, a.id ${sort.dir}`);
+  // Unfiltered and unscoped, the total is the tenant's tally: no counting as the tenant grows.
+  const unfiltered = !(q.search || q.type || q.industry || q.parentAccountId || q.ownerId) && scopeOf(principal, 'accounts') === 'all';
+  const knownTotal = unfiltered ? () => tallied(knex, 'account_totals', principal.tenantId) : undefined;
   return paginate(query, q.page, q.limit, (r) => ({
     id: r.id,
     name: r.name,
@@ -61,7 +65,7 @@ export async function listAccounts(knex: Knex, principal: Principal, q: AccountL
     employees: r.employees,
     contactCount: r.contact_count,
     createdAt: r.created_at,
-  }));
+  }), knownTotal);
 }
 
 export async function getAccount(knex: Knex, principal: Principal, id: string) {

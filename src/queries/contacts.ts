@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { paginate, sortOf } from './pagination.js';
+import { paginate, sortOf, tallied } from './pagination.js';
+import { scopeOf } from './principal.js';
 import type { Principal } from './principal.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
@@ -48,7 +49,11 @@ export async function listContacts(knex: Knex, principal: Principal, q: ContactL
   if (q.ownerId) query.where('c.owner_id', q.ownerId);
   if (q.accountId) query.whereExists((s) => s.select(knex.raw('1')).from('contact_accounts as ca').whereRaw('ca.contact_id = c.id').where('ca.account_id', q.accountId));
   const sort = sortOf(q, SORTS, 'created_at', 'desc');
-  query.orderByRaw(`${sort.column} ${sort.dir} nulls last, c.id ${sort.dir}`);
+  // PostgreSQL's default null order (last ascending, first descending) is what an index scan gives.
+  query.orderByRaw(`${sort.column} ${sort.dir}, c.id ${sort.dir}`);
+  // Unfiltered and unscoped, the total is the tenant's tally: no counting as the tenant grows.
+  const unfiltered = !(q.search || q.source || q.createdBy || q.ownerId || q.accountId) && scopeOf(principal, 'contacts') === 'all';
+  const knownTotal = unfiltered ? () => tallied(knex, 'contact_totals', principal.tenantId) : undefined;
   return paginate(query, q.page, q.limit, (r) => ({
     id: r.id,
     firstName: r.first_name,
@@ -59,7 +64,7 @@ export async function listContacts(knex: Knex, principal: Principal, q: ContactL
     accountName: r.account_name,
     source: r.source,
     createdAt: r.created_at,
-  }));
+  }), knownTotal);
 }
 
 export async function contactAccounts(knex: Knex, tenantId: string, contactId: string) {

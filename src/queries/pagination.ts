@@ -6,21 +6,21 @@ export interface Page<T> {
 }
 
 /**
- * One page of a list and its total in a single round trip (`count(*) over ()`), as every
- * list endpoint answers: `{ data, meta: { total, page, limit, totalPages } }`.
+ * One page of a list and its total, as every list endpoint answers:
+ * `{ data, meta: { total, page, limit, totalPages } }`. The page and the count are two
+ * queries run side by side: the page then stops after `limit` rows read in index order,
+ * instead of sorting every match (which a window count would force).
  */
-export async function paginate<T>(query: Knex.QueryBuilder, page: number, limit: number, map: (row: any) => T): Promise<Page<T>> {
-  const rows = await query
-    .clone()
-    .select(query.client.raw('count(*) over () as total_count'))
-    .limit(limit)
-    .offset((page - 1) * limit);
-  let total = rows.length ? Number(rows[0].total_count) : 0;
-  // A page past the end has no rows to carry the total: count separately.
-  if (rows.length === 0 && page > 1) {
-    const counted = await query.clone().clearSelect().clearOrder().count({ n: '*' }).first();
-    total = Number(counted?.n ?? 0);
-  }
+export async function paginate<T>(
+  query: Knex.QueryBuilder,
+  page: number,
+  limit: number,
+  map: (row: any) => T,
+  /** The total when it is known without counting (a maintained tally). */
+  knownTotal?: () => Promise<number>,
+): Promise<Page<T>> {
+  const countRows = async () => Number((await query.clone().clearSelect().clearOrder().count({ n: '*' }).first())?.n ?? 0);
+  const [rows, total] = await Promise.all([query.clone().limit(limit).offset((page - 1) * limit), (knownTotal ?? countRows)()]);
   return { data: rows.map(map), meta: { total, page, limit, totalPages: Math.ceil(total / limit) } };
 }
 
@@ -35,4 +35,10 @@ export function sortOf<K extends string>(
   const raw = (query.sortDir ?? query.sortOrder ?? '').toLowerCase();
   const dir = raw === 'asc' || raw === 'desc' ? raw : key === fallback ? fallbackDir : 'asc';
   return { column: columns[key], dir };
+}
+
+/** The tallied number of live records of a tenant (see the `*_totals` read models). */
+export async function tallied(knex: Knex, table: 'contact_totals' | 'account_totals', tenantId: string): Promise<number> {
+  const row = await knex(table).where({ tenant_id: tenantId }).first('live');
+  return Number(row?.live ?? 0);
 }

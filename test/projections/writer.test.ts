@@ -102,6 +102,29 @@ describe('the read-model writer', () => {
     expect(await all()).to.deep.equal([]);
   });
 
+  it('tallies counters: summed per batch, created when missing, added to when present', async () => {
+    await db.knex.raw('create table if not exists tallies (tenant_id text primary key, live int not null default 0)');
+    const tally = async (write: (w: ReadModelWriter) => void) =>
+      db.knex.transaction(async (trx) => {
+        const writer = await ReadModelWriter.open(trx, ['tallies']);
+        write(writer);
+        await writer.flush();
+      });
+    await tally((w) => {
+      for (let i = 0; i < 5; i++) w.tally('tallies', { tenant_id: 'a' }, 'live', 1);
+      w.tally('tallies', { tenant_id: 'b' }, 'live', 2);
+    });
+    await tally((w) => {
+      w.tally('tallies', { tenant_id: 'a' }, 'live', -1);
+      w.tally('tallies', { tenant_id: 'c' }, 'live', 1);
+    });
+    expect(await db.knex('tallies').orderBy('tenant_id').select()).to.deep.equal([
+      { tenant_id: 'a', live: 4 },
+      { tenant_id: 'b', live: 2 },
+      { tenant_id: 'c', live: 1 },
+    ]);
+  });
+
   it('runs raw SQL in order, after what is pending', async () => {
     const id = randomUUID();
     await batch(async (w) => {

@@ -5,6 +5,7 @@ import { migration0003ProjectionRebuilds } from './0003_projection_rebuilds.js';
 import { migration0004MailOutbox } from './0004_mail_outbox.js';
 import { migration0005Identity } from './0005_identity.js';
 import { migration0006Records } from './0006_records.js';
+import { migration0007RecordTotals } from './0007_record_totals.js';
 
 interface Migration {
   name: string;
@@ -13,7 +14,7 @@ interface Migration {
 }
 
 /** In order of application. A released migration is never edited: add the next one. */
-export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records];
+export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records, migration0007RecordTotals];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => migrations,
