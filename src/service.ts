@@ -108,6 +108,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       {
         store,
         knex: db.knex,
+        pool: db.pool,
         locks,
         url,
         logger,

@@ -4,7 +4,9 @@ import type { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { runWhileHoldingLock } from '../infra/exclusive-loop.js';
 import type { Logger } from '../infra/logger.js';
 import type { Projection } from './projection.js';
-import { ProjectionProgress } from './progress.js';
+import { CHECKPOINT_LISTENER_PREFIX, ProjectionProgress } from './progress.js';
+import { ListenerPresence } from '../infra/listener-presence.js';
+import type pg from 'pg';
 import { runProjection } from './runner.js';
 
 export const projectionLockKey = (name: string) => `projection:${name}`;
@@ -12,6 +14,7 @@ export const projectionLockKey = (name: string) => `projection:${name}`;
 /** Runs every projection (one process at a time each) and answers "has it caught up?". */
 export class ProjectionEngine {
   readonly progress: ProjectionProgress;
+  private readonly presence: ListenerPresence;
   private readonly stop = new AbortController();
   private loops: Promise<void>[] = [];
 
@@ -19,6 +22,7 @@ export class ProjectionEngine {
     private readonly deps: {
       store: EventStore;
       knex: Knex;
+      pool: pg.Pool;
       locks: AdvisoryLocks;
       url: string;
       logger: Logger;
@@ -27,10 +31,11 @@ export class ProjectionEngine {
     },
     readonly projections: Projection[],
   ) {
+    this.presence = new ListenerPresence(deps.pool, CHECKPOINT_LISTENER_PREFIX);
     this.progress = new ProjectionProgress(
       projections.map((p) => p.name),
       deps.knex,
-      { url: deps.url, logger: deps.logger },
+      { url: deps.url, logger: deps.logger, applicationName: this.presence.ownName },
     );
   }
 
@@ -46,7 +51,7 @@ export class ProjectionEngine {
         retryMs: this.deps.lockRetryMs,
         logger: this.deps.logger,
         work: (abort) =>
-          runProjection(this.deps, projection, {
+          runProjection({ ...this.deps, othersListen: () => this.presence.othersListen() }, projection, {
             abort,
             batchSize: this.deps.batchSize,
             onProgress: (position) => this.progress.update(projection.name, position),

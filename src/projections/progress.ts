@@ -7,6 +7,8 @@ import { comparePositions, formatPosition, parsePosition } from '../events/store
 import type { Position } from '../events/store/types.js';
 
 export const CHECKPOINT_CHANNEL = 'crm_projection_checkpoints';
+/** application_name prefix of checkpoint listeners (see ListenerPresence). */
+export const CHECKPOINT_LISTENER_PREFIX = 'crm-checkpoints-listener-';
 
 /**
  * Where each projection stands, wherever it runs: runners in this process report
@@ -23,13 +25,13 @@ export class ProjectionProgress {
   constructor(
     readonly names: string[],
     private readonly knex: Knex,
-    private readonly options: { url: string; pollMs?: number; logger?: Logger },
+    private readonly options: { url: string; pollMs?: number; logger?: Logger; applicationName?: string },
   ) {}
 
   async start(): Promise<void> {
     await this.refresh();
     this.listener = new PgListener({
-      connection: { connectionString: this.options.url },
+      connection: { connectionString: this.options.url, application_name: this.options.applicationName },
       channel: CHECKPOINT_CHANNEL,
       onNotification: (payload) => {
         const [name, position] = payload.split(' ');

@@ -9,6 +9,8 @@ import { restoreSetAsideIndexes } from './set-aside-indexes.js';
 export interface ProjectionDeps {
   store: EventStore;
   knex: Knex;
+  /** Whether another process waits on checkpoints; without one, no NOTIFY is sent. */
+  othersListen?: () => Promise<boolean>;
 }
 
 /**
@@ -24,13 +26,14 @@ export async function applyPage(
 ): Promise<Position> {
   const last = page[page.length - 1].position;
   const relevant = page.filter((e) => handles(projection, e.type));
+  const notify = options.notify !== false && (deps.othersListen ? await deps.othersListen() : true);
   await deps.knex.transaction(async (trx) => {
     // Checkpoint first: it also locks the row, so a second runner fails before writing anything.
     if (!(await advanceCheckpoint(trx, 'projection_checkpoints', projection.name, from, last))) {
       throw new CheckpointMovedError(projection.name);
     }
     if (relevant.length) await applyEvents(projection, trx, relevant);
-    if (options.notify !== false) {
+    if (notify) {
       await trx.raw('select pg_notify(?, ?)', [CHECKPOINT_CHANNEL, checkpointNotification(projection.name, last)]);
     }
   });

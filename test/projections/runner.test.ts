@@ -164,7 +164,7 @@ describe('projections', () => {
   describe('the engine', () => {
     function engine(locks: AdvisoryLocks) {
       return new ProjectionEngine(
-        { store: db.store, knex: db.knex, locks, url: db.url, logger: silent, batchSize: 100, lockRetryMs: 100 },
+        { store: db.store, knex: db.knex, pool: db.pool, locks, url: db.url, logger: silent, batchSize: 100, lockRetryMs: 100 },
         [counterProjection],
       );
     }

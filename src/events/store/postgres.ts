@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Observable, Subject } from 'rxjs';
 import type { Logger } from 'pino';
+import { ListenerPresence } from '../../infra/listener-presence.js';
 import { PgListener } from '../../infra/pg-listener.js';
 import { catchUpSubscription } from './catch-up.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
@@ -20,8 +20,6 @@ import {
 
 const CHANNEL = 'crm_events_appended';
 const LISTENER_PREFIX = 'crm-events-listener-';
-/** How often to look again whether other processes listen for appends. */
-const LISTENERS_CHECK_MS = 2000;
 const APPEND_SQL =
   'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])';
 // Aliases differ from column names on purpose: ORDER BY a bare name would otherwise
@@ -69,15 +67,15 @@ export class PostgresEventStore implements EventStore {
   private notifyInFlight = false;
   private notifyPending = false;
   private closed = false;
-  /** Our listener's application_name, so we can tell whether anyone else listens. */
-  private readonly listenerName = `${LISTENER_PREFIX}${randomUUID()}`;
-  private othersListen = true;
-  private othersCheckedAt = 0;
+  /** Whether another process listens for appends (then, and only then, we NOTIFY). */
+  private readonly presence: ListenerPresence;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.presence = new ListenerPresence(pool, LISTENER_PREFIX);
+  }
 
   /** Creates the schema (idempotent, serialised across processes) and starts listening. */
   async init(options: { listen?: boolean } = {}): Promise<void> {
@@ -96,7 +94,7 @@ export class PostgresEventStore implements EventStore {
     if (options.listen !== false) {
       const connection = (this.pool as unknown as { options: pg.ClientConfig }).options;
       this.listener = new PgListener({
-        connection: { ...connection, application_name: this.listenerName },
+        connection: { ...connection, application_name: this.presence.ownName },
         channel: CHANNEL,
         onNotification: () => this.appended.next(),
         logger: this.logger,
@@ -232,15 +230,6 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async sendNotifyIfListened(): Promise<void> {
-    if (Date.now() - this.othersCheckedAt > LISTENERS_CHECK_MS) {
-      this.othersCheckedAt = Date.now();
-      const { rows } = await this.pool.query<{ others: boolean }>(
-        `select exists (select 1 from pg_stat_activity
-           where datname = current_database() and application_name like $1 and application_name <> $2) as others`,
-        [`${LISTENER_PREFIX}%`, this.listenerName],
-      );
-      this.othersListen = rows[0].others;
-    }
-    if (this.othersListen) await this.pool.query(`select pg_notify('${CHANNEL}', '')`);
+    if (await this.presence.othersListen()) await this.pool.query(`select pg_notify('${CHANNEL}', '')`);
   }
 }
