@@ -28,6 +28,10 @@ export async function applyPage(
   const relevant = page.filter((e) => handles(projection, e.type));
   const notify = options.notify !== false && (deps.othersListen ? await deps.othersListen() : true);
   await deps.knex.transaction(async (trx) => {
+    // Read models are derived from the log and the checkpoint commits with them: a crash
+    // may lose the last few batches, checkpoint included, and they are simply applied
+    // again. So these commits need not wait for the disk (the appends themselves do).
+    await trx.raw('set local synchronous_commit = off');
     // Checkpoint first: it also locks the row, so a second runner fails before writing anything.
     if (!(await advanceCheckpoint(trx, 'projection_checkpoints', projection.name, from, last))) {
       throw new CheckpointMovedError(projection.name);
