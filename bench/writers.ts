@@ -47,7 +47,7 @@ export async function runWriters(options: WriterOptions, operation: (writer: num
   return { operations: latenciesMs.length, seconds, latenciesMs, operationsPerSecond: latenciesMs.length / seconds };
 }
 
-const WARM_UP_SECONDS = 1;
+export const WARM_UP_SECONDS = 1;
 
 /**
  * `runWriters` after an unmeasured second of the same load: connections open, code

@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './infra/config.js';
+import { flushLogs } from './infra/logger.js';
 import { startService } from './service.js';
 
 async function main(): Promise<void> {
@@ -22,10 +23,12 @@ async function main(): Promise<void> {
     running.stop().then(
       () => {
         logger.info('stopped');
+        flushLogs(logger);
         process.exit(0);
       },
       (error) => {
         logger.error({ err: error }, 'shutdown failed');
+        flushLogs(logger);
         process.exit(1);
       },
     );

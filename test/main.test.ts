@@ -29,12 +29,16 @@ function startProcess(env: Record<string, string>) {
 describe('the service process', () => {
   it('starts, serves /health, and exits 0 on SIGTERM after shutting down in order', async () => {
     const proc = startProcess({ DATABASE_URL: await freshDatabaseUrl() });
-    const port = await proc.listening;
-    const health = await fetch(`http://127.0.0.1:${port}/health`);
-    expect(health.status).to.equal(200);
-    proc.child.kill('SIGTERM');
-    expect(await proc.exited).to.equal(0);
-    expect(proc.output()).to.contain('"msg":"stopped"');
+    try {
+      const port = await proc.listening;
+      const health = await fetch(`http://127.0.0.1:${port}/health`);
+      expect(health.status).to.equal(200);
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited).to.equal(0);
+      expect(proc.output()).to.contain('"msg":"stopped"');
+    } finally {
+      proc.child.kill('SIGKILL');
+    }
   });
 
   it('exits 1 with a clear message on bad configuration', async () => {

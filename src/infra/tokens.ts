@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Knex } from 'knex';
 
@@ -19,19 +19,24 @@ export interface AccessClaims {
 }
 
 export class AccessTokens {
+  /** Built once: given a string, jsonwebtoken derives a key (trying it as a public key first) on every call. */
+  private readonly key: KeyObject;
+
   constructor(
-    private readonly secret: string,
+    secret: string,
     private readonly ttlSeconds: number,
-  ) {}
+  ) {
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
+  }
 
   sign(claims: AccessClaims): string {
-    return jwt.sign({ ...claims, typ: 'access' }, this.secret, { algorithm: 'HS256', expiresIn: this.ttlSeconds });
+    return jwt.sign({ ...claims, typ: 'access' }, this.key, { algorithm: 'HS256', expiresIn: this.ttlSeconds });
   }
 
   /** The claims of a valid, unexpired access token; null for anything else. */
   verify(token: string): AccessClaims | null {
     try {
-      const payload = jwt.verify(token, this.secret, { algorithms: ['HS256'] });
+      const payload = jwt.verify(token, this.key, { algorithms: ['HS256'] });
       if (typeof payload !== 'object' || payload.typ !== 'access') return null;
       if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return null;
       return { sub: payload.sub, tid: payload.tid, role: String(payload.role ?? '') };

@@ -197,7 +197,10 @@ describe('projections', () => {
       await b.start({ run: true });
       await createCounters(3, 2);
       expect(await a.waitFor((await db.store.headPosition())!, 5000)).to.equal(true);
-      const holders = await db.knex.raw(`select count(*)::int as n from pg_locks where locktype = 'advisory' and granted`);
+      const holders = await db.knex.raw(
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and granted
+           and database = (select oid from pg_database where datname = current_database())`,
+      );
       expect(holders.rows[0].n).to.equal(1);
 
       await a.close();

@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import { Signal, sleep } from '../../infra/signal.js';
+import { Signal } from '../../infra/signal.js';
 import type { EventStore, Position, RecordedEvent } from './types.js';
 
 export interface CatchUpOptions {
@@ -39,7 +39,8 @@ export async function followAll(
       // Caught up. A committed event can still be held back behind an older open
       // transaction, so after a wake-up re-read a few times with a short backoff.
       if (retriesLeft > 0) {
-        await sleep(2 ** (6 - retriesLeft--), options.abort);
+        // Cut short by any new wake-up: an append may be what releases the held-back event.
+        await wake.wait(seen, 2 ** (6 - retriesLeft--), options.abort);
         continue;
       }
       await wake.wait(seen, idlePollMs, options.abort);

@@ -1,0 +1,79 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { CleanupStack } from './cleanup.js';
+import { log } from './log.js';
+
+const START_TIMEOUT_MS = 60_000;
+/** Longer than the service's own SHUTDOWN_TIMEOUT_MS (10 s) for in-flight requests. */
+const STOP_TIMEOUT_MS = 20_000;
+/** What is kept of the service's output, for the error message when it fails. */
+const TAIL_CHARS = 8_000;
+
+export interface ServiceProcess {
+  /** e.g. `http://127.0.0.1:41234` */
+  baseUrl: string;
+  /** Throws, with the end of the service's output, if the process is gone. */
+  assertRunning(): void;
+}
+
+/**
+ * Runs `src/main.ts` as its own process, as `npm run dev` does, so the load generator
+ * does not share its event loop (nor its CPU time slice). Stopped by `cleanup` with SIGTERM.
+ */
+export async function startServiceProcess(cleanup: CleanupStack, databaseUrl: string): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    // info, the service's default: the `service listening` line carries the port, and the
+    // one log line per request is part of what a request costs in production.
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ROLE: 'all' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let tail = '';
+  let pending = ''; // stdout not yet split into lines, until the port is known
+  let onListening: ((port: number) => void) | null = null;
+  const keepTail = (chunk: Buffer) => (tail = (tail + chunk.toString()).slice(-TAIL_CHARS));
+  // Both pipes are read to the end, always: a full pipe would block the service's log writes.
+  child.stderr.on('data', keepTail);
+  child.stdout.on('data', (chunk: Buffer) => {
+    keepTail(chunk);
+    if (!onListening) return;
+    const lines = (pending + chunk.toString()).split('\n');
+    pending = lines.pop()!;
+    const line = lines.find((l) => l.includes('"service listening"'));
+    if (line) {
+      onListening(JSON.parse(line).port);
+      onListening = null;
+      pending = '';
+    }
+  });
+  let exitCode: number | string | null = null;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exitCode = code ?? signal;
+      resolve();
+    }),
+  );
+  const failure = (what: string) => new Error(`service ${what}; its last output:\n${tail}`);
+
+  cleanup.push(async () => {
+    if (exitCode !== null) return;
+    child.kill('SIGTERM');
+    const kill = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(kill);
+    if (exitCode !== 0) log(`service exited with ${exitCode}; its last output:\n${tail}`);
+  });
+
+  let timer: NodeJS.Timeout | undefined;
+  const port = await new Promise<number>((resolve, reject) => {
+    timer = setTimeout(() => reject(failure(`did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    onListening = resolve;
+    void exited.then(() => reject(failure(`exited with ${exitCode} before listening`)));
+  }).finally(() => clearTimeout(timer));
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    assertRunning: () => {
+      if (exitCode !== null) throw failure(`exited with ${exitCode}`);
+    },
+  };
+}
