@@ -5,7 +5,7 @@ import { conflict, invalid } from './errors.js';
 import type { CommandContext, IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate, teamAggregate } from './organisation.js';
 import { completePermissions, completeRecordAccess } from './permissions.js';
-import { assertReferences } from './references.js';
+import { assertReferences, wouldLoop } from './references.js';
 
 type Deps = IdentityDeps;
 
@@ -40,15 +40,9 @@ export async function deleteRole(deps: Deps, ctx: CommandContext, id: string) {
 async function assertNoDepartmentCycle(deps: Deps, tenantId: string, id: string, parentId: string | null | undefined) {
   if (!parentId) return;
   if (parentId === id) throw invalid('A department cannot be its own parent');
-  const { rows } = await deps.knex.raw(
-    `with recursive up as (
-       select id, parent_id, 1 as depth from departments where tenant_id = ? and id = ?
-       union all select d.id, d.parent_id, up.depth + 1 from departments d join up on d.id = up.parent_id
-        where d.tenant_id = ? and up.depth < 1000)
-     select exists (select 1 from up where id = ?) as cycle`,
-    [tenantId, parentId, tenantId, id],
-  );
-  if (rows[0].cycle) throw invalid('That parent is inside this department: the tree would loop');
+  if (await wouldLoop(deps.knex, 'departments', 'parent_id', tenantId, id, parentId)) {
+    throw invalid('That parent is inside this department: the tree would loop');
+  }
 }
 
 export async function createDepartment(deps: Deps, ctx: CommandContext, fields: DepartmentFields) {

@@ -6,6 +6,7 @@ import { accountAggregate } from './accounts.js';
 import { handleCommand, type CommandContext, type CommandDeps } from './aggregate.js';
 import { contactAggregate } from './contacts.js';
 import { invalid, notFound } from './errors.js';
+import { wouldLoop } from './references.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -48,16 +49,9 @@ async function assertParent(knex: Knex, tenantId: string, id: string | null, par
   if (parentId === id) throw invalid('An account cannot be its own parent', [{ path: 'parentAccountId', message: 'cycle', code: 'cycle' }]);
   const parent = await knex('accounts').where({ tenant_id: tenantId, id: parentId }).whereNull('deleted_at').first('id');
   if (!parent) throw invalid('parentAccountId does not name an account', [{ path: 'parentAccountId', message: 'not found', code: 'unknown_reference' }]);
-  if (!id) return;
-  const { rows } = await knex.raw(
-    `with recursive up as (
-       select id, parent_account_id, 1 as depth from accounts where tenant_id = ? and id = ?
-       union all select a.id, a.parent_account_id, up.depth + 1 from accounts a join up on a.id = up.parent_account_id
-        where a.tenant_id = ? and up.depth < 1000)
-     select exists (select 1 from up where id = ?) as cycle`,
-    [tenantId, parentId, tenantId, id],
-  );
-  if (rows[0].cycle) throw invalid('That parent is a child of this account: the hierarchy would loop', [{ path: 'parentAccountId', message: 'cycle', code: 'cycle' }]);
+  if (id && (await wouldLoop(knex, 'accounts', 'parent_account_id', tenantId, id, parentId))) {
+    throw invalid('That parent is a child of this account: the hierarchy would loop', [{ path: 'parentAccountId', message: 'cycle', code: 'cycle' }]);
+  }
 }
 
 export async function createAccount(deps: Deps, ctx: CommandContext, fields: Omit<AccountFields, 'ownerId'> & { ownerId?: string }) {

@@ -28,13 +28,31 @@ export async function assertReferences(
 export async function assertNoManagerCycle(knex: Knex, tenantId: string, userId: string, managerId: string | null | undefined): Promise<void> {
   if (!managerId) return;
   if (managerId === userId) throw invalid('A user cannot be their own manager');
+  if (await wouldLoop(knex, 'users', 'manager_id', tenantId, userId, managerId)) {
+    throw invalid('That manager reports to this user: the reporting line would loop');
+  }
+}
+
+/**
+ * Whether making `parentId` the parent of `id` would close a loop: true when `id` is
+ * `parentId` itself or one of its ancestors, following `parentColumn` up the table.
+ */
+export async function wouldLoop(
+  knex: Knex,
+  table: 'users' | 'departments' | 'accounts',
+  parentColumn: 'manager_id' | 'parent_id' | 'parent_account_id',
+  tenantId: string,
+  id: string,
+  parentId: string,
+): Promise<boolean> {
+  if (parentId === id) return true;
   const { rows } = await knex.raw(
-    `with recursive chain as (
-       select id, manager_id, 1 as depth from users where tenant_id = ? and id = ?
-       union all select u.id, u.manager_id, c.depth + 1 from users u join chain c on u.id = c.manager_id
-        where u.tenant_id = ? and c.depth < 1000)
-     select exists (select 1 from chain where id = ?) as cycle`,
-    [tenantId, managerId, tenantId, userId],
+    `with recursive up as (
+       select id, ${parentColumn} as parent, 1 as depth from ${table} where tenant_id = ? and id = ?
+       union all select t.id, t.${parentColumn}, up.depth + 1 from ${table} t join up on t.id = up.parent
+        where t.tenant_id = ? and up.depth < 1000)
+     select exists (select 1 from up where id = ?) as cycle`,
+    [tenantId, parentId, tenantId, id],
   );
-  if (rows[0].cycle) throw invalid('That manager reports to this user: the reporting line would loop');
+  return rows[0].cycle;
 }

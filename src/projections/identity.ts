@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../events/store/types.js';
-import type { DepartmentFields, RoleFields, TeamFields } from '../events/organisation.js';
 import type { InvitationFields, UserFields } from '../events/users.js';
 import type { Projection } from './projection.js';
+import { recordHandlers } from './record-handlers.js';
 import type { ReadModelWriter } from './writer.js';
 import { toColumns } from './columns.js';
 
@@ -12,24 +12,6 @@ const departmentColumns = (['name', 'description', 'headId', 'parentId']);
 const teamColumns = (['name', 'description', 'leadId', 'departmentId', 'memberIds']);
 const userColumns = (['email', 'firstName', 'lastName', 'title', 'phone', 'roleId', 'departmentId', 'managerId']);
 
-/** Created / Updated / Deleted of a plain record table with tenant_id, timestamps and soft delete. */
-function recordHandlers<F extends object>(name: string, table: string, columns: readonly string[]) {
-  return {
-    [`${name}Created`]: (e: RecordedEvent<F & { id: string }>, w: ReadModelWriter) =>
-      w.insert(table, {
-        id: e.data.id,
-        tenant_id: e.metadata.tenantId,
-        ...toColumns(e.data as Row, columns),
-        created_at: e.createdAt,
-        updated_at: e.createdAt,
-      }),
-    [`${name}Updated`]: (e: RecordedEvent<{ id: string; changes: Partial<F> }>, w: ReadModelWriter) =>
-      w.update(table, { id: e.data.id }, { ...toColumns(e.data.changes as Row, columns), updated_at: e.createdAt }),
-    [`${name}Deleted`]: (e: RecordedEvent<{ id: string }>, w: ReadModelWriter) =>
-      w.update(table, { id: e.data.id }, { deleted_at: e.createdAt, updated_at: e.createdAt }),
-  };
-}
-
 const touch = (e: RecordedEvent<{ id: string }>, w: ReadModelWriter, table: string, patch: Row) =>
   w.update(table, { id: e.data.id }, { ...patch, updated_at: e.createdAt });
 
@@ -39,9 +21,9 @@ export const identityProjection: Projection = {
   handlers: {
     TenantRegistered: (e, w) =>
       w.insert('tenants', { id: e.data.id, slug: e.data.slug, company_name: e.data.companyName, created_at: e.createdAt }),
-    ...recordHandlers<RoleFields>('Role', 'roles', roleColumns),
-    ...recordHandlers<DepartmentFields>('Department', 'departments', departmentColumns),
-    ...recordHandlers<TeamFields>('Team', 'teams', teamColumns),
+    ...recordHandlers('Role', 'roles', roleColumns),
+    ...recordHandlers('Department', 'departments', departmentColumns),
+    ...recordHandlers('Team', 'teams', teamColumns),
 
     UserCreated: (e: RecordedEvent<UserFields & { id: string }>, w) =>
       w.insert('users', {
