@@ -13,6 +13,8 @@ import {
   type CommandContext,
   type IdentityDeps,
 } from './identity-deps.js';
+import { leadSettingsAggregate } from './lead-settings.js';
+import { leadSettingsSeed } from './lead-settings-seed.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
 import { SEEDED_ROLES } from './permissions.js';
 import { slugify, tenantAggregate } from './tenants.js';
@@ -59,7 +61,7 @@ export interface RegisterInput {
 }
 
 /**
- * Creates the tenant, its seeded roles and department, and its first administrator.
+ * Creates the tenant, its seeded roles, department and lead settings, and its first administrator.
  * Slug, company name and email are claimed first (409 when taken), released again if
  * anything after fails.
  */
@@ -105,6 +107,7 @@ export async function register(deps: IdentityDeps, input: RegisterInput, correla
         fields: { name: 'General', description: 'Default department', headId: userId, parentId: null },
       }, ctx),
     );
+    results.push(await handleCommand(deps, leadSettingsAggregate, tenantId, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx));
     await deps.knex('user_credentials').insert({ user_id: userId, tenant_id: tenantId, password_hash: passwordHash, updated_at: deps.clock.now() });
     results.push(
       await handleCommand(deps, userAggregate, userId, {

@@ -17,13 +17,15 @@ export class DomainError extends Error {
     readonly kind: DomainErrorKind,
     message: string,
     readonly details?: unknown,
+    /** Extra top-level fields of the error body (e.g. `missingFields`). */
+    readonly body?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'DomainError';
   }
 }
 
-export const invalid = (message: string, details?: unknown) => new DomainError('invalid', message, details);
+export const invalid = (message: string, details?: unknown, body?: Record<string, unknown>) => new DomainError('invalid', message, details, body);
 export const unauthorized = (message = 'Authentication required') => new DomainError('unauthorized', message);
 export const forbidden = (message = 'You do not have permission to do this') => new DomainError('forbidden', message);
 export const notFound = (what = 'Record') => new DomainError('not_found', `${what} not found`);

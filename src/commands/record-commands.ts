@@ -15,7 +15,8 @@ async function assertLiveAccount(knex: Knex, tenantId: string, id: string, what 
   if (!row) throw notFound(what);
 }
 
-async function assertOwner(knex: Knex, tenantId: string, ownerId: string | undefined): Promise<void> {
+/** An owner must be a user of the tenant (not deleted). */
+export async function assertOwner(knex: Knex, tenantId: string, ownerId: string | undefined): Promise<void> {
   if (!ownerId) return;
   const row = await knex('users').where({ tenant_id: tenantId, id: ownerId }).whereNull('deleted_at').first('id');
   if (!row) throw invalid('ownerId does not name a user of this tenant', [{ path: 'ownerId', message: 'not found', code: 'unknown_reference' }]);

@@ -2,7 +2,8 @@ import type { Aggregate, DomainEvent } from './aggregate.js';
 import { notFound } from './errors.js';
 import type { RecordCommand, RecordState } from './record-aggregate.js';
 
-export type NoteCommand = { kind: 'add-note'; id: string; noteId: string; content: string };
+/** `at`: when a user wrote it (a lead counts a note as its first response). */
+export type NoteCommand = { kind: 'add-note'; id: string; noteId: string; content: string; at?: string };
 
 /**
  * A record aggregate that also takes notes (and, through `extra`, commands of its own):

@@ -47,7 +47,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     let body: ErrorBody;
     if (error instanceof DomainError) {
-      body = errorBody(statusOfKind[error.kind], error.message, error.details);
+      body = { ...errorBody(statusOfKind[error.kind], error.message, error.details), ...error.body };
     } else {
       body = bodyParserError(error) ?? errorBody(500, 'Internal server error');
       if (body.statusCode === 500) logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');

@@ -53,7 +53,7 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
     const id = await visibleId(req, res);
     const { content } = parseBody(noteBody, req);
     const noteId = randomUUID();
-    const command = { kind: 'add-note', id, noteId, content } as NoteCommand & never;
+    const command = { kind: 'add-note', id, noteId, content, at: services.clock.now().toISOString() } as NoteCommand & never;
     const result = await handleCommand(services, options.aggregate, id, command, commandContextOf(res));
     await services.waitForProjections(result.position);
     const [note] = (await recordNotes(knex, principalOf(res).tenantId, options.recordType, id)).filter((n) => n.id === noteId);

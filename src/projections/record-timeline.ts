@@ -50,6 +50,18 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
         on('account_unlinked', 'Unlinked from an account'),
         { recordType: 'account', recordId: e.data.accountId, activityType: 'contact_unlinked', title: 'Contact unlinked' },
       ];
+    case 'StageChanged':
+      return [on('stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason)];
+    case 'ScoreChanged':
+      return [on('score_changed', `Score changed from ${e.data.from} to ${e.data.to}`)];
+    case 'Disqualified':
+      return [on('disqualified', `Disqualified: ${e.data.reason}`, e.data.notes)];
+    case 'FirstResponseRecorded':
+      return [on('sla_met', e.data.late ? 'SLA met (after breach)' : 'SLA met')];
+    case 'SlaBreached':
+      return [on('sla_breached', 'First-response SLA breached')];
+    case 'SlaEscalated':
+      return [on('sla_escalated', 'First-response SLA escalated')];
     default:
       return [on(snake(name), name.replace(/[A-Z]/g, (c, i) => `${i ? ' ' : ''}${i ? c.toLowerCase() : c}`))];
   }

@@ -6,6 +6,7 @@ import { migration0004MailOutbox } from './0004_mail_outbox.js';
 import { migration0005Identity } from './0005_identity.js';
 import { migration0006Records } from './0006_records.js';
 import { migration0007RecordTotals } from './0007_record_totals.js';
+import { migration0008Leads } from './0008_leads.js';
 
 interface Migration {
   name: string;
@@ -14,7 +15,7 @@ interface Migration {
 }
 
 /** In order of application. A released migration is never edited: add the next one. */
-export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records, migration0007RecordTotals];
+export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records, migration0007RecordTotals, migration0008Leads];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => migrations,

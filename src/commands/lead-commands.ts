@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { EventStore, Position } from '../events/store/types.js';
+import type { LeadProductLine } from '../events/leads.js';
+import type { SettingsCollection } from '../events/lead-settings.js';
+import { handleCommand, type CommandContext, type CommandDeps, type CommandResult } from './aggregate.js';
+import { DomainError, invalid } from './errors.js';
+import { leadAggregate, type LeadChanges, type LeadCommand, type LeadInput } from './leads.js';
+import { leadSettingsAggregate, settingOf, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from './lead-settings.js';
+import { lastPosition } from './identity-deps.js';
+import { assertOwner } from './record-commands.js';
+
+type Deps = CommandDeps & { knex: Knex };
+
+const cache = new WeakMap<EventStore, Map<string, { state: LeadSettingsState; revision: number }>>();
+const CACHED_TENANTS = 1_000;
+
+/**
+ * A tenant's lead settings as its stream says now: the folded state is kept per process
+ * and only the events appended since are read, so every lead command sees current
+ * settings for the price of one (usually empty) stream read.
+ */
+export async function loadLeadSettings(store: EventStore, tenantId: string): Promise<LeadSettingsState> {
+  let tenants = cache.get(store);
+  if (!tenants) cache.set(store, (tenants = new Map()));
+  const cached = tenants.get(tenantId) ?? { state: leadSettingsAggregate.initialState, revision: -1 };
+  const events = await store.readStream(settingsStreamId(tenantId), { fromRevision: cached.revision + 1 });
+  if (events.length === 0 && tenants.has(tenantId)) return cached.state;
+  let state = cached.state;
+  for (const event of events) state = leadSettingsAggregate.evolve(state, event as never);
+  const revision = events.length ? events[events.length - 1].revision : cached.revision;
+  tenants.delete(tenantId);
+  if (tenants.size >= CACHED_TENANTS) tenants.delete(tenants.keys().next().value!);
+  tenants.set(tenantId, { state, revision });
+  return state;
+}
+
+async function withSettings<T>(deps: Deps, ctx: CommandContext, build: (settings: LeadSettingsState, now: Date) => T): Promise<T> {
+  return build(await loadLeadSettings(deps.store, ctx.tenantId), deps.clock.now());
+}
+
+const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand) => handleCommand(deps, leadAggregate, id, command, ctx);
+
+export async function createLead(deps: Deps, ctx: CommandContext, input: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
+  await assertOwner(deps.knex, ctx.tenantId, input.ownerId);
+  const id = randomUUID();
+  const command = await withSettings(deps, ctx, (settings, now) => ({ kind: 'create' as const, id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! }, settings, now }));
+  const result = await run(deps, ctx, id, command);
+  return { id, position: result.position };
+}
+
+export async function updateLead(deps: Deps, ctx: CommandContext, id: string, changes: LeadChanges) {
+  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
+  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'update', id, changes, settings, now })));
+}
+
+export const deleteLead = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, id, { kind: 'delete', id });
+
+export async function changeLeadStage(deps: Deps, ctx: CommandContext, id: string, body: { stageId: string; values: Record<string, unknown>; unlockReason: string | null }) {
+  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'change-stage', id, ...body, settings, now })));
+}
+
+export async function disqualifyLead(deps: Deps, ctx: CommandContext, id: string, reason: string, notes: string | null) {
+  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'disqualify', id, reason, notes, settings, now })));
+}
+
+export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: LeadProductLine) => run(deps, ctx, id, { kind: 'add-product', id, line });
+export const updateLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string, changes: Partial<LeadProductLine>) =>
+  run(deps, ctx, id, { kind: 'update-product', id, productId, changes });
+export const removeLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string) => run(deps, ctx, id, { kind: 'remove-product', id, productId });
+
+export async function addLeadTeamMember(deps: Deps, ctx: CommandContext, id: string, userId: string, role: string) {
+  const user = await deps.knex('users').where({ tenant_id: ctx.tenantId, id: userId }).whereNull('deleted_at').first('status');
+  if (!user) throw invalid('userId does not name a user of this tenant', [{ path: 'userId', message: 'not found', code: 'unknown_reference' }]);
+  if (user.status !== 'active') throw invalid('The user is not active');
+  return run(deps, ctx, id, { kind: 'add-team-member', id, userId, role });
+}
+
+export const removeLeadTeamMember = (deps: Deps, ctx: CommandContext, id: string, userId: string) => run(deps, ctx, id, { kind: 'remove-team-member', id, userId });
+
+/** Runs `work` over items, at most `limit` at a time. */
+async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await work(items[next++]);
+  }));
+}
+
+export interface BulkOutcome {
+  done: number;
+  skipped: { id: string; message: string }[];
+  position: Position | null;
+}
+
+/**
+ * One command per lead, so each lead's history is exact; a lead the command refuses
+ * (converted, a disallowed stage move) is skipped with the reason, the others go on.
+ */
+export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: string[], commandFor: (id: string, settings: LeadSettingsState, now: Date) => LeadCommand): Promise<BulkOutcome> {
+  const settings = await loadLeadSettings(deps.store, ctx.tenantId);
+  const results: CommandResult<unknown, unknown>[] = [];
+  const skipped: BulkOutcome['skipped'] = [];
+  await eachLimited(ids, 8, async (id) => {
+    try {
+      results.push(await run(deps, ctx, id, commandFor(id, settings, deps.clock.now())));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      skipped.push({ id, message: error.message });
+    }
+  });
+  return { done: results.length, skipped, position: lastPosition(results) };
+}
+
+/**
+ * Marks overdue unanswered leads breached, and escalates breached ones whose escalation
+ * window has passed, across every tenant (or one). Idempotent: each lead's aggregate
+ * decides, so running twice marks nothing twice.
+ */
+export async function checkSlaBreaches(deps: Deps, ctx: Omit<CommandContext, 'tenantId'> & { tenantId?: string }) {
+  const now = deps.clock.now();
+  const candidates = deps
+    .knex('leads as l')
+    .join('lead_settings as s', function () {
+      this.on('s.tenant_id', 'l.tenant_id').andOnVal('s.key', 'sla');
+    })
+    .whereNull('l.deleted_at')
+    .where('l.status', 'open')
+    .whereNull('l.first_response_at')
+    .whereNull('l.sla_escalated_at')
+    .whereNotNull('l.sla_due_at')
+    .where('l.sla_due_at', '<', now)
+    .whereRaw("(s.value->>'enabled')::boolean")
+    // Breached leads come back only once their escalation could be due (working time never exceeds wall time).
+    .whereRaw(
+      `(l.sla_breached_at is null or ((s.value->>'escalationEnabled')::boolean and l.sla_due_at <= ?::timestamptz
+         - make_interval(mins => greatest(0, ((s.value->>'escalationHours')::numeric - (s.value->>'firstContactHours')::numeric) * 60)::int)))`,
+      [now],
+    )
+    .select('l.id', 'l.tenant_id')
+    .orderBy('l.sla_due_at')
+    .limit(5_000);
+  if (ctx.tenantId) candidates.where('l.tenant_id', ctx.tenantId);
+  let breached = 0;
+  let escalated = 0;
+  const results: CommandResult<unknown, unknown>[] = [];
+  await eachLimited(await candidates, 4, async ({ id, tenant_id: tenantId }: { id: string; tenant_id: string }) => {
+    const policy = settingOf(await loadLeadSettings(deps.store, tenantId), 'sla');
+    const result = await run(deps, { ...ctx, tenantId }, id, { kind: 'check-sla', id, now, policy });
+    results.push(result);
+    for (const event of result.events) {
+      if (event.type === 'LeadSlaBreached') breached++;
+      if (event.type === 'LeadSlaEscalated') escalated++;
+    }
+  });
+  return { breached, escalated, checkedAt: now.toISOString(), position: lastPosition(results) };
+}
+
+/** How many live records use a settings item, for the rule that one in use is not deleted. */
+async function usage(knex: Knex, tenantId: string, collection: SettingsCollection, id: string): Promise<number> {
+  const column = { pipelines: 'pipeline_id', stages: 'stage_id', priorities: 'priority_id' }[collection as string];
+  if (!column) return 0;
+  const row = await knex('leads').where({ tenant_id: tenantId, [column]: id }).whereNull('deleted_at').count<{ count: string }[]>('* as count').first();
+  return Number(row?.count ?? 0);
+}
+
+export async function changeLeadSettings(deps: Deps, ctx: CommandContext, command: LeadSettingsCommand) {
+  const withUsage = command.kind === 'delete' ? { ...command, inUse: await usage(deps.knex, ctx.tenantId, command.collection, command.id) } : command;
+  return handleCommand(deps, leadSettingsAggregate, ctx.tenantId, withUsage, ctx);
+}

@@ -1,0 +1,347 @@
+/**
+ * Lead scoring: a pure evaluation of configurable rules against a lead, the mapping of a
+ * score to a priority band, and the validation of a rule's operator/value pairing.
+ *
+ * Nothing here does I/O; "now" is always passed in.
+ */
+
+export const SCORING_OPERATORS = [
+  'equals',
+  'not_equals',
+  'contains',
+  'contains_any',
+  'in',
+  'is_empty',
+  'is_not_empty',
+  'greater_than',
+  'less_than',
+  'older_than',
+] as const;
+export type ScoringOperator = (typeof SCORING_OPERATORS)[number];
+
+export interface ScoringRule {
+  id: string;
+  name: string;
+  /** e.g. "demographic", "behavioural"; informational. */
+  category: string | null;
+  /**
+   * A lead field ("email", "company", "estimatedValue", "createdAt"; snake_case such as
+   * "estimated_value" is accepted too), or "qualification.<key>", or "custom.<key>" /
+   * "customFields.<key>".
+   */
+  fieldKey: string;
+  operator: ScoringOperator;
+  /**
+   * JSON: string/number for most operators; string[] for contains_any and in; a number of
+   * days for older_than; ignored for is_empty/is_not_empty.
+   */
+  value: unknown;
+  /** Integer, may be negative (non-integers are rounded when scoring). */
+  scoreDelta: number;
+  isActive: boolean;
+  sortOrder: number;
+}
+
+/** The lead as scoring sees it: its fields (camelCase), with `qualification` and `customFields` objects. */
+export type ScoredLead = Record<string, unknown> & {
+  qualification?: Record<string, unknown> | null;
+  customFields?: Record<string, unknown> | null;
+};
+
+export interface ScoreBreakdownEntry {
+  ruleId: string;
+  fieldKey: string;
+  delta: number;
+}
+
+export interface LeadScore {
+  score: number;
+  /** Keyed by rule name; only rules that matched. */
+  breakdown: Record<string, ScoreBreakdownEntry>;
+}
+
+export interface PriorityBand {
+  id: string;
+  scoreMin: number | null;
+  scoreMax: number | null;
+  isActive: boolean;
+  sortOrder: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+// ---------------------------------------------------------------------------------------
+// Field keys
+// ---------------------------------------------------------------------------------------
+
+type FieldRef =
+  | { scope: 'lead'; keys: string[] }
+  | { scope: 'qualification' | 'customFields'; keys: string[] | null };
+
+const snakeToCamel = (key: string): string => key.replace(/_+([a-zA-Z0-9])/g, (_, c: string) => c.toUpperCase());
+
+const camelToSnake = (key: string): string => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+
+/** The spellings to try for a key, most specific first, without duplicates. */
+const spellings = (key: string): string[] => [...new Set([key, snakeToCamel(key), camelToSnake(key)])];
+
+const QUALIFICATION_PREFIXES = new Set(['qualification']);
+const CUSTOM_PREFIXES = new Set(['custom', 'customfields', 'custom_fields']);
+
+function parseFieldKey(fieldKey: string): FieldRef {
+  const trimmed = fieldKey.trim();
+  const dot = trimmed.indexOf('.');
+  const head = dot === -1 ? trimmed : trimmed.slice(0, dot);
+  const rest = dot === -1 ? null : trimmed.slice(dot + 1);
+  const lowerHead = head.toLowerCase();
+  if (QUALIFICATION_PREFIXES.has(lowerHead)) {
+    return { scope: 'qualification', keys: rest === null || rest === '' ? null : spellings(rest) };
+  }
+  if (CUSTOM_PREFIXES.has(lowerHead)) {
+    return { scope: 'customFields', keys: rest === null || rest === '' ? null : spellings(rest) };
+  }
+  return { scope: 'lead', keys: spellings(trimmed) };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+
+function lookup(container: unknown, keys: string[]): unknown {
+  if (!isRecord(container)) return undefined;
+  for (const key of keys) {
+    if (Object.hasOwn(container, key)) return container[key];
+  }
+  return undefined;
+}
+
+/** The value a rule's fieldKey designates on the lead; undefined when the field is unknown. */
+export function leadFieldValue(lead: ScoredLead, fieldKey: string): unknown {
+  const ref = parseFieldKey(fieldKey);
+  if (ref.scope === 'lead') return lookup(lead, ref.keys);
+  const container = lookup(lead, ref.scope === 'qualification' ? ['qualification'] : ['customFields', 'custom_fields']);
+  return ref.keys === null ? container : lookup(container, ref.keys);
+}
+
+// ---------------------------------------------------------------------------------------
+// Value helpers
+// ---------------------------------------------------------------------------------------
+
+function isEmptyValue(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value === 'string') return value.trim() === '';
+  if (Array.isArray(value)) return value.length === 0;
+  if (value instanceof Date) return Number.isNaN(value.getTime());
+  if (typeof value === 'number') return Number.isNaN(value);
+  if (isRecord(value)) return Object.keys(value).length === 0;
+  return false;
+}
+
+/** The comparable string form of a value: trimmed and lower-cased. */
+function stringForm(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value.trim().toLowerCase();
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? '' : value.toISOString().toLowerCase();
+  if (Array.isArray(value)) return value.map(stringForm).join(', ');
+  try {
+    return JSON.stringify(value).toLowerCase();
+  } catch {
+    return '';
+  }
+}
+
+/** A finite number from a number or a numeric string; null otherwise. */
+function finiteNumber(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string' && value.trim() !== '') {
+    const n = Number(value.trim());
+    return Number.isFinite(n) ? n : null;
+  }
+  return null;
+}
+
+/** A timestamp (ms) from a Date, an ISO (or other parseable) string, or epoch milliseconds. */
+function timestamp(value: unknown): number | null {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.getTime();
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string') {
+    const t = Date.parse(value.trim());
+    return Number.isNaN(t) ? null : t;
+  }
+  return null;
+}
+
+/** The rule's value as a list of non-empty needles (a lone scalar counts as a one-item list). */
+function needles(value: unknown): string[] {
+  const items = Array.isArray(value) ? value : [value];
+  return items.map(stringForm).filter((s) => s !== '');
+}
+
+// ---------------------------------------------------------------------------------------
+// Matching and scoring
+// ---------------------------------------------------------------------------------------
+
+/** Whether one rule matches the lead (regardless of whether the rule is active). */
+export function ruleMatches(rule: ScoringRule, lead: ScoredLead, now: Date): boolean {
+  const field = leadFieldValue(lead, rule.fieldKey);
+  const empty = isEmptyValue(field);
+  switch (rule.operator) {
+    case 'equals':
+      return stringForm(field) === stringForm(rule.value);
+    case 'not_equals':
+      return empty || stringForm(field) !== stringForm(rule.value);
+    case 'contains': {
+      if (empty) return false;
+      const needle = stringForm(rule.value);
+      return needle !== '' && stringForm(field).includes(needle);
+    }
+    case 'contains_any': {
+      if (empty) return false;
+      const haystack = stringForm(field);
+      return needles(rule.value).some((needle) => haystack.includes(needle));
+    }
+    case 'in': {
+      if (empty) return false;
+      const form = stringForm(field);
+      const items = Array.isArray(rule.value) ? rule.value : [rule.value];
+      return items.some((item) => stringForm(item) === form);
+    }
+    case 'is_empty':
+      return empty;
+    case 'is_not_empty':
+      return !empty;
+    case 'greater_than':
+    case 'less_than': {
+      const actual = finiteNumber(field);
+      const threshold = finiteNumber(rule.value);
+      if (actual === null || threshold === null) return false;
+      return rule.operator === 'greater_than' ? actual > threshold : actual < threshold;
+    }
+    case 'older_than': {
+      const days = finiteNumber(rule.value);
+      if (days === null || days < 0) return false;
+      if (empty) return true;
+      const at = timestamp(field);
+      if (at === null) return false;
+      return now.getTime() - at > days * DAY_MS;
+    }
+    default:
+      return false;
+  }
+}
+
+const bySortOrder = <T extends { sortOrder: number }>(items: T[]): T[] =>
+  items
+    .map((item, index) => ({ item, index }))
+    .sort((a, b) => (a.item.sortOrder ?? 0) - (b.item.sortOrder ?? 0) || a.index - b.index)
+    .map(({ item }) => item);
+
+const roundedDelta = (delta: number): number => {
+  if (!Number.isFinite(delta)) return 0;
+  const r = Math.round(delta);
+  return r === 0 ? 0 : r; // avoid -0
+};
+
+/**
+ * Sum of the deltas of the active rules that match, clamped to [0, maxScore]. Rules are
+ * taken in sortOrder. The breakdown is keyed by rule name; should two matching rules share a
+ * name, the later one is keyed "<name> (<ruleId>)" so that neither is lost.
+ */
+export function scoreLead(lead: ScoredLead, rules: ScoringRule[], now: Date, maxScore = 100): LeadScore {
+  let sum = 0;
+  const breakdown: Record<string, ScoreBreakdownEntry> = {};
+  for (const rule of bySortOrder(rules.filter((r) => r.isActive))) {
+    if (!ruleMatches(rule, lead, now)) continue;
+    const delta = roundedDelta(rule.scoreDelta);
+    sum += delta;
+    const key = Object.hasOwn(breakdown, rule.name) ? `${rule.name} (${rule.id})` : rule.name;
+    breakdown[key] = { ruleId: rule.id, fieldKey: rule.fieldKey, delta };
+  }
+  const ceiling = Number.isFinite(maxScore) ? Math.max(0, Math.round(maxScore)) : 100;
+  return { score: Math.min(ceiling, Math.max(0, sum)), breakdown };
+}
+
+/**
+ * Lead fields whose change can change a score (so an update that touches none of them does
+ * not rescore): the top-level field names referenced by the rules (qualification.* →
+ * "qualification", custom.* / customFields.* → "customFields", snake_case mapped to camelCase).
+ */
+export function fieldsScoredBy(rules: ScoringRule[]): Set<string> {
+  const fields = new Set<string>();
+  for (const rule of rules) {
+    const ref = parseFieldKey(rule.fieldKey);
+    if (ref.scope === 'lead') {
+      const name = snakeToCamel(rule.fieldKey.trim());
+      if (name !== '') fields.add(name);
+    } else {
+      fields.add(ref.scope);
+    }
+  }
+  return fields;
+}
+
+/**
+ * The first active priority (by sortOrder) whose [scoreMin, scoreMax] contains the score (a
+ * band with a null bound has no range and never matches); null if none.
+ */
+export function priorityForScore(score: number, priorities: PriorityBand[]): string | null {
+  for (const band of bySortOrder(priorities.filter((p) => p.isActive))) {
+    if (band.scoreMin === null || band.scoreMax === null) continue;
+    if (score >= band.scoreMin && score <= band.scoreMax) return band.id;
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------
+
+const kindOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
+
+/**
+ * Problems with a rule's operator/value pairing (e.g. "in" needs an array of strings,
+ * greater_than needs a number, older_than needs a non-negative number of days). Empty array
+ * when fine. Used by the HTTP layer to answer 400 before storing a rule.
+ */
+export function ruleValueProblems(operator: ScoringOperator, value: unknown): string[] {
+  if (!(SCORING_OPERATORS as readonly string[]).includes(operator)) {
+    return [`unknown operator "${String(operator)}"; expected one of ${SCORING_OPERATORS.join(', ')}`];
+  }
+  switch (operator) {
+    case 'is_empty':
+    case 'is_not_empty':
+      return [];
+    case 'equals':
+    case 'not_equals':
+      if (typeof value === 'string' || typeof value === 'boolean') return [];
+      if (typeof value === 'number') return Number.isFinite(value) ? [] : [`${operator} needs a finite number`];
+      return [`${operator} needs a string, number or boolean value, not ${kindOf(value)}`];
+    case 'contains':
+      if (typeof value === 'number' && Number.isFinite(value)) return [];
+      if (typeof value !== 'string') return [`contains needs a string value, not ${kindOf(value)}`];
+      return value.trim() === '' ? ['contains needs a non-empty string'] : [];
+    case 'contains_any':
+    case 'in': {
+      if (!Array.isArray(value)) return [`${operator} needs an array of strings, not ${kindOf(value)}`];
+      const problems: string[] = [];
+      if (value.length === 0) problems.push(`${operator} needs at least one value`);
+      value.forEach((item, i) => {
+        if (typeof item !== 'string') problems.push(`${operator} value [${i}] must be a string, not ${kindOf(item)}`);
+        else if (operator === 'contains_any' && item.trim() === '')
+          problems.push(`contains_any value [${i}] must not be empty`);
+      });
+      return problems;
+    }
+    case 'greater_than':
+    case 'less_than':
+      return typeof value === 'number' && Number.isFinite(value)
+        ? []
+        : [`${operator} needs a finite number, not ${kindOf(value)}`];
+    case 'older_than':
+      if (typeof value !== 'number' || !Number.isFinite(value))
+        return [`older_than needs a number of days, not ${kindOf(value)}`];
+      return value < 0 ? ['older_than needs a non-negative number of days'] : [];
+  }
+}

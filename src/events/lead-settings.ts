@@ -1,0 +1,124 @@
+import type { DomainEvent } from '../commands/aggregate.js';
+import type { ScoringRule } from '../commands/lead-scoring.js';
+
+/**
+ * A tenant's lead (and opportunity pipeline) settings live in one configuration stream,
+ * `lead_settings-<tenantId>`: pipelines, stages, priorities, sources, disqualification
+ * reasons, record-team roles, scoring rules and keyed settings. Each collection has
+ * `<Kind>Created/Updated/Deleted` events carrying the item's id; keyed settings change
+ * with `LeadSettingChanged` (the key's whole new value).
+ */
+export const PIPELINE_MODULES = ['leads', 'opportunities'] as const;
+export type PipelineModule = (typeof PIPELINE_MODULES)[number];
+
+export const STAGE_MOVEMENTS = ['free', 'sequential'] as const;
+export type StageMovement = (typeof STAGE_MOVEMENTS)[number];
+
+export interface PipelineFields {
+  name: string;
+  description: string | null;
+  isDefault: boolean;
+  isActive: boolean;
+  sortOrder: number;
+  stageMovement: StageMovement;
+}
+
+export const STAGE_FIELD_TYPES = ['text', 'textarea', 'number', 'date', 'select', 'multiselect', 'checkbox', 'email', 'phone', 'url'] as const;
+export type StageFieldType = (typeof STAGE_FIELD_TYPES)[number];
+
+/** A field asked for (or shown) while a record is in a stage. */
+export interface StageField {
+  id: string;
+  fieldKey: string;
+  fieldLabel: string;
+  fieldType: StageFieldType;
+  fieldOptions: { label: string; value: string }[];
+  isRequired: boolean;
+  isVisible: boolean;
+  sortOrder: number;
+}
+
+export const STAGE_OWNER_TYPES = ['inherit', 'user', 'team_lead', 'auto_assign'] as const;
+export interface StageOwnership {
+  stageOwnerType: (typeof STAGE_OWNER_TYPES)[number];
+  stageOwnerUserId: string | null;
+  stageOwnerTeamId: string | null;
+  stageOwnerRoleId: string | null;
+}
+
+export const FIELD_ACCESS = ['hidden', 'read_only', 'editable'] as const;
+export type FieldVisibility = Record<string, (typeof FIELD_ACCESS)[number]>;
+
+export interface StageFields {
+  pipelineId: string;
+  module: PipelineModule;
+  name: string;
+  slug: string;
+  color: string;
+  description: string | null;
+  probability: number;
+  sortOrder: number;
+  isActive: boolean;
+  isWon: boolean;
+  isLost: boolean;
+  isSystem: boolean;
+  /** Informational lists shown to users; enforcement uses `fields` flagged required. */
+  requiredFields: string[];
+  visibleFields: string[];
+  exitCriteria: string[];
+  lockPreviousFields: boolean;
+  fields: StageField[];
+  ownership: StageOwnership;
+  fieldVisibility: FieldVisibility;
+}
+
+export interface LeadPriorityFields {
+  name: string;
+  slug: string;
+  color: string;
+  icon: string | null;
+  sortOrder: number;
+  scoreMin: number | null;
+  scoreMax: number | null;
+  isDefault: boolean;
+  isActive: boolean;
+  isSystem: boolean;
+}
+
+/** Sources, disqualification reasons and record-team roles: named pick-list entries. */
+export interface CatalogueFields {
+  name: string;
+  description: string | null;
+  isSystem: boolean;
+  sortOrder: number;
+}
+
+export type ScoringRuleFields = Omit<ScoringRule, 'id'>;
+
+/** Each collection of the settings stream, with the prefix of its event types. */
+export const SETTINGS_COLLECTIONS = {
+  pipelines: 'Pipeline',
+  stages: 'PipelineStage',
+  priorities: 'LeadPriority',
+  sources: 'LeadSource',
+  disqualificationReasons: 'DisqualificationReason',
+  teamRoles: 'RecordTeamRole',
+  scoringRules: 'ScoringRule',
+} as const;
+export type SettingsCollection = keyof typeof SETTINGS_COLLECTIONS;
+
+export interface CollectionFields {
+  pipelines: PipelineFields;
+  stages: StageFields;
+  priorities: LeadPriorityFields;
+  sources: CatalogueFields;
+  disqualificationReasons: CatalogueFields;
+  teamRoles: CatalogueFields;
+  scoringRules: ScoringRuleFields;
+}
+
+export type LeadSettingsEvent =
+  | DomainEvent<`${string}Created`, { id: string } & Record<string, unknown>>
+  | DomainEvent<`${string}Updated`, { id: string; changes: Record<string, unknown> }>
+  | DomainEvent<`${string}Deleted`, { id: string }>
+  | DomainEvent<'LeadSettingChanged', { key: string; value: unknown }>;

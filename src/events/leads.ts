@@ -1,0 +1,67 @@
+import type { DomainEvent } from '../commands/aggregate.js';
+import type { ScoreBreakdownEntry } from '../commands/lead-scoring.js';
+import type { Address, CustomFields, NoteAdded } from './records.js';
+
+/** What a user edits on a lead (PUT); stage, score, status and SLA move through their own events. */
+export interface LeadFields {
+  firstName: string | null;
+  lastName: string | null;
+  email: string | null;
+  phone: string | null;
+  mobile: string | null;
+  company: string | null;
+  title: string | null;
+  website: string | null;
+  address: Address | null;
+  source: string | null;
+  priorityId: string | null;
+  estimatedValue: number | null;
+  description: string | null;
+  customFields: CustomFields;
+  qualification: Record<string, unknown>;
+  ownerId: string;
+}
+
+export interface LeadProductLine {
+  productId: string;
+  productName: string | null;
+  quantity: number;
+  unitPrice: number;
+  discount: number;
+  discountType: 'amount' | 'percentage';
+}
+
+export type LeadEvent =
+  | DomainEvent<
+      'LeadCreated',
+      LeadFields & {
+        id: string;
+        pipelineId: string;
+        stageId: string;
+        stageName: string;
+        score: number;
+        scoreBreakdown: Record<string, ScoreBreakdownEntry>;
+        /** When the first response is due under the SLA policy in force; null: no SLA. */
+        slaDueAt: string | null;
+      }
+    >
+  | DomainEvent<'LeadUpdated', { id: string; changes: Partial<LeadFields> }>
+  | DomainEvent<'LeadDeleted', { id: string }>
+  | DomainEvent<
+      'LeadStageChanged',
+      { id: string; pipelineId: string; fromStageId: string; fromStageName: string; toStageId: string; toStageName: string; unlockReason: string | null }
+    >
+  | DomainEvent<'LeadScoreChanged', { id: string; from: number; to: number; breakdown: Record<string, ScoreBreakdownEntry> }>
+  | DomainEvent<
+      'LeadDisqualified',
+      { id: string; reasonId: string; reason: string; notes: string | null; fromStageId: string; fromStageName: string; toStageId: string; toStageName: string }
+    >
+  | DomainEvent<'LeadFirstResponseRecorded', { id: string; at: string; late: boolean }>
+  | DomainEvent<'LeadSlaBreached', { id: string; at: string; dueAt: string }>
+  | DomainEvent<'LeadSlaEscalated', { id: string; at: string }>
+  | DomainEvent<'LeadProductAdded', LeadProductLine & { id: string }>
+  | DomainEvent<'LeadProductUpdated', { id: string; productId: string; changes: Partial<LeadProductLine> }>
+  | DomainEvent<'LeadProductRemoved', { id: string; productId: string }>
+  | DomainEvent<'LeadTeamMemberAdded', { id: string; userId: string; role: string }>
+  | DomainEvent<'LeadTeamMemberRemoved', { id: string; userId: string }>
+  | NoteAdded;

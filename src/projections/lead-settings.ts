@@ -1,0 +1,37 @@
+import { SETTINGS_COLLECTIONS, type SettingsCollection } from '../events/lead-settings.js';
+import type { EventHandler, Projection } from './projection.js';
+import { recordHandlers } from './record-handlers.js';
+
+const CATALOGUE = ['name', 'description', 'isSystem', 'sortOrder'];
+
+/** Each settings collection's table and the fields it keeps. */
+const TABLES: Record<SettingsCollection, [table: string, fields: string[]]> = {
+  pipelines: ['pipelines', ['name', 'description', 'isDefault', 'isActive', 'sortOrder', 'stageMovement']],
+  stages: [
+    'pipeline_stages',
+    ['pipelineId', 'module', 'name', 'slug', 'color', 'description', 'probability', 'sortOrder', 'isActive', 'isWon', 'isLost', 'isSystem',
+      'requiredFields', 'visibleFields', 'exitCriteria', 'lockPreviousFields', 'fields', 'ownership', 'fieldVisibility'],
+  ],
+  priorities: ['lead_priorities', ['name', 'slug', 'color', 'icon', 'sortOrder', 'scoreMin', 'scoreMax', 'isDefault', 'isActive', 'isSystem']],
+  sources: ['lead_sources', CATALOGUE],
+  disqualificationReasons: ['disqualification_reasons', CATALOGUE],
+  teamRoles: ['record_team_roles', CATALOGUE],
+  scoringRules: ['scoring_rules', ['name', 'category', 'fieldKey', 'operator', 'value', 'scoreDelta', 'isActive', 'sortOrder']],
+};
+
+const handlers: Record<string, EventHandler> = {
+  LeadSettingChanged: (e, w) => {
+    w.delete('lead_settings', { tenant_id: e.metadata.tenantId, key: e.data.key });
+    w.insert('lead_settings', { tenant_id: e.metadata.tenantId, key: e.data.key, value: e.data.value, updated_at: e.createdAt });
+  },
+};
+for (const [collection, [table, fields]] of Object.entries(TABLES) as [SettingsCollection, [string, string[]]][]) {
+  Object.assign(handlers, recordHandlers(SETTINGS_COLLECTIONS[collection], table, fields));
+}
+
+/** The lead settings stream, one table per collection plus the keyed settings. */
+export const leadSettingsProjection: Projection = {
+  name: 'lead-settings',
+  tables: [...Object.values(TABLES).map(([table]) => table), 'lead_settings'],
+  handlers,
+};
