@@ -3,6 +3,8 @@ import type { Services } from '../service.js';
 import { accountsRouter } from './accounts.js';
 import { adminRouter } from './admin.js';
 import { contactsRouter } from './contacts.js';
+import { leadsRouter } from './leads.js';
+import { leadSettingsRouter } from './lead-settings.js';
 import { authRouter } from './auth.js';
 import { organisationRouter } from './organisation.js';
 import { usersRouter } from './users.js';
@@ -15,4 +17,6 @@ export function mountModules(router: Router, services: Services): void {
   router.use(adminRouter(services));
   router.use(contactsRouter(services));
   router.use(accountsRouter(services));
+  router.use(leadsRouter(services));
+  router.use(leadSettingsRouter(services));
 }

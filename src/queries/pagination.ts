@@ -38,7 +38,7 @@ export function sortOf<K extends string>(
 }
 
 /** The tallied number of live records of a tenant (see the `*_totals` read models). */
-export async function tallied(knex: Knex, table: 'contact_totals' | 'account_totals', tenantId: string): Promise<number> {
+export async function tallied(knex: Knex, table: 'contact_totals' | 'account_totals' | 'lead_totals', tenantId: string): Promise<number> {
   const row = await knex(table).where({ tenant_id: tenantId }).first('live');
   return Number(row?.live ?? 0);
 }

@@ -1,0 +1,325 @@
+import type { Knex } from 'knex';
+import type { SlaPolicy } from '../commands/lead-settings.js';
+import { formatDuration } from '../commands/sla-time.js';
+import { paginate, sortOf, tallied } from './pagination.js';
+import { scopeOf, type Principal } from './principal.js';
+import { applyRecordScope } from './record-scope.js';
+import { containsPattern } from './search.js';
+
+export interface LeadListQuery {
+  search?: string;
+  stageId?: string;
+  pipelineId?: string;
+  priority?: string;
+  source?: string;
+  assignedTo?: string;
+  status?: 'open' | 'converted' | 'disqualified';
+  page: number;
+  limit: number;
+  sortBy?: string;
+  sortDir?: string;
+  sortOrder?: string;
+}
+
+const SORTS = {
+  createdAt: 'l.created_at',
+  created_at: 'l.created_at',
+  updatedAt: 'l.updated_at',
+  updated_at: 'l.updated_at',
+  firstName: 'l.first_name',
+  lastName: 'l.last_name',
+  company: 'l.company',
+  email: 'l.email',
+  score: 'l.score',
+  estimatedValue: 'l.estimated_value',
+};
+
+const fullName = (alias: string) => `nullif(trim(coalesce(${alias}.first_name, '') || ' ' || coalesce(${alias}.last_name, '')), '')`;
+const money = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+/** Live leads of the tenant that the caller's scope lets them see. */
+export function visibleLeads(knex: Knex, principal: Principal) {
+  const query = knex('leads as l').where('l.tenant_id', principal.tenantId).whereNull('l.deleted_at');
+  return applyRecordScope(query, principal, 'leads', 'l.owner_id');
+}
+
+/** The filters every lead list shares (list, board, SLA summary). */
+function filtered(knex: Knex, principal: Principal, q: Omit<LeadListQuery, 'page' | 'limit'>) {
+  const query = visibleLeads(knex, principal);
+  if (q.search) query.where('l.search_text', 'like', containsPattern(q.search));
+  if (q.stageId) query.where('l.stage_id', q.stageId);
+  if (q.pipelineId) query.where('l.pipeline_id', q.pipelineId);
+  if (q.source) query.whereRaw('lower(l.source) = ?', [q.source.toLowerCase()]);
+  if (q.assignedTo) query.where('l.owner_id', q.assignedTo);
+  if (q.status) query.where('l.status', q.status);
+  if (q.priority) {
+    query.whereIn('l.priority_id', knex('lead_priorities').where('tenant_id', principal.tenantId).whereNull('deleted_at').where('slug', q.priority.toLowerCase()).select('id'));
+  }
+  return query;
+}
+
+const listColumns = (knex: Knex) => [
+  'l.*',
+  's.name as stage_name',
+  'p.slug as priority_slug',
+  'p.name as priority_name',
+  knex.raw(`${fullName('o')} as owner_name`),
+];
+
+function withNames(query: Knex.QueryBuilder) {
+  return query
+    .leftJoin('pipeline_stages as s', 's.id', 'l.stage_id')
+    .leftJoin('lead_priorities as p', 'p.id', 'l.priority_id')
+    .leftJoin('users as o', 'o.id', 'l.owner_id');
+}
+
+function listItem(r: any) {
+  return {
+    id: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    phone: r.phone,
+    company: r.company,
+    title: r.title,
+    source: r.source,
+    pipelineId: r.pipeline_id,
+    stageId: r.stage_id,
+    stageName: r.stage_name,
+    priority: r.priority_slug,
+    priorityName: r.priority_name,
+    estimatedValue: money(r.estimated_value),
+    score: r.score,
+    status: r.status,
+    ownerId: r.owner_id,
+    ownerName: r.owner_name,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export async function listLeads(knex: Knex, principal: Principal, q: LeadListQuery) {
+  const query = withNames(filtered(knex, principal, q)).select(listColumns(knex));
+  const sort = sortOf(q, SORTS, 'createdAt', 'desc');
+  query.orderByRaw(`${sort.column} ${sort.dir}, l.id ${sort.dir}`);
+  const unfiltered = !(q.search || q.stageId || q.pipelineId || q.priority || q.source || q.assignedTo || q.status) && scopeOf(principal, 'leads') === 'all';
+  const knownTotal = unfiltered ? () => tallied(knex, 'lead_totals', principal.tenantId) : undefined;
+  return paginate(query, q.page, q.limit, listItem, knownTotal);
+}
+
+/** The board: one pipeline's lead stages, each with its count and its best leads (score, then newest). */
+export async function leadBoard(knex: Knex, principal: Principal, q: Omit<LeadListQuery, 'page'> & { pipelineId: string }) {
+  const stages = await knex('pipeline_stages')
+    .where({ tenant_id: principal.tenantId, pipeline_id: q.pipelineId, module: 'leads', is_active: true })
+    .whereNull('deleted_at')
+    .orderBy(['sort_order', 'name'])
+    .select('id', 'name', 'slug', 'color', 'sort_order', 'is_won', 'is_lost');
+  const ranked = withNames(filtered(knex, principal, q)).select([
+    ...listColumns(knex),
+    knex.raw('row_number() over (partition by l.stage_id order by l.score desc, l.created_at desc, l.id) as rank'),
+    knex.raw('count(*) over (partition by l.stage_id) as stage_count'),
+  ]);
+  const rows = await knex.from(ranked.as('r')).where('rank', '<=', q.limit).orderBy('rank');
+  return {
+    pipelineId: q.pipelineId,
+    stages: stages.map((s: any) => {
+      const leads = rows.filter((r: any) => r.stage_id === s.id);
+      return {
+        id: s.id,
+        name: s.name,
+        slug: s.slug,
+        color: s.color,
+        sortOrder: s.sort_order,
+        isWon: s.is_won,
+        isLost: s.is_lost,
+        count: leads.length ? Number(leads[0].stage_count) : 0,
+        leads: leads.map(listItem),
+      };
+    }),
+  };
+}
+
+export async function leadProducts(knex: Knex, tenantId: string, leadId: string) {
+  const rows = await knex('lead_products').where({ tenant_id: tenantId, lead_id: leadId }).orderBy(['added_at', 'product_id']);
+  return rows.map((r: any) => {
+    const quantity = Number(r.quantity);
+    const unitPrice = Number(r.unit_price);
+    const discount = Number(r.discount);
+    const gross = quantity * unitPrice;
+    const total = r.discount_type === 'percentage' ? gross * (1 - discount / 100) : gross - discount;
+    return {
+      id: r.product_id,
+      productId: r.product_id,
+      productName: r.product_name,
+      quantity,
+      unitPrice,
+      discount,
+      discountType: r.discount_type,
+      total: Math.round(total * 100) / 100,
+      addedAt: r.added_at,
+    };
+  });
+}
+
+export async function leadTeam(knex: Knex, tenantId: string, leadId: string) {
+  const rows = await knex('lead_team as t')
+    .join('users as u', 'u.id', 't.user_id')
+    .leftJoin('users as a', 'a.id', 't.added_by')
+    .where({ 't.tenant_id': tenantId, 't.lead_id': leadId })
+    .orderBy(['t.added_at', 't.user_id'])
+    .select('t.*', 'u.first_name', 'u.last_name', 'u.email', knex.raw(`${fullName('a')} as added_by_name`));
+  return rows.map((r: any) => ({
+    userId: r.user_id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    role: r.role,
+    addedBy: r.added_by_name,
+    addedAt: r.added_at,
+  }));
+}
+
+export async function getLead(knex: Knex, principal: Principal, id: string) {
+  const r = await withNames(visibleLeads(knex, principal))
+    .leftJoin('pipelines as pl', 'pl.id', 'l.pipeline_id')
+    .leftJoin('users as c', 'c.id', 'l.created_by')
+    .where('l.id', id)
+    .first(
+      listColumns(knex).concat([
+        's.slug as stage_slug', 's.color as stage_color', 's.sort_order as stage_sort_order', 's.is_won as stage_is_won', 's.is_lost as stage_is_lost',
+        's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
+        knex.raw(`${fullName('c')} as created_by_name`),
+      ]),
+    );
+  if (!r) return null;
+  const [products, team] = await Promise.all([leadProducts(knex, principal.tenantId, id), leadTeam(knex, principal.tenantId, id)]);
+  return {
+    ...listItem(r),
+    mobile: r.mobile,
+    website: r.website,
+    address: r.address,
+    description: r.description,
+    customFields: r.custom_fields,
+    qualification: r.qualification,
+    priorityId: r.priority_id,
+    stage: { id: r.stage_id, name: r.stage_name, slug: r.stage_slug, color: r.stage_color, sortOrder: r.stage_sort_order, isWon: r.stage_is_won, isLost: r.stage_is_lost },
+    stageFields: ((r.stage_fields ?? []) as { isVisible: boolean }[]).filter((f) => f.isVisible),
+    pipeline: { id: r.pipeline_id, name: r.pipeline_name, stageMovement: r.stage_movement },
+    pipelineName: r.pipeline_name,
+    stageEnteredAt: r.stage_entered_at,
+    scoreBreakdown: r.score_breakdown,
+    disqualifiedAt: r.disqualified_at,
+    disqualifiedBy: r.disqualified_by,
+    disqualificationReasonId: r.disqualification_reason_id,
+    disqualificationReason: r.disqualification_reason,
+    disqualificationNotes: r.disqualification_notes,
+    slaDueAt: r.sla_due_at,
+    firstResponseAt: r.first_response_at,
+    slaBreachedAt: r.sla_breached_at,
+    slaEscalatedAt: r.sla_escalated_at,
+    productsCount: products.length,
+    products,
+    teamMembers: team,
+    createdByName: r.created_by_name,
+  };
+}
+
+/** Leads and contacts with the same email (case-insensitive) or phone (digits only), within the caller's scope. */
+export async function findDuplicates(knex: Knex, principal: Principal, q: { email?: string | null; phone?: string | null; excludeId?: string }) {
+  const email = q.email?.trim().toLowerCase() || null;
+  const digits = q.phone?.replace(/[^0-9]/g, '') || null;
+  if (!email && !digits) return { duplicates: [] };
+  const leads = visibleLeads(knex, principal)
+    .where((w) => {
+      if (email) w.orWhereRaw('lower(l.email) = ?', [email]);
+      if (digits) w.orWhere('l.phone_digits', digits).orWhere('l.mobile_digits', digits);
+    })
+    .limit(20)
+    .select('l.id', 'l.first_name', 'l.last_name', 'l.email', 'l.phone_digits', 'l.mobile_digits');
+  if (q.excludeId) leads.whereNot('l.id', q.excludeId);
+  const contacts = applyRecordScope(knex('contacts as c').where('c.tenant_id', principal.tenantId).whereNull('c.deleted_at'), principal, 'contacts', 'c.owner_id')
+    .where((w) => {
+      if (email) w.orWhereRaw('lower(c.email) = ?', [email]);
+      if (digits) w.orWhereRaw(`regexp_replace(coalesce(c.phone, ''), '[^0-9]', '', 'g') = ?`, [digits]).orWhereRaw(`regexp_replace(coalesce(c.mobile, ''), '[^0-9]', '', 'g') = ?`, [digits]);
+    })
+    .limit(20)
+    .select('c.id', 'c.first_name', 'c.last_name', 'c.email');
+  const canSeeContacts = principal.permissions.contacts?.view === true;
+  const [leadRows, contactRows] = await Promise.all([leads, canSeeContacts ? contacts : Promise.resolve([])]);
+  const matchOf = (r: any) => (email && r.email?.toLowerCase() === email ? 'email' : 'phone');
+  return {
+    duplicates: [
+      ...leadRows.map((r: any) => ({ id: r.id, firstName: r.first_name, lastName: r.last_name, email: r.email, matchField: matchOf(r), entityType: 'lead' })),
+      ...contactRows.map((r: any) => ({ id: r.id, firstName: r.first_name, lastName: r.last_name, email: r.email, matchField: matchOf(r), entityType: 'contact' })),
+    ],
+  };
+}
+
+export type SlaStatus = 'no_sla' | 'on_track' | 'at_risk' | 'breached' | 'met' | 'met_late';
+
+/** A lead's SLA status at `now`: at risk in the last quarter of its response window. */
+export function slaStatusOf(r: { created_at: Date; sla_due_at: Date | null; first_response_at: Date | null; sla_breached_at: Date | null }, now: Date): SlaStatus {
+  if (!r.sla_due_at) return 'no_sla';
+  if (r.first_response_at) return r.sla_breached_at || r.first_response_at > r.sla_due_at ? 'met_late' : 'met';
+  const remaining = r.sla_due_at.getTime() - now.getTime();
+  if (r.sla_breached_at || remaining <= 0) return 'breached';
+  return remaining <= 0.25 * (r.sla_due_at.getTime() - r.created_at.getTime()) ? 'at_risk' : 'on_track';
+}
+
+export const slaPolicyText = (policy: SlaPolicy) =>
+  policy.enabled ? `First contact within ${policy.firstContactHours} working hours` : 'No response-time policy';
+
+export async function leadSla(knex: Knex, principal: Principal, id: string, now: Date, policy: SlaPolicy) {
+  const r = await visibleLeads(knex, principal).where('l.id', id).first('l.id', 'l.created_at', 'l.sla_due_at', 'l.first_response_at', 'l.sla_breached_at', 'l.sla_escalated_at');
+  if (!r) return null;
+  const status = slaStatusOf(r, now);
+  const remaining = r.sla_due_at && !r.first_response_at ? r.sla_due_at.getTime() - now.getTime() : null;
+  return {
+    leadId: r.id,
+    slaPolicy: slaPolicyText(policy),
+    responseDeadline: r.sla_due_at,
+    status,
+    timeRemaining: remaining === null ? null : formatDuration(remaining),
+    remainingMinutes: remaining === null ? null : Math.trunc(remaining / 60_000),
+    firstResponseAt: r.first_response_at,
+    responseMinutes: r.first_response_at ? Math.round((r.first_response_at.getTime() - r.created_at.getTime()) / 60_000) : null,
+    breachedAt: r.sla_breached_at,
+    escalated: !!r.sla_escalated_at,
+    escalatedAt: r.sla_escalated_at,
+  };
+}
+
+/** Counts over the leads with a response deadline, by SLA status at `now`. */
+export async function leadSlaSummary(knex: Knex, principal: Principal, now: Date, q: { ownerId?: string; pipelineId?: string; dateFrom?: Date; dateTo?: Date }) {
+  const query = filtered(knex, principal, { assignedTo: q.ownerId, pipelineId: q.pipelineId }).whereNotNull('l.sla_due_at');
+  if (q.dateFrom) query.where('l.created_at', '>=', q.dateFrom);
+  if (q.dateTo) query.where('l.created_at', '<=', q.dateTo);
+  const metOnTime = 'l.first_response_at <= l.sla_due_at and l.sla_breached_at is null';
+  const pending = 'l.first_response_at is null and l.sla_breached_at is null and l.sla_due_at > :now';
+  const r = await query
+    .select(
+      knex.raw('count(*)::int as total'),
+      knex.raw(`count(*) filter (where l.first_response_at is not null and ${metOnTime})::int as met`),
+      knex.raw(`count(*) filter (where l.first_response_at is not null and not (${metOnTime}))::int as met_late`),
+      knex.raw(`count(*) filter (where l.first_response_at is null and (l.sla_breached_at is not null or l.sla_due_at <= :now))::int as breached`, { now }),
+      knex.raw(`count(*) filter (where ${pending} and l.sla_due_at - :now <= (l.sla_due_at - l.created_at) * 0.25)::int as at_risk`, { now }),
+      knex.raw(`count(*) filter (where ${pending} and l.sla_due_at - :now > (l.sla_due_at - l.created_at) * 0.25)::int as on_track`, { now }),
+      knex.raw('count(*) filter (where l.sla_escalated_at is not null)::int as escalated'),
+      knex.raw('avg(extract(epoch from l.first_response_at - l.created_at) / 60) as avg_response_minutes'),
+    )
+    .first();
+  const responded = r.met + r.met_late;
+  return {
+    total: r.total,
+    withinSla: r.met + r.on_track,
+    atRisk: r.at_risk,
+    breached: r.breached,
+    complianceRate: responded ? Math.round((r.met / responded) * 1000) / 10 : 0,
+    onTrack: r.on_track,
+    met: r.met,
+    metLate: r.met_late,
+    escalated: r.escalated,
+    avgResponseMinutes: r.avg_response_minutes === null ? null : Math.round(Number(r.avg_response_minutes)),
+  };
+}
