@@ -60,6 +60,8 @@ export interface ServiceOverrides {
   sagaRetry?: SagaRetryPolicy;
   /** Extra routes under the base path (tests mount probes of the machinery here). */
   mountApi?: (router: Router, services: Services) => void;
+  /** False: scheduled jobs do not run on their own (tests on a manual clock tick them). */
+  schedule?: boolean;
 }
 
 const EMBEDDED_DATABASE = 'crm';
@@ -152,7 +154,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       waitForProjections: (position, timeoutMs = config.PROJECTION_WAIT_MS) => projections.waitFor(position, timeoutMs),
     };
 
-    if (runsWorkers) {
+    if (runsWorkers && overrides.schedule !== false) {
       const scheduler = new Scheduler({ knex: db.knex, logger }, scheduledJobs(services));
       scheduler.start();
       cleanups.push(() => scheduler.close());

@@ -2,13 +2,14 @@ import type { Aggregate } from './aggregate.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { ruleValueProblems } from './lead-scoring.js';
 import { changedFields } from './record-aggregate.js';
-import type { WorkingHours } from './sla-time.js';
+import { workingHoursProblems, type WorkingHours } from './sla-time.js';
 import {
   SETTINGS_COLLECTIONS,
   type CollectionFields,
   type LeadSettingsEvent,
   type PipelineModule,
   type SettingsCollection,
+  type StageField,
   type StageFields,
 } from '../events/lead-settings.js';
 
@@ -82,6 +83,8 @@ export type LeadSettingsCommand =
   /** `inUse`: how many live records still refer to the item (from the read model). */
   | { kind: 'delete'; collection: SettingsCollection; id: string; inUse: number }
   | { kind: 'reorder-stages'; pipelineId: string; module: PipelineModule; orderedIds: string[] }
+  /** `edit` runs on the stage's fields as they are when the command is decided (so a retry re-applies it). */
+  | { kind: 'edit-stage-fields'; stageId: string; edit(fields: StageField[]): StageField[] }
   | { kind: 'change-settings'; values: Partial<Record<SettingKey, Record<string, unknown>>> };
 
 const WHAT: Record<SettingsCollection, string> = {
@@ -154,7 +157,7 @@ function assertUniqueName(state: LeadSettingsState, collection: SettingsCollecti
   const clash = Object.entries(state.collections[collection] as Record<string, Record<string, unknown>>).find(
     ([otherId, other]) =>
       otherId !== id &&
-      sameName(String(other.name), name) &&
+      (sameName(String(other.name), name) || ('slug' in other && other.slug === slugOf(name))) &&
       (collection !== 'stages' || (other.pipelineId === fields.pipelineId && other.module === fields.module)),
   );
   if (clash) throw conflict(`${WHAT[collection]} "${name}" already exists`);
@@ -166,6 +169,9 @@ function checkItem(state: LeadSettingsState, collection: SettingsCollection, id:
   if (collection === 'stages') {
     if (!state.collections.pipelines[next.pipelineId as string]) throw invalid('pipelineId does not name a pipeline');
     if (next.isWon && next.isLost) throw invalid('A stage cannot be both won and lost');
+  }
+  if ((collection === 'pipelines' || collection === 'priorities') && next.isDefault && next.isActive === false) {
+    throw invalid(`The default ${WHAT[collection].toLowerCase()} must stay active`);
   }
   if (collection === 'priorities') {
     const min = next.scoreMin as number | null;
@@ -209,7 +215,6 @@ function decideUpdate(state: LeadSettingsState, command: Extract<LeadSettingsCom
   checkItem(state, collection, id, next);
   if (collection === 'pipelines' || collection === 'priorities') {
     if (current.isDefault && changes.isDefault === false) throw invalid(`Set another ${WHAT[collection].toLowerCase()} as default first`);
-    if (next.isDefault && next.isActive === false) throw invalid(`The default ${WHAT[collection].toLowerCase()} must stay active`);
   }
   if (collection === 'stages' && current.isSystem && ('isWon' in changes || 'isLost' in changes || changes.isActive === false)) {
     throw invalid('The won and lost stages the service relies on keep their flags and stay active');
@@ -226,11 +231,19 @@ function decideDelete(state: LeadSettingsState, command: Extract<LeadSettingsCom
   if (current.isDefault) throw invalid(`This is the default ${WHAT[collection].toLowerCase()}: set another one as default first`);
   if (current.isSystem && collection === 'stages') throw invalid('The won and lost stages the service relies on cannot be deleted');
   if (command.inUse > 0) throw invalid(`${WHAT[collection]} is used by ${command.inUse} record(s): move them first`);
+  if (collection === 'stages' && isLastOpenStage(state, id)) throw invalid('The default pipeline keeps at least one open stage for new records');
   const events = [deleted(collection, id)];
   if (collection === 'pipelines') {
     for (const [stageId, stage] of Object.entries(state.collections.stages)) if (stage.pipelineId === id) events.push(deleted('stages', stageId));
   }
   return events;
+}
+
+/** New records start in the default pipeline's first open stage, so it always keeps one. */
+function isLastOpenStage(state: LeadSettingsState, id: string): boolean {
+  const stage = state.collections.stages[id];
+  if (!stage.isActive || stage.isWon || stage.isLost || !state.collections.pipelines[stage.pipelineId]?.isDefault) return false;
+  return stagesOf(state, stage.pipelineId, stage.module).filter((s) => s.isActive && !s.isWon && !s.isLost).length === 1;
 }
 
 function decideReorder(state: LeadSettingsState, command: Extract<LeadSettingsCommand, { kind: 'reorder-stages' }>): LeadSettingsEvent[] {
@@ -252,6 +265,10 @@ function decideSettings(state: LeadSettingsState, command: Extract<LeadSettingsC
     const current = settingOf(state, key) as Record<string, unknown>;
     const next = { ...current, ...partial };
     if (Object.keys(changedFields(current, next)).length === 0) continue;
+    if (key === 'sla') {
+      const problems = workingHoursProblems(next as unknown as WorkingHours);
+      if (problems.length) throw invalid(`Invalid SLA policy: ${problems.join('; ')}`, problems.map((message) => ({ path: 'sla', message, code: 'invalid_value' })));
+    }
     events.push({ type: 'LeadSettingChanged', data: { key, value: next } });
   }
   return events;
@@ -276,6 +293,11 @@ export const leadSettingsAggregate: Aggregate<LeadSettingsState, LeadSettingsEve
         return decideReorder(state, command);
       case 'change-settings':
         return decideSettings(state, command);
+      case 'edit-stage-fields': {
+        const stage = state.collections.stages[command.stageId];
+        if (!stage) throw notFound('Stage');
+        return decideUpdate(state, { kind: 'update', collection: 'stages', id: command.stageId, changes: { fields: command.edit(stage.fields) } });
+      }
     }
   },
 };

@@ -58,7 +58,7 @@ export type LeadCommand =
 type Stage = StageFields & { id: string };
 
 /** Lead columns a stage field (or a stage-change value) may name directly. */
-const LEAD_COLUMNS = ['firstName', 'lastName', 'email', 'phone', 'mobile', 'company', 'title', 'website', 'source', 'estimatedValue', 'description'] as const;
+export const LEAD_COLUMNS = ['firstName', 'lastName', 'email', 'phone', 'mobile', 'company', 'title', 'website', 'source', 'estimatedValue', 'description'] as const;
 const leadColumns = new Set<string>(LEAD_COLUMNS);
 
 const isEmpty = (v: unknown) =>

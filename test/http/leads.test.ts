@@ -31,7 +31,8 @@ describe('leads', () => {
 
   before(async () => {
     clock = new ManualClock(MONDAY_9);
-    service = await startTestService({ LOG_LEVEL: 'error' }, { clock });
+    // Scheduled jobs run only when a test ticks them, against the manual clock.
+    service = await startTestService({}, { clock, schedule: false });
     admin = await registerTenant(service);
     plain = await createUserAs(service, admin, 'user');
     other = await registerTenant(service);
@@ -306,6 +307,370 @@ describe('leads', () => {
       expect(res.body.deletedCount).to.equal(2);
       expect((await call('GET', `/leads/${a.id}`)).status).to.equal(404);
       expect((await call('DELETE', '/leads/bulk-delete', {})).status).to.equal(400);
+    });
+  });
+
+  describe('POST /leads/:id/change-stage', () => {
+    it('moves the lead, writes a stage_change activity and a history entry with who and when', async () => {
+      const lead = await newLead();
+      const res = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body).to.include({ stageId: stages.Contacted.id, stageName: 'Contacted', status: 'open' });
+      expect(await activityTypes(lead.id)).to.include('stage_change');
+      const activity = (await call('GET', `/leads/${lead.id}/activities`)).body.find((a: { activityType: string }) => a.activityType === 'stage_change');
+      expect(activity).to.include({ title: 'Stage changed from New to Contacted', performedBy: 'Ada Admin' });
+      const entry = (await call('GET', `/leads/${lead.id}/history`)).body.find((h: { action: string }) => h.action === 'stage_changed');
+      expect(entry).to.deep.include({ performedBy: 'Ada Admin', performedById: admin.user.id });
+      expect(entry.changes.before).to.include({ stageName: 'New', stageId: stages.New.id });
+      expect(entry.changes.after).to.include({ stageName: 'Contacted', stageId: stages.Contacted.id });
+      expect(new Date(entry.createdAt).getTime()).to.equal(clock.now().getTime());
+    });
+
+    it('refuses won and lost stages (use convert or disqualify), unknown stages (404) and bad bodies (400)', async () => {
+      const lead = await newLead();
+      expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Converted.id })).status).to.equal(400);
+      expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Disqualified.id })).status).to.equal(400);
+      const unknown = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: randomUUID() });
+      expect(unknown.status).to.equal(404);
+      expect(unknown.body.message).to.equal('Target stage not found');
+      const theirStage = (await service.services.knex('pipeline_stages').where({ tenant_id: other.tenant.id, module: 'leads' }).first('id')).id;
+      expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: theirStage })).status).to.equal(404);
+      expect((await call('POST', `/leads/${lead.id}/change-stage`, {})).status).to.equal(400);
+      expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id, extra: 1 })).status).to.equal(400);
+      expect((await call('POST', `/leads/${randomUUID()}/change-stage`, { stageId: stages.Contacted.id })).status).to.equal(404);
+      expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id }, other)).status).to.equal(404);
+      expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id }, viewer)).status).to.equal(403);
+      expect((await call('GET', `/leads/${lead.id}`)).body.stageName).to.equal('New');
+    });
+
+    describe('in a sequential pipeline with required stage fields', () => {
+      let seq: { id: string };
+      let steps: { id: string; name: string }[];
+      before(async () => {
+        const pipeline = await leadSettings('POST', '/pipelines', { name: `Sequential ${randomUUID().slice(0, 6)}`, stageMovement: 'sequential' });
+        expect(pipeline.status, JSON.stringify(pipeline.body)).to.equal(201);
+        seq = pipeline.body;
+        steps = [];
+        for (const name of ['Intro', 'Discovery', 'Budgeted']) {
+          const stage = await leadSettings('POST', '/stages', { pipelineId: seq.id, module: 'leads', name });
+          expect(stage.status, JSON.stringify(stage.body)).to.equal(201);
+          steps.push(stage.body);
+        }
+        const budget = await leadSettings('POST', `/stages/${steps[2].id}/fields`, {
+          fieldKey: 'qualification.budget',
+          fieldLabel: 'Budget',
+          fieldType: 'select',
+          fieldOptions: [{ label: 'Confirmed', value: 'confirmed' }, { label: 'Unknown', value: 'unknown' }],
+          isRequired: true,
+        });
+        expect(budget.status, JSON.stringify(budget.body)).to.equal(201);
+        expect((await leadSettings('POST', `/stages/${steps[2].id}/fields`, { fieldKey: 'company', fieldLabel: 'Company', isRequired: true })).status).to.equal(201);
+      });
+
+      it('allows only the adjacent stage, forwards or back', async () => {
+        const lead = await newLead({ pipelineId: seq.id });
+        expect(lead.stageName).to.equal('Intro');
+        const skip = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: steps[2].id, stageFieldValues: { 'qualification.budget': 'confirmed', company: 'Acme' } });
+        expect(skip.status).to.equal(400);
+        expect(skip.body.message).to.match(/sequential/);
+        expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: steps[1].id })).status).to.equal(200);
+        expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: steps[0].id })).status).to.equal(200);
+        expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id })).status, 'another pipeline').to.equal(400);
+      });
+
+      it('answers 400 with missingFields when required stage fields are empty, and stores the values given', async () => {
+        const lead = await newLead({ pipelineId: seq.id, company: null, stageId: steps[1].id });
+        const missing = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: steps[2].id });
+        expect(missing.status).to.equal(400);
+        expect(missing.body.missingFields).to.deep.equal([
+          { fieldKey: 'qualification.budget', fieldLabel: 'Budget' },
+          { fieldKey: 'company', fieldLabel: 'Company' },
+        ]);
+        const badOption = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: steps[2].id, stageFieldValues: { 'qualification.budget': 'lots', company: 'Acme' } });
+        expect(badOption.status).to.equal(400);
+        const partly = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: steps[2].id, stageFieldValues: { company: 'Acme' } });
+        expect(partly.body.missingFields).to.deep.equal([{ fieldKey: 'qualification.budget', fieldLabel: 'Budget' }]);
+        expect((await call('GET', `/leads/${lead.id}`)).body).to.include({ company: null, stageName: 'Discovery' });
+        const moved = await call('POST', `/leads/${lead.id}/change-stage`, {
+          stageId: steps[2].id,
+          stageFieldValues: { 'qualification.budget': 'confirmed', company: 'Acme', 'custom.segment': 'smb' },
+        });
+        expect(moved.status, JSON.stringify(moved.body)).to.equal(200);
+        expect(moved.body).to.deep.include({ stageName: 'Budgeted', company: 'Acme', qualification: { budget: 'confirmed' }, customFields: { segment: 'smb' } });
+      });
+
+      it('with earlier stages locked, moving back needs an unlockReason', async () => {
+        const lead = await newLead({ pipelineId: seq.id });
+        expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: steps[1].id })).status).to.equal(200);
+        expect((await leadSettings('PUT', '/settings', { stages: { lockPreviousStages: true } })).status).to.equal(200);
+        try {
+          expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: steps[0].id })).status).to.equal(400);
+          clock.advance(1_000);
+          const back = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: steps[0].id, unlockReason: 'Budget fell through' });
+          expect(back.status).to.equal(200);
+          const activity = (await call('GET', `/leads/${lead.id}/activities`)).body.find((a: { activityType: string }) => a.activityType === 'stage_change');
+          expect(activity.description).to.equal('Budget fell through');
+        } finally {
+          await leadSettings('PUT', '/settings', { stages: { lockPreviousStages: false } });
+        }
+      });
+    });
+  });
+
+  describe('POST /leads/:id/disqualify', () => {
+    it('takes a reason by name or id, moves the lead to the lost stage and makes it terminal', async () => {
+      const lead = await newLead();
+      const res = await call('POST', `/leads/${lead.id}/disqualify`, { reason: 'no budget', notes: 'Frozen until Q3' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body).to.include({ status: 'disqualified', stageName: 'Disqualified', disqualificationReason: 'No Budget', disqualificationNotes: 'Frozen until Q3', disqualifiedBy: admin.user.id });
+      expect(await activityTypes(lead.id)).to.include('disqualified');
+      const entry = (await call('GET', `/leads/${lead.id}/history`)).body.find((h: { action: string }) => h.action === 'disqualified');
+      expect(entry).to.include({ performedBy: 'Ada Admin' });
+      expect(entry.changes.before).to.include({ status: 'open', stageName: 'New' });
+      expect(entry.changes.after).to.include({ status: 'disqualified', stageName: 'Disqualified', disqualificationReason: 'No Budget' });
+      expect((await call('POST', `/leads/${lead.id}/disqualify`, { reason: 'No Need' })).status).to.equal(400);
+      expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id })).status).to.equal(400);
+      expect((await call('GET', '/leads?status=disqualified&limit=100')).body.data.map((l: { id: string }) => l.id)).to.include(lead.id);
+
+      const reasonId = (await service.services.knex('disqualification_reasons').where({ tenant_id: admin.tenant.id, name: 'Duplicate' }).first('id')).id;
+      const byId = await newLead();
+      const disqualified = await call('POST', `/leads/${byId.id}/disqualify`, { reasonId });
+      expect(disqualified.body).to.include({ disqualificationReason: 'Duplicate', disqualificationReasonId: reasonId });
+    });
+
+    it('refuses a missing or unknown reason (400), another tenant\'s lead (404) and a viewer (403)', async () => {
+      const lead = await newLead();
+      expect((await call('POST', `/leads/${lead.id}/disqualify`, {})).status).to.equal(400);
+      expect((await call('POST', `/leads/${lead.id}/disqualify`, { reason: 'Bored' })).status).to.equal(400);
+      expect((await call('POST', `/leads/${lead.id}/disqualify`, { reason: 'No Need' }, other)).status).to.equal(404);
+      expect((await call('POST', `/leads/${lead.id}/disqualify`, { reason: 'No Need' }, viewer)).status).to.equal(403);
+      expect((await call('GET', `/leads/${lead.id}`)).body.status).to.equal('open');
+    });
+  });
+
+  describe('scoring', () => {
+    const rules: string[] = [];
+    before(async () => {
+      for (const rule of [
+        { name: 'Big company', fieldKey: 'company', operator: 'contains', value: 'corp', scoreDelta: 40, category: 'firmographic' },
+        { name: 'Has email', fieldKey: 'email', operator: 'is_not_empty', scoreDelta: 25 },
+        { name: 'Free mail', fieldKey: 'email', operator: 'contains', value: 'freemail', scoreDelta: -30 },
+      ]) {
+        const res = await leadSettings('POST', '/scoring-rules', rule);
+        expect(res.status, JSON.stringify(res.body)).to.equal(201);
+        rules.push(res.body.id);
+      }
+    });
+    after(async () => {
+      for (const id of rules) await leadSettings('DELETE', `/scoring-rules/${id}`);
+    });
+
+    it('scores a new lead by the active rules and sets its priority from the score', async () => {
+      const lead = await newLead({ company: 'Mega Corp', email: 'buyer@mega.example' });
+      expect(lead).to.include({ score: 65, priority: 'high' });
+      expect(lead.scoreBreakdown).to.have.keys('Big company', 'Has email');
+      const low = await newLead({ email: 'someone@freemail.example' });
+      expect(low).to.include({ score: 0, priority: 'medium' });
+      expect((await newLead({ company: 'Mega Corp', priority: 'low' })).priority, 'an explicit priority wins').to.equal('low');
+    });
+
+    it('rescores when a scored field changes, with a score_changed activity and history entry', async () => {
+      const lead = await newLead({ company: 'Small shop' });
+      expect(lead.score).to.equal(0);
+      const res = await call('PUT', `/leads/${lead.id}`, { company: 'Giant Corp', email: 'cfo@giant.example' });
+      expect(res.body).to.include({ score: 65, priority: 'high' });
+      expect(await activityTypes(lead.id)).to.include('score_changed');
+      const entry = (await call('GET', `/leads/${lead.id}/history`)).body.find((h: { action: string }) => h.action === 'score_changed');
+      expect(entry.changes).to.deep.equal({ before: { score: 0 }, after: { score: 65 } });
+      expect(entry.performedBy).to.equal('Ada Admin');
+      const unchanged = await call('PUT', `/leads/${lead.id}`, { description: 'no scored field' });
+      expect(unchanged.body.score).to.equal(65);
+      const history = (await call('GET', `/leads/${lead.id}/history`)).body;
+      expect(history.filter((h: { action: string }) => h.action === 'score_changed')).to.have.length(1);
+    });
+
+    it('clamps the score to 0–100', async () => {
+      const extra = await leadSettings('POST', '/scoring-rules', { name: 'Huge', fieldKey: 'company', operator: 'contains', value: 'corp', scoreDelta: 100 });
+      rules.push(extra.body.id);
+      expect((await newLead({ company: 'Mega Corp', email: 'x@mega.example' })).score).to.equal(100);
+    });
+  });
+
+  describe('SLA', () => {
+    let tenant: Session;
+    let tenantUser: Session;
+    const as = (method: string, path: string, body?: unknown, session = tenant) => call(method, path, body, session);
+    const leadAt = async (at: string, session = tenant) => {
+      clock.set(at);
+      const res = await as('POST', '/leads', { lastName: `Sla ${randomUUID().slice(0, 6)}` }, session);
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      return res.body;
+    };
+    const slaOf = async (id: string) => {
+      const res = await as('GET', `/leads/${id}/sla`);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body;
+    };
+    beforeEach(async () => {
+      clock.set(MONDAY_9);
+      tenant = await registerTenant(service);
+      tenantUser = await createUserAs(service, tenant, 'user');
+    });
+
+    it('a lead created on Friday at 17:00 is due Monday at 12:00 and goes on track → at risk → breached', async () => {
+      const lead = await leadAt('2026-01-09T17:00:00Z');
+      expect(new Date(lead.slaDueAt).toISOString()).to.equal('2026-01-12T12:00:00.000Z');
+      clock.set('2026-01-09T18:00:00Z');
+      expect(await slaOf(lead.id)).to.deep.include({
+        leadId: lead.id,
+        slaPolicy: 'First contact within 4 working hours',
+        status: 'on_track',
+        timeRemaining: '2d 18h',
+        firstResponseAt: null,
+      });
+      clock.set('2026-01-12T08:40:00Z');
+      expect(await slaOf(lead.id)).to.deep.include({ status: 'at_risk', timeRemaining: '3h 20m' });
+      clock.set('2026-01-12T12:30:00Z');
+      expect(await slaOf(lead.id)).to.deep.include({ status: 'breached', timeRemaining: '-30m' });
+    });
+
+    it('check-breaches marks overdue leads once (idempotent), then escalates after the escalation window', async () => {
+      const late = await leadAt('2026-01-12T09:00:00Z');
+      const answered = await leadAt('2026-01-12T09:05:00Z');
+      const fresh = await leadAt('2026-01-12T11:00:00Z');
+      clock.set('2026-01-12T09:30:00Z');
+      expect((await as('POST', `/leads/${answered.id}/notes`, { content: 'Called back' })).status).to.equal(201);
+      clock.set('2026-01-12T13:30:00Z');
+      const first = await as('POST', '/leads/sla/check-breaches');
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      expect(first.body).to.include({ breached: 1, escalated: 0 });
+      expect((await as('POST', '/leads/sla/check-breaches')).body).to.include({ breached: 0, escalated: 0 });
+      expect((await slaOf(late.id)).status).to.equal('breached');
+      expect((await slaOf(answered.id)).status).to.equal('met');
+      expect((await slaOf(fresh.id)).status).to.equal('on_track');
+      // Escalation: 8 − 4 = 4 more working hours after the 13:00 deadline, i.e. 17:00.
+      // By then the fresh lead (due 15:00) is overdue too.
+      clock.set('2026-01-12T16:59:00Z');
+      expect((await as('POST', '/leads/sla/check-breaches')).body).to.include({ breached: 1, escalated: 0 });
+      clock.set('2026-01-12T17:00:00Z');
+      expect((await as('POST', '/leads/sla/check-breaches')).body).to.include({ breached: 0, escalated: 1 });
+      expect(await slaOf(late.id)).to.deep.include({ status: 'breached', escalated: true });
+      const types = (await as('GET', `/leads/${late.id}/activities`)).body.map((a: { activityType: string }) => a.activityType);
+      expect(types).to.include.members(['sla_breached', 'sla_escalated']);
+    });
+
+    it('the first note after the deadline makes the SLA met late; the summary counts each status', async () => {
+      const late = await leadAt('2026-01-12T09:00:00Z');
+      const onTime = await leadAt('2026-01-12T09:00:00Z');
+      const pending = await leadAt('2026-01-12T12:00:00Z');
+      await leadAt('2026-01-12T12:00:00Z', tenantUser);
+      clock.set('2026-01-12T10:00:00Z');
+      await as('POST', `/leads/${onTime.id}/notes`, { content: 'Emailed' });
+      clock.set('2026-01-12T14:00:00Z');
+      await as('POST', `/leads/${late.id}/notes`, { content: 'Sorry for the delay' });
+      const sla = await slaOf(late.id);
+      expect(sla).to.deep.include({ status: 'met_late', timeRemaining: null });
+      expect(new Date(sla.firstResponseAt).toISOString()).to.equal('2026-01-12T14:00:00.000Z');
+      expect((await slaOf(pending.id)).status).to.equal('on_track');
+            clock.set('2026-01-12T15:30:00Z');
+      const summary = await as('GET', '/leads/sla/summary');
+      expect(summary.status).to.equal(200);
+      // pending leads are due 16:00 (window 4h, 30 min left: at risk).
+      expect(summary.body).to.include({ total: 4, withinSla: 1, atRisk: 2, breached: 0, complianceRate: 50, met: 1, metLate: 1 });
+      const own = await as('GET', '/leads/sla/summary', undefined, tenantUser);
+      expect(own.body).to.include({ total: 1, atRisk: 1 });
+      expect((await as('GET', '/leads/sla/summary?dateFrom=not-a-date')).status).to.equal(400);
+      expect((await call('GET', `/leads/${late.id}/sla`)).status, 'another tenant').to.equal(404);
+    });
+
+    it('the scheduled job runs the same check for every tenant', async () => {
+      const lead = await leadAt('2026-01-12T09:00:00Z');
+      clock.set('2026-01-12T13:01:00Z');
+      const jobs = scheduledJobs(service.services);
+      const job = jobs.find((j) => j.name === 'lead-sla-breaches')!;
+      expect(job.cron).to.equal('* * * * *');
+      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      expect(await scheduler.tick(job)).to.equal(true);
+      await service.services.waitForProjections(await service.services.store.headPosition());
+      expect((await slaOf(lead.id)).status).to.equal('breached');
+      expect(new Date((await as('GET', `/leads/${lead.id}`)).body.slaBreachedAt).toISOString()).to.equal('2026-01-12T13:01:00.000Z');
+    });
+
+    it('with the policy disabled a new lead has no SLA', async () => {
+      expect((await as('PUT', '/lead-settings/settings', { sla: { enabled: false } })).status).to.equal(200);
+      const lead = await leadAt('2026-01-12T09:00:00Z');
+      expect(lead.slaDueAt).to.equal(null);
+      expect(await slaOf(lead.id)).to.deep.include({ status: 'no_sla', timeRemaining: null, responseDeadline: null });
+    });
+
+    it('check-breaches needs leads.edit', async () => {
+      const role = await as('POST', '/roles', { name: 'sla-viewer', level: 5, permissions: { leads: { view: true } } });
+      expect(role.status).to.equal(201);
+      const reader = await createUserAs(service, tenant, 'sla-viewer');
+      expect((await as('POST', '/leads/sla/check-breaches', undefined, reader)).status).to.equal(403);
+    });
+  });
+
+  describe('lead products and team', () => {
+    it('adds, updates and removes product lines with their totals', async () => {
+      const lead = await newLead();
+      const productId = randomUUID();
+      const added = await call('POST', `/leads/${lead.id}/products`, { productId, productName: 'Widget', quantity: 3, unitPrice: 100, discount: 50 });
+      expect(added.status, JSON.stringify(added.body)).to.equal(201);
+      expect(added.body).to.include({ id: productId, productId, productName: 'Widget', quantity: 3, unitPrice: 100, discount: 50, discountType: 'amount', total: 250 });
+      expect((await call('POST', `/leads/${lead.id}/products`, { productId, unitPrice: 1 })).status).to.equal(409);
+      const updated = await call('PUT', `/leads/${lead.id}/products/${productId}`, { discount: 10, discountType: 'percentage' });
+      expect(updated.body).to.include({ total: 270 });
+      expect((await call('GET', `/leads/${lead.id}`)).body.productsCount).to.equal(1);
+      expect((await call('GET', `/leads/${lead.id}/products`)).body).to.have.length(1);
+      expect((await call('DELETE', `/leads/${lead.id}/products/${productId}`)).body).to.deep.equal({ success: true });
+      expect((await call('GET', `/leads/${lead.id}/products`)).body).to.deep.equal([]);
+      expect(await activityTypes(lead.id)).to.include.members(['product_added', 'product_updated', 'product_removed']);
+    });
+
+    it('refuses bad lines (400), unknown lines (404) and other tenants (404)', async () => {
+      const lead = await newLead();
+      const productId = randomUUID();
+      for (const body of [{ productId, unitPrice: 10, discount: 50 }, { productId, unitPrice: -1 }, { productId, quantity: 0, unitPrice: 1 }, { productId: 'x', unitPrice: 1 }, { unitPrice: 1 }, { productId, unitPrice: 10, discount: 101, discountType: 'percentage' }]) {
+        expect((await call('POST', `/leads/${lead.id}/products`, body)).status, JSON.stringify(body)).to.equal(400);
+      }
+      expect((await call('PUT', `/leads/${lead.id}/products/${productId}`, { quantity: 2 })).status).to.equal(404);
+      expect((await call('DELETE', `/leads/${lead.id}/products/${productId}`)).status).to.equal(404);
+      expect((await call('GET', `/leads/${lead.id}/products`, undefined, other)).status).to.equal(404);
+      expect((await call('POST', `/leads/${lead.id}/products`, { productId, unitPrice: 1 }, other)).status).to.equal(404);
+    });
+
+    it('keeps a team of users with roles; unknown users are refused', async () => {
+      const lead = await newLead();
+      const added = await call('POST', `/leads/${lead.id}/team`, { userId: plain.user.id, role: 'sales_rep' });
+      expect(added.status, JSON.stringify(added.body)).to.equal(201);
+      expect(added.body).to.have.length(1);
+      expect(added.body[0]).to.include({ userId: plain.user.id, role: 'sales_rep', firstName: 'user', addedBy: 'Ada Admin' });
+      const again = await call('POST', `/leads/${lead.id}/team`, { userId: plain.user.id, role: 'Observer' });
+      expect(again.body.map((m: { role: string }) => m.role)).to.deep.equal(['Observer']);
+      expect((await call('GET', `/leads/${lead.id}`)).body.teamMembers).to.have.length(1);
+      expect((await call('POST', `/leads/${lead.id}/team`, { userId: other.user.id })).status).to.equal(400);
+      expect((await call('POST', `/leads/${lead.id}/team`, { role: 'x' })).status).to.equal(400);
+      expect((await call('DELETE', `/leads/${lead.id}/team/${plain.user.id}`)).body).to.deep.equal({ success: true });
+      expect((await call('GET', `/leads/${lead.id}/team`)).body).to.deep.equal([]);
+      expect((await call('DELETE', `/leads/${lead.id}/team/${plain.user.id}`)).status).to.equal(404);
+      expect((await call('GET', `/leads/${lead.id}/team`, undefined, other)).status).to.equal(404);
+    });
+  });
+
+  describe('notes, activities, history and documents', () => {
+    it('a note shows in notes and activities; documents start empty; all 404 for another tenant', async () => {
+      const lead = await newLead();
+      const note = await call('POST', `/leads/${lead.id}/notes`, { content: 'First call went well' });
+      expect(note.status).to.equal(201);
+      expect(note.body).to.include({ content: 'First call went well', createdBy: 'Ada Admin' });
+      expect((await call('GET', `/leads/${lead.id}/notes`)).body.map((n: { id: string }) => n.id)).to.deep.equal([note.body.id]);
+      expect(await activityTypes(lead.id)).to.include.members(['created', 'note_added']);
+      expect((await call('GET', `/leads/${lead.id}/documents`)).body).to.deep.equal([]);
+      for (const path of ['notes', 'activities', 'history', 'documents']) {
+        expect((await call('GET', `/leads/${lead.id}/${path}`, undefined, other)).status, path).to.equal(404);
+      }
+      expect((await call('POST', `/leads/${lead.id}/notes`, { content: '' })).status).to.equal(400);
     });
   });
 });

@@ -152,6 +152,7 @@ export const migration0008Leads = {
     await knex.raw('create index leads_by_stage on leads (tenant_id, stage_id, created_at, id) where deleted_at is null');
     await knex.raw('create index leads_by_pipeline on leads (tenant_id, pipeline_id, created_at, id) where deleted_at is null');
     await knex.raw('create index leads_by_owner on leads (tenant_id, owner_id, created_at, id) where deleted_at is null');
+    await knex.raw('create index leads_by_priority on leads (tenant_id, priority_id) where deleted_at is null');
     await knex.raw('create index leads_by_status on leads (tenant_id, status, created_at, id) where deleted_at is null');
     await knex.raw('create index leads_by_email_ci on leads (tenant_id, lower(email)) where deleted_at is null');
     await knex.raw('create index leads_by_phone on leads (tenant_id, phone_digits) where deleted_at is null');
