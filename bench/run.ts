@@ -5,7 +5,8 @@
  *
  * Sizes: BENCH_SECONDS per timed phase (10), BENCH_REBUILD_EVENTS in the rebuilt log
  * (200000), BENCH_LAG_RATE appends/s offered during the lag phase (1200; 0 for as fast
- * as possible), BENCH_CONTACTS in the tenant whose lists the HTTP phase reads (10000).
+ * as possible), BENCH_CONTACTS and BENCH_LEADS in the tenant whose lists the HTTP phase
+ * reads (10000 each).
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -48,6 +49,7 @@ function readSettings() {
     lagRate: numberFromEnv('BENCH_LAG_RATE', DEFAULT_LAG_RATE),
     httpConnections: HTTP_CONNECTIONS,
     contacts: Math.round(numberFromEnv('BENCH_CONTACTS', 10_000)),
+    leads: Math.round(numberFromEnv('BENCH_LEADS', 10_000)),
   };
 }
 
@@ -136,6 +138,12 @@ function figures({ raw, appends, rebuilds, lag, http }: Results, settings: Setti
     ...httpFigures('httpSearch', `GET /api/contacts?limit=25&search=${SEARCH_TERM}, 25 of ${of}`, http.search, `${http.searchMatches} match`, {
       atLeast: 700,
     }),
+    ...httpFigures('httpLeadCreate', 'POST /api/leads', http.leadCreate, `${http.connections} connections; scored, SLA due date, waits for the projection`, {
+      atLeast: 250,
+    }),
+    ...httpFigures('httpLeadList', `GET /api/leads?limit=25&stageId=…, 25 of ${http.leads.toLocaleString('en-US')}`, http.leadList, `${http.stageMatches} in the stage`, {
+      atLeast: 600,
+    }),
   ];
 }
 
@@ -157,7 +165,7 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
 
   const http = await measureHttp(
     { cleanup, databaseUrl: await freshDatabase() },
-    { seconds: settings.seconds, connections: settings.httpConnections, contacts: settings.contacts },
+    { seconds: settings.seconds, connections: settings.httpConnections, contacts: settings.contacts, leads: settings.leads },
   );
 
   return { results: { raw, appends, rebuilds, lag, http }, server };

@@ -42,11 +42,32 @@ interface Page {
   meta: { total: number };
 }
 
+/** The n-th generated lead: spread evenly over the open stages, so a stage filter keeps a fifth. */
+function leadBody(n: number, stageIds: string[]) {
+  const contact = contactBody(n);
+  return {
+    firstName: contact.firstName,
+    lastName: contact.lastName,
+    email: contact.email,
+    phone: contact.phone,
+    company: `${contact.lastName} ${n % 97} Ltd`,
+    title: contact.title,
+    source: 'Website',
+    estimatedValue: (n % 50) * 1000,
+    stageId: stageIds[n % stageIds.length],
+  };
+}
+
 export interface HttpResult {
   create: LoadResult;
   read: LoadResult;
   list: LoadResult;
   search: LoadResult;
+  leadCreate: LoadResult;
+  leadList: LoadResult;
+  /** Live leads of the tenant, and how many the stage filter of the list matches. */
+  leads: number;
+  stageMatches: number;
   /** Live contacts of the tenant during the GET phases. */
   contacts: number;
   searchMatches: number;
@@ -86,7 +107,7 @@ async function settle(databaseUrl: string): Promise<void> {
  */
 export async function measureHttp(
   deps: { cleanup: CleanupStack; databaseUrl: string },
-  options: { seconds: number; connections: number; contacts: number },
+  options: { seconds: number; connections: number; contacts: number; leads: number },
 ): Promise<HttpResult> {
   const { seconds, connections } = options;
   if (options.contacts < LAST_NAMES.length) throw new Error(`BENCH_CONTACTS must be at least ${LAST_NAMES.length}, for the search to match`);
@@ -117,7 +138,20 @@ export async function measureHttp(
       while (created < options.contacts) ids.push((await client.json<{ id: string }>('POST', '/api/contacts', newContact())).id);
     }),
   );
-  log(`created in ${elapsedSeconds(seedStartedAt).toFixed(1)} s; vacuum and checkpoint`);
+  log(`created in ${elapsedSeconds(seedStartedAt).toFixed(1)} s`);
+
+  const stages = await client.json<{ id: string; isWon: boolean; isLost: boolean }[]>('GET', '/api/lead-settings/stages?module=leads');
+  const openStageIds = stages.filter((s) => !s.isWon && !s.isLost).map((s) => s.id);
+  let leadsCreated = 0;
+  const newLead = () => leadBody(leadsCreated++, openStageIds);
+  const leadSeedStartedAt = performance.now();
+  log(`creating ${options.leads} leads over ${SEED_CONNECTIONS} connections (untimed)`);
+  await Promise.all(
+    Array.from({ length: SEED_CONNECTIONS }, async () => {
+      while (leadsCreated < options.leads) await client.json('POST', '/api/leads', newLead());
+    }),
+  );
+  log(`created in ${elapsedSeconds(leadSeedStartedAt).toFixed(1)} s; vacuum and checkpoint`);
   await settle(deps.databaseUrl);
 
   const listPath = '/api/contacts?limit=25';
@@ -128,6 +162,11 @@ export async function measureHttp(
   const searchMatches = (await client.json<Page>('GET', searchPath)).meta.total;
   if (searchMatches === 0 || searchMatches > 0.1 * total) throw new Error(`search '${SEARCH_TERM}' matches ${searchMatches} of ${total}`);
 
+  const leadListPath = `/api/leads?limit=25&stageId=${openStageIds[0]}`;
+  const leadPage = await client.json<Page>('GET', leadListPath);
+  const leads = (await client.json<Page>('GET', '/api/leads?limit=1')).meta.total;
+  if (leads !== options.leads || leadPage.data.length !== 25) throw new Error(`the tenant has ${leads} leads, ${leadPage.data.length} on the page`);
+
   const timed = async (what: string, makeRequest: () => Promise<HttpResponse>) => {
     log(`${what}: ${connections} connections for ${seconds} s`);
     return checkErrors(what, await loadTest(seconds, connections, makeRequest), service);
@@ -135,7 +174,9 @@ export async function measureHttp(
   const read = await timed('GET /api/contacts/:id', () => client.request('GET', `/api/contacts/${pick(ids)}`));
   const list = await timed(`GET ${listPath}`, () => client.request('GET', listPath));
   const search = await timed(`GET ${searchPath}`, () => client.request('GET', searchPath));
+  const leadList = await timed(`GET ${leadListPath}`, () => client.request('GET', leadListPath));
   const create = await timed('POST /api/contacts', () => client.request('POST', '/api/contacts', newContact()));
+  const leadCreate = await timed('POST /api/leads', () => client.request('POST', '/api/leads', newLead()));
 
-  return { create, read, list, search, contacts: total, searchMatches, connections };
+  return { create, read, list, search, leadCreate, leadList, leads, stageMatches: leadPage.meta.total, contacts: total, searchMatches, connections };
 }

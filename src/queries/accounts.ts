@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { paginate, sortOf, tallied } from './pagination.js';
+import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
 import { scopeOf } from './principal.js';
 import type { Principal } from './principal.js';
 import { applyRecordScope } from './record-scope.js';
@@ -18,18 +18,7 @@ export interface AccountListQuery {
   sortOrder?: string;
 }
 
-const SORTS = {
-  created_at: 'a.created_at',
-  createdAt: 'a.created_at',
-  updated_at: 'a.updated_at',
-  updatedAt: 'a.updated_at',
-  name: 'a.name',
-  industry: 'a.industry',
-  type: 'a.type',
-  annual_revenue: 'a.annual_revenue',
-  annualRevenue: 'a.annual_revenue',
-  employees: 'a.employees',
-};
+const SORTS = sortableColumns('a', ['created_at', 'updated_at', 'name', 'industry', 'type', 'annual_revenue', 'employees']);
 
 export function visibleAccounts(knex: Knex, principal: Principal) {
   const query = knex('accounts as a').where('a.tenant_id', principal.tenantId).whereNull('a.deleted_at');

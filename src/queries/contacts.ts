@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { paginate, sortOf, tallied } from './pagination.js';
+import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
 import { scopeOf } from './principal.js';
 import type { Principal } from './principal.js';
 import { applyRecordScope } from './record-scope.js';
@@ -18,17 +18,7 @@ export interface ContactListQuery {
   sortOrder?: string;
 }
 
-const SORTS = {
-  created_at: 'c.created_at',
-  createdAt: 'c.created_at',
-  updated_at: 'c.updated_at',
-  updatedAt: 'c.updated_at',
-  first_name: 'c.first_name',
-  firstName: 'c.first_name',
-  last_name: 'c.last_name',
-  lastName: 'c.last_name',
-  email: 'c.email',
-};
+const SORTS = sortableColumns('c', ['created_at', 'updated_at', 'first_name', 'last_name', 'email']);
 
 /** Live contacts of the tenant that the caller's scope lets them see. */
 export function visibleContacts(knex: Knex, principal: Principal) {

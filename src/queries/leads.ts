@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { SlaPolicy } from '../commands/lead-settings.js';
 import { formatDuration } from '../commands/sla-time.js';
-import { paginate, sortOf, tallied } from './pagination.js';
+import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
 import { scopeOf, type Principal } from './principal.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
@@ -21,18 +21,7 @@ export interface LeadListQuery {
   sortOrder?: string;
 }
 
-const SORTS = {
-  createdAt: 'l.created_at',
-  created_at: 'l.created_at',
-  updatedAt: 'l.updated_at',
-  updated_at: 'l.updated_at',
-  firstName: 'l.first_name',
-  lastName: 'l.last_name',
-  company: 'l.company',
-  email: 'l.email',
-  score: 'l.score',
-  estimatedValue: 'l.estimated_value',
-};
+const SORTS = sortableColumns('l', ['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'email', 'score', 'estimated_value']);
 
 const fullName = (alias: string) => `nullif(trim(coalesce(${alias}.first_name, '') || ' ' || coalesce(${alias}.last_name, '')), '')`;
 const money = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -101,7 +90,7 @@ function listItem(r: any) {
 
 export async function listLeads(knex: Knex, principal: Principal, q: LeadListQuery) {
   const query = withNames(filtered(knex, principal, q)).select(listColumns(knex));
-  const sort = sortOf(q, SORTS, 'createdAt', 'desc');
+  const sort = sortOf(q, SORTS, 'created_at', 'desc');
   query.orderByRaw(`${sort.column} ${sort.dir}, l.id ${sort.dir}`);
   const unfiltered = !(q.search || q.stageId || q.pipelineId || q.priority || q.source || q.assignedTo || q.status) && scopeOf(principal, 'leads') === 'all';
   const knownTotal = unfiltered ? () => tallied(knex, 'lead_totals', principal.tenantId) : undefined;
@@ -140,45 +129,62 @@ export async function leadBoard(knex: Knex, principal: Principal, q: Omit<LeadLi
   };
 }
 
-export async function leadProducts(knex: Knex, tenantId: string, leadId: string) {
-  const rows = await knex('lead_products').where({ tenant_id: tenantId, lead_id: leadId }).orderBy(['added_at', 'product_id']);
-  return rows.map((r: any) => {
-    const quantity = Number(r.quantity);
-    const unitPrice = Number(r.unit_price);
-    const discount = Number(r.discount);
-    const gross = quantity * unitPrice;
-    const total = r.discount_type === 'percentage' ? gross * (1 - discount / 100) : gross - discount;
-    return {
-      id: r.product_id,
-      productId: r.product_id,
-      productName: r.product_name,
-      quantity,
-      unitPrice,
-      discount,
-      discountType: r.discount_type,
-      total: Math.round(total * 100) / 100,
-      addedAt: r.added_at,
-    };
-  });
+/** Timestamps read through json_agg arrive as text. */
+const asDate = (v: string | Date) => (typeof v === 'string' ? new Date(v) : v);
+
+/** A product line as stored (numeric columns arrive as strings) → its JSON shape with the total. */
+function productLine(r: any) {
+  const quantity = Number(r.quantity);
+  const unitPrice = Number(r.unit_price);
+  const discount = Number(r.discount);
+  const gross = quantity * unitPrice;
+  const total = r.discount_type === 'percentage' ? gross * (1 - discount / 100) : gross - discount;
+  return {
+    id: r.product_id,
+    productId: r.product_id,
+    productName: r.product_name,
+    quantity,
+    unitPrice,
+    discount,
+    discountType: r.discount_type,
+    total: Math.round(total * 100) / 100,
+    addedAt: asDate(r.added_at),
+  };
 }
 
-export async function leadTeam(knex: Knex, tenantId: string, leadId: string) {
-  const rows = await knex('lead_team as t')
-    .join('users as u', 'u.id', 't.user_id')
-    .leftJoin('users as a', 'a.id', 't.added_by')
-    .where({ 't.tenant_id': tenantId, 't.lead_id': leadId })
-    .orderBy(['t.added_at', 't.user_id'])
-    .select('t.*', 'u.first_name', 'u.last_name', 'u.email', knex.raw(`${fullName('a')} as added_by_name`));
-  return rows.map((r: any) => ({
+const productRows = (knex: Knex, tenantId: string) => knex('lead_products as lp').where('lp.tenant_id', tenantId).orderBy(['lp.added_at', 'lp.product_id']);
+
+export async function leadProducts(knex: Knex, tenantId: string, leadId: string) {
+  return (await productRows(knex, tenantId).where('lp.lead_id', leadId).select('lp.*')).map(productLine);
+}
+
+function teamMember(r: any) {
+  return {
     userId: r.user_id,
     firstName: r.first_name,
     lastName: r.last_name,
     email: r.email,
     role: r.role,
     addedBy: r.added_by_name,
-    addedAt: r.added_at,
-  }));
+    addedAt: asDate(r.added_at),
+  };
 }
+
+const teamRows = (knex: Knex, tenantId: string) =>
+  knex('lead_team as t')
+    .join('users as u', 'u.id', 't.user_id')
+    .leftJoin('users as a', 'a.id', 't.added_by')
+    .where('t.tenant_id', tenantId)
+    .orderBy(['t.added_at', 't.user_id'])
+    .select('t.*', 'u.first_name', 'u.last_name', 'u.email', knex.raw(`${fullName('a')} as added_by_name`));
+
+export async function leadTeam(knex: Knex, tenantId: string, leadId: string) {
+  return (await teamRows(knex, tenantId).where('t.lead_id', leadId)).map(teamMember);
+}
+
+/** A sub-list of the lead as one JSON column, so the detail is a single query. */
+const asJson = (knex: Knex, rows: Knex.QueryBuilder, name: string) =>
+  knex.raw(`(select coalesce(json_agg(x), '[]') from (${rows.toQuery()}) x) as ${name}`);
 
 export async function getLead(knex: Knex, principal: Principal, id: string) {
   const r = await withNames(visibleLeads(knex, principal))
@@ -190,10 +196,13 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
         's.slug as stage_slug', 's.color as stage_color', 's.sort_order as stage_sort_order', 's.is_won as stage_is_won', 's.is_lost as stage_is_lost',
         's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
         knex.raw(`${fullName('c')} as created_by_name`),
+        asJson(knex, productRows(knex, principal.tenantId).where('lp.lead_id', id).select('lp.*'), 'products_json'),
+        asJson(knex, teamRows(knex, principal.tenantId).where('t.lead_id', id), 'team_json'),
       ]),
     );
   if (!r) return null;
-  const [products, team] = await Promise.all([leadProducts(knex, principal.tenantId, id), leadTeam(knex, principal.tenantId, id)]);
+  const products = r.products_json.map(productLine);
+  const team = r.team_json.map(teamMember);
   return {
     ...listItem(r),
     mobile: r.mobile,

@@ -24,6 +24,12 @@ export async function paginate<T>(
   return { data: rows.map(map), meta: { total, page, limit, totalPages: Math.ceil(total / limit) } };
 }
 
+/** A sort whitelist of a table's columns, each accepted in snake_case and camelCase. */
+export function sortableColumns(alias: string, columns: string[]): Record<string, string> {
+  const camel = (c: string) => c.replace(/_([a-z])/g, (_m, l: string) => l.toUpperCase());
+  return Object.fromEntries(columns.flatMap((c) => [[c, `${alias}.${c}`], [camel(c), `${alias}.${c}`]]));
+}
+
 /** `sortBy` from a whitelist (unknown values fall back to the default), `sortDir`/`sortOrder` asc|desc. */
 export function sortOf<K extends string>(
   query: { sortBy?: string; sortDir?: string; sortOrder?: string },

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { invitationStatus } from '../commands/users.js';
-import { paginate, sortOf, type Page } from './pagination.js';
+import { paginate, sortableColumns, sortOf, type Page } from './pagination.js';
 
 export interface UserListQuery {
   search?: string;
@@ -44,18 +44,7 @@ const listItem = (r: any) => ({
   createdAt: r.created_at,
 });
 
-const SORTS = {
-  first_name: 'u.first_name',
-  firstName: 'u.first_name',
-  last_name: 'u.last_name',
-  lastName: 'u.last_name',
-  email: 'u.email',
-  status: 'u.status',
-  created_at: 'u.created_at',
-  createdAt: 'u.created_at',
-  last_login_at: 'u.last_login_at',
-  lastLoginAt: 'u.last_login_at',
-};
+const SORTS = sortableColumns('u', ['first_name', 'last_name', 'email', 'status', 'created_at', 'last_login_at']);
 
 export async function listUsers(knex: Knex, tenantId: string, q: UserListQuery): Promise<Page<ReturnType<typeof listItem>>> {
   const query = usersOf(knex, tenantId).select(

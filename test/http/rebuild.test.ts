@@ -33,6 +33,26 @@ describe('rebuilding the read models', () => {
     await call('DELETE', `/contacts/${ids[3]}`);
     await call('PUT', `/users/${plain.user.id}`, { title: 'Rep' });
 
+    const rule = await call('POST', '/lead-settings/scoring-rules', { name: 'Corp', fieldKey: 'company', operator: 'contains', value: 'corp', scoreDelta: 70 });
+    expect(rule.status).to.equal(201);
+    const pipeline = (await call('POST', '/lead-settings/pipelines', { name: 'Partners', stageMovement: 'sequential' })).body;
+    const stage = (await call('POST', '/lead-settings/stages', { pipelineId: pipeline.id, name: 'Intro' })).body;
+    await call('POST', `/lead-settings/stages/${stage.id}/fields`, { fieldKey: 'company', fieldLabel: 'Company', isRequired: true });
+    await call('PUT', '/lead-settings/settings', { sla: { firstContactHours: 6 } });
+    const leadIds: string[] = [];
+    for (let i = 0; i < 5; i++) leadIds.push((await call('POST', '/leads', { lastName: `Lead ${i}`, company: i % 2 ? 'Big Corp' : 'Shop', estimatedValue: i * 10.5 })).body.id);
+    const stages = (await call('GET', '/lead-settings/stages')).body;
+    const leadChanges = await Promise.all([
+      call('POST', `/leads/${leadIds[0]}/change-stage`, { stageId: stages[1].id, stageFieldValues: { 'qualification.budget': 'confirmed' } }),
+      call('POST', `/leads/${leadIds[1]}/disqualify`, { reason: 'No Budget', notes: 'later' }),
+      call('PUT', `/leads/${leadIds[2]}`, { company: 'Mega Corp' }),
+      call('POST', `/leads/${leadIds[3]}/notes`, { content: 'Called' }),
+      call('DELETE', `/leads/${leadIds[4]}`),
+    ]);
+    expect(leadChanges.map((r) => r.status)).to.deep.equal([200, 200, 200, 201, 200]);
+    expect((await call('POST', `/leads/${leadIds[2]}/products`, { productId: randomUUID(), productName: 'Widget', quantity: 2, unitPrice: 9.99, discount: 5, discountType: 'percentage' })).status).to.equal(201);
+    expect((await call('POST', `/leads/${leadIds[2]}/team`, { userId: plain.user.id, role: 'Observer' })).status).to.equal(201);
+
     const paths = [
       '/contacts?limit=100',
       '/contacts?search=c1&sortBy=lastName&sortDir=asc',
@@ -48,6 +68,18 @@ describe('rebuilding the read models', () => {
       '/users/org-tree',
       '/roles',
       '/admin/audit-trail?limit=100',
+      '/leads?limit=100',
+      '/leads?view=kanban',
+      '/leads?status=disqualified&sortBy=score',
+      ...leadIds.slice(0, 4).flatMap((id) => [`/leads/${id}`, `/leads/${id}/activities`, `/leads/${id}/notes`, `/leads/${id}/products`, `/leads/${id}/team`]),
+      '/lead-settings/pipelines',
+      `/lead-settings/stages?pipelineId=${pipeline.id}`,
+      `/lead-settings/stages/${stage.id}/fields`,
+      '/lead-settings/stages?module=opportunities',
+      '/lead-settings/priorities',
+      '/lead-settings/sources',
+      '/lead-settings/scoring-rules',
+      '/lead-settings/settings',
     ];
     const snapshot = async () => Promise.all(paths.map(async (p) => [p, (await call('GET', p)).body] as const));
     const before = await snapshot();
