@@ -111,6 +111,14 @@ export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: stri
   return { done: results.length, skipped, position: lastPosition(results) };
 }
 
+/** Bulk update: the new owner (if any) is checked once, then each lead decides for itself. */
+export async function bulkUpdateLeads(deps: Deps, ctx: CommandContext, ids: string[], changes: LeadChanges): Promise<BulkOutcome> {
+  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
+  return bulkLeadCommand(deps, ctx, ids, (id, settings, now) => ({ kind: 'update', id, changes, settings, now }));
+}
+
+export const bulkDeleteLeads = (deps: Deps, ctx: CommandContext, ids: string[]) => bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'delete', id }));
+
 /**
  * Marks overdue unanswered leads breached, and escalates breached ones whose escalation
  * window has passed, across every tenant (or one). Idempotent: each lead's aggregate

@@ -216,6 +216,9 @@ function decideUpdate(state: LeadSettingsState, command: Extract<LeadSettingsCom
   if (collection === 'pipelines' || collection === 'priorities') {
     if (current.isDefault && changes.isDefault === false) throw invalid(`Set another ${WHAT[collection].toLowerCase()} as default first`);
   }
+  if (collection === 'stages' && changes.isActive === false && isLastOpenStage(state, id)) {
+    throw invalid('The default pipeline keeps at least one open stage for new records');
+  }
   if (collection === 'stages' && current.isSystem && ('isWon' in changes || 'isLost' in changes || changes.isActive === false)) {
     throw invalid('The won and lost stages the service relies on keep their flags and stay active');
   }

@@ -206,7 +206,9 @@ function updateEvents(id: string, lead: LeadView, changes: Partial<LeadFields>, 
     const { score, breakdown } = scoreOf(ctx.settings, after, ctx.now);
     if (score !== lead.score) {
       scoreEvent = { type: 'LeadScoreChanged', data: { id, from: lead.score, to: score, breakdown } };
-      const priorityId = priorityGiven ? null : autoPriority(ctx.settings, score);
+      // A score outside every band falls back to the default priority, as on create.
+      const follows = !priorityGiven && settingOf(ctx.settings, 'general').autoPriorityFromScore;
+      const priorityId = follows ? (autoPriority(ctx.settings, score) ?? defaultPriorityId(ctx.settings)) : null;
       if (priorityId && priorityId !== lead.priorityId) changed.priorityId = priorityId;
     }
   }
@@ -301,7 +303,7 @@ function decideUpdate(command: Extract<LeadCommand, { kind: 'update' }>, lead: L
     assertMoveAllowed(settings, lead, target, null);
   }
   assertRequiredFields(target, after);
-  return [...events, stageMove(id, lead, target, null)];
+  return [...events, stageMove(id, lead, target, null), ...firstResponse(id, lead, command.now)];
 }
 
 function decideChangeStage(command: Extract<LeadCommand, { kind: 'change-stage' }>, lead: LeadView): LeadEvent[] {

@@ -1,10 +1,11 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { invalid, notFound } from '../commands/errors.js';
+import { notFound } from '../commands/errors.js';
 import {
   addLeadProduct,
   addLeadTeamMember,
-  bulkLeadCommand,
+  bulkDeleteLeads,
+  bulkUpdateLeads,
   changeLeadStage,
   checkSlaBreaches,
   createLead,
@@ -198,14 +199,14 @@ export function leadsRouter(services: Services): Router {
     const body = parseBody(bulkUpdateBody, req);
     const ids = await visibleIds(principalOf(res), body.ids ?? body.leadIds!);
     const changes = canonical(body.changes ?? body.updates!);
-    const outcome = await bulkLeadCommand(services, commandContextOf(res), ids.visible, (id, settings, now) => ({ kind: 'update', id, changes, settings, now }));
+    const outcome = await bulkUpdateLeads(services, commandContextOf(res), ids.visible, changes);
     await services.waitForProjections(outcome.position);
     res.json({ updatedCount: outcome.done, skipped: [...ids.skipped, ...outcome.skipped] });
   });
   const bulkDelete = async (req: Parameters<typeof idParam>[0], res: Response) => {
     const body = parseBody(bulkDeleteBody, req);
     const ids = await visibleIds(principalOf(res), body.ids ?? body.leadIds!);
-    const outcome = await bulkLeadCommand(services, commandContextOf(res), ids.visible, (id) => ({ kind: 'delete', id }));
+    const outcome = await bulkDeleteLeads(services, commandContextOf(res), ids.visible);
     await services.waitForProjections(outcome.position);
     res.json({ deletedCount: outcome.done, skipped: [...ids.skipped, ...outcome.skipped] });
   };
@@ -242,8 +243,9 @@ export function leadsRouter(services: Services): Router {
       res.json(await listLeads(knex, principal, query));
       return;
     }
-    const pipelineId = q.pipelineId ?? defaultPipelineId(await loadLeadSettings(services.store, principal.tenantId));
-    if (!pipelineId) throw invalid('No default pipeline: give pipelineId');
+    const settings = await loadLeadSettings(services.store, principal.tenantId);
+    const pipelineId = q.pipelineId ?? defaultPipelineId(settings);
+    if (!pipelineId || !settings.collections.pipelines[pipelineId]) throw notFound('Pipeline');
     res.json(await leadBoard(knex, principal, { ...query, pipelineId }));
   });
   router.get('/leads/:id', view, async (req, res) => {

@@ -181,6 +181,9 @@ describe('leads', () => {
       const newColumn = limited.body.stages.find((s: { name: string }) => s.name === 'New');
       expect(newColumn.count).to.equal(2);
       expect(newColumn.leads).to.have.length(1);
+      expect((await call('GET', `/leads?view=kanban&pipelineId=${randomUUID()}`)).status).to.equal(404);
+      const theirPipeline = (await service.services.knex('pipelines').where({ tenant_id: other.tenant.id }).first('id')).id;
+      expect((await call('GET', `/leads?view=kanban&pipelineId=${theirPipeline}`)).status).to.equal(404);
     });
   });
 
@@ -291,9 +294,9 @@ describe('leads', () => {
       expect((await call('GET', `/leads/${theirs.id}`, undefined, other)).body.stageName).to.equal('New');
     });
 
-    it('refuses a request with no ids, no changes or a field outside the whitelist (400)', async () => {
+    it('refuses a request with no ids, no changes, an unknown owner or a field outside the whitelist (400)', async () => {
       const lead = await newLead();
-      for (const body of [{ changes: { source: 'X' } }, { ids: [lead.id] }, { ids: [lead.id], changes: {} }, { ids: [lead.id], changes: { email: 'a@b.co' } }, { ids: ['x'], changes: { source: 'X' } }]) {
+      for (const body of [{ ids: [lead.id], changes: { ownerId: other.user.id } }, { ids: [lead.id], changes: { ownerId: randomUUID() } }, { changes: { source: 'X' } }, { ids: [lead.id] }, { ids: [lead.id], changes: {} }, { ids: [lead.id], changes: { email: 'a@b.co' } }, { ids: ['x'], changes: { source: 'X' } }]) {
         expect((await call('PUT', '/leads/bulk-update', body)).status, JSON.stringify(body)).to.equal(400);
       }
     });
@@ -655,6 +658,52 @@ describe('leads', () => {
       expect((await call('GET', `/leads/${lead.id}/team`)).body).to.deep.equal([]);
       expect((await call('DELETE', `/leads/${lead.id}/team/${plain.user.id}`)).status).to.equal(404);
       expect((await call('GET', `/leads/${lead.id}/team`, undefined, other)).status).to.equal(404);
+    });
+  });
+
+  describe('permissions', () => {
+    it('a role without lead permissions gets 403 on every lead endpoint; a viewer on every write', async () => {
+      const role = await call('POST', '/roles', { name: 'no-leads', level: 5, permissions: { contacts: { view: true } } });
+      expect(role.status).to.equal(201);
+      const outsider = await createUserAs(service, admin, 'no-leads');
+      const lead = await newLead();
+      const product = randomUUID();
+      const reads: [string, string][] = [
+        ['GET', '/leads'],
+        ['GET', '/leads?view=kanban'],
+        ['GET', `/leads/${lead.id}`],
+        ['GET', `/leads/${lead.id}/sla`],
+        ['GET', '/leads/sla/summary'],
+        ['POST', '/leads/check-duplicates'],
+        ['GET', `/leads/${lead.id}/products`],
+        ['GET', `/leads/${lead.id}/team`],
+        ['GET', `/leads/${lead.id}/activities`],
+        ['GET', `/leads/${lead.id}/history`],
+        ['GET', `/leads/${lead.id}/notes`],
+        ['GET', `/leads/${lead.id}/documents`],
+      ];
+      const writes: [string, string, unknown][] = [
+        ['POST', '/leads', { lastName: 'X' }],
+        ['PUT', `/leads/${lead.id}`, { company: 'X' }],
+        ['DELETE', `/leads/${lead.id}`, undefined],
+        ['PUT', '/leads/bulk-update', { ids: [lead.id], changes: { source: 'X' } }],
+        ['DELETE', '/leads/bulk-delete', { ids: [lead.id] }],
+        ['POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id }],
+        ['POST', `/leads/${lead.id}/disqualify`, { reason: 'No Need' }],
+        ['POST', '/leads/sla/check-breaches', undefined],
+        ['POST', `/leads/${lead.id}/products`, { productId: product, unitPrice: 1 }],
+        ['PUT', `/leads/${lead.id}/products/${product}`, { quantity: 2 }],
+        ['DELETE', `/leads/${lead.id}/products/${product}`, undefined],
+        ['POST', `/leads/${lead.id}/team`, { userId: plain.user.id }],
+        ['DELETE', `/leads/${lead.id}/team/${plain.user.id}`, undefined],
+        ['POST', `/leads/${lead.id}/notes`, { content: 'x' }],
+      ];
+      for (const [method, path] of reads) expect((await call(method, path, method === 'POST' ? {} : undefined, outsider)).status, `${method} ${path}`).to.equal(403);
+      for (const [method, path, body] of writes) {
+        expect((await call(method, path, body, outsider)).status, `${method} ${path}`).to.equal(403);
+        expect((await call(method, path, body, viewer)).status, `viewer ${method} ${path}`).to.equal(403);
+      }
+      expect((await call('GET', `/leads/${lead.id}`)).body).to.include({ company: null, stageName: 'New', status: 'open' });
     });
   });
 
