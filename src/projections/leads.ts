@@ -10,22 +10,42 @@ export const LEAD_FIELDS = [
 const PRODUCT_FIELDS = ['productName', 'quantity', 'unitPrice', 'discount', 'discountType'] as const;
 
 const base = recordHandlers('Lead', 'leads', LEAD_FIELDS, { createdBy: true, totals: 'lead_totals' });
-const touch = (e: RecordedEvent<{ id: string }>, w: Parameters<NonNullable<typeof base.LeadUpdated>>[1], row: Record<string, unknown>) =>
+type Writer = Parameters<NonNullable<typeof base.LeadUpdated>>[1];
+const touch = (e: RecordedEvent<{ id: string }>, w: Writer, row: Record<string, unknown>) =>
   w.update('leads', { id: e.data.id }, { ...row, updated_at: e.createdAt });
+
+function moveStageTotal(e: RecordedEvent, w: Writer, from: string, to: string): void {
+  if (from === to) return;
+  w.tally('lead_stage_totals', { tenant_id: e.metadata.tenantId, stage_id: from }, 'live', -1);
+  w.tally('lead_stage_totals', { tenant_id: e.metadata.tenantId, stage_id: to }, 'live', 1);
+}
 
 /** Leads with their stage, score, status and SLA marks; their products and team. */
 export const leadsProjection: Projection = {
   name: 'leads',
-  tables: ['leads', 'lead_totals', 'lead_products', 'lead_team'],
+  tables: ['leads', 'lead_totals', 'lead_stage_totals', 'lead_products', 'lead_team'],
   handlers: {
     ...base,
     LeadCreated: (e, w) => {
       base.LeadCreated(e, w);
       w.update('leads', { id: e.data.id }, { stage_entered_at: e.createdAt, status: 'open' });
+      w.tally('lead_stage_totals', { tenant_id: e.metadata.tenantId, stage_id: e.data.stageId }, 'live', 1);
     },
-    LeadStageChanged: (e, w) => touch(e, w, { pipeline_id: e.data.pipelineId, stage_id: e.data.toStageId, stage_entered_at: e.createdAt }),
+    LeadDeleted: async (e, w) => {
+      base.LeadDeleted(e, w);
+      await w.sql(
+        `update lead_stage_totals t set live = live - 1 from leads l
+          where l.id = ? and t.tenant_id = l.tenant_id and t.stage_id = l.stage_id`,
+        [e.data.id],
+      );
+    },
+    LeadStageChanged: (e, w) => {
+      moveStageTotal(e, w, e.data.fromStageId, e.data.toStageId);
+      touch(e, w, { pipeline_id: e.data.pipelineId, stage_id: e.data.toStageId, stage_entered_at: e.createdAt });
+    },
     LeadScoreChanged: (e, w) => touch(e, w, { score: e.data.to, score_breakdown: e.data.breakdown }),
-    LeadDisqualified: (e, w) =>
+    LeadDisqualified: (e, w) => {
+      moveStageTotal(e, w, e.data.fromStageId, e.data.toStageId);
       touch(e, w, {
         status: 'disqualified',
         disqualified_at: e.createdAt,
@@ -35,7 +55,8 @@ export const leadsProjection: Projection = {
         disqualification_notes: e.data.notes,
         stage_id: e.data.toStageId,
         stage_entered_at: e.createdAt,
-      }),
+      });
+    },
     LeadFirstResponseRecorded: (e, w) => touch(e, w, { first_response_at: e.data.at }),
     LeadSlaBreached: (e, w) => touch(e, w, { sla_breached_at: e.data.at }),
     LeadSlaEscalated: (e, w) => touch(e, w, { sla_escalated_at: e.data.at }),

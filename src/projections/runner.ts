@@ -26,7 +26,7 @@ export async function applyPage(
 ): Promise<Position> {
   const last = page[page.length - 1].position;
   const relevant = page.filter((e) => handles(projection, e.type));
-  const notify = options.notify !== false && (deps.othersListen ? await deps.othersListen() : true);
+  const notify = options.notify ?? (deps.othersListen ? await deps.othersListen() : true);
   await deps.knex.transaction(async (trx) => {
     // Read models are derived from the log and the checkpoint commits with them: a crash
     // may lose the last few batches, checkpoint included, and they are simply applied
@@ -44,17 +44,34 @@ export async function applyPage(
   return last;
 }
 
-/** Follows the log from the stored checkpoint until aborted. Run it while holding the projection's lock. */
+/** How long a checkpoint may stay behind in the table while only pages of no interest pass. */
+const IRRELEVANT_PERSIST_MS = 1_000;
+
+/**
+ * Follows the log from the stored checkpoint until aborted. Run it while holding the
+ * projection's lock. A page with no event the projection handles needs no transaction:
+ * when no other process waits on checkpoints, progress is reported in memory and stored
+ * with the next page that writes (or after a second). A crash then replays only events
+ * of no interest.
+ */
 export async function runProjection(
   deps: ProjectionDeps,
   projection: Projection,
   options: { abort: AbortSignal; batchSize: number; onProgress?: (position: Position) => void },
 ): Promise<void> {
   await restoreSetAsideIndexes(deps.knex, projection.name);
-  let checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
-  if (checkpoint) options.onProgress?.(checkpoint);
-  await followAll(deps.store, { from: checkpoint, batchSize: options.batchSize, abort: options.abort }, async (page) => {
-    checkpoint = await applyPage(deps, projection, checkpoint, page);
-    options.onProgress?.(checkpoint);
+  let stored = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
+  let storedAt = Date.now();
+  if (stored) options.onProgress?.(stored);
+  await followAll(deps.store, { from: stored, batchSize: options.batchSize, abort: options.abort }, async (page) => {
+    const othersListen = deps.othersListen ? await deps.othersListen() : true;
+    const relevant = page.some((e) => handles(projection, e.type));
+    if (!relevant && !othersListen && Date.now() - storedAt < IRRELEVANT_PERSIST_MS) {
+      options.onProgress?.(page[page.length - 1].position);
+      return;
+    }
+    stored = await applyPage(deps, projection, stored, page, { notify: othersListen });
+    storedAt = Date.now();
+    options.onProgress?.(stored);
   });
 }

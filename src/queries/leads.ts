@@ -92,8 +92,12 @@ export async function listLeads(knex: Knex, principal: Principal, q: LeadListQue
   const query = withNames(filtered(knex, principal, q)).select(listColumns(knex));
   const sort = sortOf(q, SORTS, 'created_at', 'desc');
   query.orderByRaw(`${sort.column} ${sort.dir}, l.id ${sort.dir}`);
-  const unfiltered = !(q.search || q.stageId || q.pipelineId || q.priority || q.source || q.assignedTo || q.status) && scopeOf(principal, 'leads') === 'all';
-  const knownTotal = unfiltered ? () => tallied(knex, 'lead_totals', principal.tenantId) : undefined;
+  // Unfiltered (or by stage alone) and unscoped, the total is a maintained tally: no counting as the tenant grows.
+  const others = q.search || q.pipelineId || q.priority || q.source || q.assignedTo || q.status || scopeOf(principal, 'leads') !== 'all';
+  let knownTotal: (() => Promise<number>) | undefined;
+  if (!others && !q.stageId) knownTotal = () => tallied(knex, 'lead_totals', principal.tenantId);
+  const stageId = q.stageId;
+  if (!others && stageId) knownTotal = () => tallied(knex, 'lead_stage_totals', principal.tenantId, { stage_id: stageId });
   return paginate(query, q.page, q.limit, listItem, knownTotal);
 }
 

@@ -44,7 +44,12 @@ export function sortOf<K extends string>(
 }
 
 /** The tallied number of live records of a tenant (see the `*_totals` read models). */
-export async function tallied(knex: Knex, table: 'contact_totals' | 'account_totals' | 'lead_totals', tenantId: string): Promise<number> {
-  const row = await knex(table).where({ tenant_id: tenantId }).first('live');
+export async function tallied(
+  knex: Knex,
+  table: 'contact_totals' | 'account_totals' | 'lead_totals' | 'lead_stage_totals',
+  tenantId: string,
+  key: Record<string, string> = {},
+): Promise<number> {
+  const row = await knex(table).where({ ...key, tenant_id: tenantId }).first('live');
   return Number(row?.live ?? 0);
 }

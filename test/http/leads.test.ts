@@ -150,6 +150,27 @@ describe('leads', () => {
       expect(page.body.data[0]).to.include({ stageName: 'New', priority: 'low', status: 'open' });
     });
 
+    it('a stage list\'s total follows creates, moves, disqualifications and deletes', async () => {
+      const tenant = await registerTenant(service);
+      const as = (method: string, path: string, body?: unknown) => call(method, path, body, tenant);
+      const tenantStages = (await as('GET', '/lead-settings/stages')).body;
+      const [fresh, contacted] = tenantStages;
+      const lost = tenantStages.find((st: { isLost: boolean }) => st.isLost);
+      const total = async (stageId: string) => (await as('GET', `/leads?stageId=${stageId}`)).body.meta.total;
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i++) ids.push((await as('POST', '/leads', { lastName: `T${i}` })).body.id);
+      expect(await total(fresh.id)).to.equal(4);
+      await as('POST', `/leads/${ids[0]}/change-stage`, { stageId: contacted.id });
+      await as('PUT', '/leads/bulk-update', { ids: [ids[1]], changes: { stageId: contacted.id } });
+      await as('POST', `/leads/${ids[2]}/disqualify`, { reason: 'Other' });
+      await as('DELETE', `/leads/${ids[1]}`);
+      expect([await total(fresh.id), await total(contacted.id), await total(lost.id)]).to.deep.equal([1, 1, 1]);
+      const listed = (await as('GET', `/leads?stageId=${contacted.id}`)).body.data.map((l: { id: string }) => l.id);
+      expect(listed).to.deep.equal([ids[0]]);
+      const board = (await as('GET', '/leads?view=kanban')).body.stages.map((st: { count: number }) => st.count);
+      expect(board).to.deep.equal([1, 1, 0, 0, 0, 0, 1]);
+    });
+
     it('refuses a bad filter with 400 and ignores an unknown sort field', async () => {
       for (const query of ['status=lost', 'stageId=nope', 'limit=1000', 'page=0', 'assignedTo=x', 'view=table']) {
         expect((await call('GET', `/leads?${query}`)).status, query).to.equal(400);

@@ -70,6 +70,8 @@ describe('rebuilding the read models', () => {
       '/admin/audit-trail?limit=100',
       '/leads?limit=100',
       '/leads?view=kanban',
+      `/leads?stageId=${stages[0].id}`,
+      `/leads?stageId=${stages[1].id}`,
       '/leads?status=disqualified&sortBy=score',
       ...leadIds.slice(0, 4).flatMap((id) => [`/leads/${id}`, `/leads/${id}/activities`, `/leads/${id}/notes`, `/leads/${id}/products`, `/leads/${id}/team`]),
       '/lead-settings/pipelines',

@@ -164,14 +164,32 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
-  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+  /**
+   * Every projection and saga of a process reads the same page right after an append:
+   * a read asked while the same read is already running shares its answer (which is
+   * complete for its moment, so nobody skips an event; the next read goes on from it).
+   * Callers must not modify the events they get.
+   */
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     const from = options.from ?? { commit: 0n, prepare: 0n };
+    const key = `${from.commit}:${from.prepare}:${options.maxCount}`;
+    let read = this.readsInFlight.get(key);
+    if (!read) {
+      read = this.queryAll(from, options.maxCount).finally(() => this.readsInFlight.delete(key));
+      this.readsInFlight.set(key, read);
+    }
+    return read;
+  }
+
+  private readonly readsInFlight = new Map<string, Promise<RecordedEvent[]>>();
+
+  private async queryAll(from: Position, maxCount: number): Promise<RecordedEvent[]> {
     const { rows } = await this.pool.query<EventRow>(
       `select ${EVENT_COLUMNS} from events
         where (tx_id, position) > ($1::text::xid8, $2::bigint)
           and tx_id < pg_snapshot_xmin(pg_current_snapshot())
         order by tx_id, position limit $3`,
-      [from.commit.toString(), from.prepare.toString(), options.maxCount],
+      [from.commit.toString(), from.prepare.toString(), maxCount],
     );
     return rows.map(toRecorded);
   }

@@ -165,6 +165,13 @@ export const migration0008Leads = {
       t.uuid('tenant_id').primary();
       t.integer('live').notNullable().defaultTo(0);
     });
+    // Live leads per stage: a list filtered by stage (the board's columns) knows its total without counting.
+    await knex.schema.createTable('lead_stage_totals', (t) => {
+      t.uuid('tenant_id').notNullable();
+      t.uuid('stage_id').notNullable();
+      t.integer('live').notNullable().defaultTo(0);
+      t.primary(['tenant_id', 'stage_id']);
+    });
     await knex.schema.createTable('lead_products', (t) => {
       t.uuid('lead_id').notNullable();
       t.uuid('product_id').notNullable();
@@ -189,7 +196,7 @@ export const migration0008Leads = {
   },
   async down(knex: Knex) {
     for (const table of [
-      'lead_team', 'lead_products', 'lead_totals', 'leads', 'lead_settings', 'scoring_rules', 'record_team_roles',
+      'lead_team', 'lead_products', 'lead_stage_totals', 'lead_totals', 'leads', 'lead_settings', 'scoring_rules', 'record_team_roles',
       'disqualification_reasons', 'lead_sources', 'lead_priorities', 'pipeline_stages', 'pipelines',
     ]) {
       await knex.schema.dropTable(table);
