@@ -74,7 +74,8 @@ export class ReadModelWriter {
 
   /** A writer for the given tables (their shapes are read from the catalog once, then cached). */
   static async open(trx: Knex.Transaction, tables: string[]): Promise<ReadModelWriter> {
-    const pool = trx.client as object;
+    // A transaction's client is made anew per transaction; its config is the database's own.
+    const pool = (trx.client as { config: object }).config;
     // One after another: a transaction's connection runs one query at a time.
     const shapes = new Map<string, TableShape>();
     for (const table of tables) shapes.set(table, await tableShape(trx, pool, table));
