@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
+import { prepared } from './prepared.js';
 import { scopeOf } from './principal.js';
 import type { Principal } from './principal.js';
 import { applyRecordScope } from './record-scope.js';
@@ -67,13 +68,24 @@ export async function contactAccounts(knex: Knex, tenantId: string, contactId: s
   return rows.map((r: any) => ({ id: r.id, name: r.name, role: r.role, associatedAt: r.associated_at }));
 }
 
+/** Named, not `c.*`: a prepared statement's row shape must not change when a migration adds a column. */
+const CONTACT_COLUMNS = [
+  'id', 'first_name', 'last_name', 'email', 'phone', 'mobile', 'title', 'department', 'source', 'description', 'mailing_address',
+  'custom_fields', 'owner_id', 'created_by', 'created_at', 'updated_at',
+].map((c) => `c.${c}`);
+
 export async function getContact(knex: Knex, principal: Principal, id: string) {
-  const r = await visibleContacts(knex, principal)
-    .leftJoin('users as u', 'u.id', 'c.created_by')
-    .where('c.id', id)
-    .first('c.*', knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`));
+  // Side by side: the links of an invisible contact are read for nothing, but never shown.
+  const [r, accounts] = await Promise.all([
+    prepared(
+      visibleContacts(knex, principal)
+        .leftJoin('users as u', 'u.id', 'c.created_by')
+        .where('c.id', id)
+        .first(...CONTACT_COLUMNS, knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`)),
+    ),
+    contactAccounts(knex, principal.tenantId, id),
+  ]);
   if (!r) return null;
-  const accounts = await contactAccounts(knex, principal.tenantId, id);
   return {
     id: r.id,
     firstName: r.first_name,

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { SlaPolicy } from '../commands/lead-settings.js';
 import { formatDuration } from '../commands/sla-time.js';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
+import { prepared } from './prepared.js';
 import { scopeOf, type Principal } from './principal.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
@@ -47,8 +48,16 @@ function filtered(knex: Knex, principal: Principal, q: Omit<LeadListQuery, 'page
   return query;
 }
 
+/** Named, not `l.*`: a prepared statement's row shape must not change when a migration adds a column. */
+const LEAD_COLUMNS = [
+  'id', 'first_name', 'last_name', 'email', 'phone', 'mobile', 'company', 'title', 'website', 'address', 'source', 'priority_id',
+  'estimated_value', 'description', 'custom_fields', 'qualification', 'owner_id', 'pipeline_id', 'stage_id', 'stage_entered_at', 'score',
+  'score_breakdown', 'status', 'disqualified_at', 'disqualified_by', 'disqualification_reason_id', 'disqualification_reason',
+  'disqualification_notes', 'sla_due_at', 'first_response_at', 'sla_breached_at', 'sla_escalated_at', 'created_by', 'created_at', 'updated_at',
+].map((c) => `l.${c}`);
+
 const listColumns = (knex: Knex) => [
-  'l.*',
+  ...LEAD_COLUMNS,
   's.name as stage_name',
   'p.slug as priority_slug',
   'p.name as priority_name',
@@ -133,9 +142,6 @@ export async function leadBoard(knex: Knex, principal: Principal, q: Omit<LeadLi
   };
 }
 
-/** Timestamps read through json_agg arrive as text. */
-const asDate = (v: string | Date) => (typeof v === 'string' ? new Date(v) : v);
-
 /** A product line as stored (numeric columns arrive as strings) → its JSON shape with the total. */
 function productLine(r: any) {
   const quantity = Number(r.quantity);
@@ -152,7 +158,7 @@ function productLine(r: any) {
     discount,
     discountType: r.discount_type,
     total: Math.round(total * 100) / 100,
-    addedAt: asDate(r.added_at),
+    addedAt: r.added_at,
   };
 }
 
@@ -170,7 +176,7 @@ function teamMember(r: any) {
     email: r.email,
     role: r.role,
     addedBy: r.added_by_name,
-    addedAt: asDate(r.added_at),
+    addedAt: r.added_at,
   };
 }
 
@@ -186,27 +192,23 @@ export async function leadTeam(knex: Knex, tenantId: string, leadId: string) {
   return (await teamRows(knex, tenantId).where('t.lead_id', leadId)).map(teamMember);
 }
 
-/** A sub-list of the lead as one JSON column, so the detail is a single query. */
-const asJson = (knex: Knex, rows: Knex.QueryBuilder, name: string) =>
-  knex.raw(`(select coalesce(json_agg(x), '[]') from (${rows.toQuery()}) x) as ${name}`);
-
 export async function getLead(knex: Knex, principal: Principal, id: string) {
-  const r = await withNames(visibleLeads(knex, principal))
-    .leftJoin('pipelines as pl', 'pl.id', 'l.pipeline_id')
-    .leftJoin('users as c', 'c.id', 'l.created_by')
-    .where('l.id', id)
-    .first(
-      listColumns(knex).concat([
-        's.slug as stage_slug', 's.color as stage_color', 's.sort_order as stage_sort_order', 's.is_won as stage_is_won', 's.is_lost as stage_is_lost',
-        's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
-        knex.raw(`${fullName('c')} as created_by_name`),
-        asJson(knex, productRows(knex, principal.tenantId).where('lp.lead_id', id).select('lp.*'), 'products_json'),
-        asJson(knex, teamRows(knex, principal.tenantId).where('t.lead_id', id), 'team_json'),
-      ]),
-    );
+  const r = await prepared(
+    withNames(visibleLeads(knex, principal))
+      .leftJoin('pipelines as pl', 'pl.id', 'l.pipeline_id')
+      .leftJoin('users as c', 'c.id', 'l.created_by')
+      .where('l.id', id)
+      .first(
+        listColumns(knex).concat([
+          's.slug as stage_slug', 's.color as stage_color', 's.sort_order as stage_sort_order', 's.is_won as stage_is_won', 's.is_lost as stage_is_lost',
+          's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
+          knex.raw(`${fullName('c')} as created_by_name`),
+        ]),
+      ),
+  );
   if (!r) return null;
-  const products = r.products_json.map(productLine);
-  const team = r.team_json.map(teamMember);
+  // Separate small queries, side by side: one query joining them all costs more to plan than to run.
+  const [products, team] = await Promise.all([leadProducts(knex, principal.tenantId, id), leadTeam(knex, principal.tenantId, id)]);
   return {
     ...listItem(r),
     mobile: r.mobile,
