@@ -117,12 +117,16 @@ export async function leadBoard(knex: Knex, principal: Principal, q: Omit<LeadLi
     .whereNull('deleted_at')
     .orderBy(['sort_order', 'name'])
     .select('id', 'name', 'slug', 'color', 'sort_order', 'is_won', 'is_lost');
-  const ranked = withNames(filtered(knex, principal, q)).select([
-    ...listColumns(knex),
+  // Rank narrow rows (id, stage), then read the whole rows of the few shown.
+  const ranked = filtered(knex, principal, q).select(
+    'l.id as ranked_id',
     knex.raw('row_number() over (partition by l.stage_id order by l.score desc, l.created_at desc, l.id) as rank'),
     knex.raw('count(*) over (partition by l.stage_id) as stage_count'),
-  ]);
-  const rows = await knex.from(ranked.as('r')).where('rank', '<=', q.limit).orderBy('rank');
+  );
+  const rows = await withNames(knex('leads as l').join(ranked.as('r'), 'r.ranked_id', 'l.id'))
+    .where('r.rank', '<=', q.limit)
+    .orderBy('r.rank')
+    .select([...listColumns(knex), 'r.stage_count']);
   return {
     pipelineId: q.pipelineId,
     stages: stages.map((s: any) => {

@@ -194,6 +194,8 @@ describe('leads', () => {
       expect(names).to.deep.equal(['New', 'Contacted', 'Qualified', 'Proposal', 'Negotiation', 'Converted', 'Disqualified']);
       const byName = Object.fromEntries(res.body.stages.map((s: { name: string }) => [s.name, s]));
       expect(byName.New).to.include({ count: 2, isWon: false, isLost: false });
+      // Same score: newest first.
+      expect(byName.New.leads.map((l: { lastName: string }) => l.lastName)).to.deep.equal(['Three', 'Two']);
       expect(byName.Contacted.count).to.equal(1);
       expect(byName.Contacted.leads[0]).to.include({ lastName: 'One', stageName: 'Contacted' });
       expect(byName.Converted).to.include({ count: 0, isWon: true });
@@ -496,6 +498,17 @@ describe('leads', () => {
       const low = await newLead({ email: 'someone@freemail.example' });
       expect(low).to.include({ score: 0, priority: 'medium' });
       expect((await newLead({ company: 'Mega Corp', priority: 'low' })).priority, 'an explicit priority wins').to.equal('low');
+    });
+
+    it('the board shows the highest scores first', async () => {
+      const tag = randomUUID().slice(0, 8);
+      const low = await newLead({ company: `Shop ${tag}` });
+      const high = await newLead({ company: `Corp ${tag}`, email: `a@${tag}.example` });
+      const mid = await newLead({ company: `Corp ${tag}` });
+      expect([low.score, high.score, mid.score]).to.deep.equal([0, 65, 40]);
+      const board = (await call('GET', `/leads?view=kanban&search=${tag}`)).body;
+      const column = board.stages.find((st: { name: string }) => st.name === 'New');
+      expect(column.leads.map((l: { id: string }) => l.id)).to.deep.equal([high.id, mid.id, low.id]);
     });
 
     it('rescores when a scored field changes, with a score_changed activity and history entry', async () => {
