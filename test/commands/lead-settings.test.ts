@@ -9,35 +9,36 @@ import {
   type LeadSettingsCommand,
   type LeadSettingsState,
 } from '../../src/commands/lead-settings.js';
+import {
+  DEFAULT_PIPELINE,
+  SEEDED_SLA,
+  foldSettings,
+  idWhere,
+  seedEvents,
+  seededLeadStage,
+  seededOpportunityStage,
+  seededPriority,
+  seededSettings,
+} from '../support/lead-settings.js';
 import { leadSettingsSeed } from '../../src/commands/lead-settings-seed.js';
 import type { LeadSettingsEvent, SettingsCollection, StageField, StageFields } from '../../src/events/lead-settings.js';
 
-const fold = (events: LeadSettingsEvent[], from: LeadSettingsState = leadSettingsAggregate.initialState): LeadSettingsState =>
-  events.reduce(leadSettingsAggregate.evolve, from);
+const fold = foldSettings;
 const decide = (command: LeadSettingsCommand, state: LeadSettingsState): LeadSettingsEvent[] => leadSettingsAggregate.decide(command, state);
 const apply = (state: LeadSettingsState, command: LeadSettingsCommand): LeadSettingsState => fold(decide(command, state), state);
 
-const seedEvents = leadSettingsSeed(randomUUID);
-const seeded = fold(seedEvents);
-
-const idWhere = <T>(items: Record<string, T>, test: (item: T) => boolean, what: string): string => {
-  const found = Object.entries(items).find(([, item]) => test(item));
-  if (!found) throw new Error(`fixture: no ${what}`);
-  return found[0];
-};
-const P = idWhere(seeded.collections.pipelines, (p) => p.name === 'Default Pipeline', 'default pipeline');
-const leadStage = (name: string) => idWhere(seeded.collections.stages, (s) => s.pipelineId === P && s.module === 'leads' && s.name === name, `stage ${name}`);
-const NEW = leadStage('New');
-const CONTACTED = leadStage('Contacted');
-const QUALIFIED = leadStage('Qualified');
-const PROPOSAL = leadStage('Proposal');
-const NEGOTIATION = leadStage('Negotiation');
-const CONVERTED = leadStage('Converted');
-const DISQUALIFIED = leadStage('Disqualified');
-const OPP_QUALIFICATION = idWhere(seeded.collections.stages, (s) => s.module === 'opportunities' && s.name === 'Qualification', 'opportunity stage');
-const priority = (name: string) => idWhere(seeded.collections.priorities, (p) => p.name === name, `priority ${name}`);
-const HIGH = priority('High');
-const MEDIUM = priority('Medium');
+const seeded = seededSettings;
+const P = DEFAULT_PIPELINE;
+const NEW = seededLeadStage('New');
+const CONTACTED = seededLeadStage('Contacted');
+const QUALIFIED = seededLeadStage('Qualified');
+const PROPOSAL = seededLeadStage('Proposal');
+const NEGOTIATION = seededLeadStage('Negotiation');
+const CONVERTED = seededLeadStage('Converted');
+const DISQUALIFIED = seededLeadStage('Disqualified');
+const OPP_QUALIFICATION = seededOpportunityStage('Qualification');
+const HIGH = seededPriority('High');
+const MEDIUM = seededPriority('Medium');
 const WEBSITE = idWhere(seeded.collections.sources, (s) => s.name === 'Website', 'source');
 
 const stageOf = (overrides: Partial<StageFields> & Pick<StageFields, 'pipelineId' | 'name' | 'sortOrder'>): Record<string, unknown> => ({
@@ -376,20 +377,7 @@ describe('lead settings aggregate (decide/evolve)', () => {
   });
 
   describe('change-settings', () => {
-    const seededSla = {
-      enabled: true,
-      firstContactHours: 4,
-      workingHoursStart: '09:00',
-      workingHoursEnd: '18:00',
-      workingDays: [1, 2, 3, 4, 5],
-      timezone: 'UTC',
-      escalationEnabled: true,
-      escalationHours: 8,
-      breachNotifyOwner: true,
-      breachNotifyManager: true,
-      escalationNotifyManager: true,
-      escalationNotifyAdmin: false,
-    };
+    const seededSla = SEEDED_SLA;
     const change = (values: Record<string, Record<string, unknown>>): LeadSettingsCommand => ({ kind: 'change-settings', values });
 
     it('merges the values given into the key’s current value and emits the whole new value', () => {

@@ -2,8 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { DomainError } from '../../src/commands/errors.js';
 import { leadAggregate, type LeadChanges, type LeadCommand, type LeadInput, type LeadState } from '../../src/commands/leads.js';
-import { leadSettingsAggregate, type LeadSettingsCommand, type LeadSettingsState, type SlaPolicy } from '../../src/commands/lead-settings.js';
-import { leadSettingsSeed } from '../../src/commands/lead-settings-seed.js';
+import type { LeadSettingsState, SlaPolicy } from '../../src/commands/lead-settings.js';
+import {
+  DEFAULT_PIPELINE,
+  decidedSettings,
+  idWhere,
+  seededLeadStage,
+  seededOpportunityStage,
+  seededPriority,
+  seededSettings,
+  slaOf,
+  withSettings,
+} from '../support/lead-settings.js';
 import type { LeadSettingsEvent, StageField, StageFields } from '../../src/events/lead-settings.js';
 import type { LeadEvent, LeadFields, LeadProductLine } from '../../src/events/leads.js';
 
@@ -17,49 +27,22 @@ const DUE = '2026-01-05T13:00:00.000Z'; // MON_0900 + 4 working hours
 // ---------------------------------------------------------------------------------------
 // Settings
 
-const settings: LeadSettingsState = leadSettingsSeed(randomUUID).reduce(leadSettingsAggregate.evolve, leadSettingsAggregate.initialState);
-const withSettings = (base: LeadSettingsState, ...events: LeadSettingsEvent[]): LeadSettingsState => events.reduce(leadSettingsAggregate.evolve, base);
-const decidedSettings = (base: LeadSettingsState, command: LeadSettingsCommand): LeadSettingsState =>
-  withSettings(base, ...leadSettingsAggregate.decide(command, base));
-
-const idWhere = <T>(items: Record<string, T>, test: (item: T) => boolean, what: string): string => {
-  const found = Object.entries(items).find(([, item]) => test(item));
-  if (!found) throw new Error(`fixture: no ${what}`);
-  return found[0];
-};
-
-const P = idWhere(settings.collections.pipelines, (p) => p.name === 'Default Pipeline', 'default pipeline');
-const leadStage = (name: string) => idWhere(settings.collections.stages, (s) => s.pipelineId === P && s.module === 'leads' && s.name === name, `stage ${name}`);
-const NEW = leadStage('New');
-const CONTACTED = leadStage('Contacted');
-const QUALIFIED = leadStage('Qualified');
-const PROPOSAL = leadStage('Proposal');
-const NEGOTIATION = leadStage('Negotiation');
-const CONVERTED = leadStage('Converted');
-const DISQUALIFIED = leadStage('Disqualified');
-const OPP_QUALIFICATION = idWhere(settings.collections.stages, (s) => s.module === 'opportunities' && s.name === 'Qualification', 'opportunity stage');
-const priority = (name: string) => idWhere(settings.collections.priorities, (p) => p.name === name, `priority ${name}`);
-const CRITICAL = priority('Critical');
-const HIGH = priority('High');
-const MEDIUM = priority('Medium');
-const LOW = priority('Low');
+const settings: LeadSettingsState = seededSettings;
+const P = DEFAULT_PIPELINE;
+const NEW = seededLeadStage('New');
+const CONTACTED = seededLeadStage('Contacted');
+const QUALIFIED = seededLeadStage('Qualified');
+const PROPOSAL = seededLeadStage('Proposal');
+const NEGOTIATION = seededLeadStage('Negotiation');
+const CONVERTED = seededLeadStage('Converted');
+const DISQUALIFIED = seededLeadStage('Disqualified');
+const OPP_QUALIFICATION = seededOpportunityStage('Qualification');
+const CRITICAL = seededPriority('Critical');
+const HIGH = seededPriority('High');
+const MEDIUM = seededPriority('Medium');
+const LOW = seededPriority('Low');
 const NO_BUDGET = idWhere(settings.collections.disqualificationReasons, (r) => r.name === 'No Budget', 'reason');
 
-const slaOf = (overrides: Partial<SlaPolicy>): SlaPolicy => ({
-  enabled: true,
-  firstContactHours: 4,
-  workingHoursStart: '09:00',
-  workingHoursEnd: '18:00',
-  workingDays: [1, 2, 3, 4, 5],
-  timezone: 'UTC',
-  escalationEnabled: true,
-  escalationHours: 8,
-  breachNotifyOwner: true,
-  breachNotifyManager: true,
-  escalationNotifyManager: true,
-  escalationNotifyAdmin: false,
-  ...overrides,
-});
 const POLICY = slaOf({});
 
 /** The seeded settings with the SLA switched off: leads created under them have no SLA running. */
