@@ -78,6 +78,7 @@ const EVENT_KIND = /^(.*)(Created|Updated|Deleted)$/;
 
 export type LeadSettingsCommand =
   | { kind: 'seed'; events: LeadSettingsEvent[] }
+  /** `sortOrder` absent: after the last; `slug` (stages, priorities) follows the name. */
   | { kind: 'create'; collection: SettingsCollection; id: string; fields: Record<string, unknown> }
   | { kind: 'update'; collection: SettingsCollection; id: string; changes: Record<string, unknown> }
   /** `inUse`: how many live records still refer to the item (from the read model). */
@@ -196,9 +197,25 @@ function unsetOtherDefaults(state: LeadSettingsState, collection: 'pipelines' | 
     .map(([otherId]) => updated(collection, otherId, { isDefault: false }));
 }
 
+const SLUGGED = new Set<SettingsCollection>(['stages', 'priorities']);
+/** Slugs follow names. */
+const withSlug = (collection: SettingsCollection, fields: Record<string, unknown>) =>
+  SLUGGED.has(collection) && typeof fields.name === 'string' ? { ...fields, slug: slugOf(fields.name) } : fields;
+
+/** A new item goes after the last one (a stage: after the last open stage of its pipeline and module). */
+function nextSortOrder(state: LeadSettingsState, collection: SettingsCollection, fields: Record<string, unknown>): number {
+  const items =
+    collection === 'stages'
+      ? stagesOf(state, fields.pipelineId as string, fields.module as PipelineModule).filter((s) => !s.isWon && !s.isLost)
+      : (Object.values(state.collections[collection]) as { sortOrder: number }[]);
+  return Math.max(0, ...items.map((i) => i.sortOrder)) + 1;
+}
+
 function decideCreate(state: LeadSettingsState, command: Extract<LeadSettingsCommand, { kind: 'create' }>): LeadSettingsEvent[] {
-  const { collection, id, fields } = command;
+  const { collection, id } = command;
   if ((state.collections[collection] as Record<string, unknown>)[id]) throw conflict(`${WHAT[collection]} already exists`);
+  const given = withSlug(collection, command.fields);
+  const fields = given.sortOrder === undefined || given.sortOrder === null ? { ...given, sortOrder: nextSortOrder(state, collection, given) } : given;
   checkItem(state, collection, id, fields);
   const events = [created(collection, id, fields)];
   if ((collection === 'pipelines' || collection === 'priorities') && fields.isDefault) events.push(...unsetOtherDefaults(state, collection, id));
@@ -209,7 +226,7 @@ function decideUpdate(state: LeadSettingsState, command: Extract<LeadSettingsCom
   const { collection, id } = command;
   const current = (state.collections[collection] as Record<string, Record<string, unknown>>)[id];
   if (!current) throw notFound(WHAT[collection]);
-  const changes = changedFields(current, command.changes);
+  const changes = changedFields(current, withSlug(collection, command.changes));
   if (Object.keys(changes).length === 0) return [];
   const next = { ...current, ...changes };
   checkItem(state, collection, id, next);

@@ -8,8 +8,6 @@ import { SCORING_OPERATORS } from '../commands/lead-scoring.js';
 import {
   SETTING_KEYS,
   defaultPipelineId,
-  slugOf,
-  stagesOf,
   type LeadSettingsCommand,
   type SettingKey,
 } from '../commands/lead-settings.js';
@@ -306,8 +304,7 @@ export function leadSettingsRouter(services: Services): Router {
   router.post('/lead-settings/pipelines', requireAdmin, async (req, res) => {
     const body = parseBody(pipelineBody, req);
     const id = randomUUID();
-    const sortOrder = body.sortOrder ?? nextSortOrder(Object.values((await state(res)).collections.pipelines));
-    await change(res, { kind: 'create', collection: 'pipelines', id, fields: { ...body, description: body.description ?? null, sortOrder } });
+    await change(res, { kind: 'create', collection: 'pipelines', id, fields: { ...body, description: body.description ?? null } });
     res.status(201).json(await getPipeline(knex, tenant(res), id));
   });
   router.put('/lead-settings/pipelines/:id', requireAdmin, async (req, res) => {
@@ -336,13 +333,10 @@ export function leadSettingsRouter(services: Services): Router {
     const settings = await state(res);
     const pipelineId = body.pipelineId ?? defaultPipelineId(settings);
     if (!pipelineId) throw invalid('There is no default pipeline: give pipelineId');
-    const open = stagesOf(settings, pipelineId, body.module).filter((s) => !s.isWon && !s.isLost);
-    const fields: StageFields = {
+    const fields: Omit<StageFields, 'slug' | 'sortOrder'> & { sortOrder?: number } = {
       ...body,
       pipelineId,
-      slug: slugOf(body.name),
       description: body.description ?? null,
-      sortOrder: body.sortOrder ?? nextSortOrder(open),
       isActive: true,
       isSystem: false,
       fields: [],
@@ -371,8 +365,7 @@ export function leadSettingsRouter(services: Services): Router {
   router.put('/lead-settings/stages/:id', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Stage');
     const body = parseBody(stageUpdate, req);
-    const changes = body.name === undefined ? body : { ...body, slug: slugOf(body.name) };
-    await change(res, { kind: 'update', collection: 'stages', id, changes });
+    await change(res, { kind: 'update', collection: 'stages', id, changes: body });
     res.json(found(await getStage(knex, tenant(res), id), 'Stage'));
   });
   router.delete('/lead-settings/stages/:id', requireAdmin, async (req, res) => {
@@ -484,23 +477,14 @@ export function leadSettingsRouter(services: Services): Router {
   router.post('/lead-settings/priorities', requireAdmin, async (req, res) => {
     const body = parseBody(priorityBody, req);
     const id = randomUUID();
-    const fields = {
-      ...body,
-      slug: slugOf(body.name),
-      icon: body.icon ?? null,
-      scoreMin: body.scoreMin ?? null,
-      scoreMax: body.scoreMax ?? null,
-      sortOrder: body.sortOrder ?? nextSortOrder(Object.values((await state(res)).collections.priorities)),
-      isSystem: false,
-    };
+    const fields = { ...body, icon: body.icon ?? null, scoreMin: body.scoreMin ?? null, scoreMax: body.scoreMax ?? null, isSystem: false };
     await change(res, { kind: 'create', collection: 'priorities', id, fields });
     res.status(201).json(await getPriority(knex, tenant(res), id));
   });
   router.put('/lead-settings/priorities/:id', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Priority');
     const body = parseBody(priorityUpdate, req);
-    const changes = body.name === undefined ? body : { ...body, slug: slugOf(body.name) };
-    await change(res, { kind: 'update', collection: 'priorities', id, changes });
+    await change(res, { kind: 'update', collection: 'priorities', id, changes: body });
     res.json(found(await getPriority(knex, tenant(res), id), 'Priority'));
   });
   router.delete('/lead-settings/priorities/:id', requireAdmin, async (req, res) => {
@@ -514,8 +498,7 @@ export function leadSettingsRouter(services: Services): Router {
     router.post(`/lead-settings/${path}`, requireAdmin, async (req, res) => {
       const body = parseBody(catalogueBody, req);
       const id = randomUUID();
-      const sortOrder = nextSortOrder(Object.values((await state(res)).collections[catalogue]));
-      await change(res, { kind: 'create', collection: catalogue, id, fields: { name: body.name, description: body.description ?? null, isSystem: false, sortOrder } });
+      await change(res, { kind: 'create', collection: catalogue, id, fields: { name: body.name, description: body.description ?? null, isSystem: false } });
       res.status(201).json(await getCatalogueItem(knex, tenant(res), catalogue, id));
     });
   }
@@ -528,12 +511,7 @@ export function leadSettingsRouter(services: Services): Router {
   router.post('/lead-settings/scoring-rules', requireAdmin, async (req, res) => {
     const body = parseBody(ruleBody, req);
     const id = randomUUID();
-    const fields = {
-      ...body,
-      category: body.category ?? null,
-      value: body.value ?? null,
-      sortOrder: body.sortOrder ?? nextSortOrder(Object.values((await state(res)).collections.scoringRules)),
-    };
+    const fields = { ...body, category: body.category ?? null, value: body.value ?? null };
     await change(res, { kind: 'create', collection: 'scoringRules', id, fields });
     res.status(201).json(await getScoringRule(knex, tenant(res), id));
   });

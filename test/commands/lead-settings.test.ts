@@ -189,6 +189,29 @@ describe('lead settings aggregate (decide/evolve)', () => {
     }
   });
 
+  describe('sort order and slugs', () => {
+    it('an item created without a sortOrder goes after the last one', () => {
+      const { sortOrder: _none, ...source } = { name: 'Podcast', description: null, isSystem: false, sortOrder: 0 };
+      const [event] = decide(create('sources', source), seeded);
+      expect((event.data as unknown as { sortOrder: number }).sortOrder).to.equal(12); // 11 seeded sources
+    });
+
+    it('a stage created without a sortOrder goes after the last open stage of its pipeline and module', () => {
+      const { sortOrder: _none, ...stage } = stageOf({ pipelineId: P, name: 'Demo', sortOrder: 0 });
+      const [event] = decide(create('stages', stage), seeded);
+      expect((event.data as unknown as { sortOrder: number }).sortOrder).to.equal(6); // Negotiation is 5; won/lost are 90/91
+    });
+
+    it('a stage or priority slug follows its name, on create and on rename', () => {
+      const id = randomUUID();
+      const [made] = decide(create('priorities', { ...priorityOf('Very Hot!', 'ignored'), name: 'Very Hot!' }, id), seeded);
+      expect((made.data as unknown as { slug: string }).slug).to.equal('very_hot');
+      expect(decide(update('stages', NEW, { name: 'Fresh Lead' }), seeded)).to.deep.equal([
+        { type: 'PipelineStageUpdated', data: { id: NEW, changes: { name: 'Fresh Lead', slug: 'fresh_lead' } } },
+      ]);
+    });
+  });
+
   describe('unique names', () => {
     it('a pipeline name is unique, case- and space-insensitively', () => {
       expect(() => decide(create('pipelines', pipelineOf(' default PIPELINE ')), seeded)).to.throw(DomainError).with.property('kind', 'conflict');
