@@ -109,11 +109,34 @@ function valueOf(lead: Partial<LeadView>, key: string): unknown {
 }
 
 const TEXT_LIMIT = 10_000;
+/** Custom fields and qualification answers stay as small as the HTTP layer lets them be written. */
+const JSON_LIMIT = 16_384;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const PHONE = /^\+?[0-9 ()./-]{3,}$/;
+
+/** Lead columns set through stage values keep the rules their own fields have on create and update. */
+const ANY = /^[\s\S]*$/;
+const COLUMN_RULES: Record<string, [RegExp, string, number]> = {
+  firstName: [ANY, 'text', 100],
+  lastName: [ANY, 'text', 100],
+  company: [ANY, 'text', 200],
+  title: [ANY, 'text', 200],
+  source: [ANY, 'text', 100],
+  email: [EMAIL, 'an email address', 254],
+  phone: [PHONE, 'a phone number', 40],
+  mobile: [PHONE, 'a phone number', 40],
+  website: [/^\S+\.\S+$/, 'a web address', 500],
+};
 
 function checkValue(field: StageField | undefined, key: string, value: unknown): string | null {
   if (value === null) return null;
-  if (key === 'estimatedValue') return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? null : 'a non-negative number';
+  if (key === 'estimatedValue') return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1e13 ? null : 'a non-negative number';
   if (leadColumns.has(key) && typeof value !== 'string') return 'text';
+  const rule = COLUMN_RULES[key];
+  if (rule && typeof value === 'string' && value.trim() !== '') {
+    if (value.trim().length > rule[2]) return `at most ${rule[2]} characters`;
+    return rule[0].test(value.trim()) ? null : rule[1];
+  }
   switch (field?.fieldType) {
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? null : 'a number';
@@ -126,7 +149,7 @@ function checkValue(field: StageField | undefined, key: string, value: unknown):
     case 'multiselect':
       return Array.isArray(value) && value.every((v) => field.fieldOptions.some((o) => o.value === v)) ? null : 'a list of the field options';
     case 'email':
-      return typeof value === 'string' && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value) ? null : 'an email address';
+      return typeof value === 'string' && EMAIL.test(value) ? null : 'an email address';
     default:
       if (typeof value === 'string') return value.length <= TEXT_LIMIT ? null : `at most ${TEXT_LIMIT} characters`;
       return leadColumns.has(key) ? 'text' : JSON.stringify(value).length <= TEXT_LIMIT ? null : 'a smaller value';
@@ -153,8 +176,12 @@ function routeValues(lead: LeadView, stage: Stage, values: Record<string, unknow
     else (custom ??= { ...lead.customFields })[key.replace(/^(custom|customFields)\./, '')] = value;
   }
   if (problems.length) throw invalid(`Invalid stage field values: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
+  for (const [name, object] of [['qualification', qualification], ['customFields', custom]] as const) {
+    if (object && JSON.stringify(object).length > JSON_LIMIT) throw invalid(`${name} would exceed 16 KB of JSON`);
+  }
   if (qualification) changes.qualification = qualification;
   if (custom) changes.customFields = custom;
+  if (typeof changes.estimatedValue === 'number') changes.estimatedValue = Math.round(changes.estimatedValue * 100) / 100;
   return changes;
 }
 

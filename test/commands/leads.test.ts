@@ -642,6 +642,15 @@ describe('lead aggregate (decide/evolve)', () => {
         expect(() => toProposal({ estimatedValue: '100' })).to.throw(DomainError).with.property('kind', 'invalid');
       });
 
+      it('lead columns keep their own rules: an email, a phone number, name lengths; custom fields stay within 16 KB', () => {
+        expect(() => toProposal({ email: 'not-an-email' })).to.throw(DomainError).with.property('kind', 'invalid');
+        expect(() => toProposal({ phone: 'call me' })).to.throw(DomainError).with.property('kind', 'invalid');
+        expect(() => toProposal({ firstName: 'x'.repeat(101) })).to.throw(DomainError).with.property('kind', 'invalid');
+        const big = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`custom.note${i}`, 'y'.repeat(5_000)]));
+        expect(() => toProposal(big)).to.throw(DomainError).with.property('kind', 'invalid');
+        expect(customOf(toProposal({ email: 'ok@example.com', 'custom.note': 'y'.repeat(5_000) }))).to.have.key('note');
+      });
+
       it('reports every bad value at once and moves nothing', () => {
         const error = domainErrorOf(() => toProposal({ 'custom.seats': 'many', 'custom.signed': 'yes', title: 'CTO' }));
         expect((error.details as { path: string }[]).map((d) => d.path)).to.deep.equal(['stageFieldValues.custom.seats', 'stageFieldValues.custom.signed']);
