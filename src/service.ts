@@ -29,6 +29,7 @@ import type { SagaRetryPolicy } from './sagas/runner.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
 import { sagas as allSagas } from './sagas/registry.js';
+import { seedMissingLeadSettings } from './commands/lead-commands.js';
 import { scheduledJobs } from './sagas/jobs.js';
 import { Scheduler } from './sagas/scheduler.js';
 
@@ -154,6 +155,13 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       waitForProjections: (position, timeoutMs = config.PROJECTION_WAIT_MS) => projections.waitFor(position, timeoutMs),
     };
 
+    if (runsWorkers) {
+      const seeding = seedMissingLeadSettings(services).then(
+        (seeded) => seeded && logger.info({ seeded }, 'seeded lead settings of tenants registered before they existed'),
+        (error) => logger.error({ err: error }, 'seeding missing lead settings failed'),
+      );
+      cleanups.push(() => seeding);
+    }
     if (runsWorkers && overrides.schedule !== false) {
       const scheduler = new Scheduler({ knex: db.knex, logger }, scheduledJobs(services));
       scheduler.start();

@@ -8,6 +8,7 @@ import { DomainError, invalid } from './errors.js';
 import { leadAggregate, type LeadChanges, type LeadCommand, type LeadInput } from './leads.js';
 import { leadSettingsAggregate, settingOf, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from './lead-settings.js';
 import { lastPosition } from './identity-deps.js';
+import { leadSettingsSeed } from './lead-settings-seed.js';
 import { assertOwner } from './record-commands.js';
 
 type Deps = CommandDeps & { knex: Knex };
@@ -161,6 +162,24 @@ export async function checkSlaBreaches(deps: Deps, ctx: Omit<CommandContext, 'te
     }
   });
   return { breached, escalated, checkedAt: now.toISOString(), position: lastPosition(results) };
+}
+
+/**
+ * Tenants registered before lead settings existed get the registration seed now (run at
+ * worker start). Seeding is idempotent: a tenant whose stream is already seeded (its read
+ * model merely behind) is left as it is.
+ */
+export async function seedMissingLeadSettings(deps: Deps): Promise<number> {
+  const tenants: { id: string }[] = await deps.knex('tenants as t')
+    .whereNotExists((q) => q.select(deps.knex.raw('1')).from('lead_settings as s').whereRaw('s.tenant_id = t.id'))
+    .select('t.id');
+  let seeded = 0;
+  for (const { id } of tenants) {
+    const ctx = { tenantId: id, userId: null, correlationId: randomUUID() };
+    const result = await handleCommand(deps, leadSettingsAggregate, id, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx);
+    if (result.events.length) seeded++;
+  }
+  return seeded;
 }
 
 /** How many live records use a settings item, for the rule that one in use is not deleted. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
+import { seedMissingLeadSettings } from '../../src/commands/lead-commands.js';
 import { scheduledJobs } from '../../src/sagas/jobs.js';
 import { Scheduler } from '../../src/sagas/scheduler.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
@@ -692,6 +693,22 @@ describe('leads', () => {
       expect((await call('GET', `/leads/${lead.id}/team`)).body).to.deep.equal([]);
       expect((await call('DELETE', `/leads/${lead.id}/team/${plain.user.id}`)).status).to.equal(404);
       expect((await call('GET', `/leads/${lead.id}/team`, undefined, other)).status).to.equal(404);
+    });
+  });
+
+  describe('tenants registered before lead settings existed', () => {
+    it('get the registration seed at worker start (once), so their leads work', async () => {
+      const tenantId = randomUUID();
+      // A tenant as the identity projection knows it, without a lead-settings stream.
+      await service.services.knex('tenants').insert({ id: tenantId, slug: `old-${tenantId.slice(0, 8)}`, company_name: `Old ${tenantId}`, created_at: new Date() });
+      expect(await seedMissingLeadSettings(service.services)).to.equal(1);
+      await service.services.waitForProjections(await service.services.store.headPosition());
+      const stream = await service.services.store.readStream(`lead_settings-${tenantId}`);
+      expect(stream[0].metadata).to.include({ tenantId, userId: null });
+      const pipelines = await service.services.knex('pipelines').where({ tenant_id: tenantId }).select('name', 'is_default');
+      expect(pipelines).to.deep.equal([{ name: 'Default Pipeline', is_default: true }]);
+      expect(await seedMissingLeadSettings(service.services)).to.equal(0);
+      expect(await service.services.store.readStream(`lead_settings-${tenantId}`)).to.have.length(stream.length);
     });
   });
 
