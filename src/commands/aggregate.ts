@@ -78,10 +78,15 @@ export async function handleCommand<State, Event extends DomainEvent, Command>(
   id: string,
   command: Command,
   context: CommandContext,
+  /** `newStream`: the id was just made, so the first attempt skips reading an empty stream. */
+  options: { newStream?: boolean } = {},
 ): Promise<CommandResult<State, Event>> {
   const streamId = streamIdOf(aggregate, id);
   for (let attempt = 1; ; attempt++) {
-    const { state, revision } = await loadAggregate(deps.store, aggregate, id, context.tenantId);
+    const { state, revision } =
+      options.newStream && attempt === 1
+        ? { state: aggregate.initialState, revision: -1 }
+        : await loadAggregate(deps.store, aggregate, id, context.tenantId);
     const events = aggregate.decide(command, state);
     if (events.length === 0) return { state, events, revision, position: null };
 

@@ -40,7 +40,8 @@ async function withSettings<T>(deps: Deps, ctx: CommandContext, build: (settings
   return build(await loadLeadSettings(deps.store, ctx.tenantId), deps.clock.now());
 }
 
-const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand) => handleCommand(deps, leadAggregate, id, command, ctx);
+const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand) =>
+  handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create' });
 
 export async function createLead(deps: Deps, ctx: CommandContext, input: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
   await assertOwner(deps.knex, ctx.tenantId, input.ownerId);

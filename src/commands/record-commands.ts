@@ -25,7 +25,7 @@ export async function assertOwner(knex: Knex, tenantId: string, ownerId: string 
 export async function createContact(deps: Deps, ctx: CommandContext, fields: Omit<ContactFields, 'ownerId'> & { ownerId?: string }) {
   await assertOwner(deps.knex, ctx.tenantId, fields.ownerId);
   const id = randomUUID();
-  const result = await handleCommand(deps, contactAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx);
+  const result = await handleCommand(deps, contactAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
   return { id, position: result.position };
 }
 
@@ -59,7 +59,7 @@ export async function createAccount(deps: Deps, ctx: CommandContext, fields: Omi
   await assertOwner(deps.knex, ctx.tenantId, fields.ownerId);
   await assertParent(deps.knex, ctx.tenantId, null, fields.parentAccountId);
   const id = randomUUID();
-  const result = await handleCommand(deps, accountAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx);
+  const result = await handleCommand(deps, accountAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
   return { id, position: result.position };
 }
 

@@ -69,6 +69,17 @@ describe('the command handler', () => {
     expect(await db.store.readStream(`probecounter-${id}`)).to.have.length(1);
   });
 
+  it('a create on a new id may skip the read; if the stream exists after all, the usual rules still decide', async () => {
+    const id = randomUUID();
+    const fresh = await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 2 }, ctx, { newStream: true });
+    expect(fresh.revision).to.equal(0);
+    const again = await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 5 }, ctx, { newStream: true }).catch((e) => e);
+    expect(again).to.be.instanceOf(DomainError).with.property('kind', 'conflict');
+    const theirs = await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 5 }, { ...ctx, tenantId: 'tenant-b' }, { newStream: true }).catch((e) => e);
+    expect(theirs).to.be.instanceOf(DomainError).with.property('kind', 'not_found');
+    expect(await db.store.readStream(`probecounter-${id}`)).to.have.length(1);
+  });
+
   it('writes nothing and reports no position when the command changes nothing', async () => {
     const id = randomUUID();
     await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 1 }, ctx);
