@@ -116,6 +116,8 @@ const PHONE = /^\+?[0-9 ()./-]{3,}$/;
 
 /** Lead columns set through stage values keep the rules their own fields have on create and update. */
 const ANY = /^[\s\S]*$/;
+/** Keys that would reach an object's prototype instead of a field. */
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const COLUMN_RULES: Record<string, [RegExp, string, number]> = {
   firstName: [ANY, 'text', 100],
   lastName: [ANY, 'text', 100],
@@ -166,7 +168,8 @@ function routeValues(lead: LeadView, stage: Stage, values: Record<string, unknow
   let qualification: Record<string, unknown> | null = null;
   let custom: Record<string, unknown> | null = null;
   for (const [key, value] of Object.entries(values)) {
-    const problem = checkValue(stage.fields.find((f) => f.fieldKey === key), key, value);
+    const name = key.slice(key.lastIndexOf('.') + 1);
+    const problem = UNSAFE_KEYS.has(name) ? 'under another key' : checkValue(stage.fields.find((f) => f.fieldKey === key), key, value);
     if (problem) {
       problems.push({ path: `stageFieldValues.${key}`, message: `must be ${problem}`, code: 'invalid_value' });
       continue;

@@ -649,6 +649,9 @@ describe('lead aggregate (decide/evolve)', () => {
         const big = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`custom.note${i}`, 'y'.repeat(5_000)]));
         expect(() => toProposal(big)).to.throw(DomainError).with.property('kind', 'invalid');
         expect(customOf(toProposal({ email: 'ok@example.com', 'custom.note': 'y'.repeat(5_000) }))).to.have.key('note');
+        for (const key of ['custom.__proto__', 'qualification.constructor', 'prototype']) {
+          expect(() => toProposal({ [key]: { polluted: true } }), key).to.throw(DomainError).with.property('kind', 'invalid');
+        }
       });
 
       it('reports every bad value at once and moves nothing', () => {
