@@ -29,6 +29,23 @@ const requireJsonBody: express.RequestHandler = (req, _res, next) => {
   next();
 };
 
+/** Whether any key or string inside holds a NUL character, which PostgreSQL text cannot store. */
+function holdsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (value === null || typeof value !== 'object' || depth > 64) return false;
+  for (const [key, inner] of Object.entries(value)) if (key.includes('\u0000') || holdsNul(inner, depth + 1)) return true;
+  return false;
+}
+
+/** A NUL in a body or query is refused up front (400) rather than failing in the database (500). */
+const refuseNul: express.RequestHandler = (req, _res, next) => {
+  if (holdsNul(req.body) || holdsNul(req.query)) {
+    next(new DomainError('invalid', 'Text must not contain NUL (\\u0000) characters'));
+    return;
+  }
+  next();
+};
+
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -41,6 +58,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     const api = Router();
     api.use(requireJsonBody);
     api.use(express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }));
+    api.use(refuseNul);
     options.mountApi(api);
     app.use(options.basePath || '/', api);
   }

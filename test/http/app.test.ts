@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { registerTenant } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 describe('HTTP skeleton', () => {
@@ -56,6 +57,22 @@ describe('HTTP skeleton', () => {
       expect(res.body.details).to.be.an('array').with.length.greaterThan(0);
       expect(res.body.details[0]).to.include({ path: 'value' });
       expect(await service.services.store.headPosition()).to.deep.equal(before);
+    });
+
+    it('refuses a NUL character anywhere in a body or a query with 400 (PostgreSQL text cannot hold one)', async () => {
+      const admin = await registerTenant(service);
+      const call = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, admin.auth);
+      for (const [method, path, body] of [
+        ['POST', '/contacts', { lastName: 'A\u0000B' }],
+        ['POST', '/leads', { lastName: 'Lee', customFields: { 'k\u0000': 1 } }],
+        ['POST', '/leads/check-duplicates', { email: '\u0000' }],
+        ['GET', '/leads?priority=%00', undefined],
+      ] as const) {
+        const res = await call(method, path, body);
+        expect(res.status, `${method} ${path}`).to.equal(400);
+        expect(res.body.message).to.match(/NUL/);
+      }
+      expect((await call('GET', '/contacts')).body.meta.total).to.equal(0);
     });
 
     it('answers a malformed or unknown record id with 404, never 500', async () => {
