@@ -277,6 +277,19 @@ function assertMoveAllowed(settings: LeadSettingsState, lead: LeadView, target: 
   }
 }
 
+/**
+ * With `qualificationThreshold.autoQualify`, a lead whose score reaches the threshold goes
+ * to its pipeline's `qualified` stage, when that stage lies ahead and its required fields
+ * are filled.
+ */
+function autoQualifiedStage(settings: LeadSettingsState, pipelineId: string, currentSortOrder: number, lead: Partial<LeadView>, score: number): Stage | null {
+  const { threshold, autoQualify } = settingOf(settings, 'qualificationThreshold');
+  if (!autoQualify || score < threshold) return null;
+  const qualified = openStages(settings, pipelineId).find((stage) => stage.slug === 'qualified');
+  if (!qualified || qualified.sortOrder <= currentSortOrder) return null;
+  return missingFields(qualified, lead).length ? null : qualified;
+}
+
 function decideCreate(command: Extract<LeadCommand, { kind: 'create' }>): LeadEvent[] {
   const { settings, now, input, id } = command;
   const { priority, pipelineId: givenPipeline, stageId: givenStage, ...fields } = input;
@@ -286,6 +299,7 @@ function decideCreate(command: Extract<LeadCommand, { kind: 'create' }>): LeadEv
   const pipelineId = givenPipeline ?? stageRecord?.pipelineId ?? defaultPipelineId(settings);
   const pipeline = pipelineId ? settings.collections.pipelines[pipelineId] : undefined;
   if (!pipelineId || !pipeline || !pipeline.isActive) throw invalid('pipelineId does not name an active pipeline');
+  const { score, breakdown } = scoreOf(settings, fields, now);
   let stage: Stage;
   if (givenStage) {
     stage = targetStage(settings, givenStage);
@@ -293,9 +307,8 @@ function decideCreate(command: Extract<LeadCommand, { kind: 'create' }>): LeadEv
   } else {
     const first = openStages(settings, pipelineId)[0];
     if (!first) throw invalid('The pipeline has no open lead stage');
-    stage = first;
+    stage = autoQualifiedStage(settings, pipelineId, first.sortOrder, fields, score) ?? first;
   }
-  const { score, breakdown } = scoreOf(settings, fields, now);
   const priorityId = priority ? resolvePriority(settings, priority) : (autoPriority(settings, score) ?? defaultPriorityId(settings));
   assertRequiredFields(stage, { ...fields, priorityId });
   const sla = settingOf(settings, 'sla');
@@ -317,7 +330,7 @@ function decideUpdate(command: Extract<LeadCommand, { kind: 'update' }>, lead: L
   assertNamed({ ...lead, ...changes });
   const events = updateEvents(id, lead, changes, command, priority !== undefined);
   const movesPipeline = pipelineId !== undefined && pipelineId !== lead.pipelineId;
-  if (!movesPipeline && (stageId === undefined || stageId === lead.stageId)) return events;
+  if (!movesPipeline && (stageId === undefined || stageId === lead.stageId)) return [...events, ...autoQualifyMove(command, lead, events)];
 
   assertOpen(lead, 'change the stage of');
   const after = events.reduce((s, e) => evolveLead(s, e), { status: 'active', fields: lead } as LeadState).fields;
@@ -334,6 +347,21 @@ function decideUpdate(command: Extract<LeadCommand, { kind: 'update' }>, lead: L
   }
   assertRequiredFields(target, after);
   return [...events, stageMove(id, lead, target, null), ...firstResponse(id, lead, command.now)];
+}
+
+/** A rescore that reaches the threshold moves an open lead on to the qualified stage (see autoQualifiedStage). */
+function autoQualifyMove(command: Extract<LeadCommand, { kind: 'update' }>, lead: LeadView, events: LeadEvent[]): LeadEvent[] {
+  const rescored = events.find((e) => e.type === 'LeadScoreChanged');
+  if (!rescored || lead.status !== 'open') return [];
+  const current = command.settings.collections.stages[lead.stageId];
+  const after = events.reduce((s, e) => evolveLead(s, e), { status: 'active', fields: lead } as LeadState).fields;
+  const target = current && autoQualifiedStage(command.settings, lead.pipelineId, current.sortOrder, after, after.score);
+  if (!target) return [];
+  // A sequential pipeline is not skipped through, not even by this rule.
+  const stages = openStages(command.settings, lead.pipelineId).map((stage) => stage.id);
+  const sequential = command.settings.collections.pipelines[lead.pipelineId]?.stageMovement === 'sequential';
+  if (sequential && stages.indexOf(target.id) - stages.indexOf(lead.stageId) > 1) return [];
+  return [stageMove(command.id, lead, target, null)];
 }
 
 function decideChangeStage(command: Extract<LeadCommand, { kind: 'change-stage' }>, lead: LeadView): LeadEvent[] {

@@ -992,4 +992,35 @@ describe('lead aggregate (decide/evolve)', () => {
     const s = decidedSettings(quiet, { kind: 'update', collection: 'pipelines', id: P, changes: { stageMovement: 'sequential' } });
     expect(() => decide(changeStage(QUALIFIED, s), leadIn())).to.throw(DomainError).with.property('kind', 'invalid');
   });
+
+  describe('auto-qualification (qualificationThreshold.autoQualify)', () => {
+    // "Big company" +40 and "Has email" +30: 70 reaches the threshold of 50; 40 alone does not.
+    const rules = withSettings(quiet, ruleEvent('Big company', 'company', 'contains', 'corp', 40, 1), ruleEvent('Has email', 'email', 'is_not_empty', null, 30, 2));
+    const auto = withSettings(rules, { type: 'LeadSettingChanged', data: { key: 'qualificationThreshold', value: { threshold: 50, autoQualify: true } } });
+
+    it('a new lead scoring at or above the threshold starts in the Qualified stage; below it, in the first stage', () => {
+      expect((create(auto, { company: 'Mega Corp', email: 'a@mega.example' })[0].data as { stageId: string }).stageId).to.equal(QUALIFIED);
+      expect((create(auto, { company: 'Mega Corp' })[0].data as { stageId: string }).stageId).to.equal(NEW);
+    });
+
+    it('does nothing while autoQualify is off, and never overrides a stage the request names', () => {
+      expect((create(rules, { company: 'Mega Corp', email: 'a@mega.example' })[0].data as { stageId: string }).stageId).to.equal(NEW);
+      expect((create(auto, { company: 'Mega Corp', email: 'a@mega.example', stageId: CONTACTED })[0].data as { stageId: string }).stageId).to.equal(CONTACTED);
+    });
+
+    it('an update that lifts the score to the threshold moves the lead on to Qualified', () => {
+      const lead = leadIn(auto, { company: 'Mega Corp' });
+      const events = decide(update({ email: 'buyer@mega.example' }, auto), lead);
+      expect(events.map((e) => e.type)).to.deep.equal(['LeadUpdated', 'LeadScoreChanged', 'LeadStageChanged']);
+      expect(events[2]).to.deep.equal(stageMoved([NEW, 'New'], [QUALIFIED, 'Qualified']));
+    });
+
+    it('never moves a lead back, and does not skip stages of a sequential pipeline', () => {
+      const atProposal = then(leadIn(auto, { company: 'Mega Corp' }), changeStage(PROPOSAL, auto));
+      expect(decide(update({ email: 'buyer@mega.example' }, auto), atProposal).map((e) => e.type)).to.deep.equal(['LeadUpdated', 'LeadScoreChanged']);
+      const stepwise = sequential(auto);
+      const lead = leadIn(stepwise, { company: 'Mega Corp' });
+      expect(decide(update({ email: 'buyer@mega.example' }, stepwise), lead).map((e) => e.type)).to.deep.equal(['LeadUpdated', 'LeadScoreChanged']);
+    });
+  });
 });

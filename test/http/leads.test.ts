@@ -527,6 +527,16 @@ describe('leads', () => {
       expect(history.filter((h: { action: string }) => h.action === 'score_changed')).to.have.length(1);
     });
 
+    it('with autoQualify on, a lead scoring at the threshold lands in Qualified', async () => {
+      expect((await leadSettings('PUT', '/qualification-threshold', { threshold: 60, autoQualify: true })).body).to.deep.equal({ threshold: 60, autoQualify: true });
+      try {
+        expect((await newLead({ company: 'Mega Corp', email: 'buyer@mega.example' })).stageName).to.equal('Qualified');
+        expect((await newLead({ company: 'Mega Corp' })).stageName, 'score 40').to.equal('New');
+      } finally {
+        await leadSettings('PUT', '/qualification-threshold', { threshold: 50, autoQualify: false });
+      }
+    });
+
     it('clamps the score to 0–100', async () => {
       const extra = await leadSettings('POST', '/scoring-rules', { name: 'Huge', fieldKey: 'company', operator: 'contains', value: 'corp', scoreDelta: 100 });
       rules.push(extra.body.id);
