@@ -1,7 +1,5 @@
-import type { LeadSettingsEvent, StageFields } from '../events/lead-settings.js';
-import { DEFAULT_SETTINGS, settingsItemCreated as created, slugOf } from './lead-settings.js';
-
-const NO_OWNER = { stageOwnerType: 'inherit', stageOwnerUserId: null, stageOwnerTeamId: null, stageOwnerRoleId: null } as const;
+import type { LeadSettingsEvent } from '../events/lead-settings.js';
+import { DEFAULT_SETTINGS, newStage, settingsItemCreated as created, slugOf } from './lead-settings.js';
 
 type StageSeed = [name: string, color: string, probability: number, sortOrder: number, flags?: { won?: boolean; lost?: boolean; required?: string[]; exit?: string[] }];
 
@@ -61,30 +59,12 @@ export function leadSettingsSeed(newId: () => string): LeadSettingsEvent[] {
       stageMovement: 'free',
     }),
   ];
-  const stage = (module: 'leads' | 'opportunities', [name, color, probability, sortOrder, flags = {}]: StageSeed) => {
-    const fields: StageFields = {
-      pipelineId,
-      module,
-      name,
-      slug: slugOf(name),
-      color,
-      description: null,
-      probability,
-      sortOrder,
-      isActive: true,
-      isWon: !!flags.won,
-      isLost: !!flags.lost,
-      isSystem: !!(flags.won || flags.lost),
+  const stage = (module: 'leads' | 'opportunities', [name, color, probability, sortOrder, flags = {}]: StageSeed) =>
+    created('stages', newId(), {
+      ...newStage({ pipelineId, module, name, color, probability, sortOrder, isWon: !!flags.won, isLost: !!flags.lost, isSystem: !!(flags.won || flags.lost) }),
       requiredFields: flags.required ?? [],
-      visibleFields: [],
       exitCriteria: flags.exit ?? [],
-      lockPreviousFields: false,
-      fields: [],
-      ownership: { ...NO_OWNER },
-      fieldVisibility: {},
-    };
-    return created('stages', newId(), fields as unknown as Record<string, unknown>);
-  };
+    });
   events.push(...LEAD_STAGES.map((s) => stage('leads', s)), ...OPPORTUNITY_STAGES.map((s) => stage('opportunities', s)));
   events.push(
     ...PRIORITIES.map(([name, color, icon, scoreMin, scoreMax], i) =>

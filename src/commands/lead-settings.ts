@@ -103,6 +103,35 @@ export const settingsStreamId = (tenantId: string) => `lead_settings-${tenantId}
 /** Stage slugs: lower case, anything but letters and digits becomes `_`. */
 export const slugOf = (name: string) => name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
 
+export type NewStage = Omit<StageFields, 'sortOrder'> & { sortOrder?: number };
+
+/**
+ * A stage's whole record from what is given: the rest at its defaults (grey, 0 %, open,
+ * active, no fields, owner inherited). Without `sortOrder` the aggregate places it after
+ * the last open stage.
+ */
+export function newStage(given: Pick<StageFields, 'pipelineId' | 'module' | 'name'> & Partial<StageFields>): NewStage {
+  const set = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) as typeof given;
+  return {
+    slug: slugOf(given.name),
+    color: '#6B7280',
+    description: null,
+    probability: 0,
+    isActive: true,
+    isWon: false,
+    isLost: false,
+    isSystem: false,
+    requiredFields: [],
+    visibleFields: [],
+    exitCriteria: [],
+    lockPreviousFields: false,
+    fields: [],
+    ownership: { stageOwnerType: 'inherit', stageOwnerUserId: null, stageOwnerTeamId: null, stageOwnerRoleId: null },
+    fieldVisibility: {},
+    ...set,
+  };
+}
+
 /** Live stages of one pipeline and module, in board order. */
 export function stagesOf(state: LeadSettingsState, pipelineId: string, module: PipelineModule): (StageFields & { id: string })[] {
   return Object.entries(state.collections.stages)

@@ -8,6 +8,7 @@ import { SCORING_OPERATORS } from '../commands/lead-scoring.js';
 import {
   SETTING_KEYS,
   defaultPipelineId,
+  newStage,
   type LeadSettingsCommand,
   type SettingKey,
 } from '../commands/lead-settings.js';
@@ -17,6 +18,7 @@ import {
   STAGE_FIELD_TYPES,
   STAGE_MOVEMENTS,
   STAGE_OWNER_TYPES,
+  type SettingsCollection,
   type StageField,
   type StageFields,
 } from '../events/lead-settings.js';
@@ -198,7 +200,11 @@ const ruleShape = {
   sortOrder,
 };
 const ruleBody = z.object({ ...ruleShape, value: z.unknown().optional(), isActive: z.boolean().default(true), sortOrder: sortOrder.optional() }).strict();
-const ruleUpdate = z.object(ruleShape).partial().strict();
+const ruleUpdate = z
+  .object(ruleShape)
+  .partial()
+  .strict()
+  .transform((body) => ('value' in body ? { ...body, value: body.value ?? null } : body));
 
 // Keyed settings: one strict schema per key, the shape of DEFAULT_SETTINGS; writes give a part of it.
 const flag = z.boolean();
@@ -293,28 +299,38 @@ export function leadSettingsRouter(services: Services): Router {
   };
   const stageOf = async (res: Response, id: string): Promise<StageFields> => found((await state(res)).collections.stages[id], 'Stage');
 
+  /** GET, PUT and DELETE of one item of a collection; PUT answers with the item read back. */
+  const itemRoutes = <T>(
+    path: string,
+    collection: SettingsCollection,
+    what: string,
+    update: z.ZodType<Record<string, unknown>>,
+    get: (tenantId: string, id: string) => Promise<T | null>,
+  ) => {
+    router.get(`/lead-settings/${path}/:id`, view, async (req, res) => {
+      res.json(found(await get(tenant(res), idParam(req, 'id', what)), what));
+    });
+    router.put(`/lead-settings/${path}/:id`, requireAdmin, async (req, res) => {
+      const id = idParam(req, 'id', what);
+      await change(res, { kind: 'update', collection, id, changes: parseBody(update, req) });
+      res.json(found(await get(tenant(res), id), what));
+    });
+    router.delete(`/lead-settings/${path}/:id`, requireAdmin, async (req, res) => {
+      await change(res, { kind: 'delete', collection, id: idParam(req, 'id', what), inUse: 0 });
+      res.json({ success: true });
+    });
+  };
+
   // ---- pipelines -----------------------------------------------------------------------
   router.get('/lead-settings/pipelines', view, async (req, res) => {
     parseQuery(pipelinesQuery, req);
     res.json(await listPipelines(knex, tenant(res)));
-  });
-  router.get('/lead-settings/pipelines/:id', view, async (req, res) => {
-    res.json(found(await getPipeline(knex, tenant(res), idParam(req, 'id', 'Pipeline')), 'Pipeline'));
   });
   router.post('/lead-settings/pipelines', requireAdmin, async (req, res) => {
     const body = parseBody(pipelineBody, req);
     const id = randomUUID();
     await change(res, { kind: 'create', collection: 'pipelines', id, fields: { ...body, description: body.description ?? null } });
     res.status(201).json(await getPipeline(knex, tenant(res), id));
-  });
-  router.put('/lead-settings/pipelines/:id', requireAdmin, async (req, res) => {
-    const id = idParam(req, 'id', 'Pipeline');
-    await change(res, { kind: 'update', collection: 'pipelines', id, changes: parseBody(pipelineUpdate, req) });
-    res.json(found(await getPipeline(knex, tenant(res), id), 'Pipeline'));
-  });
-  router.delete('/lead-settings/pipelines/:id', requireAdmin, async (req, res) => {
-    await change(res, { kind: 'delete', collection: 'pipelines', id: idParam(req, 'id', 'Pipeline'), inUse: 0 });
-    res.json({ success: true });
   });
 
   // ---- stages --------------------------------------------------------------------------
@@ -333,21 +349,10 @@ export function leadSettingsRouter(services: Services): Router {
     const settings = await state(res);
     const pipelineId = body.pipelineId ?? defaultPipelineId(settings);
     if (!pipelineId) throw invalid('There is no default pipeline: give pipelineId');
-    const fields: Omit<StageFields, 'slug' | 'sortOrder'> & { sortOrder?: number } = {
-      ...body,
-      pipelineId,
-      description: body.description ?? null,
-      isActive: true,
-      isSystem: false,
-      fields: [],
-      ownership: { stageOwnerType: 'inherit', stageOwnerUserId: null, stageOwnerTeamId: null, stageOwnerRoleId: null },
-      fieldVisibility: {},
-    };
     const id = randomUUID();
-    await change(res, { kind: 'create', collection: 'stages', id, fields: fields as unknown as Record<string, unknown> });
+    await change(res, { kind: 'create', collection: 'stages', id, fields: newStage({ ...body, pipelineId }) });
     res.status(201).json(await getStage(knex, tenant(res), id));
   });
-  // Before /stages/:id, which would otherwise take "reorder" for an id.
   router.put('/lead-settings/stages/reorder', requireAdmin, async (req, res) => {
     const body = parseBody(reorderBody, req);
     const first = (await state(res)).collections.stages[body.orderedIds[0]];
@@ -358,19 +363,6 @@ export function leadSettingsRouter(services: Services): Router {
     }
     await change(res, { kind: 'reorder-stages', pipelineId, module: stageModule, orderedIds: body.orderedIds });
     res.json(await listStages(knex, tenant(res), pipelineId, stageModule));
-  });
-  router.get('/lead-settings/stages/:id', view, async (req, res) => {
-    res.json(found(await getStage(knex, tenant(res), idParam(req, 'id', 'Stage')), 'Stage'));
-  });
-  router.put('/lead-settings/stages/:id', requireAdmin, async (req, res) => {
-    const id = idParam(req, 'id', 'Stage');
-    const body = parseBody(stageUpdate, req);
-    await change(res, { kind: 'update', collection: 'stages', id, changes: body });
-    res.json(found(await getStage(knex, tenant(res), id), 'Stage'));
-  });
-  router.delete('/lead-settings/stages/:id', requireAdmin, async (req, res) => {
-    await change(res, { kind: 'delete', collection: 'stages', id: idParam(req, 'id', 'Stage'), inUse: 0 });
-    res.json({ success: true });
   });
 
   // ---- stage fields (kept in the stage's `fields` list) ----------------------------------
@@ -471,25 +463,12 @@ export function leadSettingsRouter(services: Services): Router {
 
   // ---- priorities ----------------------------------------------------------------------
   router.get('/lead-settings/priorities', view, async (_req, res) => res.json(await listPriorities(knex, tenant(res))));
-  router.get('/lead-settings/priorities/:id', view, async (req, res) => {
-    res.json(found(await getPriority(knex, tenant(res), idParam(req, 'id', 'Priority')), 'Priority'));
-  });
   router.post('/lead-settings/priorities', requireAdmin, async (req, res) => {
     const body = parseBody(priorityBody, req);
     const id = randomUUID();
     const fields = { ...body, icon: body.icon ?? null, scoreMin: body.scoreMin ?? null, scoreMax: body.scoreMax ?? null, isSystem: false };
     await change(res, { kind: 'create', collection: 'priorities', id, fields });
     res.status(201).json(await getPriority(knex, tenant(res), id));
-  });
-  router.put('/lead-settings/priorities/:id', requireAdmin, async (req, res) => {
-    const id = idParam(req, 'id', 'Priority');
-    const body = parseBody(priorityUpdate, req);
-    await change(res, { kind: 'update', collection: 'priorities', id, changes: body });
-    res.json(found(await getPriority(knex, tenant(res), id), 'Priority'));
-  });
-  router.delete('/lead-settings/priorities/:id', requireAdmin, async (req, res) => {
-    await change(res, { kind: 'delete', collection: 'priorities', id: idParam(req, 'id', 'Priority'), inUse: 0 });
-    res.json({ success: true });
   });
 
   // ---- sources, disqualification reasons, record-team roles ------------------------------
@@ -505,26 +484,12 @@ export function leadSettingsRouter(services: Services): Router {
 
   // ---- scoring rules -------------------------------------------------------------------
   router.get('/lead-settings/scoring-rules', view, async (_req, res) => res.json(await listScoringRules(knex, tenant(res))));
-  router.get('/lead-settings/scoring-rules/:id', view, async (req, res) => {
-    res.json(found(await getScoringRule(knex, tenant(res), idParam(req, 'id', 'Scoring rule')), 'Scoring rule'));
-  });
   router.post('/lead-settings/scoring-rules', requireAdmin, async (req, res) => {
     const body = parseBody(ruleBody, req);
     const id = randomUUID();
     const fields = { ...body, category: body.category ?? null, value: body.value ?? null };
     await change(res, { kind: 'create', collection: 'scoringRules', id, fields });
     res.status(201).json(await getScoringRule(knex, tenant(res), id));
-  });
-  router.put('/lead-settings/scoring-rules/:id', requireAdmin, async (req, res) => {
-    const id = idParam(req, 'id', 'Scoring rule');
-    const body = parseBody(ruleUpdate, req);
-    const changes = 'value' in body ? { ...body, value: body.value ?? null } : body;
-    await change(res, { kind: 'update', collection: 'scoringRules', id, changes });
-    res.json(found(await getScoringRule(knex, tenant(res), id), 'Scoring rule'));
-  });
-  router.delete('/lead-settings/scoring-rules/:id', requireAdmin, async (req, res) => {
-    await change(res, { kind: 'delete', collection: 'scoringRules', id: idParam(req, 'id', 'Scoring rule'), inUse: 0 });
-    res.json({ success: true });
   });
 
   // ---- qualification threshold and keyed settings --------------------------------------
@@ -551,5 +516,10 @@ export function leadSettingsRouter(services: Services): Router {
     res.json(await getLeadSettingValues(knex, tenant(res)));
   });
 
+  // After `/stages/reorder`, which `/stages/:id` would otherwise take for an id.
+  itemRoutes('pipelines', 'pipelines', 'Pipeline', pipelineUpdate, (tenantId, id) => getPipeline(knex, tenantId, id));
+  itemRoutes('stages', 'stages', 'Stage', stageUpdate, (tenantId, id) => getStage(knex, tenantId, id));
+  itemRoutes('priorities', 'priorities', 'Priority', priorityUpdate, (tenantId, id) => getPriority(knex, tenantId, id));
+  itemRoutes('scoring-rules', 'scoringRules', 'Scoring rule', ruleUpdate, (tenantId, id) => getScoringRule(knex, tenantId, id));
   return router;
 }

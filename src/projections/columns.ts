@@ -11,3 +11,10 @@ export function toColumns(fields: Row, names: readonly string[]): Row {
   for (const name of names) if (name in fields) row[snake(name)] = fields[name];
   return row;
 }
+
+/** The inverse of `toColumns`: the named fields of a row, read from their snake_case columns. */
+export function fromColumns(row: Row, names: readonly string[]): Row {
+  const fields: Row = {};
+  for (const name of names) fields[name] = row[snake(name)];
+  return fields;
+}

@@ -4,8 +4,8 @@ import { recordHandlers } from './record-handlers.js';
 
 const CATALOGUE = ['name', 'description', 'isSystem', 'sortOrder'];
 
-/** Each settings collection's table and the fields it keeps. */
-const TABLES: Record<SettingsCollection, [table: string, fields: string[]]> = {
+/** Each settings collection's table and the fields it keeps (the queries read the same fields back). */
+export const SETTINGS_TABLES: Record<SettingsCollection, [table: string, fields: string[]]> = {
   pipelines: ['pipelines', ['name', 'description', 'isDefault', 'isActive', 'sortOrder', 'stageMovement']],
   stages: [
     'pipeline_stages',
@@ -25,13 +25,13 @@ const handlers: Record<string, EventHandler> = {
     w.insert('lead_settings', { tenant_id: e.metadata.tenantId, key: e.data.key, value: e.data.value, updated_at: e.createdAt });
   },
 };
-for (const [collection, [table, fields]] of Object.entries(TABLES) as [SettingsCollection, [string, string[]]][]) {
+for (const [collection, [table, fields]] of Object.entries(SETTINGS_TABLES) as [SettingsCollection, [string, string[]]][]) {
   Object.assign(handlers, recordHandlers(SETTINGS_COLLECTIONS[collection], table, fields));
 }
 
 /** The lead settings stream, one table per collection plus the keyed settings. */
 export const leadSettingsProjection: Projection = {
   name: 'lead-settings',
-  tables: [...Object.values(TABLES).map(([table]) => table), 'lead_settings'],
+  tables: [...Object.values(SETTINGS_TABLES).map(([table]) => table), 'lead_settings'],
   handlers,
 };

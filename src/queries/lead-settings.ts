@@ -1,6 +1,21 @@
 import type { Knex } from 'knex';
 import { DEFAULT_SETTINGS, SETTING_KEYS, type QualificationThreshold, type SettingKey } from '../commands/lead-settings.js';
-import type { FieldVisibility, PipelineModule, StageField, StageOwnership } from '../events/lead-settings.js';
+import type {
+  CatalogueFields,
+  FieldVisibility,
+  LeadPriorityFields,
+  PipelineFields,
+  PipelineModule,
+  ScoringRuleFields,
+  SettingsCollection,
+  StageField,
+  StageFields,
+  StageOwnership,
+} from '../events/lead-settings.js';
+import { fromColumns } from '../projections/columns.js';
+import { SETTINGS_TABLES } from '../projections/lead-settings.js';
+
+const fieldsOf = (collection: SettingsCollection) => SETTINGS_TABLES[collection][1];
 
 /**
  * Read models of a tenant's lead settings, as camelCase records. Every query starts from
@@ -33,12 +48,7 @@ const pipelinesOf = (knex: Knex, tenantId: string) =>
 
 const pipelineShape = (p: any) => ({
   id: p.id as string,
-  name: p.name as string,
-  description: p.description as string | null,
-  isDefault: p.is_default as boolean,
-  isActive: p.is_active as boolean,
-  sortOrder: p.sort_order as number,
-  stageMovement: p.stage_movement as string,
+  ...(fromColumns(p, fieldsOf('pipelines')) as unknown as PipelineFields),
   leadStageCount: p.lead_stage_count as number,
   oppStageCount: p.opp_stage_count as number,
   leadCount: p.lead_count as number,
@@ -70,25 +80,12 @@ const stagesOf = (knex: Knex, tenantId: string) =>
     .leftJoin('pipelines as p', 'p.id', 's.pipeline_id')
     .select('s.*', 'p.name as pipeline_name', leadCount(knex, 's', 'stage_id'));
 
+/** A stage as listed: its own fields, not the fields, ownership and visibility it carries (they have their own endpoints). */
+const STAGE_RECORD = fieldsOf('stages').filter((f) => !['fields', 'ownership', 'fieldVisibility'].includes(f));
 const stageShape = (s: any) => ({
   id: s.id as string,
-  pipelineId: s.pipeline_id as string,
   pipelineName: s.pipeline_name as string | null,
-  module: s.module as PipelineModule,
-  name: s.name as string,
-  slug: s.slug as string,
-  color: s.color as string,
-  description: s.description as string | null,
-  probability: s.probability as number,
-  sortOrder: s.sort_order as number,
-  isSystem: s.is_system as boolean,
-  isActive: s.is_active as boolean,
-  isWon: s.is_won as boolean,
-  isLost: s.is_lost as boolean,
-  requiredFields: s.required_fields as string[],
-  visibleFields: s.visible_fields as string[],
-  exitCriteria: s.exit_criteria as string[],
-  lockPreviousFields: s.lock_previous_fields as boolean,
+  ...(fromColumns(s, STAGE_RECORD) as unknown as Omit<StageFields, 'fields' | 'ownership' | 'fieldVisibility'>),
   leadCount: s.lead_count as number,
 });
 
@@ -214,16 +211,7 @@ export async function unknownOwnershipReferences(
 
 const priorityShape = (p: any) => ({
   id: p.id as string,
-  name: p.name as string,
-  slug: p.slug as string,
-  color: p.color as string,
-  icon: p.icon as string | null,
-  sortOrder: p.sort_order as number,
-  isDefault: p.is_default as boolean,
-  isSystem: p.is_system as boolean,
-  isActive: p.is_active as boolean,
-  scoreMin: p.score_min as number | null,
-  scoreMax: p.score_max as number | null,
+  ...(fromColumns(p, fieldsOf('priorities')) as unknown as LeadPriorityFields),
   leadCount: p.lead_count as number,
 });
 
@@ -246,13 +234,7 @@ export const CATALOGUE_TABLES = {
 } as const;
 export type Catalogue = keyof typeof CATALOGUE_TABLES;
 
-const catalogueShape = (c: any) => ({
-  id: c.id as string,
-  name: c.name as string,
-  description: c.description as string | null,
-  isSystem: c.is_system as boolean,
-  sortOrder: c.sort_order as number,
-});
+const catalogueShape = (c: any) => ({ id: c.id as string, ...(fromColumns(c, fieldsOf('sources')) as unknown as CatalogueFields) });
 
 export async function listCatalogue(knex: Knex, tenantId: string, catalogue: Catalogue) {
   const rows = await liveRows(knex, CATALOGUE_TABLES[catalogue], 'c', tenantId).orderBy([{ column: 'c.sort_order' }, { column: 'c.name' }]).select('c.*');
@@ -264,17 +246,7 @@ export async function getCatalogueItem(knex: Knex, tenantId: string, catalogue: 
   return row ? catalogueShape(row) : null;
 }
 
-const ruleShape = (r: any) => ({
-  id: r.id as string,
-  name: r.name as string,
-  category: r.category as string | null,
-  fieldKey: r.field_key as string,
-  operator: r.operator as string,
-  value: r.value as unknown,
-  scoreDelta: r.score_delta as number,
-  isActive: r.is_active as boolean,
-  sortOrder: r.sort_order as number,
-});
+const ruleShape = (r: any) => ({ id: r.id as string, ...(fromColumns(r, fieldsOf('scoringRules')) as unknown as ScoringRuleFields) });
 
 export async function listScoringRules(knex: Knex, tenantId: string) {
   const rows = await liveRows(knex, 'scoring_rules', 'r', tenantId).orderBy([{ column: 'r.sort_order' }, { column: 'r.created_at' }, { column: 'r.id' }]).select('r.*');

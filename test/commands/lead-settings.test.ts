@@ -9,6 +9,7 @@ import {
   type LeadSettingsCommand,
   type LeadSettingsState,
 } from '../../src/commands/lead-settings.js';
+import { newStage } from '../../src/commands/lead-settings.js';
 import {
   DEFAULT_PIPELINE,
   SEEDED_SLA,
@@ -41,25 +42,7 @@ const HIGH = seededPriority('High');
 const MEDIUM = seededPriority('Medium');
 const WEBSITE = idWhere(seeded.collections.sources, (s) => s.name === 'Website', 'source');
 
-const stageOf = (overrides: Partial<StageFields> & Pick<StageFields, 'pipelineId' | 'name' | 'sortOrder'>): Record<string, unknown> => ({
-  module: 'leads',
-  slug: overrides.name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, ''),
-  color: '#6B7280',
-  description: null,
-  probability: 0,
-  isActive: true,
-  isWon: false,
-  isLost: false,
-  isSystem: false,
-  requiredFields: [],
-  visibleFields: [],
-  exitCriteria: [],
-  lockPreviousFields: false,
-  fields: [],
-  ownership: { stageOwnerType: 'inherit', stageOwnerUserId: null, stageOwnerTeamId: null, stageOwnerRoleId: null },
-  fieldVisibility: {},
-  ...overrides,
-});
+const stageOf = (overrides: Partial<StageFields> & Pick<StageFields, 'pipelineId' | 'name' | 'sortOrder'>): Record<string, unknown> => ({ ...newStage({ module: 'leads', ...overrides }) });
 const pipelineOf = (name: string, overrides: Record<string, unknown> = {}) => ({
   name,
   description: null,

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { DomainError } from '../../src/commands/errors.js';
 import { leadAggregate, type LeadChanges, type LeadCommand, type LeadInput, type LeadState } from '../../src/commands/leads.js';
 import type { LeadSettingsState, SlaPolicy } from '../../src/commands/lead-settings.js';
+import { newStage } from '../../src/commands/lead-settings.js';
 import {
   DEFAULT_PIPELINE,
   decidedSettings,
@@ -68,25 +69,7 @@ const field = (fieldKey: string, fieldLabel: string, overrides: Partial<StageFie
   ...overrides,
 });
 
-const stageOf = (overrides: Partial<StageFields> & Pick<StageFields, 'pipelineId' | 'name' | 'sortOrder'>): StageFields => ({
-  module: 'leads',
-  slug: overrides.name.toLowerCase(),
-  color: '#6B7280',
-  description: null,
-  probability: 0,
-  isActive: true,
-  isWon: false,
-  isLost: false,
-  isSystem: false,
-  requiredFields: [],
-  visibleFields: [],
-  exitCriteria: [],
-  lockPreviousFields: false,
-  fields: [],
-  ownership: { stageOwnerType: 'inherit', stageOwnerUserId: null, stageOwnerTeamId: null, stageOwnerRoleId: null },
-  fieldVisibility: {},
-  ...overrides,
-});
+const stageOf = (overrides: Partial<StageFields> & Pick<StageFields, 'pipelineId' | 'name' | 'sortOrder'>) => newStage({ module: 'leads', ...overrides }) as StageFields;
 
 // A second pipeline, "Partners": Review (sortOrder 2) is created before Intake (sortOrder 1); Won closes it; no lost stage.
 const P2 = randomUUID();
