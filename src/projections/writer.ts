@@ -152,12 +152,7 @@ export class ReadModelWriter {
 
   private async addToCounters(table: string, rows: Row[]): Promise<void> {
     const shape = this.shape(table);
-    const groups = new Map<string, Row[]>();
-    for (const row of rows) {
-      const columns = Object.keys(row).filter((c) => !shape.primaryKey.includes(c)).sort().join(',');
-      groups.set(columns, [...(groups.get(columns) ?? []), row]);
-    }
-    for (const [joined, group] of groups) {
+    for (const [joined, group] of groupByColumns(rows, nonKeyColumns(shape))) {
       const columns = joined.split(',');
       const all = [...shape.primaryKey, ...columns];
       const list = all.map(checkIdentifier).join(', ');
@@ -198,22 +193,14 @@ export class ReadModelWriter {
     const inserts = entries.filter((e) => e.insert).map((e) => e.insert!);
     if (inserts.length) await this.insertRows(table, shape, inserts);
 
-    // Updates with the same set of columns share one statement.
-    const groups = new Map<string, Row[]>();
-    for (const e of entries) {
-      if (!e.patch) continue;
-      const columns = Object.keys(e.patch).sort().join(',');
-      groups.set(columns, [...(groups.get(columns) ?? []), { ...e.patch, ...keyOf(e.key) }]);
+    // Updates (and increments) with the same set of columns share one statement. A patch
+    // names its columns as given: one set to undefined becomes NULL.
+    const patches = entries.filter((e) => e.patch).map((e) => ({ columns: Object.keys(e.patch!), row: { ...e.patch, ...keyOf(e.key) } }));
+    for (const [columns, rows] of groupByColumns(patches.map((p) => p.row), (_r, i) => patches[i].columns)) {
+      await this.updateRows(table, shape, columns.split(','), rows, false);
     }
-    for (const [columns, rows] of groups) await this.updateRows(table, shape, columns.split(','), rows, false);
-
-    const incrementGroups = new Map<string, Row[]>();
-    for (const e of entries) {
-      if (!e.increments) continue;
-      const columns = [...e.increments.keys()].sort().join(',');
-      incrementGroups.set(columns, [...(incrementGroups.get(columns) ?? []), { ...Object.fromEntries(e.increments), ...keyOf(e.key) }]);
-    }
-    for (const [columns, rows] of incrementGroups) await this.updateRows(table, shape, columns.split(','), rows, true);
+    const increments = entries.filter((e) => e.increments).map((e) => ({ ...Object.fromEntries(e.increments!), ...keyOf(e.key) }));
+    for (const [columns, rows] of groupByColumns(increments, nonKeyColumns(shape))) await this.updateRows(table, shape, columns.split(','), rows, true);
   }
 
   private recordset(shape: TableShape, columns: string[]): string {
@@ -226,13 +213,19 @@ export class ReadModelWriter {
       .join(', ');
   }
 
+  /**
+   * Rows that name the same columns share one statement. A column a row leaves out must
+   * get the table's default, not the NULL a shared column list would give it.
+   */
   private async insertRows(table: string, shape: TableShape, rows: Row[]): Promise<void> {
-    const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-    const list = columns.map(checkIdentifier).join(', ');
-    await this.trx.raw(
-      `insert into ${checkIdentifier(table)} (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, columns)})`,
-      [JSON.stringify(rows)],
-    );
+    const given = (row: Row) => Object.keys(row).filter((c) => row[c] !== undefined);
+    for (const [joined, group] of groupByColumns(rows, given)) {
+      const list = joined.split(',').map(checkIdentifier).join(', ');
+      await this.trx.raw(
+        `insert into ${checkIdentifier(table)} (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, joined.split(','))})`,
+        [JSON.stringify(group)],
+      );
+    }
   }
 
   private async updateRows(table: string, shape: TableShape, columns: string[], rows: Row[], add: boolean): Promise<void> {
@@ -252,4 +245,18 @@ export class ReadModelWriter {
       [JSON.stringify(keys)],
     );
   }
+}
+
+const nonKeyColumns = (shape: TableShape) => (row: Row) => Object.keys(row).filter((c) => !shape.primaryKey.includes(c));
+
+/** Rows grouped by the sorted, comma-joined list of the columns `columnsOf` says they set. */
+function groupByColumns(rows: Row[], columnsOf: (row: Row, index: number) => string[]): Map<string, Row[]> {
+  const groups = new Map<string, Row[]>();
+  for (const [index, row] of rows.entries()) {
+    const columns = columnsOf(row, index).sort().join(',');
+    let group = groups.get(columns);
+    if (!group) groups.set(columns, (group = []));
+    group.push(row);
+  }
+  return groups;
 }

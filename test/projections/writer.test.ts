@@ -125,6 +125,19 @@ describe('the read-model writer', () => {
     ]);
   });
 
+  it('gives a column a row leaves out its default, even when other rows of the batch set it', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    const statements = await batch((w) => {
+      w.insert('things', { tenant_id: 't', id: a, name: 'a', hits: 7 });
+      w.insert('things', { tenant_id: 't', id: b, name: 'b' });
+    });
+    expect(statements).to.equal(2);
+    expect((await all()).map((r) => [r.name, r.hits])).to.deep.equal([
+      ['a', 7],
+      ['b', 0],
+    ]);
+  });
+
   it('runs raw SQL in order, after what is pending', async () => {
     const id = randomUUID();
     await batch(async (w) => {
