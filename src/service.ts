@@ -20,16 +20,17 @@ import {
   type EmbeddedServer,
 } from './infra/database.js';
 import { createLogger, type Logger } from './infra/logger.js';
+import type { RetryPolicy } from './infra/parked-events.js';
 import { ProjectionEngine } from './projections/engine.js';
 import { migrateToLatest } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { projections as allProjections } from './projections/registry.js';
 import { checkHealth } from './queries/health.js';
-import type { SagaRetryPolicy } from './sagas/runner.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
 import { sagas as allSagas } from './sagas/registry.js';
 import { seedMissingLeadSettings } from './commands/lead-commands.js';
+import { completePendingPlans } from './commands/write-plan.js';
 import { scheduledJobs } from './sagas/jobs.js';
 import { Scheduler } from './sagas/scheduler.js';
 
@@ -58,7 +59,7 @@ export interface ServiceOverrides {
   clock?: Clock;
   projections?: Projection[];
   sagas?: Saga[];
-  sagaRetry?: SagaRetryPolicy;
+  sagaRetry?: RetryPolicy;
   /** Extra routes under the base path (tests mount probes of the machinery here). */
   mountApi?: (router: Router, services: Services) => void;
   /** False: scheduled jobs do not run on their own (tests on a manual clock tick them). */
@@ -107,6 +108,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     cleanups.push(() => locks.close());
 
     const runsWorkers = config.ROLE !== 'api';
+    const retry = { attempts: config.PROJECTION_RETRY_ATTEMPTS, initialBackoffMs: config.PROJECTION_RETRY_BACKOFF_MS };
     const projections = new ProjectionEngine(
       {
         store,
@@ -117,6 +119,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         logger,
         batchSize: config.PROJECTION_BATCH_SIZE,
         lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
+        retry,
       },
       overrides.projections ?? allProjections,
     );
@@ -131,7 +134,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           logger,
           batchSize: config.PROJECTION_BATCH_SIZE,
           lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
-          retry: overrides.sagaRetry,
+          retry: overrides.sagaRetry ?? retry,
         },
         overrides.sagas ?? allSagas,
       );
@@ -156,6 +159,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     };
 
     if (runsWorkers) {
+      // Writes a crash cut short are completed first: seeding below reads the tenants they create.
+      await completePendingPlans(services, { olderThanMs: 0, now: clock.now() }).catch((error) =>
+        logger.error({ err: error }, 'completing interrupted multi-stream writes failed; the job tries again every minute'),
+      );
       const seeding = seedMissingLeadSettings(services).then(
         (seeded) => seeded && logger.info({ seeded }, 'seeded lead settings of tenants registered before they existed'),
         (error) => logger.error({ err: error }, 'seeding missing lead settings failed'),

@@ -10,7 +10,8 @@ export type DomainErrorKind =
   | 'conflict'
   | 'too_large'
   | 'unsupported_media_type'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'unavailable';
 
 export class DomainError extends Error {
   constructor(
@@ -30,3 +31,5 @@ export const unauthorized = (message = 'Authentication required') => new DomainE
 export const forbidden = (message = 'You do not have permission to do this') => new DomainError('forbidden', message);
 export const notFound = (what = 'Record') => new DomainError('not_found', `${what} not found`);
 export const conflict = (message: string, details?: unknown) => new DomainError('conflict', message, details);
+/** Accepted but not finished because a component is unavailable; safe to look again later. */
+export const unavailable = (message: string) => new DomainError('unavailable', message);

@@ -46,6 +46,7 @@ export async function createUser(deps: IdentityDeps, ctx: CommandContext, input:
   const email = input.email.trim().toLowerCase();
   const claim = userEmailClaim(ctx.tenantId, email);
   if (!(await claimUnique(deps.knex, 'user_email', claim, id))) throw conflict('A user with this email already exists');
+  let userWritten = false;
   try {
     const passwordHash = await hashPassword(input.password);
     await deps.knex('user_credentials').insert({ user_id: id, tenant_id: ctx.tenantId, password_hash: passwordHash, updated_at: deps.clock.now() });
@@ -60,11 +61,15 @@ export async function createUser(deps: IdentityDeps, ctx: CommandContext, input:
       managerId: input.managerId ?? null,
     };
     const results: CommandResult<unknown, unknown>[] = [await handleCommand(deps, userAggregate, id, { kind: 'create', id, fields, source }, ctx)];
+    userWritten = true;
     results.push(...(await addToTeams(deps, ctx, id, input.teamIds ?? [])));
     return { id, position: lastPosition(results) };
   } catch (error) {
-    await releaseUnique(deps.knex, 'user_email', claim, id);
-    await deps.knex('user_credentials').where({ user_id: id }).delete();
+    // Once the user exists, its email stays claimed: releasing it would let a second user take it.
+    if (!userWritten) {
+      await releaseUnique(deps.knex, 'user_email', claim, id);
+      await deps.knex('user_credentials').where({ user_id: id }).delete();
+    }
     throw error;
   }
 }

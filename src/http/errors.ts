@@ -12,6 +12,7 @@ const statusOfKind: Record<DomainErrorKind, number> = {
   too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  unavailable: 503,
 };
 
 export interface ErrorBody {

@@ -26,6 +26,8 @@ export const configSchema = z.object({
   PROJECTION_BATCH_SIZE: int(1000, 1),
   PROJECTION_WAIT_MS: int(3000, 0),
   RUNNER_LOCK_RETRY_MS: int(5000, 100),
+  PROJECTION_RETRY_ATTEMPTS: int(5, 1),
+  PROJECTION_RETRY_BACKOFF_MS: int(200, 0),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   ACCESS_TOKEN_TTL_SECONDS: int(900, 30),

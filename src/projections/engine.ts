@@ -3,6 +3,7 @@ import type { EventStore, Position } from '../events/store/types.js';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { runWhileHoldingLock } from '../infra/exclusive-loop.js';
 import type { Logger } from '../infra/logger.js';
+import type { RetryPolicy } from '../infra/parked-events.js';
 import type { Projection } from './projection.js';
 import { CHECKPOINT_LISTENER_PREFIX, ProjectionProgress } from './progress.js';
 import { ListenerPresence } from '../infra/listener-presence.js';
@@ -28,6 +29,7 @@ export class ProjectionEngine {
       logger: Logger;
       batchSize: number;
       lockRetryMs: number;
+      retry?: RetryPolicy;
     },
     readonly projections: Projection[],
   ) {

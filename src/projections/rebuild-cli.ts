@@ -1,18 +1,14 @@
 import { SingleBar, Presets } from 'cli-progress';
-import { openEventStore } from '../events/store/index.js';
-import { AdvisoryLocks } from '../infra/advisory-locks.js';
-import { ConfigError, loadConfig } from '../infra/config.js';
-import { connectDatabase, createDatabaseIfMissing, startEmbeddedPostgres, withDatabase } from '../infra/database.js';
-import { createLogger } from '../infra/logger.js';
 import { projectionLockKey } from './engine.js';
-import { migrateToLatest } from './migrations/index.js';
+import { runOperatorCommand, withOperatorContext } from './operator-context.js';
 import { rebuildProjection } from './rebuild.js';
 import { projections } from './registry.js';
 
 /**
- * `npm run projections:rebuild [name ...]`: empties the named projections (all when none
- * is named) and replays the whole log into them. A projection a running worker holds is
- * refused: stop the workers first (with the embedded database, stop the service).
+ * `npm run projections:rebuild [name ...]`: replays the whole log into a fresh copy of
+ * the named projections (all when none is named) and swaps each in when it is complete.
+ * A projection a running worker holds is refused: stop the workers first (with the
+ * embedded database, stop the service).
  */
 async function main(): Promise<number> {
   const names = process.argv.slice(2);
@@ -22,20 +18,8 @@ async function main(): Promise<number> {
     return 2;
   }
   const chosen = names.length ? projections.filter((p) => names.includes(p.name)) : projections;
-  const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
-
-  let url = config.DATABASE_URL;
-  const embedded = url ? null : await startEmbeddedPostgres({ dir: config.EMBEDDED_PG_DIR, port: config.EMBEDDED_PG_PORT, logger });
-  if (embedded) {
-    await createDatabaseIfMissing(embedded.adminUrl, 'crm');
-    url = withDatabase(embedded.adminUrl, 'crm');
-  }
-  const db = connectDatabase(url!, config.DATABASE_POOL_MAX);
-  const locks = new AdvisoryLocks(url!, logger);
-  const store = await openEventStore({ eventStoreUrl: config.EVENTSTORE_URL, pool: db.pool, logger });
-  try {
-    await migrateToLatest(db.knex);
+  return withOperatorContext(async ({ db, store, locks, logger, config }) => {
+    const retry = { attempts: config.PROJECTION_RETRY_ATTEMPTS, initialBackoffMs: config.PROJECTION_RETRY_BACKOFF_MS };
     for (const projection of chosen) {
       const key = projectionLockKey(projection.name);
       if (!(await locks.tryAcquire(key, () => undefined))) {
@@ -49,30 +33,21 @@ async function main(): Promise<number> {
       );
       const started = performance.now();
       bar.start(head ? Number(head.prepare) : 1, 0, { events: 0, rate: 0 });
-      const result = await rebuildProjection({ store, knex: db.knex }, projection, {
+      const result = await rebuildProjection({ store, knex: db.knex, logger, retry }, projection, {
         onProgress: (events, position) =>
           bar.update(Number(position.prepare), { events, rate: Math.round(events / ((performance.now() - started) / 1000)) }),
       });
       bar.update(head ? Number(head.prepare) : 1, { events: result.events, rate: Math.round(result.eventsPerSecond) });
       bar.stop();
+      const parked = await db.knex('parked_events').where({ kind: 'projection', name: projection.name }).count({ n: '*' });
+      const note = Number(parked[0].n) ? ` (${parked[0].n} parked: npm run projections:parked)` : '';
       process.stdout.write(
-        `${projection.name}: ${result.events} events in ${result.seconds.toFixed(2)} s = ${Math.round(result.eventsPerSecond)} events/s\n`,
+        `${projection.name}: ${result.events} events in ${result.seconds.toFixed(2)} s = ${Math.round(result.eventsPerSecond)} events/s${note}\n`,
       );
       await locks.release(key);
     }
     return 0;
-  } finally {
-    await locks.close();
-    await store.close();
-    await db.close();
-    await embedded?.stop();
-  }
+  });
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error)?.stack ?? String(error)}\n`);
-    process.exit(1);
-  },
-);
+runOperatorCommand(main);

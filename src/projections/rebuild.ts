@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import type { EventStore, Position } from '../events/store/types.js';
-import { deleteCheckpoint } from '../infra/checkpoints.js';
+import { loadCheckpoint } from '../infra/checkpoints.js';
+import type { Logger } from '../infra/logger.js';
+import type { RetryPolicy } from '../infra/parked-events.js';
 import type { Projection } from './projection.js';
-import { applyPage } from './runner.js';
-import { restoreSetAsideIndexes, setAsideIndexes } from './set-aside-indexes.js';
+import { applyPageOrPark, type ProjectionTarget } from './runner.js';
 
 export interface RebuildResult {
   events: number;
@@ -11,32 +12,128 @@ export interface RebuildResult {
   eventsPerSecond: number;
 }
 
+const identifier = /^[a-z_][a-z0-9_]*$/;
+
 function checkTables(projection: Projection): void {
   for (const table of projection.tables) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(table)) throw new Error(`unsafe table name ${table}`);
+    if (!identifier.test(table)) throw new Error(`unsafe table name ${table}`);
   }
 }
 
+/** The schema a projection is rebuilt in, beside the live tables. */
+export const shadowSchema = (name: string) => `rebuild_${name.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`;
+const shadowTarget = (projection: Projection): ProjectionTarget => ({
+  checkpoint: `rebuild:${projection.name}`,
+  schema: shadowSchema(projection.name),
+});
+
+interface Definition {
+  table: string;
+  name: string;
+  sql: string;
+}
+
+/** Constraints backed by an index (primary keys, unique, exclusion): the writer and upserts need them while loading. */
+async function indexConstraints(db: Knex | Knex.Transaction, tables: string[]): Promise<Definition[]> {
+  const { rows } = await db.raw(
+    `select c.conrelid::regclass::text as "table", c.conname as name, pg_get_constraintdef(c.oid) as sql
+       from pg_constraint c
+      where c.conrelid = any(?::regclass[]) and c.contype in ('p', 'u', 'x')
+      order by c.contype, c.conname`,
+    // A PostgreSQL array literal: knex would spread a JS array into a list of parameters.
+    [`{${tables.map((t) => `public.${t}`).join(',')}}`],
+  );
+  return rows.map((r: Definition) => ({ ...r, table: r.table.replace(/^public\./, '') }));
+}
+
+/** Indexes that back no constraint: built once at the end of the replay, not row by row. */
+async function secondaryIndexes(db: Knex | Knex.Transaction, tables: string[]): Promise<Definition[]> {
+  const { rows } = await db.raw(
+    `select t.relname as "table", c.relname as name, pg_get_indexdef(i.indexrelid) as sql
+       from pg_index i join pg_class c on c.oid = i.indexrelid join pg_class t on t.oid = i.indrelid
+      where i.indrelid = any(?::regclass[])
+        and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)
+      order by c.relname`,
+    [`{${tables.map((t) => `public.${t}`).join(',')}}`],
+  );
+  return rows;
+}
+
+/** `CREATE INDEX name ON public.t USING …` made to build the same index on the shadow table. */
+function onShadow(index: Definition, schema: string): string {
+  const match = /^(CREATE (?:UNIQUE )?INDEX \S+ ON )(?:ONLY )?\S+( USING .*)$/s.exec(index.sql);
+  if (!match) throw new Error(`cannot read the definition of index ${index.name}: ${index.sql}`);
+  return `${match[1]}${schema}.${index.table}${match[2]}`;
+}
+
 /**
- * Empties a projection's tables, forgets its checkpoint and replays the whole log into it,
- * one transaction per page, reading the next page while the current one is written.
- * Secondary indexes are dropped for the replay and built once at the end (their
- * definitions are kept in `projection_rebuilds` meanwhile). Call it while holding the
- * projection's lock (see rebuild-cli.ts).
+ * Makes an empty copy of the projection's tables in its shadow schema: columns, defaults,
+ * generated columns and checks, the key and unique constraints under their own names, no
+ * secondary index yet. A shadow left by an interrupted rebuild is thrown away first.
+ */
+async function createShadow(knex: Knex, projection: Projection, target: ProjectionTarget): Promise<Definition[]> {
+  const schema = target.schema!;
+  return knex.transaction(async (trx) => {
+    await trx.raw(`drop schema if exists ${schema} cascade`);
+    await trx.raw(`create schema ${schema}`);
+    for (const table of projection.tables) {
+      await trx.raw(`create table ${schema}.${table} (like public.${table} including all excluding indexes)`);
+    }
+    for (const constraint of await indexConstraints(trx, projection.tables)) {
+      await trx.raw(`alter table ${schema}.${constraint.table} add constraint ${constraint.name} ${constraint.sql}`);
+    }
+    await trx('projection_checkpoints').where({ name: target.checkpoint }).delete();
+    await trx('parked_events').where({ kind: 'projection', name: target.checkpoint }).delete();
+    return secondaryIndexes(trx, projection.tables);
+  });
+}
+
+/**
+ * Puts the shadow in place of the live tables in one transaction: readers see the old
+ * model until the commit, then the new one, never a half-built one. The checkpoint and
+ * the parked events of the rebuild become the projection's.
+ */
+async function swapIn(knex: Knex, projection: Projection, target: ProjectionTarget, checkpoint: Position | null): Promise<void> {
+  const schema = target.schema!;
+  await knex.transaction(async (trx) => {
+    await trx.raw(`lock table ${projection.tables.map((t) => `public.${t}`).join(', ')} in access exclusive mode`);
+    for (const table of projection.tables) {
+      await trx.raw(`drop table public.${table}`);
+      await trx.raw(`alter table ${schema}.${table} set schema public`);
+    }
+    await trx.raw(`drop schema ${schema}`);
+    await trx('projection_checkpoints').where({ name: target.checkpoint }).delete();
+    if (checkpoint) {
+      await trx('projection_checkpoints')
+        .insert({ name: projection.name, commit_position: checkpoint.commit.toString(), prepare_position: checkpoint.prepare.toString(), updated_at: trx.fn.now() })
+        .onConflict('name')
+        .merge();
+    } else {
+      await trx('projection_checkpoints').where({ name: projection.name }).delete();
+    }
+    await trx('parked_events').where({ kind: 'projection', name: projection.name }).delete();
+    await trx('parked_events').where({ kind: 'projection', name: target.checkpoint }).update({ name: projection.name });
+  });
+}
+
+/**
+ * Replays the whole log into a fresh copy of the projection's tables (a shadow schema,
+ * one transaction per page, reading the next page while the current one is written),
+ * builds their secondary indexes once at the end, and swaps the copy in atomically. The
+ * live tables keep serving meanwhile, and a rebuild that fails leaves them as they were.
+ * Call it while holding the projection's lock (see rebuild-cli.ts): the live runner must
+ * not move the checkpoint meanwhile.
  */
 export async function rebuildProjection(
-  deps: { store: EventStore; knex: Knex },
+  deps: { store: EventStore; knex: Knex; logger?: Logger; retry?: RetryPolicy },
   projection: Projection,
   options: { batchSize?: number; onProgress?: (events: number, position: Position) => void } = {},
 ): Promise<RebuildResult> {
   checkTables(projection);
   const batchSize = options.batchSize ?? 10_000;
   const started = performance.now();
-  await deps.knex.transaction(async (trx) => {
-    if (projection.tables.length) await trx.raw(`truncate table ${projection.tables.join(', ')}`);
-    await deleteCheckpoint(trx, 'projection_checkpoints', projection.name);
-    await setAsideIndexes(trx, projection.name, projection.tables);
-  });
+  const target = shadowTarget(projection);
+  const indexes = await createShadow(deps.knex, projection, target);
 
   let checkpoint: Position | null = null;
   let count = 0;
@@ -46,15 +143,22 @@ export async function rebuildProjection(
       const page = await next;
       if (page.length === 0) break;
       next = deps.store.readAll({ from: page[page.length - 1].position, maxCount: batchSize });
-      checkpoint = await applyPage(deps, projection, checkpoint, page, { notify: false });
+      checkpoint = await applyPageOrPark(deps, projection, checkpoint, page, { notify: false, target });
       count += page.length;
       options.onProgress?.(count, checkpoint);
     }
-  } finally {
+  } catch (error) {
     // If writing failed, the page read ahead is not wanted: do not let its promise go unhandled.
     next.catch(() => undefined);
+    await deps.knex.raw(`drop schema if exists ${target.schema} cascade`).catch(() => undefined);
+    await deps.knex('projection_checkpoints').where({ name: target.checkpoint }).delete().catch(() => undefined);
+    await deps.knex('parked_events').where({ kind: 'projection', name: target.checkpoint }).delete().catch(() => undefined);
+    throw error;
   }
-  await restoreSetAsideIndexes(deps.knex, projection.name);
+  for (const index of indexes) await deps.knex.raw(onShadow(index, target.schema!));
+  for (const table of projection.tables) await deps.knex.raw(`analyze ${target.schema}.${table}`);
+  // The shadow's checkpoint is the one its pages committed (equal to `checkpoint` unless none).
+  await swapIn(deps.knex, projection, target, (await loadCheckpoint(deps.knex, 'projection_checkpoints', target.checkpoint)) ?? checkpoint);
   const seconds = (performance.now() - started) / 1000;
   return { events: count, seconds, eventsPerSecond: seconds > 0 ? count / seconds : count };
 }

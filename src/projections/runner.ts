@@ -2,6 +2,9 @@ import type { Knex } from 'knex';
 import { followAll } from '../events/store/catch-up.js';
 import type { EventStore, Position, RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../infra/checkpoints.js';
+import type { Logger } from '../infra/logger.js';
+import { backoffMs, defaultRetryPolicy, parkEvent, type RetryPolicy } from '../infra/parked-events.js';
+import { sleep } from '../infra/signal.js';
 import { applyEvents, handles, type Projection } from './projection.js';
 import { CHECKPOINT_CHANNEL, checkpointNotification } from './progress.js';
 import { restoreSetAsideIndexes } from './set-aside-indexes.js';
@@ -11,6 +14,28 @@ export interface ProjectionDeps {
   knex: Knex;
   /** Whether another process waits on checkpoints; without one, no NOTIFY is sent. */
   othersListen?: () => Promise<boolean>;
+  logger?: Logger;
+  /** How often a failing page is tried before its failing events are parked. */
+  retry?: RetryPolicy;
+}
+
+/**
+ * Where a projection's writes go: its live tables, or the shadow tables of a rebuild
+ * (a schema searched before `public`, so handlers' table names resolve to the shadow).
+ * `checkpoint` names its checkpoint and the parked events it sets aside.
+ */
+export interface ProjectionTarget {
+  checkpoint: string;
+  schema?: string;
+}
+
+export const liveTarget = (projection: Projection): ProjectionTarget => ({ checkpoint: projection.name });
+
+interface PageOptions {
+  notify?: boolean;
+  target?: ProjectionTarget;
+  /** Apply each event under its own savepoint and park those that fail (after `attempts` tries of the page). */
+  parkFailuresAfter?: number;
 }
 
 /**
@@ -22,8 +47,9 @@ export async function applyPage(
   projection: Projection,
   from: Position | null,
   page: RecordedEvent[],
-  options: { notify?: boolean } = {},
+  options: PageOptions = {},
 ): Promise<Position> {
+  const target = options.target ?? liveTarget(projection);
   const last = page[page.length - 1].position;
   const relevant = page.filter((e) => handles(projection, e.type));
   const notify = options.notify ?? (deps.othersListen ? await deps.othersListen() : true);
@@ -32,17 +58,77 @@ export async function applyPage(
     // may lose the last few batches, checkpoint included, and they are simply applied
     // again. So these commits need not wait for the disk (the appends themselves do).
     await trx.raw('set local synchronous_commit = off');
+    if (target.schema) await trx.raw(`set local search_path to ${safeSchema(target.schema)}, public`);
     // Checkpoint first: it also locks the row, so a second runner fails before writing anything.
-    if (!(await advanceCheckpoint(trx, 'projection_checkpoints', projection.name, from, last))) {
-      throw new CheckpointMovedError(projection.name);
+    if (!(await advanceCheckpoint(trx, 'projection_checkpoints', target.checkpoint, from, last))) {
+      throw new CheckpointMovedError(target.checkpoint);
     }
-    if (relevant.length) await applyEvents(projection, trx, relevant);
+    if (relevant.length && options.parkFailuresAfter) await applyEachOrPark(deps, projection, target, trx, relevant, options.parkFailuresAfter);
+    else if (relevant.length) await applyEvents(projection, trx, relevant);
     if (notify) {
-      await trx.raw('select pg_notify(?, ?)', [CHECKPOINT_CHANNEL, checkpointNotification(projection.name, last)]);
+      await trx.raw('select pg_notify(?, ?)', [CHECKPOINT_CHANNEL, checkpointNotification(target.checkpoint, last)]);
     }
   });
   return last;
 }
+
+/**
+ * The slow path for a page that kept failing: each event under its own savepoint, and
+ * one that still fails is parked (in the same transaction) instead of holding up every
+ * tenant. When the database itself is gone, parking fails too and the page is retried
+ * later as a whole: nothing is parked for an outage.
+ */
+async function applyEachOrPark(
+  deps: ProjectionDeps,
+  projection: Projection,
+  target: ProjectionTarget,
+  trx: Knex.Transaction,
+  events: RecordedEvent[],
+  attempts: number,
+): Promise<void> {
+  for (const event of events) {
+    try {
+      await trx.transaction((savepoint) => applyEvents(projection, savepoint, [event]));
+    } catch (error) {
+      deps.logger?.error(
+        { err: error, projection: target.checkpoint, eventId: event.id, eventType: event.type, streamId: event.streamId, tenantId: event.metadata.tenantId },
+        'projection parked an event it cannot apply',
+      );
+      await parkEvent(trx, { kind: 'projection', name: target.checkpoint, event, attempts, error });
+    }
+  }
+}
+
+/**
+ * `applyPage` with the projection's retry policy: a failing page is tried again with
+ * backoff (most failures pass), then applied event by event with the failing ones parked.
+ */
+export async function applyPageOrPark(
+  deps: ProjectionDeps,
+  projection: Projection,
+  from: Position | null,
+  page: RecordedEvent[],
+  options: PageOptions & { abort?: AbortSignal } = {},
+): Promise<Position> {
+  const retry = deps.retry ?? defaultRetryPolicy;
+  for (let attempt = 1; attempt < retry.attempts; attempt++) {
+    try {
+      return await applyPage(deps, projection, from, page, options);
+    } catch (error) {
+      if (error instanceof CheckpointMovedError) throw error;
+      const target = options.target ?? liveTarget(projection);
+      deps.logger?.warn({ err: error, projection: target.checkpoint, attempt }, 'projection page failed; retrying');
+      await sleep(backoffMs(retry, attempt), options.abort);
+      if (options.abort?.aborted) throw error;
+    }
+  }
+  return applyPage(deps, projection, from, page, { ...options, parkFailuresAfter: retry.attempts });
+}
+
+const safeSchema = (schema: string) => {
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`unsafe schema name ${schema}`);
+  return schema;
+};
 
 /** How long a checkpoint may stay behind in the table while only pages of no interest pass. */
 const IRRELEVANT_PERSIST_MS = 1_000;
@@ -70,7 +156,7 @@ export async function runProjection(
       options.onProgress?.(page[page.length - 1].position);
       return;
     }
-    stored = await applyPage(deps, projection, stored, page, { notify: othersListen });
+    stored = await applyPageOrPark(deps, projection, stored, page, { notify: othersListen, abort: options.abort });
     storedAt = Date.now();
     options.onProgress?.(stored);
   });

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { EventStore } from '../events/store/types.js';
 import type { Clock } from '../infra/clock.js';
+import { countParked } from '../infra/parked-events.js';
 import type { ProjectionProgress } from '../projections/progress.js';
 
 export interface ComponentHealth {
@@ -13,6 +14,8 @@ export interface ProjectionLag {
   caughtUp: boolean;
   /** Age of the oldest event the projection has not applied yet (0 when caught up). */
   lagMs: number;
+  /** Events it could not apply and set aside (`npm run projections:parked`). */
+  parked: number;
 }
 
 export interface HealthReport {
@@ -20,6 +23,8 @@ export interface HealthReport {
   database: ComponentHealth;
   eventStore: ComponentHealth & { adapter: string };
   projections: ProjectionLag[];
+  /** Events sagas could not handle and set aside, per saga (only those with any). */
+  sagasParked: Record<string, number>;
 }
 
 /** A projection this far behind makes the service "degraded" (still serving). */
@@ -47,22 +52,25 @@ export async function checkHealth(deps: {
     probe(() => deps.store.headPosition()),
   ]);
   let projections: ProjectionLag[] = [];
+  const parked = database.status === 'up' ? await countParked(deps.knex).catch(() => new Map<string, number>()) : new Map<string, number>();
   if (eventStore.status === 'up') {
     await deps.progress.refresh();
     projections = await Promise.all(
       deps.progress.names.map(async (name) => {
         const [next] = await deps.store.readAll({ from: deps.progress.positionOf(name), maxCount: 1 });
         const lagMs = next ? Math.max(0, deps.clock.now().getTime() - next.createdAt.getTime()) : 0;
-        return { name, caughtUp: !next, lagMs };
+        return { name, caughtUp: !next, lagMs, parked: parked.get(`projection:${name}`) ?? 0 };
       }),
     );
   }
+  const sagasParked = Object.fromEntries([...parked].filter(([key]) => key.startsWith('saga:')).map(([key, n]) => [key.slice(5), n]));
   const down = database.status === 'down' || eventStore.status === 'down';
-  const lagging = projections.some((p) => p.lagMs > DEGRADED_LAG_MS);
+  const degraded = projections.some((p) => p.lagMs > DEGRADED_LAG_MS || p.parked > 0) || Object.keys(sagasParked).length > 0;
   return {
-    status: down ? 'down' : lagging ? 'degraded' : 'ok',
+    status: down ? 'down' : degraded ? 'degraded' : 'ok',
     database,
     eventStore: { ...eventStore, adapter: deps.store.name },
     projections,
+    sagasParked,
   };
 }

@@ -3,7 +3,8 @@ import type { EventStore } from '../events/store/types.js';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { runWhileHoldingLock } from '../infra/exclusive-loop.js';
 import type { Logger } from '../infra/logger.js';
-import { runSaga, type SagaRetryPolicy } from './runner.js';
+import type { RetryPolicy } from '../infra/parked-events.js';
+import { runSaga } from './runner.js';
 import type { Saga } from './saga.js';
 
 /** Runs every saga, each in one process at a time, each on its own checkpoint. */
@@ -19,7 +20,7 @@ export class SagaEngine {
       logger: Logger;
       batchSize: number;
       lockRetryMs: number;
-      retry?: SagaRetryPolicy;
+      retry?: RetryPolicy;
     },
     readonly sagas: Saga[],
   ) {}

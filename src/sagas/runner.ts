@@ -3,27 +3,19 @@ import { followAll } from '../events/store/catch-up.js';
 import type { EventStore, Position, RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../infra/checkpoints.js';
 import type { Logger } from '../infra/logger.js';
+import { backoffMs, defaultRetryPolicy, parkEvent, type RetryPolicy } from '../infra/parked-events.js';
 import { sleep } from '../infra/signal.js';
 import { sagaContext, type Saga } from './saga.js';
 
-export interface SagaRetryPolicy {
-  /** Deliveries before the event is parked. */
-  attempts: number;
-  /** Wait before the second delivery; doubles each time. */
-  initialBackoffMs: number;
-}
-
-export const defaultRetryPolicy: SagaRetryPolicy = { attempts: 5, initialBackoffMs: 200 };
-
 /**
  * Delivers each handled event to the saga at least once: retried with backoff, then
- * parked in `saga_parked_events` with its error so one bad event stops nothing else.
+ * parked in `parked_events` with its error so one bad event stops nothing else.
  * The checkpoint moves after each delivered or parked event.
  */
 export async function runSaga(
   deps: { store: EventStore; knex: Knex; logger?: Logger },
   saga: Saga,
-  options: { abort: AbortSignal; batchSize: number; retry?: SagaRetryPolicy },
+  options: { abort: AbortSignal; batchSize: number; retry?: RetryPolicy },
 ): Promise<void> {
   const retry = options.retry ?? defaultRetryPolicy;
   const handled = new Set(saga.handles);
@@ -31,20 +23,7 @@ export async function runSaga(
 
   const moveTo = async (to: Position, parked?: { event: RecordedEvent; attempts: number; error: unknown }) => {
     await deps.knex.transaction(async (trx) => {
-      if (parked) {
-        await trx('saga_parked_events')
-          .insert({
-            saga: saga.name,
-            event_id: parked.event.id,
-            event_type: parked.event.type,
-            stream_id: parked.event.streamId,
-            tenant_id: parked.event.metadata.tenantId,
-            attempts: parked.attempts,
-            error: String((parked.error as Error)?.stack ?? parked.error).slice(0, 4000),
-          })
-          .onConflict(['saga', 'event_id'])
-          .ignore();
-      }
+      if (parked) await parkEvent(trx, { kind: 'saga', name: saga.name, ...parked });
       if (!(await advanceCheckpoint(trx, 'saga_checkpoints', saga.name, checkpoint, to))) {
         throw new CheckpointMovedError(saga.name);
       }
@@ -69,7 +48,7 @@ export async function runSaga(
             break;
           }
           deps.logger?.warn({ err: error, saga: saga.name, eventId: event.id, attempt }, 'saga handler failed; retrying');
-          await sleep(retry.initialBackoffMs * 2 ** (attempt - 1), options.abort);
+          await sleep(backoffMs(retry, attempt), options.abort);
           if (options.abort.aborted) return;
         }
       }

@@ -121,43 +121,117 @@ describe('projections', () => {
       expect(await counters()).to.deep.equal(good);
     });
 
-    it('drops secondary indexes for the replay and builds them again at the end', async () => {
+    it('replays into shadow tables and swaps them in with the same indexes and constraints, leaving no shadow behind', async () => {
       await createCounters(2, 1);
       const indexes = async () =>
-        (await db.knex.raw(`select indexname from pg_indexes where tablename = 'audit_trail' order by 1`)).rows.map((r: { indexname: string }) => r.indexname);
+        (await db.knex.raw(`select indexname, indexdef from pg_indexes where tablename = 'audit_trail' order by 1`)).rows;
       const before = await indexes();
       expect(before.length).to.equal(3);
       await rebuildProjection(deps(), auditTrailProjection, { batchSize: 2 });
       expect(await indexes()).to.deep.equal(before);
-      expect(await db.knex('projection_rebuilds').select()).to.deep.equal([]);
+      const schemas = await db.knex.raw(`select nspname from pg_namespace where nspname like 'rebuild_%'`);
+      expect(schemas.rows).to.deep.equal([]);
+      const checkpoints = await db.knex('projection_checkpoints').orderBy('name').pluck('name');
+      expect(checkpoints).to.deep.equal(['audit-trail']);
     });
 
-    it('an interrupted rebuild gets its indexes back when the projection next runs', async () => {
-      await createCounters(3, 0);
-      await db.knex.raw('create index probe_counters_value on probe_counters (value)');
-      let calls = 0;
-      const failing: Projection = {
-        ...counterProjection,
-        handlers: {
-          ...counterProjection.handlers,
-          CounterCreated: (e, w) => {
-            if (++calls === 2) throw new Error('disk full');
-            return counterProjection.handlers.CounterCreated!(e, w);
-          },
-        },
-      };
-      const error = await rebuildProjection(deps(), failing, { batchSize: 1 }).catch((e) => e);
-      expect(error.message).to.equal('disk full');
-      const exists = async () => (await db.knex.raw(`select to_regclass('probe_counters_value') as oid`)).rows[0].oid !== null;
-      expect(await exists()).to.equal(false);
+    it('keeps serving the old read model while it replays: readers never see an empty or half-built table', async () => {
+      await createCounters(6, 1);
+      await rebuildProjection(deps(), counterProjection);
+      const before = await counters();
+      const seen: number[] = [];
+      await rebuildProjection(deps(), counterProjection, {
+        batchSize: 2,
+        onProgress: () => void counters().then((rows) => seen.push(rows.length)),
+      });
+      await until(() => seen.length >= 5);
+      expect(seen.every((n) => n === 6)).to.equal(true);
+      expect(await counters()).to.deep.equal(before);
+    });
 
+    it('a rebuild that fails leaves the live read model, its checkpoint and its indexes as they were', async () => {
+      await createCounters(3, 1);
+      await db.knex.raw('create index probe_counters_value on probe_counters (value)');
+      await rebuildProjection(deps(), counterProjection);
+      await db.knex('probe_counters').update({ value: 42 }); // a model that differs from the log, to see it kept
+      const before = await counters();
+      const checkpoint = await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters');
+      let reads = 0;
+      const failingStore = Object.create(db.store, {
+        readAll: { value: (options: Parameters<typeof db.store.readAll>[0]) => (++reads === 3 ? Promise.reject(new Error('event store gone')) : db.store.readAll(options)) },
+      });
+      const error = await rebuildProjection({ store: failingStore, knex: db.knex }, counterProjection, { batchSize: 2 }).catch((e) => e);
+      expect(error.message).to.equal('event store gone');
+      expect(await counters()).to.deep.equal(before);
+      expect(await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters')).to.deep.equal(checkpoint);
+      expect((await db.knex.raw(`select to_regclass('probe_counters_value') as oid`)).rows[0].oid).to.not.equal(null);
+      expect((await db.knex.raw(`select nspname from pg_namespace where nspname like 'rebuild_%'`)).rows).to.deep.equal([]);
+    });
+
+    it('an old-style interrupted rebuild gets its set-aside indexes back when the projection next runs', async () => {
+      await createCounters(1, 0);
+      const definition = 'CREATE INDEX probe_counters_value ON public.probe_counters USING btree (value)';
+      await db.knex('projection_rebuilds').insert({ name: 'probe-counters', index_definitions: JSON.stringify([{ name: 'probe_counters_value', definition }]) });
       const abort = new AbortController();
       const running = runProjection(deps(), counterProjection, { abort: abort.signal, batchSize: 10 });
-      await until(exists);
-      await until(async () => (await counters()).length === 3);
+      await until(async () => (await db.knex.raw(`select to_regclass('probe_counters_value') as oid`)).rows[0].oid !== null);
       abort.abort();
       await running;
       expect(await db.knex('projection_rebuilds').select()).to.deep.equal([]);
+    });
+  });
+
+  describe('an event a projection cannot apply', () => {
+    const fastRetry = { attempts: 3, initialBackoffMs: 5 };
+    /** The counter projection, failing on CounterCreated of the given ids. */
+    const failingOn = (bad: Set<string>): Projection => ({
+      ...counterProjection,
+      handlers: {
+        ...counterProjection.handlers,
+        CounterCreated: (e, w) => {
+          if (bad.has(e.data.id)) throw new Error(`cannot apply ${e.data.id}`);
+          return counterProjection.handlers.CounterCreated!(e, w);
+        },
+      },
+    });
+
+    it('is retried, then parked with its error while every other event of the page is applied and the projection goes on', async () => {
+      const ids = await createCounters(4, 1);
+      const bad = new Set([ids[1]]);
+      let failures = 0;
+      const projection = failingOn(bad);
+      const created = projection.handlers.CounterCreated!;
+      projection.handlers.CounterCreated = (e, w) => {
+        if (bad.has(e.data.id)) failures++;
+        return created(e, w);
+      };
+      const head = (await db.store.headPosition())!;
+      const abort = new AbortController();
+      const running = runProjection({ ...deps(), retry: fastRetry }, projection, { abort: abort.signal, batchSize: 100 });
+      await until(async () => (await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters'))?.prepare === head.prepare);
+      // Later events still flow.
+      const [late] = await createCounters(1, 0);
+      await until(async () => (await counters()).some((r) => r.id === late));
+      abort.abort();
+      await running;
+
+      expect(failures).to.equal(3);
+      expect((await counters()).map((r) => r.id).sort()).to.deep.equal([ids[0], ids[2], ids[3], late].sort());
+      const parked = await db.knex('parked_events').select('kind', 'name', 'event_type', 'stream_id', 'tenant_id', 'attempts', 'error');
+      expect(parked).to.have.length(1);
+      expect(parked[0]).to.include({ kind: 'projection', name: 'probe-counters', event_type: 'CounterCreated', stream_id: `probecounter-${ids[1]}`, attempts: 3 });
+      expect(parked[0].error).to.contain(`cannot apply ${ids[1]}`);
+    });
+
+    it('is parked again by a rebuild, which replaces the projection\'s earlier parked list with its own', async () => {
+      const ids = await createCounters(3, 0);
+      await db.knex('parked_events').insert({
+        kind: 'projection', name: 'probe-counters', event_id: randomUUID(), event_type: 'CounterCreated', stream_id: 'probecounter-x', attempts: 5, error: 'fixed since',
+      });
+      await rebuildProjection({ ...deps(), retry: fastRetry }, failingOn(new Set([ids[2]])), { batchSize: 2 });
+      expect((await counters()).map((r) => r.id).sort()).to.deep.equal([ids[0], ids[1]].sort());
+      const parked = await db.knex('parked_events').select('name', 'stream_id');
+      expect(parked).to.deep.equal([{ name: 'probe-counters', stream_id: `probecounter-${ids[2]}` }]);
     });
   });
 

@@ -62,9 +62,9 @@ describe('sagas', () => {
     await running;
 
     expect(Object.fromEntries(attempts)).to.deep.equal({ 1: 1, 2: 3, 3: 2 });
-    const parked = await db.knex('saga_parked_events').select('saga', 'event_type', 'attempts', 'error', 'tenant_id');
+    const parked = await db.knex('parked_events').select('kind', 'name', 'event_type', 'attempts', 'error', 'tenant_id');
     expect(parked).to.have.length(1);
-    expect(parked[0]).to.include({ saga: 'picky', event_type: 'Job', attempts: 3 });
+    expect(parked[0]).to.include({ kind: 'saga', name: 'picky', event_type: 'Job', attempts: 3 });
     expect(parked[0].error).to.contain('job 2 always fails');
   });
 

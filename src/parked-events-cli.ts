@@ -1,0 +1,41 @@
+import { listParked } from './infra/parked-events.js';
+import { describeParked, replayParked } from './parked-events.js';
+import { runOperatorCommand, withOperatorContext } from './projections/operator-context.js';
+import { projections } from './projections/registry.js';
+import { sagas } from './sagas/registry.js';
+
+const USAGE = `usage: npm run projections:parked                 list parked events
+       npm run projections:parked -- replay ID...   apply the named parked events again
+       npm run projections:parked -- replay --all   apply every parked event again
+`;
+
+/**
+ * `npm run projections:parked`: the events projections and sagas set aside because they
+ * could not handle them, and their replay after a fix.
+ */
+async function main(): Promise<number> {
+  const [command, ...rest] = process.argv.slice(2);
+  if (command !== undefined && command !== 'list' && command !== 'replay') {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  const ids = rest.filter((a) => a !== '--all').map(Number);
+  if (command === 'replay' && (ids.some((n) => !Number.isSafeInteger(n) || n <= 0) || (ids.length === 0) === !rest.includes('--all'))) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  return withOperatorContext(async ({ db, store }) => {
+    if (command !== 'replay') {
+      process.stdout.write(describeParked(await listParked(db.knex)));
+      return 0;
+    }
+    const chosen = await listParked(db.knex, ids.length ? { ids } : {});
+    const missing = ids.filter((id) => !chosen.some((p) => p.id === id));
+    if (missing.length) process.stderr.write(`no parked event with id ${missing.join(', ')}\n`);
+    const outcomes = await replayParked({ store, knex: db.knex, projections, sagas }, chosen);
+    for (const o of outcomes) process.stdout.write(o.replayed ? `${o.id}\treplayed\n` : `${o.id}\tstill failing: ${o.error}\n`);
+    return outcomes.every((o) => o.replayed) && missing.length === 0 ? 0 : 1;
+  });
+}
+
+runOperatorCommand(main);
