@@ -137,19 +137,24 @@ export async function rebuildProjection(
 
   let checkpoint: Position | null = null;
   let count = 0;
-  let next = deps.store.readAll({ from: null, maxCount: batchSize });
+  // The next page is read while the current one is written. Its failure is seen when it is
+  // awaited; marked as handled now so that it cannot count as an unhandled rejection meanwhile.
+  const readAhead = (from: Position | null) => {
+    const read = deps.store.readAll({ from, maxCount: batchSize });
+    read.catch(() => undefined);
+    return read;
+  };
+  let next = readAhead(null);
   try {
     for (;;) {
       const page = await next;
       if (page.length === 0) break;
-      next = deps.store.readAll({ from: page[page.length - 1].position, maxCount: batchSize });
+      next = readAhead(page[page.length - 1].position);
       checkpoint = await applyPageOrPark(deps, projection, checkpoint, page, { notify: false, target });
       count += page.length;
       options.onProgress?.(count, checkpoint);
     }
   } catch (error) {
-    // If writing failed, the page read ahead is not wanted: do not let its promise go unhandled.
-    next.catch(() => undefined);
     await deps.knex.raw(`drop schema if exists ${target.schema} cascade`).catch(() => undefined);
     await deps.knex('projection_checkpoints').where({ name: target.checkpoint }).delete().catch(() => undefined);
     await deps.knex('parked_events').where({ kind: 'projection', name: target.checkpoint }).delete().catch(() => undefined);

@@ -9,7 +9,7 @@ describe('HTTP skeleton', () => {
   after(async () => service.stop());
 
   describe('GET /health', () => {
-    it('is served at the root and reports database, event store and projection lag', async () => {
+    it('is served at the root and reports database, event store, projection lag and parked events', async () => {
       const res = await service.request('GET', '/health');
       expect(res.status).to.equal(200);
       expect(res.body.status).to.equal('ok');
@@ -17,7 +17,9 @@ describe('HTTP skeleton', () => {
       expect(res.body.eventStore).to.deep.equal({ status: 'up', adapter: 'postgres' });
       const names = res.body.projections.map((p: { name: string }) => p.name);
       expect(names).to.include.members(['audit-trail', 'probe-counters']);
-      for (const p of res.body.projections) expect(p).to.have.keys('name', 'caughtUp', 'lagMs');
+      for (const p of res.body.projections) expect(p).to.have.keys('name', 'caughtUp', 'lagMs', 'parked');
+      expect(res.body.projections.every((p: { parked: number }) => p.parked === 0)).to.equal(true);
+      expect(res.body.sagasParked).to.deep.equal({});
     });
   });
 

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { register } from '../../src/commands/auth.js';
@@ -9,6 +10,16 @@ import { login, PASSWORD, registerTenant } from '../support/identity.js';
 import { queryRows } from '../support/database.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
+
+/** Runs an operator command (`npm run …`) as a process on the given database. */
+async function operatorCommand(args: string[], databaseUrl: string): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, output };
+}
 
 /** Faults that once took a whole installation down (issue 9), kept from coming back. */
 describe('reliability', () => {
@@ -113,6 +124,15 @@ describe('reliability', () => {
       const [outcome] = await replayParked({ store: service.services.store, knex: service.services.knex, projections, sagas: [] }, parked);
       expect(outcome).to.include({ replayed: false });
       expect((await listParked(service.services.knex, { kind: 'projection', name: 'identity' }))[0].attempts).to.equal(3);
+
+      // What an operator sees and does from the command line.
+      const listed = await operatorCommand(['src/parked-events-cli.ts'], service.databaseUrl);
+      expect(listed.code).to.equal(0);
+      expect(listed.output).to.match(new RegExp(`^${parked[0].id}\tprojection:identity\tTenantRegistered\ttenant-${id}\t${id}\t3\t`, 'm'));
+      const replayed = await operatorCommand(['src/parked-events-cli.ts', 'replay', String(parked[0].id)], service.databaseUrl);
+      expect(replayed.code).to.equal(1);
+      expect(replayed.output).to.contain(`${parked[0].id}\tstill failing`);
+      expect((await operatorCommand(['src/parked-events-cli.ts', 'replay'], service.databaseUrl)).code).to.equal(2);
 
       await service.services.knex('parked_events').delete();
       expect((await service.request('GET', '/health')).body.status).to.equal('ok');
