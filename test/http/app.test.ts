@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { registerTenant } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -81,6 +82,54 @@ describe('HTTP skeleton', () => {
         expect(res.status).to.equal(404);
         expect(res.body.message).to.equal('Counter not found');
       }
+    });
+
+    it('answers malformed percent-encoding in a path with a JSON 400, and changes nothing', async () => {
+      const admin = await registerTenant(service);
+      const before = await service.services.store.headPosition();
+      for (const [method, path, auth] of [
+        ['GET', '/api/probe/counters/%E0%A4%A', {}],
+        ['POST', '/api/probe/counters/%ED%A0%80/increment', {}],
+        ['GET', '/api/contacts/%ED%A0%80', admin.auth],
+        ['GET', '/api/contacts/%E0%A4%A', admin.auth],
+        ['PUT', '/api/leads/%E0%A4%A', admin.auth],
+        ['DELETE', '/api/accounts/%FF', admin.auth],
+      ] as const) {
+        const res = await service.request(method, path, method === 'GET' || method === 'DELETE' ? undefined : { by: 1 }, auth);
+        expect(res.status, `${method} ${path}`).to.equal(400);
+        expect(res.body, `${method} ${path}`).to.deep.equal({
+          statusCode: 400,
+          error: 'Bad Request',
+          message: 'The request path holds malformed percent-encoding',
+        });
+      }
+      expect(await service.services.store.headPosition()).to.deep.equal(before);
+    });
+
+    it('answers an unsupported Content-Encoding with 415 and a body that does not decode as its encoding says with 400', async () => {
+      const post = (encoding: string, body: string | Buffer) =>
+        fetch(`${service.url}/api/probe/counters`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+          body,
+        }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+      const before = await service.services.store.headPosition();
+      for (const encoding of ['compress', 'zstd', 'x-gzip', 'gzip, br']) {
+        expect(await post(encoding, '{"value":1}'), encoding).to.deep.equal({
+          status: 415,
+          body: { statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Encoding must be one of identity, gzip, deflate, br' },
+        });
+      }
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        expect(await post(encoding, '{"value":1}'), encoding).to.deep.equal({
+          status: 400,
+          body: { statusCode: 400, error: 'Bad Request', message: 'Request body does not decode as its Content-Encoding says' },
+        });
+      }
+      expect(await service.services.store.headPosition()).to.deep.equal(before);
+      const zipped = await post('gzip', gzipSync('{"value":7}'));
+      expect(zipped.status).to.equal(201);
+      expect(zipped.body.value).to.equal(7);
     });
 
     it('hides the cause of an unexpected failure: a generic 500 in JSON, no stack trace', async () => {
