@@ -132,7 +132,7 @@ function checkValue(field: StageField | undefined, key: string, value: unknown):
   if (value === null) return null;
   if (key === 'estimatedValue') return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1e13 ? null : 'a non-negative number';
   if (leadColumns.has(key) && typeof value !== 'string') return 'text';
-  const rule = COLUMN_RULES[key];
+  const rule = Object.hasOwn(COLUMN_RULES, key) ? COLUMN_RULES[key] : undefined;
   if (rule && typeof value === 'string' && value.trim() !== '') {
     if (value.trim().length > rule[2]) return `at most ${rule[2]} characters`;
     return rule[0].test(value.trim()) ? null : rule[1];
