@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { registerTenant } from '../support/identity.js';
@@ -227,5 +228,51 @@ describe('ROLE: api and worker processes', () => {
       await api.stop();
       await worker.stop();
     }
+  });
+});
+
+describe('slow clients', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService({ HTTP_REQUEST_TIMEOUT_MS: '500', HTTP_HEADERS_TIMEOUT_MS: '400', HTTP_KEEP_ALIVE_TIMEOUT_MS: '300' });
+  });
+  after(async () => service.stop());
+
+  /** Sends `text` on a raw connection and resolves with what came back once the server closes it (or after 10 s). */
+  const sendAndWaitForClose = (text: string) =>
+    new Promise<{ answer: string; closedAfterMs: number | null }>((resolve) => {
+      const started = Date.now();
+      let answer = '';
+      const socket = net.connect(service.port, '127.0.0.1', () => socket.write(text));
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve({ answer, closedAfterMs: Date.now() - started }));
+      setTimeout(() => {
+        socket.destroy();
+        resolve({ answer, closedAfterMs: null });
+      }, 10_000).unref();
+    });
+
+  it('a body shorter than its Content-Length gets 408 and the connection closed once HTTP_REQUEST_TIMEOUT_MS has passed', async () => {
+    const before = await service.services.store.headPosition();
+    const { answer, closedAfterMs } = await sendAndWaitForClose(
+      'POST /api/probe/counters HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"value":1',
+    );
+    expect(closedAfterMs, 'the connection was still open after 10 s').to.not.equal(null);
+    expect(closedAfterMs).to.be.below(5_000);
+    expect(answer).to.match(/^HTTP\/1\.1 408 /);
+    expect(await service.services.store.headPosition()).to.deep.equal(before);
+  });
+
+  it('headers that never end get the connection closed once HTTP_HEADERS_TIMEOUT_MS has passed', async () => {
+    const { answer, closedAfterMs } = await sendAndWaitForClose('GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ');
+    expect(closedAfterMs, 'the connection was still open after 10 s').to.not.equal(null);
+    expect(closedAfterMs).to.be.below(5_000);
+    expect(answer === '' || /^HTTP\/1\.1 408 /.test(answer), answer).to.equal(true);
+  });
+
+  it('still serves requests that arrive in time', async () => {
+    expect((await service.request('GET', '/health')).status).to.equal(200);
+    expect((await service.request('POST', '/api/probe/counters', { value: 1 })).status).to.equal(201);
   });
 });
