@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Router } from 'express';
 import type { IdentityDeps } from './commands/identity-deps.js';
 import { Mailer } from './infra/mailer.js';
@@ -8,6 +8,7 @@ import { openEventStore } from './events/store/index.js';
 import type { EventStore, Position } from './events/store/types.js';
 import { createHttpApp } from './http/app.js';
 import { mountModules } from './http/modules.js';
+import { httpServerOptions } from './http/server-options.js';
 import { AdvisoryLocks } from './infra/advisory-locks.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import type { Config } from './infra/config.js';
@@ -190,7 +191,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
             },
     });
     const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.PORT, config.HOST, (error?: Error) => (error ? reject(error) : resolve(s)));
+      const s = createServer(httpServerOptions(config), app);
+      s.once('error', reject);
+      s.listen(config.PORT, config.HOST, () => resolve(s));
     });
     cleanups.push(() => closeServer(server, config.SHUTDOWN_TIMEOUT_MS));
     const address = server.address();

@@ -5,7 +5,7 @@ import { conflict, invalid, notFound } from './errors.js';
 import { fieldsScoredBy, leadFieldValue, priorityForScore, scoreLead, type ScoredLead } from './lead-scoring.js';
 import { defaultPipelineId, settingOf, stagesOf, type LeadSettingsState, type SlaPolicy } from './lead-settings.js';
 import type { NoteCommand } from './records.js';
-import { changedFields } from './record-aggregate.js';
+import { PROTOTYPE_KEYS, changedFields } from './record-aggregate.js';
 import { addWorkingMinutes, workingMinutesBetween } from './sla-time.js';
 
 export type LeadStatus = 'open' | 'disqualified' | 'converted';
@@ -116,8 +116,6 @@ const PHONE = /^\+?[0-9 ()./-]{3,}$/;
 
 /** Lead columns set through stage values keep the rules their own fields have on create and update. */
 const ANY = /^[\s\S]*$/;
-/** Keys that would reach an object's prototype instead of a field. */
-const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const COLUMN_RULES: Record<string, [RegExp, string, number]> = {
   firstName: [ANY, 'text', 100],
   lastName: [ANY, 'text', 100],
@@ -134,7 +132,7 @@ function checkValue(field: StageField | undefined, key: string, value: unknown):
   if (value === null) return null;
   if (key === 'estimatedValue') return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1e13 ? null : 'a non-negative number';
   if (leadColumns.has(key) && typeof value !== 'string') return 'text';
-  const rule = COLUMN_RULES[key];
+  const rule = Object.hasOwn(COLUMN_RULES, key) ? COLUMN_RULES[key] : undefined;
   if (rule && typeof value === 'string' && value.trim() !== '') {
     if (value.trim().length > rule[2]) return `at most ${rule[2]} characters`;
     return rule[0].test(value.trim()) ? null : rule[1];
@@ -169,7 +167,7 @@ function routeValues(lead: LeadView, stage: Stage, values: Record<string, unknow
   let custom: Record<string, unknown> | null = null;
   for (const [key, value] of Object.entries(values)) {
     const name = key.slice(key.lastIndexOf('.') + 1);
-    const problem = UNSAFE_KEYS.has(name) ? 'under another key' : checkValue(stage.fields.find((f) => f.fieldKey === key), key, value);
+    const problem = PROTOTYPE_KEYS.has(name) ? 'under another key' : checkValue(stage.fields.find((f) => f.fieldKey === key), key, value);
     if (problem) {
       problems.push({ path: `stageFieldValues.${key}`, message: `must be ${problem}`, code: 'invalid_value' });
       continue;

@@ -1,6 +1,9 @@
 import type { Aggregate, DomainEvent } from './aggregate.js';
 import { conflict, notFound } from './errors.js';
 
+/** Keys that would reach an object's prototype instead of a field: never a field name of a record. */
+export const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
 /** Plain JSON equality, key order aside: what "changed" means for a field. */
 export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;

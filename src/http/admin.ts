@@ -3,14 +3,14 @@ import { z } from 'zod';
 import { listAuditTrail } from '../queries/audit-trail.js';
 import type { Services } from '../service.js';
 import { authenticate, principalOf, requireAdmin } from './authenticate.js';
-import { paginationQuery, parseQuery } from './validate.js';
+import { paginationQuery, parseQuery, queryDate } from './validate.js';
 
 const auditQuery = paginationQuery.extend({
   userId: z.uuid().optional(),
   streamId: z.string().max(200).optional(),
   eventType: z.string().max(100).optional(),
-  from: z.coerce.date().optional(),
-  to: z.coerce.date().optional(),
+  from: queryDate.optional(),
+  to: queryDate.optional(),
 });
 
 /** Administrators' views of what the service did: mail it sent (or kept) and the audit trail. */

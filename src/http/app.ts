@@ -4,6 +4,7 @@ import type { Logger } from '../infra/logger.js';
 import type { HealthReport } from '../queries/health.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { healthRouter } from './health.js';
+import { refuseUnsafeInput } from './input-guard.js';
 import { requestContext } from './request-context.js';
 
 export interface HttpAppOptions {
@@ -19,28 +20,24 @@ export interface HttpAppOptions {
 
 const methodsWithBody = new Set(['POST', 'PUT', 'PATCH']);
 
+const hasBody = (req: express.Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+
 /** Bodies are JSON (multipart only where an upload route reads it itself): anything else is 415. */
 const requireJsonBody: express.RequestHandler = (req, _res, next) => {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (methodsWithBody.has(req.method) && hasBody && !req.is(['application/json', 'application/*+json', 'multipart/form-data'])) {
+  if (methodsWithBody.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json', 'multipart/form-data'])) {
     next(new DomainError('unsupported_media_type', 'Request body must be application/json'));
     return;
   }
   next();
 };
 
-/** Whether any key or string inside holds a NUL character, which PostgreSQL text cannot store. */
-function holdsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (value === null || typeof value !== 'object' || depth > 64) return false;
-  for (const [key, inner] of Object.entries(value)) if (key.includes('\u0000') || holdsNul(inner, depth + 1)) return true;
-  return false;
-}
+/** What express.json can decode, on every Node version; anything else is 415 (a body that does not decode: 400). */
+const CONTENT_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
 
-/** A NUL in a body or query is refused up front (400) rather than failing in the database (500). */
-const refuseNul: express.RequestHandler = (req, _res, next) => {
-  if (holdsNul(req.body) || holdsNul(req.query)) {
-    next(new DomainError('invalid', 'Text must not contain NUL (\\u0000) characters'));
+const requireKnownEncoding: express.RequestHandler = (req, _res, next) => {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (hasBody(req) && !CONTENT_ENCODINGS.has(encoding)) {
+    next(new DomainError('unsupported_media_type', `Content-Encoding must be one of ${[...CONTENT_ENCODINGS].join(', ')}`));
     return;
   }
   next();
@@ -56,9 +53,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(healthRouter(options.health));
   if (options.mountApi) {
     const api = Router();
-    api.use(requireJsonBody);
+    api.use(requireJsonBody, requireKnownEncoding);
     api.use(express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }));
-    api.use(refuseNul);
+    api.use(refuseUnsafeInput);
     options.mountApi(api);
     app.use(options.basePath || '/', api);
   }

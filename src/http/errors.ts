@@ -26,8 +26,13 @@ export function errorBody(statusCode: number, message: string, details?: unknown
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details === undefined ? {} : { details }) };
 }
 
-/** Errors raised by express's body parser carry a `type` and a status. */
-function bodyParserError(error: { type?: string; status?: number }): ErrorBody | null {
+/**
+ * Errors raised by express itself (body parser, router) carry a `type` and a status. A
+ * client error (4xx) among them is the client's fault and is answered as such, in JSON;
+ * the message is ours, never the library's (which may echo input or internals).
+ */
+function expressError(error: { type?: string; status?: number; errno?: unknown } | null | undefined): ErrorBody | null {
+  if (typeof error !== 'object' || error === null) return null;
   switch (error.type) {
     case 'entity.parse.failed':
       return errorBody(400, 'Request body is not valid JSON');
@@ -38,9 +43,16 @@ function bodyParserError(error: { type?: string; status?: number }): ErrorBody |
       return errorBody(415, 'Unsupported body encoding');
     case 'request.aborted':
       return errorBody(400, 'Request aborted');
-    default:
-      return null;
+    case 'request.size.invalid':
+      return errorBody(400, 'Request body is shorter or longer than its Content-Length');
   }
+  const status = Number(error.status);
+  if (!(status >= 400 && status < 500)) return null;
+  // The router could not decode a path parameter (`%E0%A4%A`, or bytes that are not UTF-8).
+  if (error instanceof URIError) return errorBody(400, 'The request path holds malformed percent-encoding');
+  // A zlib error the body parser passed on: the body does not decode as its Content-Encoding says.
+  if (typeof error.errno === 'number') return errorBody(400, 'Request body does not decode as its Content-Encoding says');
+  return errorBody(status, STATUS_CODES[status] ?? 'Client error');
 }
 
 /** The one place where errors become HTTP answers: JSON, never a stack trace. */
@@ -50,7 +62,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (error instanceof DomainError) {
       body = { ...errorBody(statusOfKind[error.kind], error.message, error.details), ...error.body };
     } else {
-      body = bodyParserError(error) ?? errorBody(500, 'Internal server error');
+      body = expressError(error) ?? errorBody(500, 'Internal server error');
       if (body.statusCode === 500) logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');
     }
     if (error instanceof DomainError && error.kind === 'rate_limited') {

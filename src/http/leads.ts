@@ -25,7 +25,7 @@ import type { Services } from '../service.js';
 import { authenticate, commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { address, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
 import { mountRecordSubresources } from './record-subresources.js';
-import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
+import { idParam, paginationQuery, parseBody, parseQuery, queryDate } from './validate.js';
 
 const uuid = z.uuid();
 const money = z.number().min(0).max(1e13).transform((v) => Math.round(v * 100) / 100);
@@ -162,8 +162,8 @@ const summaryQuery = z.object({
   ownerId: uuid.optional(),
   assignedTo: uuid.optional(),
   pipelineId: uuid.optional(),
-  dateFrom: z.coerce.date().optional(),
-  dateTo: z.coerce.date().optional(),
+  dateFrom: queryDate.optional(),
+  dateTo: queryDate.optional(),
 });
 
 export function leadsRouter(services: Services): Router {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROTOTYPE_KEYS } from '../commands/record-aggregate.js';
 
 /** Optional text: trimmed, empty becomes null, so "clearing" a field stores null. */
 export const optionalText = (max: number) =>
@@ -43,9 +44,17 @@ export const address = z
   .nullable()
   .optional();
 
-/** A JSON object with string keys, stored as given; at most 16 KB. */
+/**
+ * A JSON object with string keys, stored as given; at most 16 KB. Keys that would name an
+ * object's prototype (`constructor`, `prototype`; `__proto__` is refused for every body) are refused.
+ */
 export const customFields = z
   .record(z.string().max(100), z.unknown())
+  .superRefine((fields, context) => {
+    for (const key of Object.keys(fields)) {
+      if (PROTOTYPE_KEYS.has(key)) context.addIssue({ code: 'custom', path: [key], message: `"${key}" is a reserved key` });
+    }
+  })
   .refine((v) => JSON.stringify(v).length <= 16_384, 'customFields must be at most 16 KB of JSON')
   .optional();
 

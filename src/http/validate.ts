@@ -44,3 +44,12 @@ export const paginationQuery = z.object({
   page: z.coerce.number().int().min(1).default(1),
   limit: z.coerce.number().int().min(1).max(100).default(25),
 });
+
+/**
+ * A date in a query filter (`2026-01-31`, an ISO date-time, or anything Date reads), between
+ * the years 1 and 9999: the range every client and PostgreSQL's timestamps hold alike.
+ * Outside it (`99999-01-01`, `-271821-04-20`) or unreadable: 400.
+ */
+export const queryDate = z.coerce
+  .date({ error: 'a date, such as 2026-01-31 or 2026-01-31T09:00:00Z' })
+  .refine((date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999, 'a date between 0001-01-01 and 9999-12-31');

@@ -42,6 +42,18 @@ export const configSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: int(900, 1),
   AUTH_CACHE_MS: int(5000, 0),
   TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  HTTP_REQUEST_TIMEOUT_MS: int(30000, 1),
+  HTTP_HEADERS_TIMEOUT_MS: int(15000, 1),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5000, 1),
+}).superRefine((config, context) => {
+  // An idle keep-alive connection is closed before a request on it could run into the headers timeout,
+  // and the headers must arrive within the time the whole request has (Node refuses otherwise).
+  if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
+    context.addIssue({ code: 'custom', path: ['HTTP_HEADERS_TIMEOUT_MS'], message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS' });
+  }
+  if (config.HTTP_KEEP_ALIVE_TIMEOUT_MS >= config.HTTP_HEADERS_TIMEOUT_MS) {
+    context.addIssue({ code: 'custom', path: ['HTTP_KEEP_ALIVE_TIMEOUT_MS'], message: 'must be less than HTTP_HEADERS_TIMEOUT_MS' });
+  }
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -30,14 +30,17 @@ export function sortableColumns(alias: string, columns: string[]): Record<string
   return Object.fromEntries(columns.flatMap((c) => [[c, `${alias}.${c}`], [camel(c), `${alias}.${c}`]]));
 }
 
-/** `sortBy` from a whitelist (unknown values fall back to the default), `sortDir`/`sortOrder` asc|desc. */
+/**
+ * `sortBy` from a whitelist (unknown values fall back to the default), `sortDir`/`sortOrder` asc|desc.
+ * Only the whitelist's own keys count: `constructor`, `__proto__`, `toString`… are unknown values.
+ */
 export function sortOf<K extends string>(
   query: { sortBy?: string; sortDir?: string; sortOrder?: string },
   columns: Record<K, string>,
   fallback: K,
   fallbackDir: 'asc' | 'desc' = 'asc',
 ): { column: string; dir: 'asc' | 'desc' } {
-  const key = (query.sortBy && query.sortBy in columns ? query.sortBy : fallback) as K;
+  const key = (query.sortBy && Object.hasOwn(columns, query.sortBy) ? query.sortBy : fallback) as K;
   const raw = (query.sortDir ?? query.sortOrder ?? '').toLowerCase();
   const dir = raw === 'asc' || raw === 'desc' ? raw : key === fallback ? fallbackDir : 'asc';
   return { column: columns[key], dir };

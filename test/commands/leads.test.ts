@@ -637,6 +637,11 @@ describe('lead aggregate (decide/evolve)', () => {
         }
       });
 
+      it('a key named like a member of every object (toString, valueOf) is a custom field like any other, not a column rule', () => {
+        const custom = customOf(toProposal({ toString: 'x', valueOf: 'y', 'custom.hasOwnProperty': 'z' }));
+        expect(custom).to.include({ toString: 'x', valueOf: 'y', hasOwnProperty: 'z' });
+      });
+
       it('reports every bad value at once and moves nothing', () => {
         const error = domainErrorOf(() => toProposal({ 'custom.seats': 'many', 'custom.signed': 'yes', title: 'CTO' }));
         expect((error.details as { path: string }[]).map((d) => d.path)).to.deep.equal(['stageFieldValues.custom.seats', 'stageFieldValues.custom.signed']);

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { registerTenant } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -83,6 +85,54 @@ describe('HTTP skeleton', () => {
         expect(res.status).to.equal(404);
         expect(res.body.message).to.equal('Counter not found');
       }
+    });
+
+    it('answers malformed percent-encoding in a path with a JSON 400, and changes nothing', async () => {
+      const admin = await registerTenant(service);
+      const before = await service.services.store.headPosition();
+      for (const [method, path, auth] of [
+        ['GET', '/api/probe/counters/%E0%A4%A', {}],
+        ['POST', '/api/probe/counters/%ED%A0%80/increment', {}],
+        ['GET', '/api/contacts/%ED%A0%80', admin.auth],
+        ['GET', '/api/contacts/%E0%A4%A', admin.auth],
+        ['PUT', '/api/leads/%E0%A4%A', admin.auth],
+        ['DELETE', '/api/accounts/%FF', admin.auth],
+      ] as const) {
+        const res = await service.request(method, path, method === 'GET' || method === 'DELETE' ? undefined : { by: 1 }, auth);
+        expect(res.status, `${method} ${path}`).to.equal(400);
+        expect(res.body, `${method} ${path}`).to.deep.equal({
+          statusCode: 400,
+          error: 'Bad Request',
+          message: 'The request path holds malformed percent-encoding',
+        });
+      }
+      expect(await service.services.store.headPosition()).to.deep.equal(before);
+    });
+
+    it('answers an unsupported Content-Encoding with 415 and a body that does not decode as its encoding says with 400', async () => {
+      const post = (encoding: string, body: string | Buffer) =>
+        fetch(`${service.url}/api/probe/counters`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+          body,
+        }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+      const before = await service.services.store.headPosition();
+      for (const encoding of ['compress', 'zstd', 'x-gzip', 'gzip, br']) {
+        expect(await post(encoding, '{"value":1}'), encoding).to.deep.equal({
+          status: 415,
+          body: { statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Encoding must be one of identity, gzip, deflate, br' },
+        });
+      }
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        expect(await post(encoding, '{"value":1}'), encoding).to.deep.equal({
+          status: 400,
+          body: { statusCode: 400, error: 'Bad Request', message: 'Request body does not decode as its Content-Encoding says' },
+        });
+      }
+      expect(await service.services.store.headPosition()).to.deep.equal(before);
+      const zipped = await post('gzip', gzipSync('{"value":7}'));
+      expect(zipped.status).to.equal(201);
+      expect(zipped.body.value).to.equal(7);
     });
 
     it('hides the cause of an unexpected failure: a generic 500 in JSON, no stack trace', async () => {
@@ -180,5 +230,51 @@ describe('ROLE: api and worker processes', () => {
       await api.stop();
       await worker.stop();
     }
+  });
+});
+
+describe('slow clients', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService({ HTTP_REQUEST_TIMEOUT_MS: '500', HTTP_HEADERS_TIMEOUT_MS: '400', HTTP_KEEP_ALIVE_TIMEOUT_MS: '300' });
+  });
+  after(async () => service.stop());
+
+  /** Sends `text` on a raw connection and resolves with what came back once the server closes it (or after 10 s). */
+  const sendAndWaitForClose = (text: string) =>
+    new Promise<{ answer: string; closedAfterMs: number | null }>((resolve) => {
+      const started = Date.now();
+      let answer = '';
+      const socket = net.connect(service.port, '127.0.0.1', () => socket.write(text));
+      socket.on('data', (chunk) => (answer += chunk.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve({ answer, closedAfterMs: Date.now() - started }));
+      setTimeout(() => {
+        socket.destroy();
+        resolve({ answer, closedAfterMs: null });
+      }, 10_000).unref();
+    });
+
+  it('a body shorter than its Content-Length gets 408 and the connection closed once HTTP_REQUEST_TIMEOUT_MS has passed', async () => {
+    const before = await service.services.store.headPosition();
+    const { answer, closedAfterMs } = await sendAndWaitForClose(
+      'POST /api/probe/counters HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"value":1',
+    );
+    expect(closedAfterMs, 'the connection was still open after 10 s').to.not.equal(null);
+    expect(closedAfterMs).to.be.below(5_000);
+    expect(answer).to.match(/^HTTP\/1\.1 408 /);
+    expect(await service.services.store.headPosition()).to.deep.equal(before);
+  });
+
+  it('headers that never end get the connection closed once HTTP_HEADERS_TIMEOUT_MS has passed', async () => {
+    const { answer, closedAfterMs } = await sendAndWaitForClose('GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ');
+    expect(closedAfterMs, 'the connection was still open after 10 s').to.not.equal(null);
+    expect(closedAfterMs).to.be.below(5_000);
+    expect(answer === '' || /^HTTP\/1\.1 408 /.test(answer), answer).to.equal(true);
+  });
+
+  it('still serves requests that arrive in time', async () => {
+    expect((await service.request('GET', '/health')).status).to.equal(200);
+    expect((await service.request('POST', '/api/probe/counters', { value: 1 })).status).to.equal(201);
   });
 });

@@ -18,14 +18,27 @@ describe('robustness: odd input never causes a 500', () => {
   after(async () => service.stop());
 
   const call = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, admin.auth);
+  /** `levels` objects nested in one another. */
+  const nested = (levels: number): unknown => (levels === 0 ? 'deep' : { a: nested(levels - 1) });
   const ODD_VALUES: unknown[] = [
     null, 0, -1, 1.5, 1e308, '', 'x', ' ', 'a'.repeat(5_000), '\u0000', "'; drop table leads; --", '%_\\', '😀', true, [], [1, 'a'], {},
     { a: { b: [null] } }, { constructor: 1 }, randomUUID(), '2026-02-30', '9999-12-31T23:59:59Z',
+    // Lone surrogates (JSON.stringify writes them as \ud800 escapes), in a value and in a key.
+    '\ud800', 'a\udfffb', ['\ud800'], { '\udbff': 1 },
+    // Keys and values that name an object's prototype; JSON.parse makes __proto__ an own key.
+    JSON.parse('{"__proto__": {"polluted": true}}'), { prototype: 1, toString: 'x', valueOf: null, hasOwnProperty: [] },
+    '__proto__', 'constructor', 'toString', 'custom.constructor', 'qualification.__proto__',
+    // Deeper than the 32 levels a body may nest, with a NUL at the bottom.
+    nested(40), { a: nested(40), b: '\u0000' },
   ];
 
   async function fuzz(targets: [method: string, path: string, fields: string[]][]): Promise<string[]> {
     const failures: string[] = [];
     for (const [method, path, fields] of targets) {
+      for (const body of [[], [{}], ['\ud800'], { '\ud800': 1 }]) {
+        const res = await call(method, path, body);
+        if (res.status >= 500) failures.push(`${method} ${path} ${JSON.stringify(body)} → ${res.status}`);
+      }
       for (const field of fields) {
         for (const value of ODD_VALUES) {
           const res = await call(method, path, { [field]: value });
@@ -63,7 +76,12 @@ describe('robustness: odd input never causes a 500', () => {
       ['PUT', '/lead-settings/settings', ['sla', 'general', 'stages']],
       ['PUT', '/lead-settings/qualification-threshold', ['threshold', 'autoQualify']],
     ]);
-    for (const query of ['page=abc', 'limit=-1', 'sortBy[]=a', 'search[a]=1', 'stageId=1', 'priority=%00', 'view=kanban&limit=0', 'status[]=open', `search=${'%25'.repeat(300)}`]) {
+    for (const key of ['toString', 'valueOf', 'hasOwnProperty', 'constructor', '__proto__', 'custom.toString', 'qualification.valueOf']) {
+      const stageFieldValues = JSON.parse(JSON.stringify({ [key]: 'x' }));
+      const res = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stage.id, stageFieldValues });
+      if (res.status >= 500) failures.push(`POST /leads/:id/change-stage {stageFieldValues: {${key}: "x"}} → ${res.status}`);
+    }
+    for (const query of ['page=abc', 'limit=-1', 'sortBy[]=a', 'sortBy=__proto__', 'sortBy[__proto__]=a', '__proto__[a]=1', 'search=%ED%A0%80', 'search[a]=1', 'stageId=1', 'priority=%00', 'view=kanban&limit=0', 'status[]=open', `search=${'%25'.repeat(300)}`]) {
       const res = await call('GET', `/leads?${query}`);
       if (res.status >= 500) failures.push(`GET /leads?${query} → ${res.status}`);
     }
@@ -89,12 +107,64 @@ describe('robustness: odd input never causes a 500', () => {
       ['POST', '/roles', ['name', 'level', 'permissions', 'recordAccess']],
       ['POST', '/departments', ['name', 'parentId', 'headId']],
       ['POST', '/teams', ['name', 'leadId', 'memberIds']],
+      ['POST', '/auth/register', ['email', 'password', 'companyName', 'firstName', 'lastName']],
       ['POST', '/auth/login', ['tenantSlug', 'email', 'password']],
       ['POST', '/auth/refresh', ['refreshToken']],
       ['POST', '/auth/forgot-password', ['email', 'tenantSlug']],
       ['POST', '/auth/reset-password', ['token', 'password']],
       ['POST', '/auth/change-password', ['currentPassword', 'newPassword']],
     ]);
+    for (const path of ['/auth/invite/validate', '/auth/reset-password/validate']) {
+      for (const query of ['token=%ED%A0%80', 'token[]=a', 'token[__proto__]=a', 'token=%00', `token=${'x'.repeat(5_000)}`]) {
+        const res = await service.request('GET', `/api${path}?${query}`);
+        if (res.status >= 500) failures.push(`GET ${path}?${query} → ${res.status}`);
+      }
+    }
     expect(failures).to.deep.equal([]);
+  });
+
+  it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
+    const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
+    await call('POST', '/leads', { lastName: 'Other', company: 'A' });
+    const contact = (await call('POST', '/contacts', { lastName: 'Sorted' })).body;
+    await call('POST', '/contacts', { lastName: 'Other' });
+    const account = (await call('POST', '/accounts', { name: 'Sorted Co' })).body;
+    await call('POST', '/accounts', { name: 'Other Co' });
+    await call('POST', '/teams', { name: 'Sorters' });
+    const lists = [
+      '/contacts', '/accounts', '/leads', '/leads?view=kanban', '/users', '/users/invitations', '/users/lookup/roles',
+      '/users/lookup/departments', '/users/lookup/teams', '/users/org-tree', '/roles', '/departments', '/teams',
+      '/admin/audit-trail', '/admin/outbox', '/lead-settings/pipelines', '/lead-settings/stages', '/lead-settings/priorities',
+      '/lead-settings/sources', '/lead-settings/disqualification-reasons', '/lead-settings/team-roles', '/lead-settings/scoring-rules',
+      '/lead-settings/stage-ownership', `/leads/${lead.id}/activities`, `/leads/${lead.id}/notes`, `/leads/${lead.id}/products`,
+      `/leads/${lead.id}/team`, `/contacts/${contact.id}/activities`, `/contacts/${contact.id}/accounts`, `/accounts/${account.id}/children`,
+      `/users/${admin.user.id}/direct-reports`,
+    ];
+    const failures: string[] = [];
+    for (const list of lists) {
+      const plain = await call('GET', list);
+      expect(plain.status, list).to.equal(200);
+      for (const sortBy of ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', '__defineGetter__', 'prototype', 'length']) {
+        const res = await call('GET', `${list}${list.includes('?') ? '&' : '?'}sortBy=${sortBy}`);
+        if (res.status !== 200) failures.push(`GET ${list} sortBy=${sortBy} → ${res.status} ${JSON.stringify(res.body)}`);
+        else if (JSON.stringify(res.body) !== JSON.stringify(plain.body)) failures.push(`GET ${list} sortBy=${sortBy}: not the default order`);
+      }
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
+  it('date filters refuse dates PostgreSQL or a client could not hold (outside 0001–9999) with 400', async () => {
+    const filters = ['/admin/audit-trail?from=', '/admin/audit-trail?to=', '/leads/sla/summary?dateFrom=', '/leads/sla/summary?dateTo='];
+    const before = await call('GET', '/admin/audit-trail?limit=1');
+    for (const filter of filters) {
+      for (const date of ['99999-01-01', '-271821-04-20', '294277-01-01', '%2B275760-09-13', '0000-12-31', '10000-01-01T00:00:00Z']) {
+        const res = await call('GET', filter + date);
+        expect(res.status, filter + date).to.equal(400);
+        expect(res.body).to.include({ statusCode: 400, error: 'Bad Request' });
+        expect(res.body.message, filter + date).to.match(/date between 0001-01-01 and 9999-12-31|a date, such as/);
+      }
+      for (const date of ['2026-01-31', '0001-01-01', '9999-12-31T23:59:59Z']) expect((await call('GET', filter + date)).status, filter + date).to.equal(200);
+    }
+    expect((await call('GET', '/admin/audit-trail?limit=1')).body.meta.total).to.equal(before.body.meta.total);
   });
 });

@@ -11,6 +11,9 @@ describe('configuration from the environment', () => {
       LOG_LEVEL: 'info',
       EMBEDDED_PG_DIR: './data/postgres',
       BODY_LIMIT: '1mb',
+      HTTP_REQUEST_TIMEOUT_MS: 30000,
+      HTTP_HEADERS_TIMEOUT_MS: 15000,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 5000,
     });
     expect(config.DATABASE_URL).to.equal(undefined);
     expect(config.EVENTSTORE_URL).to.equal(undefined);
@@ -35,5 +38,13 @@ describe('configuration from the environment', () => {
     const config = loadConfig({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false', API_BASE_PATH: '/v1' });
     expect(config.EVENTSTORE_URL).to.equal('esdb://localhost:2113?tls=false');
     expect(config.API_BASE_PATH).to.equal('/v1');
+  });
+
+  it('keeps the HTTP timeouts in order: keep-alive < headers <= request', () => {
+    const config = loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '500', HTTP_HEADERS_TIMEOUT_MS: '400', HTTP_KEEP_ALIVE_TIMEOUT_MS: '300' });
+    expect(config).to.include({ HTTP_REQUEST_TIMEOUT_MS: 500, HTTP_HEADERS_TIMEOUT_MS: 400, HTTP_KEEP_ALIVE_TIMEOUT_MS: 300 });
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '10000' })).to.throw(ConfigError, /HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS/);
+    expect(() => loadConfig({ HTTP_KEEP_ALIVE_TIMEOUT_MS: '15000' })).to.throw(ConfigError, /HTTP_KEEP_ALIVE_TIMEOUT_MS: must be less than HTTP_HEADERS_TIMEOUT_MS/);
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).to.throw(ConfigError, /HTTP_REQUEST_TIMEOUT_MS/);
   });
 });
