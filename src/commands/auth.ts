@@ -28,7 +28,11 @@ export interface TokenPair {
 const invalidRefresh = () => unauthorized('Invalid or expired refresh token');
 
 /** A fresh access token and a refresh token of the given family (a new family at login). */
-export async function issueTokens(deps: IdentityDeps, principal: Pick<Principal, 'userId' | 'tenantId' | 'role'>, familyId = randomUUID()): Promise<TokenPair> {
+export async function issueTokens(
+  deps: IdentityDeps,
+  principal: Pick<Principal, 'userId' | 'tenantId' | 'role' | 'sessionEpoch'>,
+  familyId = randomUUID(),
+): Promise<TokenPair> {
   const refresh = newOpaqueToken();
   const now = deps.clock.now();
   await deps.knex('refresh_tokens').insert({
@@ -40,7 +44,7 @@ export async function issueTokens(deps: IdentityDeps, principal: Pick<Principal,
     created_at: now,
   });
   return {
-    accessToken: deps.accessTokens.sign({ sub: principal.userId, tid: principal.tenantId, role: principal.role }),
+    accessToken: deps.accessTokens.sign({ sub: principal.userId, tid: principal.tenantId, role: principal.role, sep: principal.sessionEpoch }),
     refreshToken: refresh.token,
   };
 }
@@ -181,8 +185,12 @@ export async function refresh(deps: IdentityDeps, token: string): Promise<TokenP
     .update({ used_at: now })
     .returning(['family_id', 'user_id', 'tenant_id']);
   if (spent.length === 0) {
-    const known = await deps.knex('refresh_tokens').where({ token_hash: hash }).first('family_id', 'used_at');
-    if (known?.used_at) await revokeFamily(deps, known.family_id);
+    const known = await deps.knex('refresh_tokens').where({ token_hash: hash }).first('family_id', 'user_id', 'used_at');
+    if (known?.used_at) {
+      // A spent token presented again leaked: end that login, and every access token of the user.
+      await revokeFamily(deps, known.family_id);
+      await bumpSessionEpoch(deps, known.user_id);
+    }
     throw invalidRefresh();
   }
   const { family_id: familyId, user_id: userId, tenant_id: tenantId } = spent[0];
@@ -198,9 +206,18 @@ async function revokeFamily(deps: IdentityDeps, familyId: string): Promise<void>
   await deps.knex('refresh_tokens').where({ family_id: familyId }).whereNull('revoked_at').update({ revoked_at: deps.clock.now() });
 }
 
-/** Ends every session of a user: after a password change or reset, or when they are deactivated. */
+/** Voids every access token issued to the user so far (checked within AUTH_CACHE_MS). */
+async function bumpSessionEpoch(deps: Pick<IdentityDeps, 'knex'>, userId: string): Promise<void> {
+  await deps.knex('user_credentials').where({ user_id: userId }).increment('session_epoch', 1);
+}
+
+/**
+ * Ends every session of a user: after a password change or reset, or when they are
+ * deactivated or deleted. Refresh tokens are revoked; access tokens die with the epoch.
+ */
 export async function revokeUserSessions(deps: Pick<IdentityDeps, 'knex' | 'clock'>, userId: string): Promise<void> {
   await deps.knex('refresh_tokens').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: deps.clock.now() });
+  await bumpSessionEpoch(deps, userId);
 }
 
 async function setPassword(deps: IdentityDeps, principal: { tenantId: string; userId: string }, password: string, reason: 'change' | 'reset', correlationId: string) {

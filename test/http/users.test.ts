@@ -180,6 +180,16 @@ describe('users', () => {
       await login(service, admin.tenant.slug, user.email);
     });
 
+    it('deactivation voids the user\'s access tokens for good: after re-activation only a new login works', async () => {
+      const user = await newUser();
+      const session = await login(service, admin.tenant.slug, user.email);
+      expect((await send('PUT', `/users/${user.id}/deactivate`, {})).status).to.equal(200);
+      expect((await send('PUT', `/users/${user.id}/activate`, {})).status).to.equal(200);
+      expect((await get('/auth/me', session)).status).to.equal(401);
+      const fresh = await login(service, admin.tenant.slug, user.email);
+      expect((await get('/auth/me', fresh)).status).to.equal(200);
+    });
+
     it('an administrator cannot deactivate or delete themselves', async () => {
       expect((await send('PUT', `/users/${admin.user.id}/deactivate`, {})).status).to.equal(400);
       expect((await send('DELETE', `/users/${admin.user.id}`, undefined)).status).to.equal(400);

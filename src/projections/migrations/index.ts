@@ -7,6 +7,7 @@ import { migration0005Identity } from './0005_identity.js';
 import { migration0006Records } from './0006_records.js';
 import { migration0007RecordTotals } from './0007_record_totals.js';
 import { migration0008Leads } from './0008_leads.js';
+import { migration0009SessionEpoch } from './0009_session_epoch.js';
 
 interface Migration {
   name: string;
@@ -15,7 +16,7 @@ interface Migration {
 }
 
 /** In order of application. A released migration is never edited: add the next one. */
-export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records, migration0007RecordTotals, migration0008Leads];
+export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records, migration0007RecordTotals, migration0008Leads, migration0009SessionEpoch];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => migrations,
