@@ -140,19 +140,26 @@ export async function register(deps: IdentityDeps, input: RegisterInput, correla
   }
 }
 
+/**
+ * Signs a user in. Two limits: every attempt from a client address counts against
+ * LOGIN_LIMIT_PER_IP; failed attempts on one account from one client address count against
+ * LOGIN_LIMIT_PER_ACCOUNT. The second is counted before the password is checked (so
+ * parallel guesses cannot slip past it) and taken back when the password is right: only
+ * failures count, and someone else's failures never lock a user out.
+ */
 export async function login(deps: IdentityDeps, input: { tenantSlug: string; email: string; password: string }, ip: string, correlationId: string) {
   const email = input.email.trim().toLowerCase();
   const window = deps.config.RATE_LIMIT_WINDOW_SECONDS;
-  await deps.rateLimiter.hit([
-    { key: `login:ip:${ip}`, limit: deps.config.LOGIN_LIMIT_PER_IP, windowSeconds: window },
-    { key: `login:account:${input.tenantSlug.toLowerCase()}:${email}`, limit: deps.config.LOGIN_LIMIT_PER_ACCOUNT, windowSeconds: window },
-  ]);
+  const failures = { key: `login:failures:${input.tenantSlug.toLowerCase()}:${email}:${ip}`, limit: deps.config.LOGIN_LIMIT_PER_ACCOUNT, windowSeconds: window };
+  const at = deps.clock.now();
+  await deps.rateLimiter.hit([{ key: `login:ip:${ip}`, limit: deps.config.LOGIN_LIMIT_PER_IP, windowSeconds: window }, failures], at);
   const tenant = await deps.knex('tenants').where({ slug: input.tenantSlug.toLowerCase() }).first('id');
   if (!tenant) throw notFound('Tenant');
   const user = await findUserCredentials(deps.knex, tenant.id, email);
   // Unknown email and wrong password take the same path and the same time.
   const valid = await verifyPassword(user?.password_hash, input.password);
   if (!user || !valid) throw unauthorized('Invalid credentials');
+  await deps.rateLimiter.forgive([failures], at);
   if (user.status !== 'active') throw unauthorized('Account is disabled');
   const result = await handleCommand(deps, userAggregate, user.id, { kind: 'record-login', id: user.id }, { tenantId: tenant.id, userId: user.id, correlationId });
   await deps.waitForProjections(result.position);

@@ -17,7 +17,8 @@ describe('authentication', () => {
 
   before(async () => {
     smtp = await TestSmtpServer.start();
-    service = await startTestService({ SMTP_URL: smtp.url, LOGIN_LIMIT_PER_ACCOUNT: '4', JWT_SECRET }, { clock });
+    // TRUST_PROXY: tests pick the client address with X-Forwarded-For.
+    service = await startTestService({ SMTP_URL: smtp.url, LOGIN_LIMIT_PER_ACCOUNT: '4', TRUST_PROXY: 'true', JWT_SECRET }, { clock });
   });
   after(async () => {
     await service.stop();
@@ -112,6 +113,30 @@ describe('authentication', () => {
       const limited = await attempt();
       expect(limited.status).to.equal(429);
       expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
+    });
+
+    it('an attacker failing on an account does not lock the real user out, and stays limited (failures count per account and client address)', async () => {
+      const victim = await registerTenant(service);
+      const from = (ip: string, password: string) =>
+        service.request('POST', '/api/auth/login', { tenantSlug: victim.tenant.slug, email: victim.user.email, password }, { 'x-forwarded-for': ip });
+      const statuses = [];
+      for (let i = 0; i < 15; i++) statuses.push((await from('203.0.113.66', `Wrong${i}pass`)).status);
+      expect(statuses).to.deep.equal([...Array(4).fill(401), ...Array(11).fill(429)]);
+      const real = await from('198.51.100.7', PASSWORD);
+      expect(real.status, JSON.stringify(real.body)).to.equal(200);
+      expect((await me(real.body.accessToken)).status).to.equal(200);
+      // Even the right password from the attacker's address waits out the window.
+      expect((await from('203.0.113.66', PASSWORD)).status).to.equal(429);
+    });
+
+    it('only failures count: signing in with the right password again and again is never limited', async () => {
+      const user = await registerTenant(service);
+      const from = (password: string) =>
+        service.request('POST', '/api/auth/login', { tenantSlug: user.tenant.slug, email: user.user.email, password }, { 'x-forwarded-for': '198.51.100.8' });
+      expect((await from('Wrong1234')).status).to.equal(401);
+      for (let i = 0; i < 5; i++) expect((await from(PASSWORD)).status).to.equal(200);
+      for (let i = 0; i < 3; i++) expect((await from('Wrong1234')).status).to.equal(401);
+      expect((await from('Wrong1234')).status).to.equal(429);
     });
   });
 
