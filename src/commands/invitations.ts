@@ -6,7 +6,9 @@ import { issueTokens, findOneTimeToken } from './auth.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { lastPosition, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { assertReferences } from './references.js';
+import { loadActor, loadAssignedRole } from './user-access.js';
 import { createUser } from './user-admin.js';
+import { assertMayAssign } from './user-authority.js';
 import { invitationAggregate, invitationStatus } from './users.js';
 
 const INVITATION = 'invitation';
@@ -44,6 +46,7 @@ export async function invite(
 ) {
   const email = input.email.trim().toLowerCase();
   await assertReferences(deps.knex, principal.tenantId, { roleId: input.roleId, departmentId: input.departmentId, teamIds: input.teamIds });
+  assertMayAssign(await loadActor(deps, ctx), await loadAssignedRole(deps, ctx.tenantId, input.roleId));
   const existing = await deps.knex('users').where({ tenant_id: principal.tenantId }).whereRaw('lower(email) = ?', [email]).whereNull('deleted_at').first('id');
   if (existing) throw conflict('A user with this email already exists');
   const pending = await deps.knex('invitations')
