@@ -283,6 +283,60 @@ describe('users', () => {
     it('refuses to invite an existing user (409)', async () => {
       expect((await send('POST', '/users/invite', { email: admin.user.email, roleId: roles.user })).status).to.equal(409);
     });
+
+    const pendingFor = async (email: string) =>
+      (await get('/users/invitations')).body.filter((i: { email: string; status: string }) => i.email === email && i.status === 'pending');
+
+    it('20 concurrent invitations of one email: exactly one 201, the rest 409, one pending invitation', async () => {
+      const email = `rush-${randomUUID().slice(0, 8)}@example.com`;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => send('POST', '/users/invite', { email, roleId: roles.user })));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).to.deep.equal([201, ...Array(19).fill(409)]);
+      for (const refused of answers.filter((a) => a.status === 409)) expect(refused.body.message).to.equal('A pending invitation for this email already exists');
+      const pending = await pendingFor(email);
+      expect(pending.map((i: { id: string }) => i.id)).to.deep.equal([answers.find((a) => a.status === 201)!.body.id]);
+      expect((await get('/users/invitations')).body.filter((i: { email: string }) => i.email === email)).to.have.length(1);
+    });
+
+    it('cancelling an invitation frees the email for a new one', async () => {
+      const email = `again-${randomUUID().slice(0, 8)}@example.com`;
+      const first = await send('POST', '/users/invite', { email, roleId: roles.user });
+      expect((await send('POST', '/users/invite', { email, roleId: roles.user })).status).to.equal(409);
+      expect((await send('DELETE', `/users/invitations/${first.body.id}`, undefined)).status).to.equal(200);
+      const second = await send('POST', '/users/invite', { email, roleId: roles.user });
+      expect(second.status).to.equal(201);
+      expect((await pendingFor(email)).map((i: { id: string }) => i.id)).to.deep.equal([second.body.id]);
+    });
+
+    it('an expired invitation frees the email; resending it then is a 409 while the new one is pending', async () => {
+      const email = `lapsed-${randomUUID().slice(0, 8)}@example.com`;
+      const first = await send('POST', '/users/invite', { email, roleId: roles.user });
+      clock.advance(8 * 86_400_000);
+      try {
+        const second = await send('POST', '/users/invite', { email, roleId: roles.user });
+        expect(second.status).to.equal(201);
+        const resend = await send('POST', `/users/invitations/${first.body.id}/resend`, {});
+        expect(resend.status).to.equal(409);
+        const statuses = (await get('/users/invitations')).body.filter((i: { email: string }) => i.email === email).map((i: { id: string; status: string }) => [i.id, i.status]);
+        expect(statuses).to.have.deep.members([[first.body.id, 'expired'], [second.body.id, 'pending']]);
+      } finally {
+        clock.advance(-8 * 86_400_000);
+      }
+    });
+
+    it('an accepted invitation frees the email: once that user is deleted, the email can be invited again', async () => {
+      const email = `joined-${randomUUID().slice(0, 8)}@example.com`;
+      smtp.received.length = 0;
+      expect((await send('POST', '/users/invite', { email, roleId: roles.user })).status).to.equal(201);
+      const token = tokenFrom(await smtp.waitFor(email));
+      const accepted = await service.request('POST', '/api/auth/invite/accept', { token, password: PASSWORD, firstName: 'Jo', lastName: 'Ined' });
+      expect(accepted.status).to.equal(201);
+      const refused = await send('POST', '/users/invite', { email, roleId: roles.user });
+      expect(refused.status).to.equal(409);
+      expect(refused.body.message).to.equal('A user with this email already exists');
+      expect((await send('DELETE', `/users/${accepted.body.user.id}`, undefined)).status).to.equal(200);
+      expect((await send('POST', '/users/invite', { email, roleId: roles.user })).status).to.equal(201);
+    });
   });
 
   describe('roles, departments and teams', () => {

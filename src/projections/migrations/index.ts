@@ -8,6 +8,7 @@ import { migration0006Records } from './0006_records.js';
 import { migration0007RecordTotals } from './0007_record_totals.js';
 import { migration0008Leads } from './0008_leads.js';
 import { migration0009SessionEpoch } from './0009_session_epoch.js';
+import { migration0010InvitationClaims } from './0010_invitation_claims.js';
 
 interface Migration {
   name: string;
@@ -16,7 +17,7 @@ interface Migration {
 }
 
 /** In order of application. A released migration is never edited: add the next one. */
-export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records, migration0007RecordTotals, migration0008Leads, migration0009SessionEpoch];
+export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records, migration0007RecordTotals, migration0008Leads, migration0009SessionEpoch, migration0010InvitationClaims];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => migrations,
