@@ -22,7 +22,11 @@ export interface TokenPair {
 const invalidRefresh = () => unauthorized('Invalid or expired refresh token');
 
 /** A fresh access token and a refresh token of the given family (a new family at login). */
-export async function issueTokens(deps: IdentityDeps, principal: Pick<Principal, 'userId' | 'tenantId' | 'role'>, familyId = randomUUID()): Promise<TokenPair> {
+export async function issueTokens(
+  deps: IdentityDeps,
+  principal: Pick<Principal, 'userId' | 'tenantId' | 'role' | 'sessionEpoch'>,
+  familyId = randomUUID(),
+): Promise<TokenPair> {
   const refresh = newOpaqueToken();
   const now = deps.clock.now();
   await deps.knex('refresh_tokens').insert({
@@ -34,7 +38,7 @@ export async function issueTokens(deps: IdentityDeps, principal: Pick<Principal,
     created_at: now,
   });
   return {
-    accessToken: deps.accessTokens.sign({ sub: principal.userId, tid: principal.tenantId, role: principal.role }),
+    accessToken: deps.accessTokens.sign({ sub: principal.userId, tid: principal.tenantId, role: principal.role, sep: principal.sessionEpoch }),
     refreshToken: refresh.token,
   };
 }
@@ -138,19 +142,26 @@ function registrationPlan(tenantId: string, userId: string, slug: string, email:
   return { id: randomUUID(), tenantId, kind: 'registration', writes };
 }
 
+/**
+ * Signs a user in. Two limits: every attempt from a client address counts against
+ * LOGIN_LIMIT_PER_IP; failed attempts on one account from one client address count against
+ * LOGIN_LIMIT_PER_ACCOUNT. The second is counted before the password is checked (so
+ * parallel guesses cannot slip past it) and taken back when the password is right: only
+ * failures count, and someone else's failures never lock a user out.
+ */
 export async function login(deps: IdentityDeps, input: { tenantSlug: string; email: string; password: string }, ip: string, correlationId: string) {
   const email = input.email.trim().toLowerCase();
   const window = deps.config.RATE_LIMIT_WINDOW_SECONDS;
-  await deps.rateLimiter.hit([
-    { key: `login:ip:${ip}`, limit: deps.config.LOGIN_LIMIT_PER_IP, windowSeconds: window },
-    { key: `login:account:${input.tenantSlug.toLowerCase()}:${email}`, limit: deps.config.LOGIN_LIMIT_PER_ACCOUNT, windowSeconds: window },
-  ]);
+  const failures = { key: `login:failures:${input.tenantSlug.toLowerCase()}:${email}:${ip}`, limit: deps.config.LOGIN_LIMIT_PER_ACCOUNT, windowSeconds: window };
+  const at = deps.clock.now();
+  await deps.rateLimiter.hit([{ key: `login:ip:${ip}`, limit: deps.config.LOGIN_LIMIT_PER_IP, windowSeconds: window }, failures], at);
   const tenant = await deps.knex('tenants').where({ slug: input.tenantSlug.toLowerCase() }).first('id');
   if (!tenant) throw notFound('Tenant');
   const user = await findUserCredentials(deps.knex, tenant.id, email);
   // Unknown email and wrong password take the same path and the same time.
   const valid = await verifyPassword(user?.password_hash, input.password);
   if (!user || !valid) throw unauthorized('Invalid credentials');
+  await deps.rateLimiter.forgive([failures], at);
   if (user.status !== 'active') throw unauthorized('Account is disabled');
   const result = await handleCommand(deps, userAggregate, user.id, { kind: 'record-login', id: user.id }, { tenantId: tenant.id, userId: user.id, correlationId });
   await deps.waitForProjections(result.position);
@@ -183,8 +194,12 @@ export async function refresh(deps: IdentityDeps, token: string): Promise<TokenP
     .update({ used_at: now })
     .returning(['family_id', 'user_id', 'tenant_id']);
   if (spent.length === 0) {
-    const known = await deps.knex('refresh_tokens').where({ token_hash: hash }).first('family_id', 'used_at');
-    if (known?.used_at) await revokeFamily(deps, known.family_id);
+    const known = await deps.knex('refresh_tokens').where({ token_hash: hash }).first('family_id', 'user_id', 'used_at');
+    if (known?.used_at) {
+      // A spent token presented again leaked: end that login, and every access token of the user.
+      await revokeFamily(deps, known.family_id);
+      await bumpSessionEpoch(deps, known.user_id);
+    }
     throw invalidRefresh();
   }
   const { family_id: familyId, user_id: userId, tenant_id: tenantId } = spent[0];
@@ -200,9 +215,18 @@ async function revokeFamily(deps: IdentityDeps, familyId: string): Promise<void>
   await deps.knex('refresh_tokens').where({ family_id: familyId }).whereNull('revoked_at').update({ revoked_at: deps.clock.now() });
 }
 
-/** Ends every session of a user: after a password change or reset, or when they are deactivated. */
+/** Voids every access token issued to the user so far (checked within AUTH_CACHE_MS). */
+async function bumpSessionEpoch(deps: Pick<IdentityDeps, 'knex'>, userId: string): Promise<void> {
+  await deps.knex('user_credentials').where({ user_id: userId }).increment('session_epoch', 1);
+}
+
+/**
+ * Ends every session of a user: after a password change or reset, or when they are
+ * deactivated or deleted. Refresh tokens are revoked; access tokens die with the epoch.
+ */
 export async function revokeUserSessions(deps: Pick<IdentityDeps, 'knex' | 'clock'>, userId: string): Promise<void> {
   await deps.knex('refresh_tokens').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: deps.clock.now() });
+  await bumpSessionEpoch(deps, userId);
 }
 
 async function setPassword(deps: IdentityDeps, principal: { tenantId: string; userId: string }, password: string, reason: 'change' | 'reset', correlationId: string) {

@@ -4,12 +4,41 @@ import { loadPrincipal, type Principal } from '../queries/principal.js';
 import { handleCommand, loadAggregate, type CommandResult } from './aggregate.js';
 import { issueTokens, findOneTimeToken } from './auth.js';
 import { conflict, invalid, notFound } from './errors.js';
-import { lastPosition, type CommandContext, type IdentityDeps } from './identity-deps.js';
+import { claimUnique, lastPosition, releaseUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { assertReferences } from './references.js';
+import { loadActor, loadAssignedRole } from './user-access.js';
 import { createUser } from './user-admin.js';
+import { assertMayAssign } from './user-authority.js';
 import { invitationAggregate, invitationStatus } from './users.js';
 
 const INVITATION = 'invitation';
+/** unique_claims scope: the email of a pending invitation, one per tenant. */
+const INVITATION_EMAIL = 'invitation_email';
+const pendingExists = () => conflict('A pending invitation for this email already exists');
+
+/**
+ * Claims `email` for invitation `invitationId`: one pending invitation per email and tenant.
+ * A claim held by an invitation that is no longer pending (accepted, cancelled or expired)
+ * is taken over, so expiry frees the email without anything having to run. A claim whose
+ * invitation has no event yet is one being sent right now: 409 as for a pending one.
+ */
+async function claimInvitationEmail(deps: IdentityDeps, tenantId: string, email: string, invitationId: string): Promise<void> {
+  const where = { scope: INVITATION_EMAIL, value: userEmailClaim(tenantId, email) };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (await claimUnique(deps.knex, where.scope, where.value, invitationId)) return;
+    const holder = await deps.knex('unique_claims').where(where).first('owner_id');
+    if (!holder) continue; // released meanwhile
+    if (holder.owner_id === invitationId) return;
+    const { state } = await loadAggregate(deps.store, invitationAggregate, holder.owner_id, tenantId);
+    if (state.status === 'absent' || invitationStatus(state, deps.clock.now()) === 'pending') throw pendingExists();
+    const taken = await deps.knex('unique_claims').where({ ...where, owner_id: holder.owner_id }).update({ owner_id: invitationId });
+    if (taken === 1) return;
+  }
+  throw pendingExists();
+}
+
+const releaseInvitationEmail = (deps: IdentityDeps, tenantId: string, email: string, invitationId: string) =>
+  releaseUnique(deps.knex, INVITATION_EMAIL, userEmailClaim(tenantId, email), invitationId);
 
 async function mailInvitation(deps: IdentityDeps, tenantId: string, email: string, token: string, inviter: string) {
   const tenant = await deps.knex('tenants').where({ id: tenantId }).first('slug', 'company_name');
@@ -44,29 +73,34 @@ export async function invite(
 ) {
   const email = input.email.trim().toLowerCase();
   await assertReferences(deps.knex, principal.tenantId, { roleId: input.roleId, departmentId: input.departmentId, teamIds: input.teamIds });
+  assertMayAssign(await loadActor(deps, ctx), await loadAssignedRole(deps, ctx.tenantId, input.roleId));
   const existing = await deps.knex('users').where({ tenant_id: principal.tenantId }).whereRaw('lower(email) = ?', [email]).whereNull('deleted_at').first('id');
   if (existing) throw conflict('A user with this email already exists');
-  const pending = await deps.knex('invitations')
-    .where({ tenant_id: principal.tenantId, status: 'pending' })
-    .whereRaw('lower(email) = ?', [email])
-    .where('expires_at', '>', deps.clock.now())
-    .first('id');
-  if (pending) throw conflict('A pending invitation for this email already exists');
   const id = randomUUID();
   const expiresAt = expiryFrom(deps);
-  const result = await handleCommand(deps, invitationAggregate, id, {
-    kind: 'send',
-    id,
-    fields: { email, roleId: input.roleId, departmentId: input.departmentId ?? null, teamIds: input.teamIds ?? [], invitedBy: principal.userId, expiresAt: expiresAt.toISOString() },
-  }, ctx);
+  await claimInvitationEmail(deps, principal.tenantId, email, id);
+  let result: CommandResult<unknown, unknown>;
+  try {
+    result = await handleCommand(deps, invitationAggregate, id, {
+      kind: 'send',
+      id,
+      fields: { email, roleId: input.roleId, departmentId: input.departmentId ?? null, teamIds: input.teamIds ?? [], invitedBy: principal.userId, expiresAt: expiresAt.toISOString() },
+    }, ctx, { newStream: true });
+  } catch (error) {
+    await releaseInvitationEmail(deps, principal.tenantId, email, id);
+    throw error;
+  }
   const token = await newInvitationToken(deps, principal.tenantId, id, expiresAt);
   await mailInvitation(deps, principal.tenantId, email, token, displayName(principal));
   await deps.waitForProjections(result.position);
   return { id, email, status: 'pending' as const, expiresAt, message: 'Invitation sent successfully' };
 }
 
+/** A resent (possibly expired) invitation is pending again, so it needs its email back: 409 if another took it. */
 export async function resendInvitation(deps: IdentityDeps, principal: Principal, id: string, ctx: CommandContext) {
   const expiresAt = expiryFrom(deps);
+  const { state } = await loadAggregate(deps.store, invitationAggregate, id, ctx.tenantId);
+  if (state.status === 'pending') await claimInvitationEmail(deps, ctx.tenantId, state.fields.email, id);
   const result = await handleCommand(deps, invitationAggregate, id, { kind: 'resend', id, expiresAt: expiresAt.toISOString() }, ctx);
   const token = await newInvitationToken(deps, principal.tenantId, id, expiresAt);
   await mailInvitation(deps, principal.tenantId, result.state.fields.email, token, displayName(principal));
@@ -77,6 +111,7 @@ export async function resendInvitation(deps: IdentityDeps, principal: Principal,
 export async function cancelInvitation(deps: IdentityDeps, id: string, ctx: CommandContext) {
   const result = await handleCommand(deps, invitationAggregate, id, { kind: 'cancel', id }, ctx);
   await deps.knex('one_time_tokens').where({ subject_id: id, purpose: INVITATION }).whereNull('used_at').update({ used_at: deps.clock.now() });
+  await releaseInvitationEmail(deps, ctx.tenantId, result.state.fields.email, id);
   await deps.waitForProjections(result.position);
   return { id, status: 'cancelled' as const, message: 'Invitation cancelled' };
 }
@@ -141,6 +176,7 @@ export async function acceptInvitation(
     ...userCtx,
     userId: created.id,
   });
+  await releaseInvitationEmail(deps, tenantId, invitation.email, invitationId);
   await deps.waitForProjections(lastPosition([{ ...accepted }, { position: created.position, state: null, events: [], revision: 0 }]));
   const principal = (await loadPrincipal(deps.knex, tenantId, created.id))!;
   return { ...(await issueTokens(deps, principal)), principal };

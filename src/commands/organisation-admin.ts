@@ -6,6 +6,8 @@ import type { CommandContext, IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate, teamAggregate } from './organisation.js';
 import { completePermissions, completeRecordAccess } from './permissions.js';
 import { assertReferences, wouldLoop } from './references.js';
+import { activeAdminExists, underAccessLock } from './user-access.js';
+import { assertAdminRemains, isAdminRole } from './user-authority.js';
 
 type Deps = IdentityDeps;
 
@@ -16,17 +18,27 @@ export async function createRole(deps: Deps, ctx: CommandContext, fields: Omit<R
   return { id, position: result.position };
 }
 
+/**
+ * A level change runs under the tenant's access lock: taking a role below the administrator
+ * level must leave an active administrator who does not hold it (409 otherwise).
+ */
 export async function updateRole(deps: Deps, ctx: CommandContext, id: string, changes: Partial<Omit<RoleFields, 'isSystem'>>) {
-  const { state } = await loadAggregate(deps.store, roleAggregate, id, ctx.tenantId);
-  if (state.fields.isSystem && (changes.name !== undefined || changes.level !== undefined)) {
-    throw invalid('The name and level of a built-in role cannot change');
-  }
   const complete = {
     ...changes,
     ...(changes.permissions ? { permissions: completePermissions(changes.permissions) } : {}),
     ...(changes.recordAccess ? { recordAccess: completeRecordAccess(changes.recordAccess) } : {}),
   };
-  return handleCommand(deps, roleAggregate, id, { kind: 'update', id, changes: complete }, ctx);
+  const update = async (locked: Pick<Deps, 'store' | 'knex'> = deps) => {
+    const { state } = await loadAggregate(deps.store, roleAggregate, id, ctx.tenantId);
+    if (state.fields.isSystem && (changes.name !== undefined || changes.level !== undefined)) {
+      throw invalid('The name and level of a built-in role cannot change');
+    }
+    if (state.status === 'active' && changes.level !== undefined && isAdminRole(state.fields) && !isAdminRole({ level: changes.level })) {
+      assertAdminRemains(await activeAdminExists(locked, ctx.tenantId, (user) => user.roleId !== id));
+    }
+    return handleCommand(deps, roleAggregate, id, { kind: 'update', id, changes: complete }, ctx);
+  };
+  return changes.level === undefined ? update() : underAccessLock(deps, ctx.tenantId, update);
 }
 
 export async function deleteRole(deps: Deps, ctx: CommandContext, id: string) {

@@ -7,6 +7,8 @@ import { teamAggregate } from './organisation.js';
 import { assertNoManagerCycle, assertReferences } from './references.js';
 import { loadAggregate } from './aggregate.js';
 import { revokeUserSessions } from './auth.js';
+import { authorityFor, loadActor, loadAssignedRole, underAccessLock } from './user-access.js';
+import { assertMayAssign } from './user-authority.js';
 import { userAggregate } from './users.js';
 import type { UserFields } from '../events/users.js';
 
@@ -38,10 +40,12 @@ export interface NewUser {
 
 /**
  * Creates an active user with a password (no invitation), or — with `source` invitation —
- * the user an accepted invitation makes. The email is claimed in the tenant first.
+ * the user an accepted invitation makes (its role was checked when it was sent). The
+ * email is claimed in the tenant first.
  */
 export async function createUser(deps: IdentityDeps, ctx: CommandContext, input: NewUser, source: 'admin' | 'invitation' = 'admin') {
   await assertReferences(deps.knex, ctx.tenantId, { roleId: input.roleId, departmentId: input.departmentId, managerId: input.managerId, teamIds: input.teamIds });
+  if (source === 'admin') assertMayAssign(await loadActor(deps, ctx), await loadAssignedRole(deps, ctx.tenantId, input.roleId));
   const id = randomUUID();
   const email = input.email.trim().toLowerCase();
   const claim = userEmailClaim(ctx.tenantId, email);
@@ -74,21 +78,31 @@ export async function createUser(deps: IdentityDeps, ctx: CommandContext, input:
   }
 }
 
+/** Who may change whom: `user-authority.ts`, decided under the tenant's access lock. */
 export async function updateUser(deps: IdentityDeps, ctx: CommandContext, id: string, changes: Partial<UserFields>) {
   await assertReferences(deps.knex, ctx.tenantId, { roleId: changes.roleId, departmentId: changes.departmentId, managerId: changes.managerId });
   if (changes.managerId !== undefined) await assertNoManagerCycle(deps.knex, ctx.tenantId, id, changes.managerId);
-  return handleCommand(deps, userAggregate, id, { kind: 'update', id, changes }, ctx);
+  return underAccessLock(deps, ctx.tenantId, async (locked) => {
+    const authority = await authorityFor(locked, ctx, id, changes.roleId);
+    return handleCommand(deps, userAggregate, id, { kind: 'update', id, changes, authority }, ctx);
+  });
 }
 
 export async function deactivateUser(deps: IdentityDeps, ctx: CommandContext, id: string) {
-  const result = await handleCommand(deps, userAggregate, id, { kind: 'deactivate', id, actorId: ctx.userId! }, ctx);
+  const result = await underAccessLock(deps, ctx.tenantId, async (locked) => {
+    const authority = await authorityFor(locked, ctx, id);
+    return handleCommand(deps, userAggregate, id, { kind: 'deactivate', id, actorId: ctx.userId!, authority }, ctx);
+  });
   await revokeUserSessions(deps, id);
   return result;
 }
 
 /** Soft delete: the user disappears from lists, cannot log in, and the email is free again. */
 export async function deleteUser(deps: IdentityDeps, ctx: CommandContext, id: string) {
-  const result = await handleCommand(deps, userAggregate, id, { kind: 'delete', id, actorId: ctx.userId! }, ctx);
+  const result = await underAccessLock(deps, ctx.tenantId, async (locked) => {
+    const authority = await authorityFor(locked, ctx, id);
+    return handleCommand(deps, userAggregate, id, { kind: 'delete', id, actorId: ctx.userId!, authority }, ctx);
+  });
   await revokeUserSessions(deps, id);
   const email = result.state.fields.email;
   await releaseUnique(deps.knex, 'user_email', userEmailClaim(ctx.tenantId, email), id);

@@ -1,6 +1,7 @@
 import type { Aggregate } from './aggregate.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { changedFields } from './record-aggregate.js';
+import { assertMayRemove, assertMayUpdate, type Authority } from './user-authority.js';
 import type { InvitationEvent, InvitationFields, UserEvent, UserFields } from '../events/users.js';
 
 export interface UserState {
@@ -10,10 +11,10 @@ export interface UserState {
 
 export type UserCommand =
   | { kind: 'create'; id: string; fields: UserFields; source: 'registration' | 'admin' | 'invitation' }
-  | { kind: 'update'; id: string; changes: Partial<UserFields> }
-  | { kind: 'deactivate'; id: string; actorId: string }
+  | { kind: 'update'; id: string; changes: Partial<UserFields>; authority: Authority }
+  | { kind: 'deactivate'; id: string; actorId: string; authority: Authority }
   | { kind: 'activate'; id: string }
-  | { kind: 'delete'; id: string; actorId: string }
+  | { kind: 'delete'; id: string; actorId: string; authority: Authority }
   | { kind: 'record-password-change'; id: string; reason: 'change' | 'reset' }
   | { kind: 'record-login'; id: string }
   | { kind: 'set-signature'; id: string; signature: string; isHtml: boolean };
@@ -49,15 +50,18 @@ export const userAggregate: Aggregate<UserState, UserEvent, UserCommand> = {
       case 'update': {
         if (command.changes.managerId === command.id) throw invalid('A user cannot be their own manager');
         const changes = changedFields(state.fields, command.changes);
+        assertMayUpdate(command.authority, { id: command.id, status: state.status, fields: state.fields }, changes);
         return Object.keys(changes).length ? [{ type: 'UserUpdated', data: { id: command.id, changes } }] : [];
       }
       case 'deactivate':
         if (command.actorId === command.id) throw invalid('You cannot deactivate your own account');
+        assertMayRemove(command.authority, { id: command.id, status: state.status, fields: state.fields }, 'deactivate');
         return state.status === 'inactive' ? [] : [{ type: 'UserDeactivated', data: { id: command.id } }];
       case 'activate':
         return state.status === 'active' ? [] : [{ type: 'UserActivated', data: { id: command.id } }];
       case 'delete':
         if (command.actorId === command.id) throw invalid('You cannot delete your own account');
+        assertMayRemove(command.authority, { id: command.id, status: state.status, fields: state.fields }, 'delete');
         return [{ type: 'UserDeleted', data: { id: command.id } }];
       case 'record-password-change':
         return [{ type: 'UserPasswordChanged', data: { id: command.id, reason: command.reason } }];

@@ -10,7 +10,9 @@ const CACHE_LIMIT = 10_000;
 /**
  * Bearer-token authentication. The token says who; the read model says what they may do
  * now, re-read every few seconds, so a deactivated user or a changed role takes effect
- * within AUTH_CACHE_MS (5 s) rather than at the token's expiry.
+ * within AUTH_CACHE_MS (5 s) rather than at the token's expiry. The same read gives the
+ * user's session epoch: a token issued under an earlier one (before a password change,
+ * reset, refresh-token reuse, deactivation or deletion) is refused within that time too.
  */
 export function authenticate(deps: { knex: Knex; accessTokens: AccessTokens; config: { AUTH_CACHE_MS: number } }): RequestHandler {
   const cache = new Map<string, { principal: Principal | null; until: number }>();
@@ -28,6 +30,8 @@ export function authenticate(deps: { knex: Knex; accessTokens: AccessTokens; con
       cache.set(key, entry);
     }
     if (!entry.principal || entry.principal.status !== 'active') throw unauthorized('Invalid or expired token');
+    // A password change or reset, a reused refresh token, a deactivation or deletion moved the epoch on.
+    if (claims.sep !== entry.principal.sessionEpoch) throw unauthorized('Invalid or expired token');
     res.locals.principal = entry.principal;
     next();
   };

@@ -22,7 +22,7 @@ import { leadAggregate } from '../commands/leads.js';
 import { findDuplicates, getLead, leadBoard, leadProducts, leadSla, leadSlaSummary, leadTeam, listLeads, visibleLeads } from '../queries/leads.js';
 import type { Principal } from '../queries/principal.js';
 import type { Services } from '../service.js';
-import { authenticate, commandContextOf, principalOf, requirePermission } from './authenticate.js';
+import { authenticate, commandContextOf, principalOf, requireAdmin, requirePermission } from './authenticate.js';
 import { address, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
 import { mountRecordSubresources } from './record-subresources.js';
 import { idParam, paginationQuery, parseBody, parseQuery, queryDate } from './validate.js';
@@ -223,7 +223,8 @@ export function leadsRouter(services: Services): Router {
     const q = parseQuery(summaryQuery, req);
     res.json(await leadSlaSummary(knex, principalOf(res), services.clock.now(), { ...q, ownerId: q.ownerId ?? q.assignedTo }));
   });
-  router.post('/leads/sla/check-breaches', edit, async (req, res) => {
+  // Acts on every lead of the tenant, whoever owns it (the cron job does it for all tenants): administrators only.
+  router.post('/leads/sla/check-breaches', requireAdmin, async (req, res) => {
     const ctx = commandContextOf(res);
     const { position, ...counts } = await checkSlaBreaches(services, ctx);
     await services.waitForProjections(position);

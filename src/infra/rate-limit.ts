@@ -19,12 +19,13 @@ export class RateLimiter {
     private readonly clock: Clock,
   ) {}
 
-  async hit(rules: RateRule[]): Promise<void> {
-    const now = this.clock.now().getTime();
+  /** `at`: the time the hit counts at (now unless given; pass the same time to `forgive`). */
+  async hit(rules: RateRule[], at: Date = this.clock.now()): Promise<void> {
+    const now = at.getTime();
     let retryAfter = 0;
     for (const rule of rules) {
       const windowMs = rule.windowSeconds * 1000;
-      const windowStart = new Date(Math.floor(now / windowMs) * windowMs);
+      const windowStart = windowOf(rule, now);
       const { rows } = await this.knex.raw(
         `insert into rate_limit_hits (key, window_start, hits) values (?, ?, 1)
          on conflict (key, window_start) do update set hits = rate_limit_hits.hits + 1 returning hits`,
@@ -39,8 +40,27 @@ export class RateLimiter {
     }
   }
 
+  /**
+   * Takes back one hit of each rule, counted at `at`, that turned out not to count (a
+   * login attempt whose password was right).
+   */
+  async forgive(rules: RateRule[], at: Date): Promise<void> {
+    for (const rule of rules) {
+      await this.knex('rate_limit_hits')
+        .where({ key: rule.key, window_start: windowOf(rule, at.getTime()) })
+        .where('hits', '>', 0)
+        .decrement('hits', 1);
+    }
+  }
+
   /** Drops windows that have ended (called from a schedule). */
   async prune(olderThanSeconds = 86_400): Promise<void> {
     await this.knex('rate_limit_hits').where('window_start', '<', new Date(this.clock.now().getTime() - olderThanSeconds * 1000)).delete();
   }
+}
+
+/** Start of the fixed window of `rule` that holds the time `ms`. */
+function windowOf(rule: RateRule, ms: number): Date {
+  const windowMs = rule.windowSeconds * 1000;
+  return new Date(Math.floor(ms / windowMs) * windowMs);
 }

@@ -1,6 +1,7 @@
 import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Knex } from 'knex';
+import { z } from 'zod';
 
 /** An opaque random token for the user (refresh, reset, invitation); only its hash is stored. */
 export function newOpaqueToken(): { token: string; hash: string } {
@@ -16,7 +17,23 @@ export interface AccessClaims {
   sub: string;
   tid: string;
   role: string;
+  /** The user's session epoch when the token was issued; a later epoch voids the token. */
+  sep: number;
 }
+
+/**
+ * What a usable access token must say. `exp` is required (jsonwebtoken only checks it when
+ * present), ids must be UUIDs. Tokens issued before session epochs existed have no `sep`:
+ * they count as epoch 0, so any bump since voids them too.
+ */
+const accessPayload = z.object({
+  typ: z.literal('access'),
+  sub: z.uuid(),
+  tid: z.uuid(),
+  exp: z.number(),
+  role: z.unknown().optional(),
+  sep: z.number().int().min(0).default(0),
+});
 
 export class AccessTokens {
   /** Built once: given a string, jsonwebtoken derives a key (trying it as a public key first) on every call. */
@@ -35,14 +52,16 @@ export class AccessTokens {
 
   /** The claims of a valid, unexpired access token; null for anything else. */
   verify(token: string): AccessClaims | null {
+    let payload: unknown;
     try {
-      const payload = jwt.verify(token, this.key, { algorithms: ['HS256'] });
-      if (typeof payload !== 'object' || payload.typ !== 'access') return null;
-      if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') return null;
-      return { sub: payload.sub, tid: payload.tid, role: String(payload.role ?? '') };
+      payload = jwt.verify(token, this.key, { algorithms: ['HS256'] });
     } catch {
       return null;
     }
+    const parsed = accessPayload.safeParse(payload);
+    if (!parsed.success) return null;
+    const { sub, tid, role, sep } = parsed.data;
+    return { sub: sub.toLowerCase(), tid: tid.toLowerCase(), role: String(role ?? ''), sep };
   }
 }
 

@@ -20,12 +20,15 @@ export interface Principal {
   recordAccess: RecordAccess;
   departmentId: string | null;
   teamIds: string[];
+  /** Access tokens issued under an earlier epoch are void (see user_credentials.session_epoch). */
+  sessionEpoch: number;
 }
 
 export async function loadPrincipal(knex: Knex, tenantId: string, userId: string): Promise<Principal | null> {
   const row = await knex('users as u')
     .join('roles as r', 'r.id', 'u.role_id')
     .join('tenants as t', 't.id', 'u.tenant_id')
+    .leftJoin('user_credentials as c', 'c.user_id', 'u.id')
     .where({ 'u.id': userId, 'u.tenant_id': tenantId })
     .whereNull('u.deleted_at')
     .first(
@@ -44,6 +47,7 @@ export async function loadPrincipal(knex: Knex, tenantId: string, userId: string
       'r.record_access',
       't.slug',
       't.company_name',
+      knex.raw('coalesce(c.session_epoch, 0) as session_epoch'),
       knex.raw(
         `coalesce((select array_agg(tm.id order by tm.name) from teams tm
            where tm.tenant_id = u.tenant_id and u.id = any(tm.member_ids) and tm.deleted_at is null), '{}') as team_ids`,
@@ -68,6 +72,7 @@ export async function loadPrincipal(knex: Knex, tenantId: string, userId: string
     recordAccess: row.record_access,
     departmentId: row.department_id,
     teamIds: row.team_ids,
+    sessionEpoch: row.session_epoch,
   };
 }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import jwt from 'jsonwebtoken';
 import { ManualClock } from '../../src/infra/clock.js';
 import { PASSWORD_RULE } from '../../src/infra/passwords.js';
 import { login, PASSWORD, registerTenant, type Session } from '../support/identity.js';
@@ -10,10 +11,14 @@ describe('authentication', () => {
   let service: TestService;
   let smtp: TestSmtpServer;
   const clock = new ManualClock(new Date());
+  const JWT_SECRET = 'test-secret-for-hand-made-tokens-0123456789';
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const me = (token: string) => service.request('GET', '/api/auth/me', undefined, bearer(token));
 
   before(async () => {
     smtp = await TestSmtpServer.start();
-    service = await startTestService({ SMTP_URL: smtp.url, LOGIN_LIMIT_PER_ACCOUNT: '4' }, { clock });
+    // TRUST_PROXY: tests pick the client address with X-Forwarded-For.
+    service = await startTestService({ SMTP_URL: smtp.url, LOGIN_LIMIT_PER_ACCOUNT: '4', TRUST_PROXY: 'true', JWT_SECRET }, { clock });
   });
   after(async () => {
     await service.stop();
@@ -109,9 +114,49 @@ describe('authentication', () => {
       expect(limited.status).to.equal(429);
       expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
     });
+
+    it('an attacker failing on an account does not lock the real user out, and stays limited (failures count per account and client address)', async () => {
+      const victim = await registerTenant(service);
+      const from = (ip: string, password: string) =>
+        service.request('POST', '/api/auth/login', { tenantSlug: victim.tenant.slug, email: victim.user.email, password }, { 'x-forwarded-for': ip });
+      const statuses = [];
+      for (let i = 0; i < 15; i++) statuses.push((await from('203.0.113.66', `Wrong${i}pass`)).status);
+      expect(statuses).to.deep.equal([...Array(4).fill(401), ...Array(11).fill(429)]);
+      const real = await from('198.51.100.7', PASSWORD);
+      expect(real.status, JSON.stringify(real.body)).to.equal(200);
+      expect((await me(real.body.accessToken)).status).to.equal(200);
+      // Even the right password from the attacker's address waits out the window.
+      expect((await from('203.0.113.66', PASSWORD)).status).to.equal(429);
+    });
+
+    it('only failures count: signing in with the right password again and again is never limited', async () => {
+      const user = await registerTenant(service);
+      const from = (password: string) =>
+        service.request('POST', '/api/auth/login', { tenantSlug: user.tenant.slug, email: user.user.email, password }, { 'x-forwarded-for': '198.51.100.8' });
+      expect((await from('Wrong1234')).status).to.equal(401);
+      for (let i = 0; i < 5; i++) expect((await from(PASSWORD)).status).to.equal(200);
+      for (let i = 0; i < 3; i++) expect((await from('Wrong1234')).status).to.equal(401);
+      expect((await from('Wrong1234')).status).to.equal(429);
+    });
   });
 
   describe('GET /auth/me', () => {
+    it('refuses a token signed with the right key but without an expiry, or with ids that are not UUIDs (401, never 500)', async () => {
+      const admin = await registerTenant(service);
+      const claims = { sub: admin.user.id, tid: admin.tenant.id, role: 'admin', typ: 'access', sep: 0 };
+      const sign = (payload: object, expiring = true) => jwt.sign(payload, JWT_SECRET, { algorithm: 'HS256', ...(expiring ? { expiresIn: 60 } : {}) });
+      // The hand-made token is otherwise good: with an expiry it works.
+      expect((await me(sign(claims))).status).to.equal(200);
+      const endless = await me(sign(claims, false));
+      expect(endless.status).to.equal(401);
+      expect(endless.body).to.include({ statusCode: 401, message: 'Invalid or expired token' });
+      expect((await me(sign({ ...claims, sub: 'not-a-uuid' }))).status).to.equal(401);
+      expect((await me(sign({ ...claims, tid: 'not-a-uuid' }))).status).to.equal(401);
+      expect((await me(sign({ ...claims, sub: 42 }))).status).to.equal(401);
+      expect((await me(sign({ ...claims, sep: -1 }))).status).to.equal(401);
+      expect((await me(sign({ ...claims, typ: 'refresh' }))).status).to.equal(401);
+    });
+
     it('needs a valid bearer token (401 otherwise)', async () => {
       expect((await service.request('GET', '/api/auth/me')).status).to.equal(401);
       expect((await service.request('GET', '/api/auth/me', undefined, { authorization: 'Bearer nonsense' })).status).to.equal(401);
@@ -147,6 +192,17 @@ describe('authentication', () => {
       expect(descendant.status).to.equal(401);
     });
 
+    it('a reused refresh token also voids the access tokens already handed out, at once', async () => {
+      const admin = await registerTenant(service);
+      const next = await service.request('POST', '/api/auth/refresh', { refreshToken: admin.refreshToken });
+      expect((await me(next.body.accessToken)).status).to.equal(200);
+      expect((await service.request('POST', '/api/auth/refresh', { refreshToken: admin.refreshToken })).status).to.equal(401);
+      expect((await me(admin.accessToken)).status).to.equal(401);
+      expect((await me(next.body.accessToken)).status).to.equal(401);
+      const again = await login(service, admin.tenant.slug, admin.user.email);
+      expect((await me(again.accessToken)).status).to.equal(200);
+    });
+
     it('refuses an unknown or expired refresh token', async () => {
       expect((await service.request('POST', '/api/auth/refresh', { refreshToken: 'made-up' })).status).to.equal(401);
       const admin = await registerTenant(service);
@@ -173,6 +229,17 @@ describe('authentication', () => {
       await login(service, admin.tenant.slug, admin.user.email, 'N3wPassword');
       // Other sessions end with a password change.
       expect((await service.request('POST', '/api/auth/refresh', { refreshToken: admin.refreshToken })).status).to.equal(401);
+    });
+
+    it('voids every access token issued before the change, the caller\'s own included', async () => {
+      const admin = await registerTenant(service);
+      const elsewhere = await login(service, admin.tenant.slug, admin.user.email);
+      const ok = await service.request('POST', '/api/auth/change-password', { currentPassword: PASSWORD, newPassword: 'N3wPassword' }, admin.auth);
+      expect(ok.status).to.equal(200);
+      expect((await me(admin.accessToken)).status).to.equal(401);
+      expect((await me(elsewhere.accessToken)).status).to.equal(401);
+      const after = await login(service, admin.tenant.slug, admin.user.email, 'N3wPassword');
+      expect((await me(after.accessToken)).status).to.equal(200);
     });
   });
 
@@ -203,6 +270,17 @@ describe('authentication', () => {
       expect((await service.request('GET', `/api/auth/reset-password/validate?token=${token}`)).status).to.equal(400);
       await login(service, admin.tenant.slug, admin.user.email, 'R3setPassword');
       expect((await service.request('POST', '/api/auth/login', { tenantSlug: admin.tenant.slug, email: admin.user.email, password: PASSWORD })).status).to.equal(401);
+    });
+
+    it('a reset voids the access tokens issued before it', async () => {
+      const admin = await registerTenant(service);
+      expect((await me(admin.accessToken)).status).to.equal(200);
+      await service.request('POST', '/api/auth/forgot-password', { email: admin.user.email, tenantSlug: admin.tenant.slug });
+      const token = tokenFrom(await smtp.waitFor(admin.user.email));
+      expect((await service.request('POST', '/api/auth/reset-password', { token, newPassword: 'R3setPassword' })).status).to.equal(200);
+      expect((await me(admin.accessToken)).status).to.equal(401);
+      const after = await login(service, admin.tenant.slug, admin.user.email, 'R3setPassword');
+      expect((await me(after.accessToken)).status).to.equal(200);
     });
 
     it('refuses an expired reset token with 400', async () => {

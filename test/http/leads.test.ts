@@ -651,11 +651,20 @@ describe('leads', () => {
       expect(await slaOf(lead.id)).to.deep.include({ status: 'no_sla', timeRemaining: null, responseDeadline: null });
     });
 
-    it('check-breaches needs leads.edit', async () => {
-      const role = await as('POST', '/roles', { name: 'sla-viewer', level: 5, permissions: { leads: { view: true } } });
-      expect(role.status).to.equal(201);
-      const reader = await createUserAs(service, tenant, 'sla-viewer');
-      expect((await as('POST', '/leads/sla/check-breaches', undefined, reader)).status).to.equal(403);
+    it('check-breaches is for administrators only (it acts on every lead of the tenant): 403 for others, nothing marked', async () => {
+      const late = await leadAt('2026-01-12T09:00:00Z');
+      const own = await leadAt('2026-01-12T09:00:00Z', tenantUser);
+      const manager = await createUserAs(service, tenant, 'manager');
+      clock.set('2026-01-12T13:30:00Z');
+      for (const caller of [tenantUser, manager]) {
+        const refused = await as('POST', '/leads/sla/check-breaches', undefined, caller);
+        expect(refused.status).to.equal(403);
+        expect(refused.body).to.include({ statusCode: 403, message: 'Admin access required' });
+      }
+      for (const lead of [late, own]) expect((await as('GET', `/leads/${lead.id}`)).body.slaBreachedAt).to.equal(null);
+      const checked = await as('POST', '/leads/sla/check-breaches');
+      expect(checked.status).to.equal(200);
+      expect(checked.body).to.include({ breached: 2, escalated: 0 });
     });
   });
 

@@ -180,6 +180,16 @@ describe('users', () => {
       await login(service, admin.tenant.slug, user.email);
     });
 
+    it('deactivation voids the user\'s access tokens for good: after re-activation only a new login works', async () => {
+      const user = await newUser();
+      const session = await login(service, admin.tenant.slug, user.email);
+      expect((await send('PUT', `/users/${user.id}/deactivate`, {})).status).to.equal(200);
+      expect((await send('PUT', `/users/${user.id}/activate`, {})).status).to.equal(200);
+      expect((await get('/auth/me', session)).status).to.equal(401);
+      const fresh = await login(service, admin.tenant.slug, user.email);
+      expect((await get('/auth/me', fresh)).status).to.equal(200);
+    });
+
     it('an administrator cannot deactivate or delete themselves', async () => {
       expect((await send('PUT', `/users/${admin.user.id}/deactivate`, {})).status).to.equal(400);
       expect((await send('DELETE', `/users/${admin.user.id}`, undefined)).status).to.equal(400);
@@ -272,6 +282,60 @@ describe('users', () => {
 
     it('refuses to invite an existing user (409)', async () => {
       expect((await send('POST', '/users/invite', { email: admin.user.email, roleId: roles.user })).status).to.equal(409);
+    });
+
+    const pendingFor = async (email: string) =>
+      (await get('/users/invitations')).body.filter((i: { email: string; status: string }) => i.email === email && i.status === 'pending');
+
+    it('20 concurrent invitations of one email: exactly one 201, the rest 409, one pending invitation', async () => {
+      const email = `rush-${randomUUID().slice(0, 8)}@example.com`;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => send('POST', '/users/invite', { email, roleId: roles.user })));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).to.deep.equal([201, ...Array(19).fill(409)]);
+      for (const refused of answers.filter((a) => a.status === 409)) expect(refused.body.message).to.equal('A pending invitation for this email already exists');
+      const pending = await pendingFor(email);
+      expect(pending.map((i: { id: string }) => i.id)).to.deep.equal([answers.find((a) => a.status === 201)!.body.id]);
+      expect((await get('/users/invitations')).body.filter((i: { email: string }) => i.email === email)).to.have.length(1);
+    });
+
+    it('cancelling an invitation frees the email for a new one', async () => {
+      const email = `again-${randomUUID().slice(0, 8)}@example.com`;
+      const first = await send('POST', '/users/invite', { email, roleId: roles.user });
+      expect((await send('POST', '/users/invite', { email, roleId: roles.user })).status).to.equal(409);
+      expect((await send('DELETE', `/users/invitations/${first.body.id}`, undefined)).status).to.equal(200);
+      const second = await send('POST', '/users/invite', { email, roleId: roles.user });
+      expect(second.status).to.equal(201);
+      expect((await pendingFor(email)).map((i: { id: string }) => i.id)).to.deep.equal([second.body.id]);
+    });
+
+    it('an expired invitation frees the email; resending it then is a 409 while the new one is pending', async () => {
+      const email = `lapsed-${randomUUID().slice(0, 8)}@example.com`;
+      const first = await send('POST', '/users/invite', { email, roleId: roles.user });
+      clock.advance(8 * 86_400_000);
+      try {
+        const second = await send('POST', '/users/invite', { email, roleId: roles.user });
+        expect(second.status).to.equal(201);
+        const resend = await send('POST', `/users/invitations/${first.body.id}/resend`, {});
+        expect(resend.status).to.equal(409);
+        const statuses = (await get('/users/invitations')).body.filter((i: { email: string }) => i.email === email).map((i: { id: string; status: string }) => [i.id, i.status]);
+        expect(statuses).to.have.deep.members([[first.body.id, 'expired'], [second.body.id, 'pending']]);
+      } finally {
+        clock.advance(-8 * 86_400_000);
+      }
+    });
+
+    it('an accepted invitation frees the email: once that user is deleted, the email can be invited again', async () => {
+      const email = `joined-${randomUUID().slice(0, 8)}@example.com`;
+      smtp.received.length = 0;
+      expect((await send('POST', '/users/invite', { email, roleId: roles.user })).status).to.equal(201);
+      const token = tokenFrom(await smtp.waitFor(email));
+      const accepted = await service.request('POST', '/api/auth/invite/accept', { token, password: PASSWORD, firstName: 'Jo', lastName: 'Ined' });
+      expect(accepted.status).to.equal(201);
+      const refused = await send('POST', '/users/invite', { email, roleId: roles.user });
+      expect(refused.status).to.equal(409);
+      expect(refused.body.message).to.equal('A user with this email already exists');
+      expect((await send('DELETE', `/users/${accepted.body.user.id}`, undefined)).status).to.equal(200);
+      expect((await send('POST', '/users/invite', { email, roleId: roles.user })).status).to.equal(201);
     });
   });
 
@@ -367,6 +431,149 @@ describe('users', () => {
       for (const path of ['/users', '/users/org-tree', `/users/${admin.user.id}`, '/roles', '/departments', '/teams']) {
         expect((await service.request('GET', `/api${path}`)).status, path).to.equal(401);
       }
+    });
+  });
+
+  describe('who may change whom', () => {
+    const grants = { users: { view: true, create: true, edit: true, delete: true, invite: true }, contacts: { view: true, edit: true } };
+    let supervisorRole: string;
+    let helperRole: string;
+    let assistantRole: string;
+    let supervisor: Session;
+    const detail = async (id: string) => (await get(`/users/${id}`)).body;
+    const newRole = async (body: Record<string, unknown>) => {
+      const res = await send('POST', '/roles', body);
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      return res.body.id as string;
+    };
+    before(async () => {
+      const tag = randomUUID().slice(0, 4);
+      supervisorRole = await newRole({ name: `supervisor-${tag}`, level: 50, permissions: grants, recordAccess: { contacts: 'team' } });
+      // Lower than a supervisor, yet it grants what a supervisor lacks.
+      helperRole = await newRole({ name: `helper-${tag}`, level: 40, permissions: { contacts: { view: true, delete: true } } });
+      assistantRole = await newRole({ name: `assistant-${tag}`, level: 20, permissions: { contacts: { view: true } } });
+      supervisor = await createUserAs(service, admin, `supervisor-${tag}`);
+    });
+
+    it('a non-admin with users.edit and users.delete cannot edit, demote or delete an administrator, nor a peer (403, nothing changes)', async () => {
+      const peer = await newUser({ roleId: supervisorRole, firstName: 'Pam' });
+      const attempts: [string, string, unknown?][] = [
+        ['PUT', `/users/${admin.user.id}`, { title: 'Intern' }],
+        ['PUT', `/users/${admin.user.id}`, { roleId: roles.user }],
+        ['PUT', `/users/${admin.user.id}/deactivate`, {}],
+        ['DELETE', `/users/${admin.user.id}`],
+        ['PUT', `/users/${peer.id}`, { title: 'Intern' }],
+        ['PUT', `/users/${peer.id}`, { roleId: assistantRole }],
+        ['DELETE', `/users/${peer.id}`],
+      ];
+      for (const [method, path, body] of attempts) {
+        const res = await send(method, path, body, supervisor);
+        expect(res.status, `${method} ${path}`).to.equal(403);
+      }
+      const refused = await send('PUT', `/users/${admin.user.id}`, { roleId: roles.user }, supervisor);
+      expect(refused.body.message).to.equal('You cannot change a user whose role is at or above your own level');
+      expect(await detail(admin.user.id)).to.include({ roleName: 'admin', status: 'active', title: null });
+      expect(await detail(peer.id)).to.include({ roleId: supervisorRole, status: 'active', title: null });
+    });
+
+    it('a non-admin manages lower users with lower roles that grant nothing beyond their own', async () => {
+      const junior = await newUser({ firstName: 'Jim' });
+      const edited = await send('PUT', `/users/${junior.id}`, { title: 'Junior', roleId: assistantRole }, supervisor);
+      expect(edited.status, JSON.stringify(edited.body)).to.equal(200);
+      expect(edited.body).to.include({ title: 'Junior', roleId: assistantRole });
+      for (const roleId of [supervisorRole, roles.manager, roles.admin]) {
+        const res = await send('PUT', `/users/${junior.id}`, { roleId }, supervisor);
+        expect(res.status).to.equal(403);
+        expect(res.body.message).to.equal('You cannot assign a role at or above your own level');
+      }
+      const richer = await send('PUT', `/users/${junior.id}`, { roleId: helperRole }, supervisor);
+      expect(richer.status).to.equal(403);
+      expect(richer.body.message).to.contain('contacts.delete');
+      expect((await detail(junior.id)).roleId).to.equal(assistantRole);
+
+      const create = (roleId: string) =>
+        send('POST', '/users', { email: `c-${randomUUID().slice(0, 8)}@example.com`, password: PASSWORD, firstName: 'C', lastName: 'D', roleId }, supervisor);
+      expect((await create(supervisorRole)).status).to.equal(403);
+      expect((await create(helperRole)).status).to.equal(403);
+      expect((await create(assistantRole)).status).to.equal(201);
+      const invite = (roleId: string) => send('POST', '/users/invite', { email: `i-${randomUUID().slice(0, 8)}@example.com`, roleId }, supervisor);
+      expect((await invite(roles.admin)).status).to.equal(403);
+      expect((await invite(helperRole)).status).to.equal(403);
+      expect((await invite(assistantRole)).status).to.equal(201);
+      expect((await send('DELETE', `/users/${junior.id}`, undefined, supervisor)).status).to.equal(200);
+    });
+
+    it('a non-admin cannot change their own role (not even to a lower one), department or manager; personal fields they can', async () => {
+      const id = supervisor.user.id;
+      const lower = await send('PUT', `/users/${id}`, { roleId: assistantRole }, supervisor);
+      expect(lower.status).to.equal(403);
+      expect(lower.body.message).to.equal('You cannot change your own role: someone above you has to');
+      expect((await send('PUT', `/users/${id}`, { roleId: helperRole }, supervisor)).status).to.equal(403);
+      const department = (await send('POST', '/departments', { name: `Mine ${randomUUID().slice(0, 4)}` })).body;
+      expect((await send('PUT', `/users/${id}`, { departmentId: department.id }, supervisor)).status).to.equal(403);
+      expect((await send('PUT', `/users/${id}`, { managerId: admin.user.id }, supervisor)).status).to.equal(403);
+      const own = await send('PUT', `/users/${id}`, { title: 'Head of Support', phone: '+1 555 0100' }, supervisor);
+      expect(own.status).to.equal(200);
+      expect(own.body).to.include({ title: 'Head of Support', roleId: supervisorRole, departmentId: null, managerId: null });
+    });
+
+    it('an administrator may demote another administrator, but the last active one cannot be demoted (409)', async () => {
+      const founder = await registerTenant(service);
+      const tenantRoles = Object.fromEntries((await get('/users/lookup/roles', founder)).body.map((r: { name: string; id: string }) => [r.name, r.id]));
+      const alone = await send('PUT', `/users/${founder.user.id}`, { roleId: tenantRoles.manager }, founder);
+      expect(alone.status).to.equal(409);
+      expect(alone.body.message).to.equal('This is the last active administrator of the company: make someone else an administrator first');
+      const second = await createUserAs(service, founder, 'admin');
+      expect((await send('PUT', `/users/${second.user.id}`, { roleId: tenantRoles.manager }, founder)).status).to.equal(200);
+      expect((await send('PUT', `/users/${second.user.id}`, { roleId: tenantRoles.admin }, founder)).status).to.equal(200);
+      // A deactivated administrator does not count.
+      expect((await send('PUT', `/users/${second.user.id}/deactivate`, {}, founder)).status).to.equal(200);
+      expect((await send('PUT', `/users/${founder.user.id}`, { roleId: tenantRoles.manager }, founder)).status).to.equal(409);
+      expect((await get(`/users/${founder.user.id}`, founder)).body.roleName).to.equal('admin');
+    });
+
+    it('lowering the level of a role that only the last administrators hold is refused (409)', async () => {
+      const founder = await registerTenant(service);
+      const owners = await send('POST', '/roles', { name: 'owner', level: 100 }, founder);
+      const tenantRoles = Object.fromEntries((await get('/users/lookup/roles', founder)).body.map((r: { name: string; id: string }) => [r.name, r.id]));
+      const second = await createUserAs(service, founder, 'owner');
+      expect((await send('PUT', `/users/${founder.user.id}`, { roleId: tenantRoles.user }, second)).status).to.equal(200);
+      const lowered = await send('PUT', `/roles/${owners.body.id}`, { level: 90 }, second);
+      expect(lowered.status).to.equal(409);
+      expect((await get(`/roles/${owners.body.id}`, second)).body.level).to.equal(100);
+      expect((await send('PUT', `/roles/${owners.body.id}`, { description: 'Owners' }, second)).status).to.equal(200);
+    });
+
+    const admins = async (session: Session) => {
+      const list = await get(`/users?status=active&limit=100`, session);
+      return list.body.data.filter((u: { roleLevel: number }) => u.roleLevel >= 100).length;
+    };
+
+    it('two administrators demoting each other at the same moment leave one administrator', async () => {
+      const founder = await registerTenant(service);
+      const tenantRoles = Object.fromEntries((await get('/users/lookup/roles', founder)).body.map((r: { name: string; id: string }) => [r.name, r.id]));
+      const second = await createUserAs(service, founder, 'admin');
+      const answers = await Promise.all([
+        send('PUT', `/users/${second.user.id}`, { roleId: tenantRoles.manager }, founder),
+        send('PUT', `/users/${founder.user.id}`, { roleId: tenantRoles.manager }, second),
+      ]);
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.filter((s) => s === 200), JSON.stringify(answers.map((a) => a.body))).to.have.length(1);
+      // The loser is no administrator any more (403), or would have been the last one (409).
+      expect([403, 409]).to.include(statuses.find((s) => s !== 200));
+      expect(await admins(founder)).to.equal(1);
+    });
+
+    it('two administrators each demoting themselves at the same moment: one succeeds, the other gets 409', async () => {
+      const founder = await registerTenant(service);
+      const tenantRoles = Object.fromEntries((await get('/users/lookup/roles', founder)).body.map((r: { name: string; id: string }) => [r.name, r.id]));
+      const second = await createUserAs(service, founder, 'admin');
+      const answers = await Promise.all([
+        send('PUT', `/users/${founder.user.id}`, { roleId: tenantRoles.manager }, founder),
+        send('PUT', `/users/${second.user.id}`, { roleId: tenantRoles.manager }, second),
+      ]);
+      expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 409]);
+      expect(await admins(founder)).to.equal(1);
     });
   });
 

@@ -40,7 +40,7 @@ describe('record-access scope', () => {
     roleId: randomUUID(), role: 'user', roleLevel: 10, isAdmin: false,
     permissions: Object.fromEntries(MODULES.map((m) => [m, Object.fromEntries(ACTIONS.map((a) => [a, true]))])),
     recordAccess: { contacts: scope } as Principal['recordAccess'],
-    departmentId: sales, teamIds: [team], ...overrides,
+    departmentId: sales, teamIds: [team], sessionEpoch: 0, ...overrides,
   });
   const owners = async (p: Principal) =>
     (await applyRecordScope(db.knex('owned'), p, 'contacts', 'owner_id').pluck('owner_id')).sort();
