@@ -6,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { PostgresEventStore } from '../src/events/store/postgres.js';
 import { connectDatabase, createDatabaseIfMissing, startEmbeddedPostgres, withDatabase, type Database } from '../src/infra/database.js';
+import { allMigrations } from '../src/modules.js';
 import { migrateToLatest } from '../src/projections/migrations/index.js';
 import type { CleanupStack } from './cleanup.js';
 import { log } from './log.js';
@@ -82,7 +83,7 @@ export async function openBenchEnvironment(cleanup: CleanupStack): Promise<Bench
 
   const db = connectDatabase(await freshDatabase(), POOL_MAX);
   cleanup.push(() => db.close());
-  await migrateToLatest(db.knex);
+  await migrateToLatest(db.knex, allMigrations());
   await createRecordsTable(db.knex);
   const store = new PostgresEventStore(db.pool);
   cleanup.push(() => store.close());

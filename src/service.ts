@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import type { IdentityDeps } from './commands/identity-deps.js';
 import { Mailer } from './infra/mailer.js';
 import { RateLimiter } from './infra/rate-limit.js';
@@ -7,7 +7,7 @@ import { AccessTokens, signingSecret } from './infra/tokens.js';
 import { openEventStore } from './events/store/index.js';
 import type { EventStore, Position } from './events/store/types.js';
 import { createHttpApp } from './http/app.js';
-import { mountModules } from './http/modules.js';
+import { authenticate } from './http/authenticate.js';
 import { httpServerOptions } from './http/server-options.js';
 import { AdvisoryLocks } from './infra/advisory-locks.js';
 import { systemClock, type Clock } from './infra/clock.js';
@@ -25,14 +25,12 @@ import type { RetryPolicy } from './infra/parked-events.js';
 import { ProjectionEngine } from './projections/engine.js';
 import { migrateToLatest } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
-import { projections as allProjections } from './projections/registry.js';
 import { checkHealth } from './queries/health.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
-import { sagas as allSagas } from './sagas/registry.js';
 import { seedMissingLeadSettings } from './commands/lead-commands.js';
 import { completePendingPlans } from './commands/write-plan.js';
-import { scheduledJobs } from './sagas/jobs.js';
+import { allJobs, allMigrations, allProjections, allSagas, modules, type ModuleManifest } from './modules.js';
 import { Scheduler } from './sagas/scheduler.js';
 
 /** Everything a module needs, built once at start-up and handed down. */
@@ -43,8 +41,14 @@ export interface Services extends IdentityDeps {
   db: Database;
   store: EventStore;
   projections: ProjectionEngine;
-  /** Read-your-writes: resolves once the projections have passed a command's position. */
+  /**
+   * Read-your-writes: resolves true once the projections have passed a command's position
+   * (in a module's routes: the projections that module's responses read), false after the
+   * timeout.
+   */
   waitForProjections(position: Position | null, timeoutMs?: number): Promise<boolean>;
+  /** Bearer-token authentication with one principal cache for every route. */
+  authenticate: RequestHandler;
 }
 
 export interface RunningService {
@@ -101,7 +105,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     if (embedded) cleanups.push(() => embedded.stop());
     const db = connectDatabase(url, config.DATABASE_POOL_MAX);
     cleanups.push(() => db.close());
-    await migrateToLatest(db.knex);
+    await migrateToLatest(db.knex, allMigrations());
 
     const store = await openEventStore({ eventStoreUrl: config.EVENTSTORE_URL, pool: db.pool, logger });
     cleanups.push(() => store.close());
@@ -122,7 +126,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
         retry,
       },
-      overrides.projections ?? allProjections,
+      overrides.projections ?? allProjections(),
     );
     await projections.start({ run: runsWorkers });
     cleanups.push(() => projections.close());
@@ -137,7 +141,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
           retry: overrides.sagaRetry ?? retry,
         },
-        overrides.sagas ?? allSagas,
+        overrides.sagas ?? allSagas(),
       );
       sagas.start();
       cleanups.push(() => sagas.close());
@@ -157,7 +161,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       mailer,
       rateLimiter: new RateLimiter(db.knex, clock),
       waitForProjections: (position, timeoutMs = config.PROJECTION_WAIT_MS) => projections.waitFor(position, timeoutMs),
+      authenticate: (_req, _res, next) => next(),
     };
+    services.authenticate = authenticate(services);
 
     if (runsWorkers) {
       // Writes a crash cut short are completed first: seeding below reads the tenants they create.
@@ -171,7 +177,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       cleanups.push(() => seeding);
     }
     if (runsWorkers && overrides.schedule !== false) {
-      const scheduler = new Scheduler({ knex: db.knex, logger }, scheduledJobs(services));
+      const scheduler = new Scheduler({ knex: db.knex, logger }, allJobs(services));
       scheduler.start();
       cleanups.push(() => scheduler.close());
     }
@@ -187,7 +193,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           ? undefined
           : (router) => {
               overrides.mountApi?.(router, services);
-              mountModules(router, services);
+              for (const module of modules) mountModule(router, services, module);
             },
     });
     const server = await new Promise<Server>((resolve, reject) => {
@@ -204,6 +210,21 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   } catch (error) {
     await cleanUp();
     throw error;
+  }
+}
+
+/**
+ * Mounts a module's routes: behind the shared authentication (unless public), with a
+ * read-your-writes wait that covers only the projections the module's responses read.
+ */
+function mountModule(api: Router, services: Services, module: ModuleManifest): void {
+  const reads = module.reads;
+  const scoped: Services = reads
+    ? { ...services, waitForProjections: (position, timeoutMs = services.config.PROJECTION_WAIT_MS) => services.projections.waitFor(position, timeoutMs, reads) }
+    : services;
+  for (const routes of module.routes ?? []) {
+    if (!routes.public) api.use(routes.paths, services.authenticate);
+    api.use(routes.router(scoped));
   }
 }
 

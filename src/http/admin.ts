@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { listAuditTrail } from '../queries/audit-trail.js';
 import type { Services } from '../service.js';
-import { authenticate, principalOf, requireAdmin } from './authenticate.js';
+import { principalOf, requireAdmin } from './authenticate.js';
 import { paginationQuery, parseQuery, queryDate } from './validate.js';
 
 const auditQuery = paginationQuery.extend({
@@ -16,7 +16,7 @@ const auditQuery = paginationQuery.extend({
 /** Administrators' views of what the service did: mail it sent (or kept) and the audit trail. */
 export function adminRouter(services: Services): Router {
   const router = Router();
-  router.use('/admin', authenticate(services), requireAdmin);
+  router.use('/admin', requireAdmin);
   router.get('/admin/outbox', async (req, res) => {
     const { page, limit } = parseQuery(paginationQuery, req);
     res.json(await services.mailer.listOutbox(principalOf(res).tenantId, page, limit));

@@ -5,7 +5,7 @@ import { acceptInvitation, validateInvitation } from '../commands/invitations.js
 import { passwordSchema } from '../infra/passwords.js';
 import { authUser, authUserShort, currentUser, tenantShape } from '../queries/auth.js';
 import type { Services } from '../service.js';
-import { authenticate, principalOf } from './authenticate.js';
+import { principalOf } from './authenticate.js';
 import { parseBody, parseQuery } from './validate.js';
 
 const name = z.string().trim().min(1).max(100);
@@ -84,7 +84,7 @@ export function authRouter(services: Services): Router {
     res.json({ message: 'Password has been reset. You can now sign in.' });
   });
 
-  const authenticated = authenticate(services);
+  const authenticated = services.authenticate;
   router.get('/auth/me', authenticated, (_req, res) => {
     res.json(currentUser(principalOf(res)));
   });

@@ -45,7 +45,7 @@ import {
   type Catalogue,
 } from '../queries/lead-settings.js';
 import type { Services } from '../service.js';
-import { authenticate, commandContextOf, principalOf, requireAdmin, requirePermission } from './authenticate.js';
+import { commandContextOf, principalOf, requireAdmin, requirePermission } from './authenticate.js';
 import { optionalText } from './record-schemas.js';
 import { idParam, parseBody, parseQuery } from './validate.js';
 
@@ -284,7 +284,6 @@ const CATALOGUES: [path: string, catalogue: Catalogue][] = [
 export function leadSettingsRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
-  router.use('/lead-settings', authenticate(services));
   const view = requirePermission('leads', 'view');
   const tenant = (res: Response) => principalOf(res).tenantId;
   const state = (res: Response) => loadLeadSettings(services.store, tenant(res));

@@ -62,8 +62,9 @@ export class ProjectionEngine {
     );
   }
 
-  waitFor(position: Position | null, timeoutMs: number): Promise<boolean> {
-    return position ? this.progress.waitFor(position, timeoutMs) : Promise.resolve(true);
+  /** Whether the projections (all, or those named) pass `position` within `timeoutMs`. */
+  waitFor(position: Position | null, timeoutMs: number, names?: readonly string[]): Promise<boolean> {
+    return position ? this.progress.waitFor(position, timeoutMs, names) : Promise.resolve(true);
   }
 
   async close(): Promise<void> {

@@ -65,20 +65,21 @@ export class ProjectionProgress {
     return this.positions.get(name) ?? null;
   }
 
-  /** The projections that have not yet passed `position`. */
-  behind(position: Position): string[] {
-    return this.names.filter((n) => {
+  /** The projections (all, or those named that this process tracks) that have not yet passed `position`. */
+  behind(position: Position, names?: readonly string[]): string[] {
+    const among = names ? this.names.filter((n) => names.includes(n)) : this.names;
+    return among.filter((n) => {
       const p = this.positions.get(n);
       return !p || comparePositions(p, position) < 0;
     });
   }
 
-  /** Resolves true once every projection has passed `position`, false after `timeoutMs`. */
-  async waitFor(position: Position, timeoutMs: number): Promise<boolean> {
+  /** Resolves true once every projection (or every one named) has passed `position`, false after `timeoutMs`. */
+  async waitFor(position: Position, timeoutMs: number, names?: readonly string[]): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     const pollMs = this.options.pollMs ?? 100;
     for (;;) {
-      if (this.behind(position).length === 0) return true;
+      if (this.behind(position, names).length === 0) return true;
       const left = deadline - Date.now();
       if (left <= 0 || this.closed) return false;
       const seen = this.changed.current;

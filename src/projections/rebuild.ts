@@ -121,7 +121,7 @@ async function swapIn(knex: Knex, projection: Projection, target: ProjectionTarg
  * one transaction per page, reading the next page while the current one is written),
  * builds their secondary indexes once at the end, and swaps the copy in atomically. The
  * live tables keep serving meanwhile, and a rebuild that fails leaves them as they were.
- * Call it while holding the projection's lock (see rebuild-cli.ts): the live runner must
+ * Call it while holding the projection's lock (see src/cli/rebuild.ts): the live runner must
  * not move the checkpoint meanwhile.
  */
 export async function rebuildProjection(

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { seedMissingLeadSettings } from '../../src/commands/lead-commands.js';
-import { scheduledJobs } from '../../src/sagas/jobs.js';
+import { allJobs } from '../../src/modules.js';
 import { Scheduler } from '../../src/sagas/scheduler.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -634,7 +634,7 @@ describe('leads', () => {
     it('the scheduled job runs the same check for every tenant', async () => {
       const lead = await leadAt('2026-01-12T09:00:00Z');
       clock.set('2026-01-12T13:01:00Z');
-      const jobs = scheduledJobs(service.services);
+      const jobs = allJobs(service.services);
       const job = jobs.find((j) => j.name === 'lead-sla-breaches')!;
       expect(job.cron).to.equal('* * * * *');
       const scheduler = new Scheduler({ knex: service.services.knex }, jobs);

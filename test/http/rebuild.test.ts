@@ -3,7 +3,9 @@ import { expect } from 'chai';
 import { openEventStore } from '../../src/events/store/index.js';
 import { connectDatabase } from '../../src/infra/database.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
-import { projections } from '../../src/projections/registry.js';
+import { allProjections } from '../../src/modules.js';
+
+const projections = allProjections();
 import { createUserAs, registerTenant } from '../support/identity.js';
 import { startTestService } from '../support/service.js';
 

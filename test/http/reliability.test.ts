@@ -4,8 +4,10 @@ import { expect } from 'chai';
 import { register } from '../../src/commands/auth.js';
 import { completePendingPlans } from '../../src/commands/write-plan.js';
 import { listParked } from '../../src/infra/parked-events.js';
-import { replayParked } from '../../src/parked-events.js';
-import { projections } from '../../src/projections/registry.js';
+import { replayParked } from '../../src/cli/replay-parked.js';
+import { allProjections } from '../../src/modules.js';
+
+const projections = allProjections();
 import { login, PASSWORD, registerTenant } from '../support/identity.js';
 import { queryRows } from '../support/database.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -126,13 +128,13 @@ describe('reliability', () => {
       expect((await listParked(service.services.knex, { kind: 'projection', name: 'identity' }))[0].attempts).to.equal(3);
 
       // What an operator sees and does from the command line.
-      const listed = await operatorCommand(['src/parked-events-cli.ts'], service.databaseUrl);
+      const listed = await operatorCommand(['src/cli/parked-events.ts'], service.databaseUrl);
       expect(listed.code).to.equal(0);
       expect(listed.output).to.match(new RegExp(`^${parked[0].id}\tprojection:identity\tTenantRegistered\ttenant-${id}\t${id}\t3\t`, 'm'));
-      const replayed = await operatorCommand(['src/parked-events-cli.ts', 'replay', String(parked[0].id)], service.databaseUrl);
+      const replayed = await operatorCommand(['src/cli/parked-events.ts', 'replay', String(parked[0].id)], service.databaseUrl);
       expect(replayed.code).to.equal(1);
       expect(replayed.output).to.contain(`${parked[0].id}\tstill failing`);
-      expect((await operatorCommand(['src/parked-events-cli.ts', 'replay'], service.databaseUrl)).code).to.equal(2);
+      expect((await operatorCommand(['src/cli/parked-events.ts', 'replay'], service.databaseUrl)).code).to.equal(2);
 
       await service.services.knex('parked_events').delete();
       expect((await service.request('GET', '/health')).body.status).to.equal('ok');

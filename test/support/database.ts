@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { connectDatabase, createDatabaseIfMissing, withDatabase, type Database } from '../../src/infra/database.js';
 import { PostgresEventStore } from '../../src/events/store/postgres.js';
+import { allMigrations } from '../../src/modules.js';
 import { migrateToLatest } from '../../src/projections/migrations/index.js';
 
 export function adminUrl(): string {
@@ -24,7 +25,7 @@ export interface TestDatabase extends Database {
 /** A fresh database with the event log and read-model schema in place. */
 export async function openTestDatabase(): Promise<TestDatabase> {
   const db = connectDatabase(await freshDatabaseUrl(), 10);
-  await migrateToLatest(db.knex);
+  await migrateToLatest(db.knex, allMigrations());
   const store = new PostgresEventStore(db.pool);
   await store.init();
   return {

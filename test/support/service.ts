@@ -1,7 +1,7 @@
 import knexFactory from 'knex';
 import { loadConfig } from '../../src/infra/config.js';
 import { startService, type RunningService, type ServiceOverrides } from '../../src/service.js';
-import { projections } from '../../src/projections/registry.js';
+import { allProjections } from '../../src/modules.js';
 import { freshDatabaseUrl } from './database.js';
 import { counterProjection, createCounterTable, mountProbeRoutes } from './probe-module.js';
 
@@ -34,7 +34,7 @@ export async function startTestService(
   if (!(await setup.schema.hasTable('probe_counters'))) await createCounterTable(setup);
   await setup.destroy();
   const running = await startService(config, {
-    projections: [...projections, counterProjection],
+    projections: [...allProjections(), counterProjection],
     mountApi: mountProbeRoutes,
     ...overrides,
   });

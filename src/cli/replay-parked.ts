@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import type { EventStore, RecordedEvent } from './events/store/types.js';
-import { unpark, type ParkedEvent } from './infra/parked-events.js';
-import { applyEvents, type Projection } from './projections/projection.js';
-import { sagaContext, type Saga } from './sagas/saga.js';
+import type { EventStore, RecordedEvent } from '../events/store/types.js';
+import { unpark, type ParkedEvent } from '../infra/parked-events.js';
+import { applyEvents, type Projection } from '../projections/projection.js';
+import { sagaContext, type Saga } from '../sagas/saga.js';
 
 export type ReplayOutcome = { id: number; replayed: true } | { id: number; replayed: false; error: string };
 

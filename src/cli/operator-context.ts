@@ -4,7 +4,8 @@ import { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { ConfigError, loadConfig, type Config } from '../infra/config.js';
 import { connectDatabase, createDatabaseIfMissing, startEmbeddedPostgres, withDatabase, type Database } from '../infra/database.js';
 import { createLogger, type Logger } from '../infra/logger.js';
-import { migrateToLatest } from './migrations/index.js';
+import { allMigrations } from '../modules.js';
+import { migrateToLatest } from '../projections/migrations/index.js';
 
 /** What an operator command (rebuild, parked events) works with: the service's own configuration and stores. */
 export interface OperatorContext {
@@ -37,7 +38,7 @@ export async function withOperatorContext(work: (context: OperatorContext) => Pr
     closing.push(() => locks.close());
     const store = await openEventStore({ eventStoreUrl: config.EVENTSTORE_URL, pool: db.pool, logger });
     closing.push(() => store.close());
-    await migrateToLatest(db.knex);
+    await migrateToLatest(db.knex, allMigrations());
     return await work({ config, logger, db, store, locks });
   } finally {
     for (const close of closing.reverse()) await close().catch(() => undefined);

@@ -1,8 +1,7 @@
-import { listParked } from './infra/parked-events.js';
-import { describeParked, replayParked } from './parked-events.js';
-import { runOperatorCommand, withOperatorContext } from './projections/operator-context.js';
-import { projections } from './projections/registry.js';
-import { sagas } from './sagas/registry.js';
+import { listParked } from '../infra/parked-events.js';
+import { allProjections, allSagas } from '../modules.js';
+import { runOperatorCommand, withOperatorContext } from './operator-context.js';
+import { describeParked, replayParked } from './replay-parked.js';
 
 const USAGE = `usage: npm run projections:parked                 list parked events
        npm run projections:parked -- replay ID...   apply the named parked events again
@@ -32,7 +31,7 @@ async function main(): Promise<number> {
     const chosen = await listParked(db.knex, ids.length ? { ids } : {});
     const missing = ids.filter((id) => !chosen.some((p) => p.id === id));
     if (missing.length) process.stderr.write(`no parked event with id ${missing.join(', ')}\n`);
-    const outcomes = await replayParked({ store, knex: db.knex, projections, sagas }, chosen);
+    const outcomes = await replayParked({ store, knex: db.knex, projections: allProjections(), sagas: allSagas() }, chosen);
     for (const o of outcomes) process.stdout.write(o.replayed ? `${o.id}\treplayed\n` : `${o.id}\tstill failing: ${o.error}\n`);
     return outcomes.every((o) => o.replayed) && missing.length === 0 ? 0 : 1;
   });

@@ -1,8 +1,8 @@
 import { SingleBar, Presets } from 'cli-progress';
-import { projectionLockKey } from './engine.js';
+import { allProjections } from '../modules.js';
+import { projectionLockKey } from '../projections/engine.js';
+import { rebuildProjection } from '../projections/rebuild.js';
 import { runOperatorCommand, withOperatorContext } from './operator-context.js';
-import { rebuildProjection } from './rebuild.js';
-import { projections } from './registry.js';
 
 /**
  * `npm run projections:rebuild [name ...]`: replays the whole log into a fresh copy of
@@ -11,6 +11,7 @@ import { projections } from './registry.js';
  * embedded database, stop the service).
  */
 async function main(): Promise<number> {
+  const projections = allProjections();
   const names = process.argv.slice(2);
   const unknown = names.filter((n) => !projections.some((p) => p.name === n));
   if (unknown.length) {

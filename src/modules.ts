@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { Router } from 'express';
+import { checkSlaBreaches } from './commands/lead-commands.js';
+import { completePendingPlans } from './commands/write-plan.js';
+import { accountsRouter } from './http/accounts.js';
+import { adminRouter } from './http/admin.js';
+import { authRouter } from './http/auth.js';
+import { contactsRouter } from './http/contacts.js';
+import { leadSettingsRouter } from './http/lead-settings.js';
+import { leadsRouter } from './http/leads.js';
+import { organisationRouter } from './http/organisation.js';
+import { usersRouter } from './http/users.js';
+import { accountsProjection } from './projections/accounts.js';
+import { auditTrailProjection } from './projections/audit-trail.js';
+import { contactsProjection } from './projections/contacts.js';
+import { identityProjection } from './projections/identity.js';
+import { leadSettingsProjection } from './projections/lead-settings.js';
+import { leadsProjection } from './projections/leads.js';
+import { migration0001Runtime } from './projections/migrations/0001_runtime.js';
+import { migration0002AuditTrail } from './projections/migrations/0002_audit_trail.js';
+import { migration0003ProjectionRebuilds } from './projections/migrations/0003_projection_rebuilds.js';
+import { migration0004MailOutbox } from './projections/migrations/0004_mail_outbox.js';
+import { migration0005Identity } from './projections/migrations/0005_identity.js';
+import { migration0006Records } from './projections/migrations/0006_records.js';
+import { migration0007RecordTotals } from './projections/migrations/0007_record_totals.js';
+import { migration0008Leads } from './projections/migrations/0008_leads.js';
+import { migration0009ParkedEvents } from './projections/migrations/0009_parked_events.js';
+import { migration0010PendingWritePlans } from './projections/migrations/0010_pending_write_plans.js';
+import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
+import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
+import type { Migration } from './projections/migrations/index.js';
+import type { Projection } from './projections/projection.js';
+import { recordTimelineProjection } from './projections/record-timeline.js';
+import type { Saga } from './sagas/saga.js';
+import type { Job } from './sagas/scheduler.js';
+import type { Services } from './service.js';
+
+/** Routes a module serves under one path prefix (or several), behind the shared authentication unless `public`. */
+export interface ModuleRoutes {
+  paths: string[];
+  router: (services: Services) => Router;
+  /** Its routes authenticate themselves where needed (sign-in, registration). */
+  public?: boolean;
+}
+
+/**
+ * Everything a module brings, in one place: its routes, the projections it runs, its
+ * read-model migrations, its sagas and scheduled jobs, and the projections its command
+ * responses read (a command's response waits for those alone). Boot code, the rebuild
+ * and parked-event commands and the tests all read this list; adding a module is adding
+ * an entry here.
+ */
+export interface ModuleManifest {
+  name: string;
+  routes?: ModuleRoutes[];
+  projections?: Projection[];
+  /** Named `NNNN_what`; applied in name order across modules. Never edit a released one. */
+  migrations?: Migration[];
+  sagas?: Saga[];
+  jobs?: (services: Services) => Job[];
+  /** Projections its responses read after a command (read-your-writes waits for these). */
+  reads?: string[];
+}
+
+export const modules: ModuleManifest[] = [
+  {
+    name: 'platform',
+    projections: [auditTrailProjection],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans],
+    jobs: (services) => [
+      { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
+      { name: 'rate-limit-prune', cron: '17 * * * *', run: () => services.rateLimiter.prune() },
+      // Multi-stream writes cut short (crash, outage) are completed; younger ones may still be under way.
+      { name: 'pending-write-plans', cron: '* * * * *', run: () => completePendingPlans(services, { olderThanMs: 30_000, now: services.clock.now() }) },
+    ],
+  },
+  {
+    name: 'identity',
+    routes: [
+      { paths: ['/auth'], router: authRouter, public: true },
+      { paths: ['/users'], router: usersRouter },
+      { paths: ['/roles', '/departments', '/teams'], router: organisationRouter },
+      { paths: ['/admin'], router: adminRouter },
+    ],
+    projections: [identityProjection],
+    migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
+    reads: ['identity'],
+  },
+  {
+    // The record timeline (activities, notes) that every record kind shares.
+    name: 'records',
+    projections: [recordTimelineProjection],
+    migrations: [migration0006Records, migration0007RecordTotals],
+  },
+  {
+    name: 'contacts',
+    routes: [{ paths: ['/contacts'], router: contactsRouter }],
+    projections: [contactsProjection],
+    reads: ['contacts', 'record-timeline'],
+  },
+  {
+    name: 'accounts',
+    routes: [{ paths: ['/accounts'], router: accountsRouter }],
+    projections: [accountsProjection],
+    reads: ['accounts', 'contacts', 'record-timeline'],
+  },
+  {
+    name: 'leads',
+    routes: [
+      { paths: ['/leads'], router: leadsRouter },
+      { paths: ['/lead-settings'], router: leadSettingsRouter },
+    ],
+    projections: [leadSettingsProjection, leadsProjection],
+    migrations: [migration0008Leads],
+    jobs: (services) => [
+      // The same check as POST /leads/sla/check-breaches, for every tenant, by the system (no user).
+      { name: 'lead-sla-breaches', cron: '* * * * *', run: () => checkSlaBreaches(services, { userId: null, correlationId: randomUUID() }) },
+    ],
+    reads: ['leads', 'lead-settings', 'record-timeline'],
+  },
+];
+
+export const allProjections = (list = modules) => list.flatMap((m) => m.projections ?? []);
+export const allMigrations = (list = modules) => list.flatMap((m) => m.migrations ?? []);
+export const allSagas = (list = modules) => list.flatMap((m) => m.sagas ?? []);
+export const allJobs = (services: Services, list = modules) => list.flatMap((m) => m.jobs?.(services) ?? []);
