@@ -2,6 +2,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { openEventStore } from '../events/store/index.js';
 import { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { ConfigError, loadConfig } from '../infra/config.js';
+import { describeError } from '../infra/describe-error.js';
 import { connectDatabase, createDatabaseIfMissing, startEmbeddedPostgres, withDatabase } from '../infra/database.js';
 import { createLogger } from '../infra/logger.js';
 import { projectionLockKey } from './engine.js';
@@ -72,7 +73,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error) => {
-    process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error)?.stack ?? String(error)}\n`);
+    process.stderr.write(`${error instanceof ConfigError ? error.message : describeError(error)}\n`);
     process.exit(1);
   },
 );
