@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './infra/config.js';
+import { describeError } from './infra/describe-error.js';
 import { flushLogs } from './infra/logger.js';
 import { startService } from './service.js';
 
@@ -38,6 +39,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  process.stderr.write(`failed to start: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.stderr.write(`failed to start: ${describeError(error)}\n`);
   process.exit(1);
 });

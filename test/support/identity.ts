@@ -14,7 +14,7 @@ export interface Session {
 const withAuth = (body: { accessToken: string }) => ({ authorization: `Bearer ${body.accessToken}` });
 
 /** Registers a new company with a unique name; its first user is the administrator. */
-export async function registerTenant(service: TestService, overrides: Record<string, string> = {}): Promise<Session> {
+export async function registerTenant(service: Pick<TestService, 'request'>, overrides: Record<string, string> = {}): Promise<Session> {
   const unique = randomUUID().slice(0, 8);
   const res = await service.request('POST', '/api/auth/register', {
     email: `admin-${unique}@example.com`,
@@ -28,7 +28,7 @@ export async function registerTenant(service: TestService, overrides: Record<str
   return { ...res.body, auth: withAuth(res.body) };
 }
 
-export async function login(service: TestService, tenantSlug: string, email: string, password = PASSWORD): Promise<Session> {
+export async function login(service: Pick<TestService, 'request'>, tenantSlug: string, email: string, password = PASSWORD): Promise<Session> {
   const res = await service.request('POST', '/api/auth/login', { tenantSlug, email, password });
   if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { ...res.body, auth: withAuth(res.body) };

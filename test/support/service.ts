@@ -5,10 +5,36 @@ import { allProjections } from '../../src/modules.js';
 import { freshDatabaseUrl } from './database.js';
 import { counterProjection, createCounterTable, mountProbeRoutes } from './probe-module.js';
 
+export type RequestFn = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<{ status: number; body: any; headers: Headers }>;
+
 export interface TestService extends RunningService {
   url: string;
   databaseUrl: string;
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  request: RequestFn;
+}
+
+/** JSON requests to a service at `url` (in this process or another). */
+export function requester(url: string): RequestFn {
+  return async (method, path, body, headers = {}) => {
+    const response = await fetch(url + path, {
+      method,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // Left as text: the assertion will show it.
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
 }
 
 /**
@@ -43,20 +69,6 @@ export async function startTestService(
     ...running,
     url,
     databaseUrl,
-    async request(method, path, body, headers = {}) {
-      const response = await fetch(url + path, {
-        method,
-        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        // Left as text: the assertion will show it.
-      }
-      return { status: response.status, body: parsed, headers: response.headers };
-    },
+    request: requester(url),
   };
 }
