@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { RequestHandler, Router } from 'express';
 import type { IdentityDeps } from './commands/identity-deps.js';
+import { notYetReadable, type CreatedRecord } from './commands/errors.js';
 import { Mailer } from './infra/mailer.js';
 import { RateLimiter } from './infra/rate-limit.js';
 import { AccessTokens, signingSecret } from './infra/tokens.js';
@@ -42,11 +43,11 @@ export interface Services extends IdentityDeps {
   store: EventStore;
   projections: ProjectionEngine;
   /**
-   * Read-your-writes: resolves true once the projections have passed a command's position
-   * (in a module's routes: the projections that module's responses read), false after the
-   * timeout.
+   * Read-your-writes: resolves once the projections have passed a command's position (in a
+   * module's routes: the projections that module's responses read); after
+   * PROJECTION_WAIT_MS it throws `notYetReadable(created)`, answered 202.
    */
-  waitForProjections(position: Position | null, timeoutMs?: number): Promise<boolean>;
+  waitForProjections(position: Position | null, created?: CreatedRecord): Promise<void>;
   /** Bearer-token authentication with one principal cache for every route. */
   authenticate: RequestHandler;
 }
@@ -160,7 +161,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       accessTokens: new AccessTokens(await signingSecret(db.knex, config.JWT_SECRET), config.ACCESS_TOKEN_TTL_SECONDS),
       mailer,
       rateLimiter: new RateLimiter(db.knex, clock),
-      waitForProjections: (position, timeoutMs = config.PROJECTION_WAIT_MS) => projections.waitFor(position, timeoutMs),
+      waitForProjections: waitingFor(projections, config.PROJECTION_WAIT_MS),
       authenticate: (_req, _res, next) => next(),
     };
     services.authenticate = authenticate(services);
@@ -213,15 +214,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   }
 }
 
+/** Read-your-writes over the given projections (all when none are named): a stored write is never answered as if it failed. */
+function waitingFor(engine: ProjectionEngine, timeoutMs: number, names?: readonly string[]): Services['waitForProjections'] {
+  return async (position, created) => {
+    if (!(await engine.waitFor(position, timeoutMs, names))) throw notYetReadable(created);
+  };
+}
+
 /**
  * Mounts a module's routes: behind the shared authentication (unless public), with a
  * read-your-writes wait that covers only the projections the module's responses read.
  */
 function mountModule(api: Router, services: Services, module: ModuleManifest): void {
   const reads = module.reads;
-  const scoped: Services = reads
-    ? { ...services, waitForProjections: (position, timeoutMs = services.config.PROJECTION_WAIT_MS) => services.projections.waitFor(position, timeoutMs, reads) }
-    : services;
+  const scoped: Services = reads ? { ...services, waitForProjections: waitingFor(services.projections, services.config.PROJECTION_WAIT_MS, reads) } : services;
   for (const routes of module.routes ?? []) {
     if (!routes.public) api.use(routes.paths, services.authenticate);
     api.use(routes.router(scoped));

@@ -11,7 +11,8 @@ export type DomainErrorKind =
   | 'too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
-  | 'unavailable';
+  | 'unavailable'
+  | 'accepted';
 
 export class DomainError extends Error {
   constructor(
@@ -31,5 +32,24 @@ export const unauthorized = (message = 'Authentication required') => new DomainE
 export const forbidden = (message = 'You do not have permission to do this') => new DomainError('forbidden', message);
 export const notFound = (what = 'Record') => new DomainError('not_found', `${what} not found`);
 export const conflict = (message: string, details?: unknown) => new DomainError('conflict', message, details);
+/** Where a record a command created can be read, once its projections have caught up. */
+export interface CreatedRecord {
+  id: string;
+  location: string;
+}
+
+/**
+ * Not an error: the command is stored, but what its response reads did not catch up
+ * within PROJECTION_WAIT_MS. Answered 202 with the created record's id and Location, so a
+ * client never takes a stored write for a failed one (and never retries it into a duplicate).
+ */
+export const notYetReadable = (created?: CreatedRecord) =>
+  new DomainError(
+    'accepted',
+    'The change is stored but not readable yet; read it again shortly' + (created ? ` at ${created.location}` : ''),
+    undefined,
+    created ? { id: created.id, location: created.location } : undefined,
+  );
+
 /** Accepted but not finished because a component is unavailable; safe to look again later. */
 export const unavailable = (message: string) => new DomainError('unavailable', message);

@@ -6,6 +6,7 @@ import type { RateLimiter } from '../infra/rate-limit.js';
 import type { AccessTokens } from '../infra/tokens.js';
 import type { Position } from '../events/store/types.js';
 import type { CommandContext, CommandDeps, CommandResult } from './aggregate.js';
+import type { CreatedRecord } from './errors.js';
 
 /** What identity commands need beyond the event store: secrets tables, tokens, mail. */
 export interface IdentityDeps extends CommandDeps {
@@ -15,7 +16,11 @@ export interface IdentityDeps extends CommandDeps {
   accessTokens: AccessTokens;
   mailer: Mailer;
   rateLimiter: RateLimiter;
-  waitForProjections(position: Position | null, timeoutMs?: number): Promise<boolean>;
+  /**
+   * Read-your-writes: resolves once the projections the response reads have passed the
+   * command's position; after PROJECTION_WAIT_MS it throws `notYetReadable(created)` (202).
+   */
+  waitForProjections(position: Position | null, created?: CreatedRecord): Promise<void>;
 }
 
 export type { CommandContext };

@@ -9,6 +9,7 @@ import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { address, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
 import { mountRecordSubresources } from './record-subresources.js';
+import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
 
 const uuid = z.uuid();
@@ -64,14 +65,16 @@ export function accountsRouter(services: Services): Router {
     if (!account) throw notFound('Account');
     return account;
   };
+  /** The account as the answer to the caller's own write (shown once even if it left their scope). */
+  const written = (principal: Principal, id: string) => writtenRecord(principal, 'accounts', 'Account', (as) => getAccount(knex, as, id));
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await visible(principal, id))) throw notFound('Account');
   };
 
   router.post('/accounts', requirePermission('accounts', 'create'), async (req, res) => {
     const { id, position } = await createAccount(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
-    await services.waitForProjections(position);
-    res.status(201).json(await detail(principalOf(res), id));
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/accounts/${id}` });
+    res.status(201).json(await written(principalOf(res), id));
   });
   router.get('/accounts', requirePermission('accounts', 'view'), async (req, res) => {
     res.json(await listAccounts(knex, principalOf(res), parseQuery(listQuery, req)));
@@ -85,7 +88,7 @@ export function accountsRouter(services: Services): Router {
     await visibleOr404(principalOf(res), id);
     const result = await updateAccount(services, commandContextOf(res), id, changes as never);
     await services.waitForProjections(result.position);
-    res.json(await detail(principalOf(res), id));
+    res.json(await written(principalOf(res), id));
   });
   router.delete('/accounts/:id', requirePermission('accounts', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Account');

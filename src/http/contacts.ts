@@ -9,6 +9,7 @@ import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { address, customFields, email, listQueryBase, optionalText, phone } from './record-schemas.js';
 import { mountRecordSubresources } from './record-subresources.js';
+import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
 
 const uuid = z.uuid();
@@ -62,6 +63,8 @@ export function contactsRouter(services: Services): Router {
     if (!contact) throw notFound('Contact');
     return contact;
   };
+  /** The contact as the answer to the caller's own write (shown once even if it left their scope). */
+  const written = (principal: Principal, id: string) => writtenRecord(principal, 'contacts', 'Contact', (as) => getContact(knex, as, id));
   /** Writes need the record to be visible to the caller first (404 otherwise). */
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await visible(principal, id))) throw notFound('Contact');
@@ -69,8 +72,8 @@ export function contactsRouter(services: Services): Router {
 
   router.post('/contacts', requirePermission('contacts', 'create'), async (req, res) => {
     const { id, position } = await createContact(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
-    await services.waitForProjections(position);
-    res.status(201).json(await detail(principalOf(res), id));
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/contacts/${id}` });
+    res.status(201).json(await written(principalOf(res), id));
   });
   router.get('/contacts', requirePermission('contacts', 'view'), async (req, res) => {
     res.json(await listContacts(knex, principalOf(res), parseQuery(listQuery, req)));
@@ -84,7 +87,7 @@ export function contactsRouter(services: Services): Router {
     await visibleOr404(principalOf(res), id);
     const result = await updateContact(services, commandContextOf(res), id, changes as never);
     await services.waitForProjections(result.position);
-    res.json(await detail(principalOf(res), id));
+    res.json(await written(principalOf(res), id));
   });
   router.delete('/contacts/:id', requirePermission('contacts', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');

@@ -13,6 +13,7 @@ const statusOfKind: Record<DomainErrorKind, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   unavailable: 503,
+  accepted: 202,
 };
 
 export interface ErrorBody {
@@ -64,6 +65,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     } else {
       body = expressError(error) ?? errorBody(500, 'Internal server error');
       if (body.statusCode === 500) logger.error({ err: error, requestId: res.locals.requestId }, 'unhandled error');
+    }
+    if (error instanceof DomainError && error.kind === 'accepted' && typeof error.body?.location === 'string') {
+      res.setHeader('Location', error.body.location);
     }
     if (error instanceof DomainError && error.kind === 'rate_limited') {
       const retryAfter = (error.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;

@@ -25,6 +25,7 @@ import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requireAdmin, requirePermission } from './authenticate.js';
 import { address, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
 import { mountRecordSubresources } from './record-subresources.js';
+import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery, queryDate } from './validate.js';
 
 const uuid = z.uuid();
@@ -178,6 +179,8 @@ export function leadsRouter(services: Services): Router {
     if (!lead) throw notFound('Lead');
     return lead;
   };
+  /** The lead as the answer to the caller's own write (shown once even if it left their scope). */
+  const written = (principal: Principal, id: string) => writtenRecord(principal, 'leads', 'Lead', (as) => getLead(knex, as, id));
   /** The lead id of the path, 404 unless the caller may see it. */
   const leadId = async (req: Parameters<typeof idParam>[0], res: Response) => {
     const id = idParam(req, 'id', 'Lead');
@@ -232,8 +235,8 @@ export function leadsRouter(services: Services): Router {
 
   router.post('/leads', requirePermission('leads', 'create'), async (req, res) => {
     const { id, position } = await createLead(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
-    await services.waitForProjections(position);
-    res.status(201).json(await detail(principalOf(res), id));
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/leads/${id}` });
+    res.status(201).json(await written(principalOf(res), id));
   });
   router.get('/leads', view, async (req, res) => {
     const q = parseQuery(listQuery, req);
@@ -257,7 +260,7 @@ export function leadsRouter(services: Services): Router {
     await visibleOr404(principalOf(res), id);
     const result = await updateLead(services, commandContextOf(res), id, changes);
     await services.waitForProjections(result.position);
-    res.json(await detail(principalOf(res), id));
+    res.json(await written(principalOf(res), id));
   });
   router.delete('/leads/:id', requirePermission('leads', 'delete'), async (req, res) => {
     const id = await leadId(req, res);
@@ -272,7 +275,7 @@ export function leadsRouter(services: Services): Router {
     const values = { ...body.stageFields, ...body.stageFieldValues };
     const result = await changeLeadStage(services, commandContextOf(res), id, { stageId: body.stageId, values, unlockReason: body.unlockReason || null });
     await services.waitForProjections(result.position);
-    res.json(await detail(principalOf(res), id));
+    res.json(await written(principalOf(res), id));
   });
   router.post('/leads/:id/disqualify', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
@@ -280,7 +283,7 @@ export function leadsRouter(services: Services): Router {
     await visibleOr404(principalOf(res), id);
     const result = await disqualifyLead(services, commandContextOf(res), id, (body.reason ?? body.reasonId)!, body.notes ?? null);
     await services.waitForProjections(result.position);
-    res.json(await detail(principalOf(res), id));
+    res.json(await written(principalOf(res), id));
   });
   router.get('/leads/:id/sla', view, async (req, res) => {
     const principal = principalOf(res);

@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { notFound } from '../commands/errors.js';
+import { notFound, type CreatedRecord } from '../commands/errors.js';
 import {
   changeTeamMembers,
   createDepartment,
@@ -63,14 +63,14 @@ export function organisationRouter(services: Services): Router {
     if (!value) throw notFound(what);
     return value;
   };
-  const settle = (position: Position | null) => services.waitForProjections(position);
+  const settle = (position: Position | null, created?: CreatedRecord) => services.waitForProjections(position, created);
 
   router.get('/roles', async (_req, res) => res.json(await listRoles(knex, tenant(res))));
   router.get('/roles/:id', async (req, res) => res.json(found(await getRole(knex, tenant(res), idParam(req, 'id', 'Role')), 'Role')));
   router.post('/roles', requireAdmin, async (req, res) => {
     const body = parseBody(roleBody, req);
     const { id, position } = await createRole(services, commandContextOf(res), { ...body, description: body.description ?? null });
-    await settle(position);
+    await settle(position, { id, location: `${req.baseUrl}/roles/${id}` });
     res.status(201).json(await getRole(knex, tenant(res), id));
   });
   router.put('/roles/:id', requireAdmin, async (req, res) => {
@@ -95,7 +95,7 @@ export function organisationRouter(services: Services): Router {
       headId: body.headId ?? null,
       parentId: body.parentId ?? null,
     });
-    await settle(position);
+    await settle(position, { id, location: `${req.baseUrl}/departments/${id}` });
     res.status(201).json(await getDepartment(knex, tenant(res), id));
   });
   router.put('/departments/:id', requireAdmin, async (req, res) => {
@@ -119,7 +119,7 @@ export function organisationRouter(services: Services): Router {
       departmentId: body.departmentId ?? null,
       memberIds: body.memberIds,
     });
-    await settle(position);
+    await settle(position, { id, location: `${req.baseUrl}/teams/${id}` });
     res.status(201).json(await getTeam(knex, tenant(res), id));
   });
   router.put('/teams/:id', requireAdmin, async (req, res) => {

@@ -55,7 +55,7 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
     const noteId = randomUUID();
     const command = { kind: 'add-note', id, noteId, content, at: services.clock.now().toISOString() } as NoteCommand & never;
     const result = await handleCommand(services, options.aggregate, id, command, commandContextOf(res));
-    await services.waitForProjections(result.position);
+    await services.waitForProjections(result.position, { id: noteId, location: `${req.baseUrl}${options.path}/${id}/notes` });
     const [note] = (await recordNotes(knex, principalOf(res).tenantId, options.recordType, id)).filter((n) => n.id === noteId);
     res.status(201).json(note);
   });

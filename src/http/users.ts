@@ -121,7 +121,7 @@ export function usersRouter(services: Services): Router {
 
   router.post('/users', requirePermission('users', 'create'), async (req, res) => {
     const created = await createUser(services, commandContextOf(res), parseBody(createBody, req));
-    await services.waitForProjections(created.position);
+    await services.waitForProjections(created.position, { id: created.id, location: `${req.baseUrl}/users/${created.id}` });
     res.status(201).json(await detailOr404(principalOf(res).tenantId, created.id));
   });
 

@@ -84,3 +84,8 @@ export function scopeOf(principal: Principal, module: string): Scope {
   if (principal.isAdmin) return 'all';
   return principal.recordAccess[module] ?? 'own';
 }
+
+/** The caller as one whose scope in `module` is `all`: for the one answer to their own write (see http/written-record.ts). */
+export function withFullScope(principal: Principal, module: string): Principal {
+  return { ...principal, recordAccess: { ...principal.recordAccess, [module]: 'all' } };
+}
