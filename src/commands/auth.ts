@@ -163,8 +163,8 @@ export async function login(deps: IdentityDeps, input: { tenantSlug: string; ema
   if (!user || !valid) throw unauthorized('Invalid credentials');
   await deps.rateLimiter.forgive([failures], at);
   if (user.status !== 'active') throw unauthorized('Account is disabled');
-  const result = await handleCommand(deps, userAggregate, user.id, { kind: 'record-login', id: user.id }, { tenantId: tenant.id, userId: user.id, correlationId });
-  await deps.waitForProjections(result.position);
+  // Nothing the answer shows depends on this event's projection: no wait for it.
+  await handleCommand(deps, userAggregate, user.id, { kind: 'record-login', id: user.id }, { tenantId: tenant.id, userId: user.id, correlationId });
   const principal = await principalOrFail(deps, tenant.id, user.id);
   return { ...(await issueTokens(deps, principal)), principal };
 }
