@@ -22,7 +22,7 @@ import {
   type EmbeddedServer,
 } from './infra/database.js';
 import { createLogger, type Logger } from './infra/logger.js';
-import type { RetryPolicy } from './infra/parked-events.js';
+import type { RetryPolicy } from './events/subscriptions/parked-events.js';
 import { ProjectionEngine } from './projections/engine.js';
 import { migrateToLatest } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';

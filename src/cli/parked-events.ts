@@ -1,4 +1,4 @@
-import { listParked } from '../infra/parked-events.js';
+import { listParked } from '../events/subscriptions/parked-events.js';
 import { allProjections, allSagas } from '../modules.js';
 import { runOperatorCommand, withOperatorContext } from './operator-context.js';
 import { describeParked, replayParked } from './replay-parked.js';

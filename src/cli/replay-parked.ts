@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { EventStore, RecordedEvent } from '../events/store/types.js';
-import { unpark, type ParkedEvent } from '../infra/parked-events.js';
+import { unpark, type ParkedEvent } from '../events/subscriptions/parked-events.js';
 import { applyEvents, type Projection } from '../projections/projection.js';
 import { sagaContext, type Saga } from '../sagas/saga.js';
 

@@ -3,7 +3,7 @@ import type { EventStore, Position } from '../events/store/types.js';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { runWhileHoldingLock } from '../infra/exclusive-loop.js';
 import type { Logger } from '../infra/logger.js';
-import type { RetryPolicy } from '../infra/parked-events.js';
+import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import type { Projection } from './projection.js';
 import { CHECKPOINT_LISTENER_PREFIX, ProjectionProgress } from './progress.js';
 import { ListenerPresence } from '../infra/listener-presence.js';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { loadAllCheckpoints } from '../infra/checkpoints.js';
+import { loadAllCheckpoints } from '../events/subscriptions/checkpoints.js';
 import { PgListener } from '../infra/pg-listener.js';
 import type { Logger } from '../infra/logger.js';
 import { Signal } from '../infra/signal.js';

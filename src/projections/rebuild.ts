@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { EventStore, Position } from '../events/store/types.js';
-import { loadCheckpoint } from '../infra/checkpoints.js';
+import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import type { Logger } from '../infra/logger.js';
-import type { RetryPolicy } from '../infra/parked-events.js';
+import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import type { Projection } from './projection.js';
 import { applyPageOrPark, type ProjectionTarget } from './runner.js';
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { EventStore } from '../events/store/types.js';
 import type { Clock } from '../infra/clock.js';
-import { countParked } from '../infra/parked-events.js';
+import { countParked } from '../events/subscriptions/parked-events.js';
 import type { ProjectionProgress } from '../projections/progress.js';
 
 export interface ComponentHealth {

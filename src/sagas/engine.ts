@@ -3,7 +3,7 @@ import type { EventStore } from '../events/store/types.js';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { runWhileHoldingLock } from '../infra/exclusive-loop.js';
 import type { Logger } from '../infra/logger.js';
-import type { RetryPolicy } from '../infra/parked-events.js';
+import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { runSaga } from './runner.js';
 import type { Saga } from './saga.js';
 

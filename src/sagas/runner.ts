@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { followAll } from '../events/store/catch-up.js';
 import type { EventStore, Position, RecordedEvent } from '../events/store/types.js';
-import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../infra/checkpoints.js';
+import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import type { Logger } from '../infra/logger.js';
-import { backoffMs, defaultRetryPolicy, parkEvent, type RetryPolicy } from '../infra/parked-events.js';
+import { backoffMs, defaultRetryPolicy, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep } from '../infra/signal.js';
 import { sagaContext, type Saga } from './saga.js';
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { register } from '../../src/commands/auth.js';
 import { completePendingPlans } from '../../src/commands/write-plan.js';
-import { listParked } from '../../src/infra/parked-events.js';
+import { listParked } from '../../src/events/subscriptions/parked-events.js';
 import { replayParked } from '../../src/cli/replay-parked.js';
 import { allProjections } from '../../src/modules.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { handleCommand } from '../../src/commands/aggregate.js';
-import { loadCheckpoint, CheckpointMovedError } from '../../src/infra/checkpoints.js';
+import { loadCheckpoint, CheckpointMovedError } from '../../src/events/subscriptions/checkpoints.js';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { handleCommand } from '../../src/commands/aggregate.js';
-import { loadCheckpoint } from '../../src/infra/checkpoints.js';
+import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { createLogger } from '../../src/infra/logger.js';

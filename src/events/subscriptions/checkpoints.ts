@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Position } from '../events/store/types.js';
+import type { Position } from '../store/types.js';
 
 export type CheckpointTable = 'projection_checkpoints' | 'saga_checkpoints';
 

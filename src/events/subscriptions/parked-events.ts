@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { RecordedEvent } from '../events/store/types.js';
+import type { RecordedEvent } from '../store/types.js';
 
 /**
  * Events a projection or saga could not handle after its retries. Each is set aside
