@@ -16,6 +16,17 @@ interface Activity {
 }
 
 const capitalised = (kind: string) => kind[0].toUpperCase() + kind.slice(1);
+
+/**
+ * At most `max` UTF-16 units of `text`, never ending inside a surrogate pair: half an
+ * emoji is not valid text, and PostgreSQL refuses the row (the projection would stop).
+ */
+function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
 const snake = (name: string) => name.replace(/[A-Z]/g, (c, i) => `${i ? '_' : ''}${c.toLowerCase()}`);
 
 /**
@@ -39,7 +50,7 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
     case 'Deleted':
       return [on('deleted', `${capitalised(kind)} deleted`)];
     case 'NoteAdded':
-      return [on('note_added', 'Note added', String(e.data.content).slice(0, 500))];
+      return [on('note_added', 'Note added', clipText(String(e.data.content), 500))];
     case 'LinkedToAccount':
       return [
         on('account_linked', `Linked to an account as ${e.data.role}`),
