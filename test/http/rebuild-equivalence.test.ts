@@ -8,7 +8,9 @@ import { openEventStore } from '../../src/events/store/index.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { connectDatabase } from '../../src/infra/database.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
-import { projections } from '../../src/projections/registry.js';
+import { allProjections } from '../../src/modules.js';
+
+const projections = allProjections();
 import { eventCatalogue } from '../support/event-catalogue.js';
 import { login, PASSWORD, registerTenant, type Session } from '../support/identity.js';
 import { longText, oddAddress, oddCustomFields, oddEmail, oddMoney, oddPhone, oddText, oddWebsite, optionalOddText } from '../support/odd-values.js';
@@ -148,7 +150,7 @@ describe('rebuild equals live, for every event type', () => {
     };
     /** Every projection has applied every event; if one is stuck, fail now, saying which (a stuck projection makes each later command wait). */
     async function settle() {
-      if (await service.services.waitForProjections(await service.services.store.headPosition(), 15_000)) return;
+      if (await service.services.projections.waitFor(await service.services.store.headPosition(), 15_000)) return;
       const health = await service.request('GET', '/health');
       expect.fail(`seed ${seed}: projections did not catch up with the log (EQUIV_LOG_LEVEL=error shows why): ${JSON.stringify(health.body.projections)}`);
     }
