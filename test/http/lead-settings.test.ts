@@ -233,6 +233,40 @@ describe('lead settings', () => {
     });
   });
 
+  describe('GET /pipelines?module=', () => {
+    it('lists the pipelines with stages of that module (both: of each); 400 for an unknown module', async () => {
+      const leadsOnly = await newPipeline();
+      await newStage({ pipelineId: leadsOnly.id, module: 'leads' });
+      const oppsOnly = await newPipeline();
+      await newStage({ pipelineId: oppsOnly.id, module: 'opportunities' });
+      const empty = await newPipeline();
+      const ids = async (query: string) => ((await ok('GET', `/pipelines${query}`)) as Item[]).map((p) => p.id);
+      try {
+        expect(await ids('')).to.include.members([defaultPipeline.id, leadsOnly.id, oppsOnly.id, empty.id]);
+        const forLeads = await ids('?module=leads');
+        expect(forLeads).to.include.members([defaultPipeline.id, leadsOnly.id]);
+        expect(forLeads).to.not.include.members([oppsOnly.id]);
+        expect(forLeads).to.not.include(empty.id);
+        const forOpps = await ids('?module=opportunities');
+        expect(forOpps).to.include.members([defaultPipeline.id, oppsOnly.id]);
+        expect(forOpps).to.not.include(leadsOnly.id);
+        expect(forOpps).to.not.include(empty.id);
+        const forBoth = await ids('?module=both');
+        expect(forBoth).to.include(defaultPipeline.id);
+        expect(forBoth).to.not.include.members([leadsOnly.id]);
+        expect(forBoth).to.not.include.members([oppsOnly.id]);
+        expect(forBoth).to.not.include(empty.id);
+        for (const bad of ['deals', 'LEADS', '', 'leads,opportunities']) {
+          const res = await expectStatus(400, 'GET', `/pipelines?module=${encodeURIComponent(bad)}`);
+          expect(res).to.include({ statusCode: 400, error: 'Bad Request' });
+          expect(res.details[0]).to.include({ path: 'module' });
+        }
+      } finally {
+        for (const pipeline of [leadsOnly, oppsOnly, empty]) await ok('DELETE', `/pipelines/${pipeline.id}`);
+      }
+    });
+  });
+
   describe('the default pipeline', () => {
     it('moves to a pipeline created or updated with isDefault, and stage lists follow it', async () => {
       const second = await newPipeline({ isDefault: true });
