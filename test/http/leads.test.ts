@@ -115,6 +115,32 @@ describe('leads', () => {
       expect((await call('GET', '/leads?limit=1')).body.meta.total).to.equal(before);
     });
 
+    it('an unknown and an inactive stageId are both 400 with a clear message (create, PUT and change-stage), and change nothing', async () => {
+      const scratch = await registerTenant(service);
+      const as = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, scratch.auth);
+      const rows = await service.services.knex('pipeline_stages').where({ tenant_id: scratch.tenant.id, module: 'leads' }).orderBy('sort_order');
+      const proposal = rows.find((r: { name: string }) => r.name === 'Proposal').id;
+      expect((await as('PUT', `/lead-settings/stages/${proposal}`, { isActive: false })).status).to.equal(200);
+      const lead = (await as('POST', '/leads', { lastName: 'Staged' })).body;
+      const theirStage = stages.Contacted.id;
+      const unknownMessage = 'stageId does not name a lead stage of this tenant';
+      const inactiveMessage = 'Stage "Proposal" is inactive: leads cannot be placed in it';
+      for (const [method, path, extra] of [
+        ['POST', '/leads', { lastName: 'X' }],
+        ['PUT', `/leads/${lead.id}`, {}],
+        ['POST', `/leads/${lead.id}/change-stage`, {}],
+      ] as const) {
+        for (const [stageId, message] of [[randomUUID(), unknownMessage], [theirStage, unknownMessage], [proposal, inactiveMessage]]) {
+          const res = await as(method, path, { ...extra, stageId });
+          expect(res.status, `${method} ${path} ${JSON.stringify(res.body)}`).to.equal(400);
+          expect(res.body).to.include({ statusCode: 400, error: 'Bad Request', message });
+          expect(res.body.details[0]).to.include({ path: 'stageId' });
+        }
+      }
+      expect((await as('GET', '/leads')).body.meta.total).to.equal(1);
+      expect((await as('GET', `/leads/${lead.id}`)).body.stageName).to.equal('New');
+    });
+
     it('needs leads.create (403) and a token (401)', async () => {
       expect((await call('POST', '/leads', { lastName: 'X' }, viewer)).status).to.equal(403);
       expect((await service.request('POST', '/api/leads', { lastName: 'X' })).status).to.equal(401);
@@ -353,15 +379,17 @@ describe('leads', () => {
       expect(new Date(entry.createdAt).getTime()).to.equal(clock.now().getTime());
     });
 
-    it('refuses won and lost stages (use convert or disqualify), unknown stages (404) and bad bodies (400)', async () => {
+    it('refuses won and lost stages (use convert or disqualify), unknown stages and bad bodies (400)', async () => {
       const lead = await newLead();
       expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Converted.id })).status).to.equal(400);
       expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Disqualified.id })).status).to.equal(400);
       const unknown = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: randomUUID() });
-      expect(unknown.status).to.equal(404);
-      expect(unknown.body.message).to.equal('Target stage not found');
+      expect(unknown.status).to.equal(400);
+      expect(unknown.body.message).to.equal('stageId does not name a lead stage of this tenant');
       const theirStage = (await service.services.knex('pipeline_stages').where({ tenant_id: other.tenant.id, module: 'leads' }).first('id')).id;
-      expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: theirStage })).status).to.equal(404);
+      const theirs = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: theirStage });
+      expect(theirs.status).to.equal(400);
+      expect(theirs.body.message, 'another tenant\'s stage reads as unknown').to.equal('stageId does not name a lead stage of this tenant');
       expect((await call('POST', `/leads/${lead.id}/change-stage`, {})).status).to.equal(400);
       expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id, extra: 1 })).status).to.equal(400);
       expect((await call('POST', `/leads/${randomUUID()}/change-stage`, { stageId: stages.Contacted.id })).status).to.equal(404);
