@@ -10,6 +10,7 @@ import { leadSettingsAggregate, settingOf, settingsStreamId, type LeadSettingsCo
 import { lastPosition } from './identity-deps.js';
 import { leadSettingsSeed } from './lead-settings-seed.js';
 import { assertOwner } from './record-commands.js';
+import { eachLimited } from '../infra/each-limited.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -80,14 +81,6 @@ export async function addLeadTeamMember(deps: Deps, ctx: CommandContext, id: str
 
 export const removeLeadTeamMember = (deps: Deps, ctx: CommandContext, id: string, userId: string) => run(deps, ctx, id, { kind: 'remove-team-member', id, userId });
 
-/** Runs `work` over items, at most `limit` at a time. */
-async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
-}
-
 export interface BulkOutcome {
   done: number;
   skipped: { id: string; message: string }[];
@@ -122,47 +115,19 @@ export async function bulkUpdateLeads(deps: Deps, ctx: CommandContext, ids: stri
 export const bulkDeleteLeads = (deps: Deps, ctx: CommandContext, ids: string[]) => bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'delete', id }));
 
 /**
- * Marks overdue unanswered leads breached, and escalates breached ones whose escalation
- * window has passed, across every tenant (or one). Idempotent: each lead's aggregate
- * decides, so running twice marks nothing twice.
+ * One lead's SLA check at `now` (breach once overdue and unanswered, escalate once the
+ * escalation window has passed too) under the tenant's policy; the aggregate decides, so
+ * running it twice marks nothing twice. The scheduled job and the breach-check endpoint
+ * (src/sagas/lead-jobs.ts) run it over the candidates.
  */
-export async function checkSlaBreaches(deps: Deps, ctx: Omit<CommandContext, 'tenantId'> & { tenantId?: string }) {
-  const now = deps.clock.now();
-  const candidates = deps
-    .knex('leads as l')
-    .join('lead_settings as s', function () {
-      this.on('s.tenant_id', 'l.tenant_id').andOnVal('s.key', 'sla');
-    })
-    .whereNull('l.deleted_at')
-    .where('l.status', 'open')
-    .whereNull('l.first_response_at')
-    .whereNull('l.sla_escalated_at')
-    .whereNotNull('l.sla_due_at')
-    .where('l.sla_due_at', '<', now)
-    .whereRaw("(s.value->>'enabled')::boolean")
-    // Breached leads come back only once their escalation could be due (working time never exceeds wall time).
-    .whereRaw(
-      `(l.sla_breached_at is null or ((s.value->>'escalationEnabled')::boolean and l.sla_due_at <= ?::timestamptz
-         - make_interval(mins => greatest(0, ((s.value->>'escalationHours')::numeric - (s.value->>'firstContactHours')::numeric) * 60)::int)))`,
-      [now],
-    )
-    .select('l.id', 'l.tenant_id')
-    .orderBy('l.sla_due_at')
-    .limit(5_000);
-  if (ctx.tenantId) candidates.where('l.tenant_id', ctx.tenantId);
-  let breached = 0;
-  let escalated = 0;
-  const results: CommandResult<unknown, unknown>[] = [];
-  await eachLimited(await candidates, 4, async ({ id, tenant_id: tenantId }: { id: string; tenant_id: string }) => {
-    const policy = settingOf(await loadLeadSettings(deps.store, tenantId), 'sla');
-    const result = await run(deps, { ...ctx, tenantId }, id, { kind: 'check-sla', id, now, policy });
-    results.push(result);
-    for (const event of result.events) {
-      if (event.type === 'LeadSlaBreached') breached++;
-      if (event.type === 'LeadSlaEscalated') escalated++;
-    }
-  });
-  return { breached, escalated, checkedAt: now.toISOString(), position: lastPosition(results) };
+export async function checkLeadSla(deps: Deps, ctx: CommandContext, id: string, now: Date) {
+  const policy = settingOf(await loadLeadSettings(deps.store, ctx.tenantId), 'sla');
+  return run(deps, ctx, id, { kind: 'check-sla', id, now, policy });
+}
+
+/** Scores a lead again now (time-based rules); a LeadScoreChanged only when the score changes. */
+export async function rescoreLead(deps: Deps, ctx: CommandContext, id: string) {
+  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'rescore', id, settings, now })));
 }
 
 /**

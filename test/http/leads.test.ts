@@ -572,6 +572,50 @@ describe('leads', () => {
     });
   });
 
+  describe('time-based rescoring (the lead-time-rescoring job)', () => {
+    it('a lead whose createdAt older_than rule starts to match as time passes gets the new score (and priority) from the job, once', async () => {
+      const tenant = await registerTenant(service);
+      const as = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, tenant.auth);
+      clock.set('2026-02-02T09:00:00Z');
+      const rule = await as('POST', '/lead-settings/scoring-rules', { name: 'Aged', fieldKey: 'createdAt', operator: 'older_than', value: 30, scoreDelta: 65 });
+      expect(rule.status, JSON.stringify(rule.body)).to.equal(201);
+      const created = await as('POST', '/leads', { lastName: 'Aging' });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const lead = created.body;
+      expect(lead, 'a new lead is 0 days old').to.include({ score: 0, priority: 'medium' });
+
+      const jobs = scheduledJobs(service.services);
+      const job = jobs.find((j) => j.name === 'lead-time-rescoring')!;
+      expect(job.cron).to.equal('* * * * *');
+      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      const runJob = async () => {
+        expect(await scheduler.tick(job)).to.equal(true);
+        await service.services.waitForProjections(await service.services.store.headPosition());
+      };
+      const scoreChanges = async () =>
+        (await as('GET', `/leads/${lead.id}/history`)).body.filter((h: { action: string }) => h.action === 'score_changed');
+
+      clock.set('2026-03-04T08:59:00Z'); // a minute short of 30 days
+      await runJob();
+      expect((await as('GET', `/leads/${lead.id}`)).body).to.include({ score: 0, priority: 'medium' });
+
+      clock.set('2026-03-04T09:01:00Z');
+      await runJob();
+      const rescored = (await as('GET', `/leads/${lead.id}`)).body;
+      expect(rescored).to.include({ score: 65, priority: 'high' });
+      expect(rescored.scoreBreakdown).to.deep.equal({ Aged: { ruleId: rule.body.id, fieldKey: 'createdAt', delta: 65 } });
+      const [change, ...more] = await scoreChanges();
+      expect(more).to.deep.equal([]);
+      expect(change.changes).to.deep.equal({ before: { score: 0 }, after: { score: 65 } });
+      expect(change).to.include({ performedById: null });
+      expect(new Date(change.createdAt).toISOString()).to.equal('2026-03-04T09:01:00.000Z');
+
+      clock.set('2026-03-05T09:00:00Z');
+      await runJob();
+      expect(await scoreChanges(), 'nothing more changes: no second score event').to.have.length(1);
+    });
+  });
+
   describe('SLA', () => {
     let tenant: Session;
     let tenantUser: Session;
@@ -670,6 +714,27 @@ describe('leads', () => {
       await service.services.waitForProjections(await service.services.store.headPosition());
       expect((await slaOf(lead.id)).status).to.equal('breached');
       expect(new Date((await as('GET', `/leads/${lead.id}`)).body.slaBreachedAt).toISOString()).to.equal('2026-01-12T13:01:00.000Z');
+    });
+
+    it('the job is fair: breached leads awaiting escalation, more than a batch of them, do not hold back a newly overdue lead', async () => {
+      // Created Friday 12:00, due 16:00 and breached at 16:30; their escalation is due 4 more working hours
+      // later (Monday 11:00), but by Saturday noon their wall-time window has long passed, so they are candidates.
+      const waiting = [];
+      for (let i = 0; i < 5; i++) waiting.push(await leadAt('2026-01-09T12:00:00Z'));
+      const fresh = await leadAt('2026-01-09T13:00:00Z'); // due Friday 17:00
+      clock.set('2026-01-09T16:30:00Z');
+      expect((await as('POST', '/leads/sla/check-breaches')).body).to.include({ breached: 5, escalated: 0 });
+
+      clock.set('2026-01-10T12:00:00Z');
+      const config = { ...service.services.config, LEAD_JOB_BATCH_SIZE: 2 };
+      const jobs = scheduledJobs({ ...service.services, config });
+      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      expect(await scheduler.tick(jobs.find((j) => j.name === 'lead-sla-breaches')!)).to.equal(true);
+      await service.services.waitForProjections(await service.services.store.headPosition());
+
+      const breached = (await as('GET', `/leads/${fresh.id}`)).body;
+      expect(new Date(breached.slaBreachedAt).toISOString()).to.equal('2026-01-10T12:00:00.000Z');
+      for (const lead of waiting) expect(await slaOf(lead.id)).to.deep.include({ status: 'breached', escalated: false });
     });
 
     it('with the policy disabled a new lead has no SLA', async () => {

@@ -11,6 +11,7 @@ import { migration0009ParkedEvents } from './0009_parked_events.js';
 import { migration0010PendingWritePlans } from './0010_pending_write_plans.js';
 import { migration0011SessionEpoch } from './0011_session_epoch.js';
 import { migration0012InvitationClaims } from './0012_invitation_claims.js';
+import { migration0013LeadJobs } from './0013_lead_jobs.js';
 
 interface Migration {
   name: string;
@@ -19,7 +20,7 @@ interface Migration {
 }
 
 /** In order of application. A released migration is never edited: add the next one. */
-export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records, migration0007RecordTotals, migration0008Leads, migration0009ParkedEvents, migration0010PendingWritePlans, migration0011SessionEpoch, migration0012InvitationClaims];
+export const migrations: Migration[] = [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0005Identity, migration0006Records, migration0007RecordTotals, migration0008Leads, migration0009ParkedEvents, migration0010PendingWritePlans, migration0011SessionEpoch, migration0012InvitationClaims, migration0013LeadJobs];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => migrations,
