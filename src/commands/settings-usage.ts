@@ -24,12 +24,12 @@ export interface SettingsUsage {
   count(knex: Knex | Knex.Transaction, tenantId: string, collection: SettingsCollection, id: string): Promise<number>;
 }
 
-const LEAD_COLUMNS: Partial<Record<SettingsCollection, string>> = { pipelines: 'pipeline_id', stages: 'stage_id', priorities: 'priority_id' };
+const LEAD_REFERENCES: Partial<Record<SettingsCollection, string>> = { pipelines: 'pipeline_id', stages: 'stage_id', priorities: 'priority_id' };
 
 const leadUsage: SettingsUsage = {
   module: 'leads',
   async count(knex, tenantId, collection, id) {
-    const column = LEAD_COLUMNS[collection];
+    const column = LEAD_REFERENCES[collection];
     if (!column) return 0;
     const row = await knex('leads').where({ tenant_id: tenantId, [column]: id }).whereNull('deleted_at').count<{ count: string }[]>('* as count').first();
     return Number(row?.count ?? 0);

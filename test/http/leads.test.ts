@@ -614,6 +614,28 @@ describe('leads', () => {
       await runJob();
       expect(await scoreChanges(), 'nothing more changes: no second score event').to.have.length(1);
     });
+
+    it('a date kept in a custom field counts too: the lead is rescored once that date is older than the rule says', async () => {
+      const tenant = await registerTenant(service);
+      const as = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, tenant.auth);
+      clock.set('2026-04-01T09:00:00Z');
+      const rule = await as('POST', '/lead-settings/scoring-rules', { name: 'Gone quiet', fieldKey: 'custom.lastContact', operator: 'older_than', value: 10, scoreDelta: 20 });
+      expect(rule.status, JSON.stringify(rule.body)).to.equal(201);
+      const lead = (await as('POST', '/leads', { lastName: 'Quiet', customFields: { lastContact: '2026-03-30T12:00:00Z' } })).body;
+      expect(lead.score).to.equal(0);
+      const jobs = scheduledJobs(service.services);
+      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      const runJob = async () => {
+        expect(await scheduler.tick(jobs.find((j) => j.name === 'lead-time-rescoring')!)).to.equal(true);
+        await service.services.waitForProjections(await service.services.store.headPosition());
+      };
+      clock.set('2026-04-09T12:00:00Z'); // ten days after the last contact: not more than ten yet
+      await runJob();
+      expect((await as('GET', `/leads/${lead.id}`)).body.score).to.equal(0);
+      clock.set('2026-04-09T12:01:00Z');
+      await runJob();
+      expect((await as('GET', `/leads/${lead.id}`)).body).to.include({ score: 20, priority: 'low' });
+    });
   });
 
   describe('SLA', () => {
