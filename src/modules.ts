@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Router } from 'express';
-import { checkSlaBreaches } from './commands/lead-commands.js';
 import { completePendingPlans } from './commands/write-plan.js';
 import { accountsRouter } from './http/accounts.js';
 import { adminRouter } from './http/admin.js';
@@ -28,9 +27,11 @@ import { migration0009ParkedEvents } from './projections/migrations/0009_parked_
 import { migration0010PendingWritePlans } from './projections/migrations/0010_pending_write_plans.js';
 import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
+import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { recordTimelineProjection } from './projections/record-timeline.js';
+import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
 import type { Job } from './sagas/scheduler.js';
 import type { Services } from './service.js';
@@ -111,11 +112,16 @@ export const modules: ModuleManifest[] = [
       { paths: ['/lead-settings'], router: leadSettingsRouter },
     ],
     projections: [leadSettingsProjection, leadsProjection],
-    migrations: [migration0008Leads],
-    jobs: (services) => [
-      // The same check as POST /leads/sla/check-breaches, for every tenant, by the system (no user).
-      { name: 'lead-sla-breaches', cron: '* * * * *', run: () => checkSlaBreaches(services, { userId: null, correlationId: randomUUID() }) },
-    ],
+    migrations: [migration0008Leads, migration0013LeadJobs],
+    jobs: (services) => {
+      const leadJobs = { batchSize: services.config.LEAD_JOB_BATCH_SIZE, timeBudgetMs: services.config.LEAD_JOB_TIME_BUDGET_MS };
+      return [
+        // The same check as POST /leads/sla/check-breaches, for every tenant, by the system (no user).
+        { name: 'lead-sla-breaches', cron: '* * * * *', run: () => checkSlaBreaches(services, { userId: null, correlationId: randomUUID() }, leadJobs) },
+        // Scores that change only because time passed (older_than rules), for tenants that have such rules.
+        { name: 'lead-time-rescoring', cron: '* * * * *', run: () => rescoreTimeBasedLeads(services, leadJobs) },
+      ];
+    },
     reads: ['leads', 'lead-settings', 'record-timeline'],
   },
 ];

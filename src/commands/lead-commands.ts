@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EventStore, Position } from '../events/store/types.js';
 import type { LeadProductLine } from '../events/leads.js';
-import type { SettingsCollection } from '../events/lead-settings.js';
 import { handleCommand, type CommandContext, type CommandDeps, type CommandResult } from './aggregate.js';
 import { DomainError, invalid } from './errors.js';
 import { leadAggregate, type LeadChanges, type LeadCommand, type LeadInput } from './leads.js';
@@ -10,6 +9,8 @@ import { leadSettingsAggregate, settingOf, settingsStreamId, type LeadSettingsCo
 import { lastPosition } from './identity-deps.js';
 import { leadSettingsSeed } from './lead-settings-seed.js';
 import { assertOwner } from './record-commands.js';
+import { eachLimited } from '../infra/each-limited.js';
+import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from './settings-usage.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -36,34 +37,37 @@ export async function loadLeadSettings(store: EventStore, tenantId: string): Pro
   return state;
 }
 
-async function withSettings<T>(deps: Deps, ctx: CommandContext, build: (settings: LeadSettingsState, now: Date) => T): Promise<T> {
-  return build(await loadLeadSettings(deps.store, ctx.tenantId), deps.clock.now());
-}
-
 const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand) =>
   handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create' });
+
+/**
+ * A lead command decided against the tenant's settings as they are now, which may give the
+ * lead a pipeline, stage or priority: it runs while no settings item is being deleted
+ * (settings-usage.ts), so a lead never ends up pointing at a deleted one.
+ */
+const runWithSettings = (deps: Deps, ctx: CommandContext, id: string, build: (settings: LeadSettingsState, now: Date) => LeadCommand) =>
+  assigningSettings(deps.knex, ctx.tenantId, async () => run(deps, ctx, id, build(await loadLeadSettings(deps.store, ctx.tenantId), deps.clock.now())));
 
 export async function createLead(deps: Deps, ctx: CommandContext, input: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
   await assertOwner(deps.knex, ctx.tenantId, input.ownerId);
   const id = randomUUID();
-  const command = await withSettings(deps, ctx, (settings, now) => ({ kind: 'create' as const, id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! }, settings, now }));
-  const result = await run(deps, ctx, id, command);
+  const result = await runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! }, settings, now }));
   return { id, position: result.position };
 }
 
 export async function updateLead(deps: Deps, ctx: CommandContext, id: string, changes: LeadChanges) {
   await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
-  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'update', id, changes, settings, now })));
+  return runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'update', id, changes, settings, now }));
 }
 
 export const deleteLead = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, id, { kind: 'delete', id });
 
 export async function changeLeadStage(deps: Deps, ctx: CommandContext, id: string, body: { stageId: string; values: Record<string, unknown>; unlockReason: string | null }) {
-  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'change-stage', id, ...body, settings, now })));
+  return runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'change-stage', id, ...body, settings, now }));
 }
 
 export async function disqualifyLead(deps: Deps, ctx: CommandContext, id: string, reason: string, notes: string | null) {
-  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'disqualify', id, reason, notes, settings, now })));
+  return runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'disqualify', id, reason, notes, settings, now }));
 }
 
 export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: LeadProductLine) => run(deps, ctx, id, { kind: 'add-product', id, line });
@@ -80,14 +84,6 @@ export async function addLeadTeamMember(deps: Deps, ctx: CommandContext, id: str
 
 export const removeLeadTeamMember = (deps: Deps, ctx: CommandContext, id: string, userId: string) => run(deps, ctx, id, { kind: 'remove-team-member', id, userId });
 
-/** Runs `work` over items, at most `limit` at a time. */
-async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
-}
-
 export interface BulkOutcome {
   done: number;
   skipped: { id: string; message: string }[];
@@ -99,12 +95,11 @@ export interface BulkOutcome {
  * (converted, a disallowed stage move) is skipped with the reason, the others go on.
  */
 export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: string[], commandFor: (id: string, settings: LeadSettingsState, now: Date) => LeadCommand): Promise<BulkOutcome> {
-  const settings = await loadLeadSettings(deps.store, ctx.tenantId);
   const results: CommandResult<unknown, unknown>[] = [];
   const skipped: BulkOutcome['skipped'] = [];
   await eachLimited(ids, 8, async (id) => {
     try {
-      results.push(await run(deps, ctx, id, commandFor(id, settings, deps.clock.now())));
+      results.push(await runWithSettings(deps, ctx, id, (settings, now) => commandFor(id, settings, now)));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       skipped.push({ id, message: error.message });
@@ -122,47 +117,19 @@ export async function bulkUpdateLeads(deps: Deps, ctx: CommandContext, ids: stri
 export const bulkDeleteLeads = (deps: Deps, ctx: CommandContext, ids: string[]) => bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'delete', id }));
 
 /**
- * Marks overdue unanswered leads breached, and escalates breached ones whose escalation
- * window has passed, across every tenant (or one). Idempotent: each lead's aggregate
- * decides, so running twice marks nothing twice.
+ * One lead's SLA check at `now` (breach once overdue and unanswered, escalate once the
+ * escalation window has passed too) under the tenant's policy; the aggregate decides, so
+ * running it twice marks nothing twice. The scheduled job and the breach-check endpoint
+ * (src/sagas/lead-jobs.ts) run it over the candidates.
  */
-export async function checkSlaBreaches(deps: Deps, ctx: Omit<CommandContext, 'tenantId'> & { tenantId?: string }) {
-  const now = deps.clock.now();
-  const candidates = deps
-    .knex('leads as l')
-    .join('lead_settings as s', function () {
-      this.on('s.tenant_id', 'l.tenant_id').andOnVal('s.key', 'sla');
-    })
-    .whereNull('l.deleted_at')
-    .where('l.status', 'open')
-    .whereNull('l.first_response_at')
-    .whereNull('l.sla_escalated_at')
-    .whereNotNull('l.sla_due_at')
-    .where('l.sla_due_at', '<', now)
-    .whereRaw("(s.value->>'enabled')::boolean")
-    // Breached leads come back only once their escalation could be due (working time never exceeds wall time).
-    .whereRaw(
-      `(l.sla_breached_at is null or ((s.value->>'escalationEnabled')::boolean and l.sla_due_at <= ?::timestamptz
-         - make_interval(mins => greatest(0, ((s.value->>'escalationHours')::numeric - (s.value->>'firstContactHours')::numeric) * 60)::int)))`,
-      [now],
-    )
-    .select('l.id', 'l.tenant_id')
-    .orderBy('l.sla_due_at')
-    .limit(5_000);
-  if (ctx.tenantId) candidates.where('l.tenant_id', ctx.tenantId);
-  let breached = 0;
-  let escalated = 0;
-  const results: CommandResult<unknown, unknown>[] = [];
-  await eachLimited(await candidates, 4, async ({ id, tenant_id: tenantId }: { id: string; tenant_id: string }) => {
-    const policy = settingOf(await loadLeadSettings(deps.store, tenantId), 'sla');
-    const result = await run(deps, { ...ctx, tenantId }, id, { kind: 'check-sla', id, now, policy });
-    results.push(result);
-    for (const event of result.events) {
-      if (event.type === 'LeadSlaBreached') breached++;
-      if (event.type === 'LeadSlaEscalated') escalated++;
-    }
-  });
-  return { breached, escalated, checkedAt: now.toISOString(), position: lastPosition(results) };
+export async function checkLeadSla(deps: Deps, ctx: CommandContext, id: string, now: Date) {
+  const policy = settingOf(await loadLeadSettings(deps.store, ctx.tenantId), 'sla');
+  return run(deps, ctx, id, { kind: 'check-sla', id, now, policy });
+}
+
+/** Scores a lead again now (time-based rules); a LeadScoreChanged only when the score changes. */
+export async function rescoreLead(deps: Deps, ctx: CommandContext, id: string) {
+  return runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'rescore', id, settings, now }));
 }
 
 /**
@@ -183,15 +150,12 @@ export async function seedMissingLeadSettings(deps: Deps): Promise<number> {
   return seeded;
 }
 
-/** How many live records use a settings item, for the rule that one in use is not deleted. */
-async function usage(knex: Knex, tenantId: string, collection: SettingsCollection, id: string): Promise<number> {
-  const column = { pipelines: 'pipeline_id', stages: 'stage_id', priorities: 'priority_id' }[collection as string];
-  if (!column) return 0;
-  const row = await knex('leads').where({ tenant_id: tenantId, [column]: id }).whereNull('deleted_at').count<{ count: string }[]>('* as count').first();
-  return Number(row?.count ?? 0);
-}
-
-export async function changeLeadSettings(deps: Deps, ctx: CommandContext, command: LeadSettingsCommand) {
-  const withUsage = command.kind === 'delete' ? { ...command, inUse: await usage(deps.knex, ctx.tenantId, command.collection, command.id) } : command;
-  return handleCommand(deps, leadSettingsAggregate, ctx.tenantId, withUsage, ctx);
+/**
+ * A settings change. A delete counts the item's users (every module's, see
+ * settings-usage.ts) while no command can be giving the item out, so one in use is refused
+ * reliably, never deleted from under a record.
+ */
+export async function changeLeadSettings(deps: Deps & SettingsDeleteDeps, ctx: CommandContext, command: LeadSettingsCommand) {
+  if (command.kind !== 'delete') return handleCommand(deps, leadSettingsAggregate, ctx.tenantId, command, ctx);
+  return deletingSettingsItem(deps, ctx.tenantId, command, (inUse) => handleCommand(deps, leadSettingsAggregate, ctx.tenantId, { ...command, inUse }, ctx));
 }

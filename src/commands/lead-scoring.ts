@@ -231,6 +231,18 @@ export function ruleMatches(rule: ScoringRule, lead: ScoredLead, now: Date): boo
   }
 }
 
+/**
+ * When an `older_than` rule starts to match a field's value, in epoch milliseconds (it
+ * matches once `now` is past it), or null when time never changes the outcome: an empty
+ * value (it always matches), an unparseable one or a bad number of days (never).
+ */
+export function olderThanStartsAt(fieldValue: unknown, days: unknown): number | null {
+  const limit = finiteNumber(days);
+  if (limit === null || limit < 0 || isEmptyValue(fieldValue)) return null;
+  const at = timestamp(fieldValue);
+  return at === null ? null : at + limit * DAY_MS;
+}
+
 const bySortOrder = <T extends { sortOrder: number }>(items: T[]): T[] =>
   items
     .map((item, index) => ({ item, index }))

@@ -24,6 +24,8 @@ export interface LeadView extends LeadFields {
   slaEscalatedAt: string | null;
   products: Record<string, LeadProductLine>;
   team: Record<string, string>;
+  /** When the lead was created (its LeadCreated event's time); scoring rules on `createdAt` read it. */
+  createdAt: string | null;
 }
 
 export interface LeadState {
@@ -49,6 +51,8 @@ export type LeadCommand =
   | ({ kind: 'disqualify'; id: string; reason: string; notes: string | null } & Context)
   | NoteCommand
   | { kind: 'check-sla'; id: string; now: Date; policy: SlaPolicy }
+  /** Scores the lead again at `now`: time-based rules (`older_than`) start matching as time passes. */
+  | ({ kind: 'rescore'; id: string } & Context)
   | { kind: 'add-product'; id: string; line: LeadProductLine }
   | { kind: 'update-product'; id: string; productId: string; changes: Partial<LeadProductLine> }
   | { kind: 'remove-product'; id: string; productId: string }
@@ -224,13 +228,13 @@ function firstResponse(id: string, lead: LeadView, now: Date): LeadEvent[] {
  * Field changes, then a new score (and, when priorities follow the score, a new priority
  * in the same update) when a scored field changed.
  */
-function updateEvents(id: string, lead: LeadView, changes: Partial<LeadFields>, ctx: Context, priorityGiven: boolean): LeadEvent[] {
+function updateEvents(id: string, lead: LeadView, changes: Partial<LeadFields>, ctx: Context, priorityGiven: boolean, rescore = false): LeadEvent[] {
   const changed = changedFields(lead, changes as Partial<LeadView>) as Partial<LeadFields>;
   const after = { ...lead, ...changed };
   const scored = fieldsScoredBy(Object.values(ctx.settings.collections.scoringRules).map((r, i) => ({ id: String(i), ...r })));
   const events: LeadEvent[] = [];
   let scoreEvent: LeadEvent | null = null;
-  if (Object.keys(changed).some((k) => scored.has(k))) {
+  if (rescore || Object.keys(changed).some((k) => scored.has(k))) {
     const { score, breakdown } = scoreOf(ctx.settings, after, ctx.now);
     if (score !== lead.score) {
       scoreEvent = { type: 'LeadScoreChanged', data: { id, from: lead.score, to: score, breakdown } };
@@ -252,9 +256,18 @@ function stageMove(id: string, lead: LeadView, target: Stage, unlockReason: stri
   };
 }
 
+/**
+ * A stage a request names (in its body) for a lead: an unknown stage (or another tenant's,
+ * or an opportunity stage) and an inactive one are both bad input (400), never a 404.
+ */
 function targetStage(settings: LeadSettingsState, stageId: string): Stage {
   const stage = settings.collections.stages[stageId];
-  if (!stage || stage.module !== 'leads' || !stage.isActive) throw notFound('Target stage');
+  if (!stage || stage.module !== 'leads') {
+    throw invalid('stageId does not name a lead stage of this tenant', [{ path: 'stageId', message: 'unknown lead stage', code: 'unknown_reference' }]);
+  }
+  if (!stage.isActive) {
+    throw invalid(`Stage "${stage.name}" is inactive: leads cannot be placed in it`, [{ path: 'stageId', message: 'inactive stage', code: 'inactive_reference' }]);
+  }
   if (stage.isWon || stage.isLost) {
     throw invalid(`"${stage.name}" closes the lead: use ${stage.isWon ? 'convert' : 'disqualify'} instead of a stage change`);
   }
@@ -292,15 +305,15 @@ function decideCreate(command: Extract<LeadCommand, { kind: 'create' }>): LeadEv
   const { settings, now, input, id } = command;
   const { priority, pipelineId: givenPipeline, stageId: givenStage, ...fields } = input;
   assertNamed(fields);
-  const stageRecord = givenStage ? settings.collections.stages[givenStage] : undefined;
-  if (givenStage && (!stageRecord || stageRecord.module !== 'leads')) throw invalid('stageId does not name a lead stage');
-  const pipelineId = givenPipeline ?? stageRecord?.pipelineId ?? defaultPipelineId(settings);
+  const given = givenStage ? targetStage(settings, givenStage) : undefined;
+  const pipelineId = givenPipeline ?? given?.pipelineId ?? defaultPipelineId(settings);
   const pipeline = pipelineId ? settings.collections.pipelines[pipelineId] : undefined;
   if (!pipelineId || !pipeline || !pipeline.isActive) throw invalid('pipelineId does not name an active pipeline');
-  const { score, breakdown } = scoreOf(settings, fields, now);
+  // Rules on `createdAt` see the lead as created now (a new lead is 0 days old).
+  const { score, breakdown } = scoreOf(settings, { ...fields, createdAt: now.toISOString() }, now);
   let stage: Stage;
-  if (givenStage) {
-    stage = targetStage(settings, givenStage);
+  if (given) {
+    stage = given;
     if (stage.pipelineId !== pipelineId) throw invalid('stageId belongs to another pipeline');
   } else {
     const first = openStages(settings, pipelineId)[0];
@@ -348,7 +361,7 @@ function decideUpdate(command: Extract<LeadCommand, { kind: 'update' }>, lead: L
 }
 
 /** A rescore that reaches the threshold moves an open lead on to the qualified stage (see autoQualifiedStage). */
-function autoQualifyMove(command: Extract<LeadCommand, { kind: 'update' }>, lead: LeadView, events: LeadEvent[]): LeadEvent[] {
+function autoQualifyMove(command: { id: string; settings: LeadSettingsState }, lead: LeadView, events: LeadEvent[]): LeadEvent[] {
   const rescored = events.find((e) => e.type === 'LeadScoreChanged');
   if (!rescored || lead.status !== 'open') return [];
   const current = command.settings.collections.stages[lead.stageId];
@@ -360,6 +373,17 @@ function autoQualifyMove(command: Extract<LeadCommand, { kind: 'update' }>, lead
   const sequential = command.settings.collections.pipelines[lead.pipelineId]?.stageMovement === 'sequential';
   if (sequential && stages.indexOf(target.id) - stages.indexOf(lead.stageId) > 1) return [];
   return [stageMove(command.id, lead, target, null)];
+}
+
+/**
+ * A score computed again at `now` with nothing else changed (time-based rules), with the
+ * same consequences as a rescoring update: the priority follows the band, auto-qualification
+ * may move the lead on. Only open leads, and only while automatic scoring is on.
+ */
+function decideRescore(command: Extract<LeadCommand, { kind: 'rescore' }>, lead: LeadView): LeadEvent[] {
+  if (lead.status !== 'open' || !settingOf(command.settings, 'general').autoScoring) return [];
+  const events = updateEvents(command.id, lead, {}, command, false, true);
+  return [...events, ...autoQualifyMove(command, lead, events)];
 }
 
 function decideChangeStage(command: Extract<LeadCommand, { kind: 'change-stage' }>, lead: LeadView): LeadEvent[] {
@@ -451,6 +475,12 @@ function decideTeam(command: Extract<LeadCommand, { kind: 'add-team-member' | 'r
   return [{ type: 'LeadTeamMemberRemoved', data: { id, userId: command.userId } }];
 }
 
+/** When a stored event was recorded; null for an event just decided (not yet stored). */
+const recordedAt = (event: LeadEvent): string | null => {
+  const at = (event as LeadEvent & { createdAt?: unknown }).createdAt;
+  return at instanceof Date ? at.toISOString() : typeof at === 'string' ? at : null;
+};
+
 export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
   const lead = state.fields;
   const set = (fields: Partial<LeadView>): LeadState => ({ ...state, fields: { ...lead, ...fields } });
@@ -459,7 +489,17 @@ export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
       const { id: _id, scoreBreakdown: _breakdown, ...fields } = event.data;
       return {
         status: 'active',
-        fields: { ...fields, status: 'open', disqualificationReason: null, firstResponseAt: null, slaBreachedAt: null, slaEscalatedAt: null, products: {}, team: {} },
+        fields: {
+          ...fields,
+          status: 'open',
+          disqualificationReason: null,
+          firstResponseAt: null,
+          slaBreachedAt: null,
+          slaEscalatedAt: null,
+          products: {},
+          team: {},
+          createdAt: recordedAt(event),
+        },
       };
     }
     case 'LeadUpdated':
@@ -527,6 +567,8 @@ export const leadAggregate: Aggregate<LeadState, LeadEvent, LeadCommand> = {
         ];
       case 'check-sla':
         return decideCheckSla(command, lead);
+      case 'rescore':
+        return decideRescore(command, lead);
       case 'add-product':
       case 'update-product':
       case 'remove-product':

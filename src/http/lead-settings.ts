@@ -73,7 +73,8 @@ const pipelineUpdate = z
   .object({ name, description: optionalText(1000), isDefault: z.boolean(), isActive: z.boolean(), sortOrder, stageMovement: z.enum(STAGE_MOVEMENTS) })
   .partial()
   .strict();
-const pipelinesQuery = z.object({ module: module.optional() });
+/** `both`: pipelines with stages of each module. */
+const pipelinesQuery = z.object({ module: z.enum([...PIPELINE_MODULES, 'both']).optional() });
 
 const stageBody = z
   .object({
@@ -322,8 +323,7 @@ export function leadSettingsRouter(services: Services): Router {
 
   // ---- pipelines -----------------------------------------------------------------------
   router.get('/lead-settings/pipelines', view, async (req, res) => {
-    parseQuery(pipelinesQuery, req);
-    res.json(await listPipelines(knex, tenant(res)));
+    res.json(await listPipelines(knex, tenant(res), parseQuery(pipelinesQuery, req).module));
   });
   router.post('/lead-settings/pipelines', requireAdmin, async (req, res) => {
     const body = parseBody(pipelineBody, req);

@@ -7,7 +7,6 @@ import {
   bulkDeleteLeads,
   bulkUpdateLeads,
   changeLeadStage,
-  checkSlaBreaches,
   createLead,
   deleteLead,
   disqualifyLead,
@@ -21,6 +20,7 @@ import { defaultPipelineId, settingOf } from '../commands/lead-settings.js';
 import { leadAggregate } from '../commands/leads.js';
 import { findDuplicates, getLead, leadBoard, leadProducts, leadSla, leadSlaSummary, leadTeam, listLeads, visibleLeads } from '../queries/leads.js';
 import type { Principal } from '../queries/principal.js';
+import { checkSlaBreaches } from '../sagas/lead-jobs.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requireAdmin, requirePermission } from './authenticate.js';
 import { address, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
@@ -228,9 +228,13 @@ export function leadsRouter(services: Services): Router {
   // Acts on every lead of the tenant, whoever owns it (the cron job does it for all tenants): administrators only.
   router.post('/leads/sla/check-breaches', requireAdmin, async (req, res) => {
     const ctx = commandContextOf(res);
-    const { position, ...counts } = await checkSlaBreaches(services, ctx);
+    const { config } = services;
+    const { breached, escalated, checkedAt, position } = await checkSlaBreaches(services, ctx, {
+      batchSize: config.LEAD_JOB_BATCH_SIZE,
+      timeBudgetMs: config.LEAD_JOB_TIME_BUDGET_MS,
+    });
     await services.waitForProjections(position);
-    res.json(counts);
+    res.json({ breached, escalated, checkedAt });
   });
 
   router.post('/leads', requirePermission('leads', 'create'), async (req, res) => {

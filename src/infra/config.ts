@@ -45,6 +45,8 @@ export const configSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: int(30000, 1),
   HTTP_HEADERS_TIMEOUT_MS: int(15000, 1),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5000, 1),
+  LEAD_JOB_BATCH_SIZE: int(500, 1),
+  LEAD_JOB_TIME_BUDGET_MS: int(45000, 1),
 }).superRefine((config, context) => {
   // An idle keep-alive connection is closed before a request on it could run into the headers timeout,
   // and the headers must arrive within the time the whole request has (Node refuses otherwise).

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { DEFAULT_SETTINGS, SETTING_KEYS, type QualificationThreshold, type SettingKey } from '../commands/lead-settings.js';
+import { PIPELINE_MODULES } from '../events/lead-settings.js';
 import type {
   CatalogueFields,
   FieldVisibility,
@@ -56,9 +57,21 @@ const pipelineShape = (p: any) => ({
   updatedAt: p.updated_at as Date,
 });
 
-/** Every pipeline (pipelines are shared by leads and opportunities), with per-module stage counts. */
-export async function listPipelines(knex: Knex, tenantId: string) {
-  return (await pipelinesOf(knex, tenantId).orderBy([{ column: 'p.sort_order' }, { column: 'p.name' }])).map(pipelineShape);
+/** Which pipelines a list shows: those with stages of a module, of both modules, or all. */
+export type PipelineModuleFilter = PipelineModule | 'both';
+
+const hasStagesOf = (knex: Knex, module: PipelineModule) =>
+  knex.raw(`exists (select 1 from pipeline_stages s where s.tenant_id = p.tenant_id and s.pipeline_id = p.id and s.module = ? and s.deleted_at is null)`, [module]);
+
+/**
+ * Pipelines, with per-module stage counts. Pipelines are shared by leads and opportunities;
+ * a pipeline serves a module when it has stages of that module, so `module` keeps those
+ * (`both`: pipelines with stages of each), the same as `leadStageCount`/`oppStageCount` > 0.
+ */
+export async function listPipelines(knex: Knex, tenantId: string, module?: PipelineModuleFilter) {
+  const query = pipelinesOf(knex, tenantId);
+  for (const each of module === 'both' ? PIPELINE_MODULES : module ? [module] : []) query.where(hasStagesOf(knex, each));
+  return (await query.orderBy([{ column: 'p.sort_order' }, { column: 'p.name' }])).map(pipelineShape);
 }
 
 export async function getPipeline(knex: Knex, tenantId: string, id: string) {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import {
   SCORING_OPERATORS,
   fieldsScoredBy,
+  olderThanStartsAt,
   priorityForScore,
   ruleMatches,
   ruleValueProblems,
@@ -244,6 +245,18 @@ describe('lead scoring operators', () => {
 
     it('does not match an unparseable date', () => {
       expect(matches({ fieldKey: 'x', operator: 'older_than', value: 1 }, lead({ x: 'not a date' }))).to.equal(false);
+    });
+
+    it('starts to match just after value + days (olderThanStartsAt), which time-based rescoring searches by', () => {
+      const created = '2026-01-01T00:00:00.000Z';
+      const startsAt = olderThanStartsAt(created, 30)!;
+      expect(new Date(startsAt).toISOString()).to.equal('2026-01-31T00:00:00.000Z');
+      const r = rule({ fieldKey: 'createdAt', operator: 'older_than', value: 30 });
+      expect(ruleMatches(r, lead({ createdAt: created }), new Date(startsAt))).to.equal(false);
+      expect(ruleMatches(r, lead({ createdAt: created }), new Date(startsAt + 1))).to.equal(true);
+      expect(olderThanStartsAt(null, 30), 'empty: always matches, time changes nothing').to.equal(null);
+      expect(olderThanStartsAt('not a date', 30)).to.equal(null);
+      expect(olderThanStartsAt(created, -1)).to.equal(null);
     });
   });
 });

@@ -215,6 +215,15 @@ describe('lead aggregate (decide/evolve)', () => {
       expect(() => create(quiet, { stageId: randomUUID() })).to.throw(DomainError).with.property('kind', 'invalid');
     });
 
+    it('an unknown and an inactive stageId are both bad input (400), each with its own message', () => {
+      const unknown = domainErrorOf(() => create(quiet, { stageId: randomUUID() }));
+      expect(unknown).to.include({ kind: 'invalid', message: 'stageId does not name a lead stage of this tenant' });
+      const s = withSettings(quiet, stageUpdated(QUALIFIED, { isActive: false }));
+      const inactive = domainErrorOf(() => create(s, { stageId: QUALIFIED }));
+      expect(inactive).to.include({ kind: 'invalid', message: 'Stage "Qualified" is inactive: leads cannot be placed in it' });
+      expect(inactive.details).to.deep.equal([{ path: 'stageId', message: 'inactive stage', code: 'inactive_reference' }]);
+    });
+
     it('refuses a stage of another pipeline than the one given', () => {
       expect(() => create(twoPipelines, { pipelineId: P, stageId: INTAKE })).to.throw(DomainError).with.property('kind', 'invalid');
     });
@@ -414,11 +423,11 @@ describe('lead aggregate (decide/evolve)', () => {
       expect(decide(update({ stageId: NEW, pipelineId: P }), leadIn())).to.deep.equal([]);
     });
 
-    it('a stageId in an update follows the stage rules: won/lost refused, sequential skip refused, other pipeline refused', () => {
+    it('a stageId in an update follows the stage rules: won/lost refused, sequential skip refused, other pipeline refused, unknown refused', () => {
       expect(() => decide(update({ stageId: CONVERTED }), leadIn())).to.throw(DomainError).with.property('kind', 'invalid');
       expect(() => decide(update({ stageId: QUALIFIED }, sequential(quiet)), leadIn())).to.throw(DomainError).with.property('kind', 'invalid');
       expect(() => decide(update({ stageId: INTAKE }, twoPipelines), leadIn(twoPipelines))).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(update({ stageId: randomUUID() }), leadIn())).to.throw(DomainError).with.property('kind', 'not_found');
+      expect(() => decide(update({ stageId: randomUUID() }), leadIn())).to.throw(DomainError).with.property('kind', 'invalid');
     });
 
     it('a stageId in an update enforces the target’s required fields, counting the update’s own changes', () => {
@@ -495,11 +504,13 @@ describe('lead aggregate (decide/evolve)', () => {
       expect(() => decide(changeStage(DISQUALIFIED), leadIn())).to.throw(DomainError).with.property('kind', 'invalid');
     });
 
-    it('an unknown, inactive or opportunity stage is not found', () => {
-      expect(() => decide(changeStage(randomUUID()), leadIn())).to.throw(DomainError).with.property('kind', 'not_found');
+    it('an unknown, inactive or opportunity stage is bad input (400), as on create and update', () => {
+      expect(domainErrorOf(() => decide(changeStage(randomUUID()), leadIn()))).to.include({ kind: 'invalid', message: 'stageId does not name a lead stage of this tenant' });
       const s = withSettings(quiet, stageUpdated(PROPOSAL, { isActive: false }));
-      expect(() => decide(changeStage(PROPOSAL, s), leadIn())).to.throw(DomainError).with.property('kind', 'not_found');
-      expect(() => decide(changeStage(OPP_QUALIFICATION), leadIn())).to.throw(DomainError).with.property('kind', 'not_found');
+      expect(domainErrorOf(() => decide(changeStage(PROPOSAL, s), leadIn()))).to.include({ kind: 'invalid', message: 'Stage "Proposal" is inactive: leads cannot be placed in it' });
+      expect(domainErrorOf(() => decide(changeStage(OPP_QUALIFICATION), leadIn()))).to.include({ kind: 'invalid', message: 'stageId does not name a lead stage of this tenant' });
+      expect(domainErrorOf(() => decide(update({ stageId: PROPOSAL }, s), leadIn()))).to.include({ kind: 'invalid', message: 'Stage "Proposal" is inactive: leads cannot be placed in it' });
+      expect(domainErrorOf(() => decide(update({ stageId: randomUUID() }), leadIn()))).to.include({ kind: 'invalid', message: 'stageId does not name a lead stage of this tenant' });
     });
 
     it('refuses a stage of another pipeline', () => {
@@ -979,6 +990,52 @@ describe('lead aggregate (decide/evolve)', () => {
   it('builds settings variants by deciding settings commands too (a sequential pipeline made through decide)', () => {
     const s = decidedSettings(quiet, { kind: 'update', collection: 'pipelines', id: P, changes: { stageMovement: 'sequential' } });
     expect(() => decide(changeStage(QUALIFIED, s), leadIn())).to.throw(DomainError).with.property('kind', 'invalid');
+  });
+
+  describe('scoring on createdAt (the lead’s creation time) and rescore', () => {
+    // "Stale" +25 once the lead is more than 30 days old; "Has email" +30.
+    const STALE = ruleEvent('Stale', 'createdAt', 'older_than', 30, 25, 1);
+    const aging = withSettings(quiet, STALE, ruleEvent('Has email', 'email', 'is_not_empty', null, 30, 2));
+    const DAY = 24 * 60 * 60 * 1000;
+    const later = (days: number) => new Date(MON_0900.getTime() + days * DAY);
+    /** The lead as loaded from its stream: the stored LeadCreated carries the time it was recorded. */
+    const stored = (s: LeadSettingsState, overrides: Partial<LeadInput> = {}) =>
+      fold(create(s, overrides).map((event) => ({ ...event, createdAt: MON_0900 }) as unknown as LeadEvent));
+    const rescore = (s: LeadSettingsState, now: Date): LeadCommand => ({ kind: 'rescore', id: LEAD, settings: s, now });
+
+    it('a new lead is 0 days old: an older_than rule on createdAt does not match on create', () => {
+      expect(leadIn(aging).fields.score).to.equal(0);
+      expect(leadIn(aging, { email: 'ada@example.com' }).fields.score).to.equal(30);
+    });
+
+    it('the state keeps the creation time of the stored LeadCreated event', () => {
+      expect(stored(aging).fields.createdAt).to.equal(MON_0900.toISOString());
+    });
+
+    it('an update scores createdAt rules against the real creation time and the command’s now', () => {
+      const young = decide(update({ email: 'ada@example.com' }, aging, later(29)), stored(aging));
+      expect(young.find((e) => e.type === 'LeadScoreChanged')?.data).to.include({ from: 0, to: 30 });
+      const old = decide(update({ email: 'ada@example.com' }, aging, later(31)), stored(aging));
+      expect(old.find((e) => e.type === 'LeadScoreChanged')?.data).to.include({ from: 0, to: 55 });
+    });
+
+    it('rescore emits LeadScoreChanged (and the band’s priority) once a time rule starts matching, nothing before or after', () => {
+      const lead = stored(aging);
+      expect(decide(rescore(aging, later(30)), lead)).to.deep.equal([]);
+      const events = decide(rescore(aging, later(31)), lead);
+      expect(events).to.deep.equal([
+        { type: 'LeadUpdated', data: { id: LEAD, changes: { priorityId: LOW } } },
+        { type: 'LeadScoreChanged', data: { id: LEAD, from: 0, to: 25, breakdown: { Stale: { ruleId: ruleIdOf(STALE), fieldKey: 'createdAt', delta: 25 } } } },
+      ]);
+      expect(decide(rescore(aging, later(40)), fold(events, lead))).to.deep.equal([]);
+    });
+
+    it('rescore leaves closed leads and tenants without automatic scoring alone', () => {
+      const off = withSettings(aging, { type: 'LeadSettingChanged', data: { key: 'general', value: { autoScoring: false, autoPriorityFromScore: true, activeQualificationFramework: 'bant' } } });
+      expect(decide(rescore(off, later(31)), stored(aging))).to.deep.equal([]);
+      const disqualified = then(stored(aging), disqualify(NO_BUDGET));
+      expect(decide(rescore(aging, later(31)), disqualified)).to.deep.equal([]);
+    });
   });
 
   describe('auto-qualification (qualificationThreshold.autoQualify)', () => {

@@ -3,7 +3,9 @@ import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { registerTenant } from '../support/identity.js';
+import { slowProbe } from '../support/probe-module.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { until } from '../support/wait.js';
 
 describe('HTTP skeleton', () => {
   let service: TestService;
@@ -184,8 +186,13 @@ describe('HTTP skeleton', () => {
     it('lets an in-flight request finish and then refuses new connections', async () => {
       const other = await startTestService();
       const slow = other.request('GET', '/api/probe/slow');
-      await new Promise((r) => setTimeout(r, 100));
+      // The request is in the handler, held there until released below.
+      await until(() => slowProbe.waiting === 1);
       const stopping = other.stop();
+      // Stopping has begun: the server no longer listens, yet the held request is still in flight.
+      expect(other.server!.listening).to.equal(false);
+      expect(slowProbe.waiting).to.equal(1);
+      slowProbe.release();
       const res = await slow;
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ slow: true });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { until } from '../support/wait.js';
 
 type Item = { id: string; name: string } & Record<string, any>;
 
@@ -230,6 +231,40 @@ describe('lead settings', () => {
     it('refuses a default pipeline that is inactive (400)', async () => {
       await expectStatus(400, 'POST', '/pipelines', { name: unique('Dormant'), isDefault: true, isActive: false });
       expect((await ok('GET', '/pipelines')).filter((p: Item) => p.isDefault).map((p: Item) => p.id)).to.deep.equal([defaultPipeline.id]);
+    });
+  });
+
+  describe('GET /pipelines?module=', () => {
+    it('lists the pipelines with stages of that module (both: of each); 400 for an unknown module', async () => {
+      const leadsOnly = await newPipeline();
+      await newStage({ pipelineId: leadsOnly.id, module: 'leads' });
+      const oppsOnly = await newPipeline();
+      await newStage({ pipelineId: oppsOnly.id, module: 'opportunities' });
+      const empty = await newPipeline();
+      const ids = async (query: string) => ((await ok('GET', `/pipelines${query}`)) as Item[]).map((p) => p.id);
+      try {
+        expect(await ids('')).to.include.members([defaultPipeline.id, leadsOnly.id, oppsOnly.id, empty.id]);
+        const forLeads = await ids('?module=leads');
+        expect(forLeads).to.include.members([defaultPipeline.id, leadsOnly.id]);
+        expect(forLeads).to.not.include.members([oppsOnly.id]);
+        expect(forLeads).to.not.include(empty.id);
+        const forOpps = await ids('?module=opportunities');
+        expect(forOpps).to.include.members([defaultPipeline.id, oppsOnly.id]);
+        expect(forOpps).to.not.include(leadsOnly.id);
+        expect(forOpps).to.not.include(empty.id);
+        const forBoth = await ids('?module=both');
+        expect(forBoth).to.include(defaultPipeline.id);
+        expect(forBoth).to.not.include.members([leadsOnly.id]);
+        expect(forBoth).to.not.include.members([oppsOnly.id]);
+        expect(forBoth).to.not.include(empty.id);
+        for (const bad of ['deals', 'LEADS', '', 'leads,opportunities']) {
+          const res = await expectStatus(400, 'GET', `/pipelines?module=${encodeURIComponent(bad)}`);
+          expect(res).to.include({ statusCode: 400, error: 'Bad Request' });
+          expect(res.details[0]).to.include({ path: 'module' });
+        }
+      } finally {
+        for (const pipeline of [leadsOnly, oppsOnly, empty]) await ok('DELETE', `/pipelines/${pipeline.id}`);
+      }
     });
   });
 
@@ -483,6 +518,50 @@ describe('lead settings', () => {
       await expectStatus(400, 'DELETE', `/stages/${stage.id}`);
       await deleteLead(lead.id);
       await ok('DELETE', `/stages/${stage.id}`);
+    });
+  });
+
+  describe('deleting an item while leads are being given it', () => {
+    /** Live leads pointing at the item, from the read model once every event is projected. */
+    const liveLeadsWith = async (column: string, id: string) => {
+      await service.services.waitForProjections(await service.services.store.headPosition());
+      return Number((await service.services.knex('leads').where({ tenant_id: admin.tenant.id, [column]: id }).whereNull('deleted_at').count('* as n').first())!.n);
+    };
+
+    it('a delete racing with 20 concurrent lead creates that use the item never leaves a live lead pointing at a deleted item', async () => {
+      // Each round starts the deletes after a different number of creates has been answered.
+      for (const head of [0, 1, 5, 10, 19]) {
+        const stage = await newStage();
+        const priority = await ok('POST', '/priorities', { name: unique('Racing') });
+        let answered = 0;
+        const creates = Array.from({ length: 20 }, (_, i) =>
+          service.request('POST', '/api/leads', { lastName: `Race ${i}`, stageId: stage.id, priority: priority.id }, admin.auth).then((res) => {
+            answered++;
+            return res;
+          }),
+        );
+        await until(() => answered >= head);
+        const [stageDelete, priorityDelete] = await Promise.all([call('DELETE', `/stages/${stage.id}`), call('DELETE', `/priorities/${priority.id}`)]);
+        const results = await Promise.all(creates);
+        const made = results.filter((res) => res.status === 201);
+        for (const res of results) expect([201, 400], JSON.stringify(res.body)).to.include(res.status);
+        for (const [what, res, column, id] of [['stage', stageDelete, 'stage_id', stage.id], ['priority', priorityDelete, 'priority_id', priority.id]] as const) {
+          expect([200, 400], `${what} delete: ${JSON.stringify(res.body)}`).to.include(res.status);
+          const users = await liveLeadsWith(column, id);
+          if (res.status === 200) {
+            expect(users, `the ${what} was deleted, yet ${users} live lead(s) point at it (head ${head})`).to.equal(0);
+            await expectStatus(404, 'GET', `/${what === 'stage' ? 'stages' : 'priorities'}/${id}`);
+          } else {
+            expect(res.body.message).to.match(/used by \d+ record/);
+            expect(users, `the ${what} delete was refused, so leads use it`).to.be.greaterThan(0);
+          }
+        }
+        // A create either came before both deletes (201, and then neither delete went through) or was refused.
+        if (made.length) expect([stageDelete.status, priorityDelete.status]).to.deep.equal([400, 400]);
+        for (const res of made) await deleteLead(res.body.id);
+        await ok('DELETE', `/stages/${stage.id}`, undefined, stageDelete.status === 200 ? 404 : 200);
+        await ok('DELETE', `/priorities/${priority.id}`, undefined, priorityDelete.status === 200 ? 404 : 200);
+      }
     });
   });
 

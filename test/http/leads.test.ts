@@ -115,6 +115,32 @@ describe('leads', () => {
       expect((await call('GET', '/leads?limit=1')).body.meta.total).to.equal(before);
     });
 
+    it('an unknown and an inactive stageId are both 400 with a clear message (create, PUT and change-stage), and change nothing', async () => {
+      const scratch = await registerTenant(service);
+      const as = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, scratch.auth);
+      const rows = await service.services.knex('pipeline_stages').where({ tenant_id: scratch.tenant.id, module: 'leads' }).orderBy('sort_order');
+      const proposal = rows.find((r: { name: string }) => r.name === 'Proposal').id;
+      expect((await as('PUT', `/lead-settings/stages/${proposal}`, { isActive: false })).status).to.equal(200);
+      const lead = (await as('POST', '/leads', { lastName: 'Staged' })).body;
+      const theirStage = stages.Contacted.id;
+      const unknownMessage = 'stageId does not name a lead stage of this tenant';
+      const inactiveMessage = 'Stage "Proposal" is inactive: leads cannot be placed in it';
+      for (const [method, path, extra] of [
+        ['POST', '/leads', { lastName: 'X' }],
+        ['PUT', `/leads/${lead.id}`, {}],
+        ['POST', `/leads/${lead.id}/change-stage`, {}],
+      ] as const) {
+        for (const [stageId, message] of [[randomUUID(), unknownMessage], [theirStage, unknownMessage], [proposal, inactiveMessage]]) {
+          const res = await as(method, path, { ...extra, stageId });
+          expect(res.status, `${method} ${path} ${JSON.stringify(res.body)}`).to.equal(400);
+          expect(res.body).to.include({ statusCode: 400, error: 'Bad Request', message });
+          expect(res.body.details[0]).to.include({ path: 'stageId' });
+        }
+      }
+      expect((await as('GET', '/leads')).body.meta.total).to.equal(1);
+      expect((await as('GET', `/leads/${lead.id}`)).body.stageName).to.equal('New');
+    });
+
     it('needs leads.create (403) and a token (401)', async () => {
       expect((await call('POST', '/leads', { lastName: 'X' }, viewer)).status).to.equal(403);
       expect((await service.request('POST', '/api/leads', { lastName: 'X' })).status).to.equal(401);
@@ -353,15 +379,17 @@ describe('leads', () => {
       expect(new Date(entry.createdAt).getTime()).to.equal(clock.now().getTime());
     });
 
-    it('refuses won and lost stages (use convert or disqualify), unknown stages (404) and bad bodies (400)', async () => {
+    it('refuses won and lost stages (use convert or disqualify), unknown stages and bad bodies (400)', async () => {
       const lead = await newLead();
       expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Converted.id })).status).to.equal(400);
       expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Disqualified.id })).status).to.equal(400);
       const unknown = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: randomUUID() });
-      expect(unknown.status).to.equal(404);
-      expect(unknown.body.message).to.equal('Target stage not found');
+      expect(unknown.status).to.equal(400);
+      expect(unknown.body.message).to.equal('stageId does not name a lead stage of this tenant');
       const theirStage = (await service.services.knex('pipeline_stages').where({ tenant_id: other.tenant.id, module: 'leads' }).first('id')).id;
-      expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: theirStage })).status).to.equal(404);
+      const theirs = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: theirStage });
+      expect(theirs.status).to.equal(400);
+      expect(theirs.body.message, 'another tenant\'s stage reads as unknown').to.equal('stageId does not name a lead stage of this tenant');
       expect((await call('POST', `/leads/${lead.id}/change-stage`, {})).status).to.equal(400);
       expect((await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id, extra: 1 })).status).to.equal(400);
       expect((await call('POST', `/leads/${randomUUID()}/change-stage`, { stageId: stages.Contacted.id })).status).to.equal(404);
@@ -544,6 +572,72 @@ describe('leads', () => {
     });
   });
 
+  describe('time-based rescoring (the lead-time-rescoring job)', () => {
+    it('a lead whose createdAt older_than rule starts to match as time passes gets the new score (and priority) from the job, once', async () => {
+      const tenant = await registerTenant(service);
+      const as = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, tenant.auth);
+      clock.set('2026-02-02T09:00:00Z');
+      const rule = await as('POST', '/lead-settings/scoring-rules', { name: 'Aged', fieldKey: 'createdAt', operator: 'older_than', value: 30, scoreDelta: 65 });
+      expect(rule.status, JSON.stringify(rule.body)).to.equal(201);
+      const created = await as('POST', '/leads', { lastName: 'Aging' });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const lead = created.body;
+      expect(lead, 'a new lead is 0 days old').to.include({ score: 0, priority: 'medium' });
+
+      const jobs = allJobs(service.services);
+      const job = jobs.find((j) => j.name === 'lead-time-rescoring')!;
+      expect(job.cron).to.equal('* * * * *');
+      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      const runJob = async () => {
+        expect(await scheduler.tick(job)).to.equal(true);
+        await service.services.waitForProjections(await service.services.store.headPosition());
+      };
+      const scoreChanges = async () =>
+        (await as('GET', `/leads/${lead.id}/history`)).body.filter((h: { action: string }) => h.action === 'score_changed');
+
+      clock.set('2026-03-04T08:59:00Z'); // a minute short of 30 days
+      await runJob();
+      expect((await as('GET', `/leads/${lead.id}`)).body).to.include({ score: 0, priority: 'medium' });
+
+      clock.set('2026-03-04T09:01:00Z');
+      await runJob();
+      const rescored = (await as('GET', `/leads/${lead.id}`)).body;
+      expect(rescored).to.include({ score: 65, priority: 'high' });
+      expect(rescored.scoreBreakdown).to.deep.equal({ Aged: { ruleId: rule.body.id, fieldKey: 'createdAt', delta: 65 } });
+      const [change, ...more] = await scoreChanges();
+      expect(more).to.deep.equal([]);
+      expect(change.changes).to.deep.equal({ before: { score: 0 }, after: { score: 65 } });
+      expect(change).to.include({ performedById: null });
+      expect(new Date(change.createdAt).toISOString()).to.equal('2026-03-04T09:01:00.000Z');
+
+      clock.set('2026-03-05T09:00:00Z');
+      await runJob();
+      expect(await scoreChanges(), 'nothing more changes: no second score event').to.have.length(1);
+    });
+
+    it('a date kept in a custom field counts too: the lead is rescored once that date is older than the rule says', async () => {
+      const tenant = await registerTenant(service);
+      const as = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, tenant.auth);
+      clock.set('2026-04-01T09:00:00Z');
+      const rule = await as('POST', '/lead-settings/scoring-rules', { name: 'Gone quiet', fieldKey: 'custom.lastContact', operator: 'older_than', value: 10, scoreDelta: 20 });
+      expect(rule.status, JSON.stringify(rule.body)).to.equal(201);
+      const lead = (await as('POST', '/leads', { lastName: 'Quiet', customFields: { lastContact: '2026-03-30T12:00:00Z' } })).body;
+      expect(lead.score).to.equal(0);
+      const jobs = allJobs(service.services);
+      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      const runJob = async () => {
+        expect(await scheduler.tick(jobs.find((j) => j.name === 'lead-time-rescoring')!)).to.equal(true);
+        await service.services.waitForProjections(await service.services.store.headPosition());
+      };
+      clock.set('2026-04-09T12:00:00Z'); // ten days after the last contact: not more than ten yet
+      await runJob();
+      expect((await as('GET', `/leads/${lead.id}`)).body.score).to.equal(0);
+      clock.set('2026-04-09T12:01:00Z');
+      await runJob();
+      expect((await as('GET', `/leads/${lead.id}`)).body).to.include({ score: 20, priority: 'low' });
+    });
+  });
+
   describe('SLA', () => {
     let tenant: Session;
     let tenantUser: Session;
@@ -642,6 +736,27 @@ describe('leads', () => {
       await service.services.waitForProjections(await service.services.store.headPosition());
       expect((await slaOf(lead.id)).status).to.equal('breached');
       expect(new Date((await as('GET', `/leads/${lead.id}`)).body.slaBreachedAt).toISOString()).to.equal('2026-01-12T13:01:00.000Z');
+    });
+
+    it('the job is fair: breached leads awaiting escalation, more than a batch of them, do not hold back a newly overdue lead', async () => {
+      // Created Friday 12:00, due 16:00 and breached at 16:30; their escalation is due 4 more working hours
+      // later (Monday 11:00), but by Saturday noon their wall-time window has long passed, so they are candidates.
+      const waiting = [];
+      for (let i = 0; i < 5; i++) waiting.push(await leadAt('2026-01-09T12:00:00Z'));
+      const fresh = await leadAt('2026-01-09T13:00:00Z'); // due Friday 17:00
+      clock.set('2026-01-09T16:30:00Z');
+      expect((await as('POST', '/leads/sla/check-breaches')).body).to.include({ breached: 5, escalated: 0 });
+
+      clock.set('2026-01-10T12:00:00Z');
+      const config = { ...service.services.config, LEAD_JOB_BATCH_SIZE: 2 };
+      const jobs = allJobs({ ...service.services, config });
+      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      expect(await scheduler.tick(jobs.find((j) => j.name === 'lead-sla-breaches')!)).to.equal(true);
+      await service.services.waitForProjections(await service.services.store.headPosition());
+
+      const breached = (await as('GET', `/leads/${fresh.id}`)).body;
+      expect(new Date(breached.slaBreachedAt).toISOString()).to.equal('2026-01-10T12:00:00.000Z');
+      for (const lead of waiting) expect(await slaOf(lead.id)).to.deep.include({ status: 'breached', escalated: false });
     });
 
     it('with the policy disabled a new lead has no SLA', async () => {

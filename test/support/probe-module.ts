@@ -112,7 +112,23 @@ export function mountProbeRoutes(router: Router, services: Services): void {
   });
 
   router.get('/probe/slow', async (_req, res) => {
-    await new Promise((r) => setTimeout(r, 400));
+    await slowProbe.hold();
     res.json({ slow: true });
   });
 }
+
+/**
+ * `GET /probe/slow` stays in flight until the test lets it go: `waiting` counts requests
+ * the handler holds, `release()` answers them. Tests synchronise on these, not on timers.
+ */
+export const slowProbe = {
+  waiting: 0,
+  releases: [] as (() => void)[],
+  hold(): Promise<void> {
+    this.waiting++;
+    return new Promise<void>((resolve) => this.releases.push(resolve)).finally(() => this.waiting--);
+  },
+  release(): void {
+    for (const release of this.releases.splice(0)) release();
+  },
+};
