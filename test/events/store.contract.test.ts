@@ -6,7 +6,7 @@ import { EventStoreDbEventStore } from '../../src/events/store/eventstoredb.js';
 import { comparePositions } from '../../src/events/store/position.js';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '../../src/events/store/types.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { collect, newEvent } from '../support/events.js';
+import { collect, isIncreasing, newEvent } from '../support/events.js';
 
 interface Adapter {
   name: string;
@@ -66,9 +66,6 @@ describe('PostgreSQL event store specifics', () => {
     }
   });
 });
-
-const isIncreasing = (events: RecordedEvent[]) =>
-  events.every((e, i) => i === 0 || comparePositions(events[i - 1].position, e.position) < 0);
 
 for (const adapter of adapters) {
   describe(`event store contract: ${adapter.name}`, function () {

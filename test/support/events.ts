@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom, filter, take, toArray, type Observable } from 'rxjs';
+import { comparePositions } from '../../src/events/store/position.js';
 import type { NewEvent, RecordedEvent } from '../../src/events/store/types.js';
 
 export const TENANT = '0b8b4a36-6f7e-4c58-9f4e-3a2d7e1c0a11';
@@ -26,3 +27,7 @@ export function collect(
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`timed out collecting ${count} events`)), ms)),
   ]);
 }
+
+/** Whether the events are in strictly increasing global order. */
+export const isIncreasing = (events: RecordedEvent[]) =>
+  events.every((e, i) => i === 0 || comparePositions(events[i - 1].position, e.position) < 0);

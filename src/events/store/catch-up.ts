@@ -1,21 +1,35 @@
 import { Observable } from 'rxjs';
 import { Signal } from '../../infra/signal.js';
-import type { EventStore, Position, RecordedEvent } from './types.js';
+import type { EventStore, LogPage, Position, RecordedEvent } from './types.js';
 
 export interface CatchUpOptions {
   from?: Position | null;
   batchSize?: number;
   /** Longest wait without a wake-up before reading again (the polling fallback). */
   idlePollMs?: number;
+  /** Longest wait between reads while the store says committed events are held back. */
+  heldBackPollMs?: number;
 }
 
+/** First wait after a read found events held back; it doubles up to `heldBackPollMs`. */
+const HELD_BACK_FIRST_POLL_MS = 5;
+
+type Followable = Pick<EventStore, 'readAll' | 'appended$'> & Partial<Pick<EventStore, 'readPage'>>;
+
 /**
- * Pull loop over `readAll` that follows the log: read a page, hand it on, and when
- * caught up wait for `appended$` (or the poll timer). The consumer's promise is awaited
- * before the next page, so a slow consumer slows the reader instead of filling memory.
+ * Pull loop over `readPage` (or `readAll`) that follows the log: read a page, hand it on,
+ * and when caught up wait for `appended$` (or the idle poll timer). The consumer's promise
+ * is awaited before the next page, so a slow consumer slows the reader instead of filling
+ * memory.
+ *
+ * An append wakes readers only once it has committed, so a read after a wake-up sees it
+ * unless an older append still in progress holds it back. The store says so (`heldBack`),
+ * and the loop then reads again every 5, 10, then `heldBackPollMs` ms until the events are
+ * released: the older append may end in a process or transaction that wakes nobody. (A
+ * fixed burst of retries after each wake-up gave up after 63 ms and fell back to 1 s.)
  */
 export async function followAll(
-  store: Pick<EventStore, 'readAll' | 'appended$'>,
+  store: Followable,
   options: CatchUpOptions & { abort: AbortSignal },
   onPage: (events: RecordedEvent[]) => Promise<void> | void,
 ): Promise<void> {
@@ -23,28 +37,32 @@ export async function followAll(
   const sub = store.appended$.subscribe(() => wake.notify());
   const batchSize = options.batchSize ?? 500;
   const idlePollMs = options.idlePollMs ?? 1000;
+  const heldBackPollMs = options.heldBackPollMs ?? 20;
+  const read = (from: Position | null): Promise<LogPage> =>
+    store.readPage
+      ? store.readPage({ from, maxCount: batchSize })
+      : store.readAll({ from, maxCount: batchSize }).then((events) => ({ events, heldBack: false }));
   let from = options.from ?? null;
-  let retriesLeft = 0;
+  const firstHeldBackWait = Math.min(HELD_BACK_FIRST_POLL_MS, heldBackPollMs);
+  let heldBackWait = firstHeldBackWait;
   try {
     while (!options.abort.aborted) {
       const seen = wake.current;
-      const page = await store.readAll({ from, maxCount: batchSize });
+      const page = await read(from);
       if (options.abort.aborted) break;
-      if (page.length > 0) {
-        retriesLeft = 0;
-        await onPage(page);
-        from = page[page.length - 1].position;
+      if (!page.heldBack) heldBackWait = firstHeldBackWait;
+      if (page.events.length > 0) {
+        await onPage(page.events);
+        from = page.events[page.events.length - 1].position;
         continue;
       }
-      // Caught up. A committed event can still be held back behind an older open
-      // transaction, so after a wake-up re-read a few times with a short backoff.
-      if (retriesLeft > 0) {
-        // Cut short by any new wake-up: an append may be what releases the held-back event.
-        await wake.wait(seen, 2 ** (6 - retriesLeft--), options.abort);
+      if (page.heldBack) {
+        // Cut short by any new wake-up: an append may be what releases the held-back events.
+        await wake.wait(seen, heldBackWait, options.abort);
+        heldBackWait = Math.min(heldBackWait * 2, heldBackPollMs);
         continue;
       }
       await wake.wait(seen, idlePollMs, options.abort);
-      if (wake.current !== seen) retriesLeft = 6;
     }
   } finally {
     sub.unsubscribe();
@@ -53,7 +71,7 @@ export async function followAll(
 
 /** `subscribeToAll` for stores that only offer paged reads: catch-up, then live. */
 export function catchUpSubscription(
-  store: Pick<EventStore, 'readAll' | 'appended$'>,
+  store: Followable,
   options: CatchUpOptions = {},
 ): Observable<RecordedEvent> {
   return new Observable<RecordedEvent>((subscriber) => {

@@ -1,8 +1,8 @@
 /**
- * The event log's own tables. `tx_id` is the appending transaction's id: readers only
- * take events whose transaction is older than every transaction still running
- * (`pg_snapshot_xmin`), in (tx_id, position) order, so no later commit can land
- * behind a position already handed out.
+ * The event log's own tables and functions. `tx_id` is the appending transaction's id;
+ * readers take events in (tx_id, position) order, and only below a horizon that no
+ * transaction still able to append lies under (`es_read_horizon`), so no later commit
+ * can land behind a position already handed out.
  */
 export const EVENT_STORE_SCHEMA = `
 create table if not exists event_streams (
@@ -45,6 +45,17 @@ begin
   -- stream row alone would not do: a transaction can get its id, lose the race for the
   -- row, and commit the later revision under the smaller id. (Two-key advisory locks
   -- are a keyspace of their own, apart from the runners' one-key locks.)
+  -- The stream lock also tells readers that this transaction writes events (see
+  -- es_read_horizon), which holds only if it was taken before the transaction got its
+  -- id: an append after other writes of the same transaction is refused.
+  if pg_current_xact_id_if_assigned() is not null then
+    if not exists (select 1 from pg_locks l
+                    where l.locktype = 'advisory' and l.pid = pg_backend_pid() and l.classid = 1129467213
+                      and l.objsubid = 2 and l.database = (select d.oid from pg_database d where d.datname = current_database())) then
+      raise exception 'es_append must come before every other write of its transaction'
+        using errcode = 'CR002';
+    end if;
+  end if;
   perform pg_advisory_xact_lock(1129467213, hashtext(p_stream));
   if p_expected = -2 then
     insert into event_streams as s (stream_id, revision) values (p_stream, v_count - 1)
@@ -76,6 +87,74 @@ begin
       returning events.stream_revision as rev, events.tx_id::text as txt, events.position as pos
     )
     select w.rev, w.txt, w.pos from inserted w order by w.rev desc limit 1;
+end
+$fn$;
+
+-- The transaction id below which the log is final for a read whose snapshot is p_snapshot
+-- (pass the reading statement's own pg_current_snapshot()). Readers hand out events with
+-- tx_id below it, so no event may ever commit below it after they were read.
+--
+-- pg_snapshot_xmin would do, but it is the oldest transaction of the whole server: any
+-- long write transaction (a migration, a rebuild page, another database) would hold
+-- every reader back. Only transactions that append events matter, and those are known:
+-- es_append takes a stream lock (advisory, key 1129467213) before the transaction has an
+-- id, and a transaction-level lock stays held until after the transaction has left the
+-- proc array (PostgreSQL removes it there before releasing its locks).
+--
+-- So the horizon is the oldest transaction running in p_snapshot (its xip list) except
+-- those "cleared": seen in one look at the lock table (t1) holding their own id's lock
+-- and no stream lock of this database, and still running afterwards (t2, pg_xact_status).
+-- Why a cleared transaction X never appends: X had its id when p_snapshot was taken, so
+-- before t1; were X a writer, it would have taken a stream lock before that id and would
+-- hold it until after it has recorded its end and left the proc array, so after t2; the
+-- look at t1 would have shown that lock. Every other transaction id is either finished in
+-- p_snapshot (its events already visible to this read, or never to anyone), or at or
+-- above the horizon (uncleared, or at or above the snapshot's xmax; later transactions
+-- get later ids). So no event can commit below the horizon after this read.
+-- The look must come before the "still running" check, hence two statements; a lock
+-- table row and its holder's other rows are one consistent picture (one pg_locks call).
+-- Any such misreading (a transaction ending meanwhile, an unknown status) leaves the
+-- transaction uncleared: it can only hold readers back, never let one skip.
+--
+-- Reading pg_locks scans the lock manager (about 0.1-0.3 ms), so it is only done when some
+-- event past the reader's position (p_after_*) is at or above xmin: otherwise xmin gives the
+-- same page. (That probe runs in a later snapshot than p_snapshot; finding nothing there
+-- means nothing in p_snapshot either.)
+create or replace function es_read_horizon(p_snapshot pg_snapshot, p_after_tx xid8, p_after_pos bigint)
+returns xid8
+language plpgsql volatile as $fn$
+declare
+  v_xmin xid8 := pg_snapshot_xmin(p_snapshot);
+  v_idle xid8[];
+begin
+  -- (Ordered, so that it is an index probe from the reader's position, not a table scan;
+  -- EXISTS would drop the ORDER BY.)
+  perform from events e
+    where (e.tx_id, e.position) > (p_after_tx, p_after_pos) and e.tx_id >= v_xmin
+    order by e.tx_id, e.position limit 1;
+  if not found then
+    return v_xmin;
+  end if;
+
+  -- t1: running transactions of the snapshot that hold no stream lock (pg_locks read once).
+  with locks as materialized (
+    select l.locktype, l.virtualtransaction, l.transactionid, l.database, l.classid, l.objsubid, l.mode, l.granted
+      from pg_locks l where l.locktype in ('transactionid', 'advisory')
+  )
+  select array_agg(x) into v_idle
+    from pg_snapshot_xip(p_snapshot) x
+    join locks own on own.locktype = 'transactionid' and own.transactionid = x::xid
+                  and own.mode = 'ExclusiveLock' and own.granted
+   where not exists (select 1 from locks w
+                      where w.locktype = 'advisory' and w.virtualtransaction = own.virtualtransaction
+                        and w.classid = 1129467213 and w.objsubid = 2
+                        and w.database = (select d.oid from pg_database d where d.datname = current_database()));
+
+  -- t2: of those, only the ones still running are cleared (unknown status: not cleared).
+  return coalesce(
+    (select min(x) from pg_snapshot_xip(p_snapshot) x
+      where not coalesce(x = any(v_idle) and pg_xact_status(x) = 'in progress', false)),
+    pg_snapshot_xmax(p_snapshot));
 end
 $fn$;
 `;

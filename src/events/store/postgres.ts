@@ -11,6 +11,7 @@ import {
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
+  type LogPage,
   type NewEvent,
   type Position,
   type ReadAllOptions,
@@ -26,6 +27,28 @@ const APPEND_SQL =
 // sort by the text alias ("1005" < "988") instead of the column.
 const EVENT_COLUMNS = `position::text as position_text, tx_id::text as tx_text, event_id, stream_id,
   stream_revision::int as revision, type, data, metadata, created_at`;
+
+/**
+ * Events after ($1, $2) below the read horizon (see es_read_horizon in postgres-schema.ts),
+ * at most $3. When none is readable but some later event is committed, that first event
+ * comes back alone, marked `held`: the caller learns that events are held back, in the
+ * same round trip and without a second ordered scan.
+ */
+const READ_PAGE_SQL = `
+  with h as materialized (
+    select es_read_horizon(pg_current_snapshot(), $1::text::xid8, $2::bigint) as horizon
+  ), r as materialized (
+    -- Not EXISTS: the planner drops ORDER BY from it and may then scan the table.
+    select coalesce((select true from events
+                      where (tx_id, position) > ($1::text::xid8, $2::bigint) and tx_id < (select horizon from h)
+                      order by tx_id, position limit 1), false) as readable
+  )
+  select ${EVENT_COLUMNS}, tx_id >= (select horizon from h) as held
+    from events
+   where (tx_id, position) > ($1::text::xid8, $2::bigint)
+     and tx_id < (select case when r.readable then h.horizon else pg_snapshot_xmax(pg_current_snapshot()) end from h, r)
+   order by tx_id, position
+   limit (select case when r.readable then $3::bigint else 1 end from r)`;
 
 interface EventRow {
   position_text: string;
@@ -56,6 +79,23 @@ function expectedAsNumber(expected: ExpectedRevision): number {
   if (expected === 'any') return -2;
   if (expected === 'no_stream') return -1;
   return expected;
+}
+
+/**
+ * The append statement (one round trip). Exported so that tests can append inside a
+ * transaction of their own; it must be that transaction's first write (see es_append).
+ */
+export function appendQuery(streamId: string, events: NewEvent[], expected: ExpectedRevision): pg.QueryConfig {
+  const values = [
+    streamId,
+    expectedAsNumber(expected),
+    events.map((e) => e.id),
+    events.map((e) => e.type),
+    events.map((e) => JSON.stringify(e.data)),
+    events.map((e) => JSON.stringify(e.metadata)),
+    events.map((e) => e.createdAt.toISOString()),
+  ];
+  return { name: 'es_append', text: APPEND_SQL, values };
 }
 
 /** The default event store: one table in PostgreSQL, woken across processes by LISTEN/NOTIFY. */
@@ -110,18 +150,9 @@ export class PostgresEventStore implements EventStore {
     options: { expectedRevision: ExpectedRevision },
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
-    const params = [
-      streamId,
-      expectedAsNumber(options.expectedRevision),
-      events.map((e) => e.id),
-      events.map((e) => e.type),
-      events.map((e) => JSON.stringify(e.data)),
-      events.map((e) => JSON.stringify(e.metadata)),
-      events.map((e) => e.createdAt.toISOString()),
-    ];
     let row: { last_revision: string; tx_id: string; last_position: string };
     try {
-      const result = await this.pool.query({ name: 'es_append', text: APPEND_SQL, values: params });
+      const result = await this.pool.query(appendQuery(streamId, events, options.expectedRevision));
       row = result.rows[0];
     } catch (error) {
       const retried = await this.earlierAppendOf(streamId, events, error);
@@ -170,34 +201,37 @@ export class PostgresEventStore implements EventStore {
    * complete for its moment, so nobody skips an event; the next read goes on from it).
    * Callers must not modify the events they get.
    */
-  readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+  readPage(options: ReadAllOptions): Promise<LogPage> {
     const from = options.from ?? { commit: 0n, prepare: 0n };
     const key = `${from.commit}:${from.prepare}:${options.maxCount}`;
     let read = this.readsInFlight.get(key);
     if (!read) {
-      read = this.queryAll(from, options.maxCount).finally(() => this.readsInFlight.delete(key));
+      read = this.queryPage(from, options.maxCount).finally(() => this.readsInFlight.delete(key));
       this.readsInFlight.set(key, read);
     }
     return read;
   }
 
-  private readonly readsInFlight = new Map<string, Promise<RecordedEvent[]>>();
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return (await this.readPage(options)).events;
+  }
 
-  private async queryAll(from: Position, maxCount: number): Promise<RecordedEvent[]> {
-    const { rows } = await this.pool.query<EventRow>(
-      `select ${EVENT_COLUMNS} from events
-        where (tx_id, position) > ($1::text::xid8, $2::bigint)
-          and tx_id < pg_snapshot_xmin(pg_current_snapshot())
-        order by tx_id, position limit $3`,
-      [from.commit.toString(), from.prepare.toString(), maxCount],
-    );
-    return rows.map(toRecorded);
+  private readonly readsInFlight = new Map<string, Promise<LogPage>>();
+
+  private async queryPage(from: Position, maxCount: number): Promise<LogPage> {
+    const { rows } = await this.pool.query<EventRow & { held: boolean }>({
+      name: 'es_read_page',
+      text: READ_PAGE_SQL,
+      values: [from.commit.toString(), from.prepare.toString(), maxCount],
+    });
+    // A held row is only there to say that events are held back: it is not handed out.
+    return { events: rows.filter((r) => !r.held).map(toRecorded), heldBack: rows.some((r) => r.held) };
   }
 
   async headPosition(): Promise<Position | null> {
     const { rows } = await this.pool.query<{ tx_text: string; position_text: string }>(
       `select tx_id::text as tx_text, position::text as position_text from events
-        where tx_id < pg_snapshot_xmin(pg_current_snapshot())
+        where tx_id < (select es_read_horizon(pg_current_snapshot(), '0', 0))
         order by tx_id desc, position desc limit 1`,
     );
     return rows.length ? { commit: BigInt(rows[0].tx_text), prepare: BigInt(rows[0].position_text) } : null;

@@ -54,6 +54,16 @@ export interface ReadStreamOptions {
   maxCount?: number;
 }
 
+/** A page of the global order, and whether committed events beyond it are held back. */
+export interface LogPage {
+  events: RecordedEvent[];
+  /**
+   * Some events after the page are committed but not readable yet: an older append is
+   * still in progress, and they become readable when it ends. Read again soon.
+   */
+  heldBack: boolean;
+}
+
 export interface EventStore {
   readonly name: string;
   appendToStream(streamId: string, events: NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
@@ -61,6 +71,11 @@ export interface EventStore {
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Events of all streams in global order, never skipping one that a later read could reveal before it. */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * `readAll` that also tells whether committed events are held back behind it. Stores whose
+   * committed events are always readable (EventStoreDB) leave it out.
+   */
+  readPage?(options: ReadAllOptions): Promise<LogPage>;
   /** Position of the newest event a reader can see now, or null when the log is empty. */
   headPosition(): Promise<Position | null>;
   /** Catch-up from `from` (exclusive), then live. Each event exactly once, in global order. */

@@ -1,0 +1,218 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import pg from 'pg';
+import { appendQuery, PostgresEventStore } from '../../src/events/store/postgres.js';
+import type { Position, RecordedEvent } from '../../src/events/store/types.js';
+import { withDatabase } from '../../src/infra/database.js';
+import { adminUrl, freshDatabaseUrl, openTestDatabase, queryRows, type TestDatabase } from '../support/database.js';
+import { isIncreasing, newEvent } from '../support/events.js';
+import { until } from '../support/wait.js';
+
+/**
+ * Which events a reader may take while other transactions are open (see es_read_horizon
+ * in postgres-schema.ts): an append still in progress holds back the appends committed
+ * after it, and nothing else does.
+ */
+
+/** The slowest catch-up accepted after the holding transaction ends: a bound, not a benchmark. */
+const PROMPT_MS = 500;
+
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+/** Follows the log from `from`, keeping the events of streams starting with `prefix` and when each came. */
+function follow(store: PostgresEventStore, from: Position | null, prefix: string) {
+  const received: { event: RecordedEvent; at: number }[] = [];
+  const subscription = store.subscribeToAll({ from }).subscribe((event) => {
+    if (event.streamId.startsWith(prefix)) received.push({ event, at: Date.now() });
+  });
+  return { received, events: () => received.map((r) => r.event), stop: () => subscription.unsubscribe() };
+}
+
+describe('PostgreSQL event store: which events a reader may take', () => {
+  let db: TestDatabase;
+  const clients: pg.Client[] = [];
+  const open = async (url: string) => {
+    const client = await connect(url);
+    clients.push(client);
+    return client;
+  };
+
+  beforeEach(async () => (db = await openTestDatabase()));
+  afterEach(async () => {
+    await Promise.allSettled(clients.splice(0).map((c) => c.end()));
+    await db.close();
+  });
+
+  it('an append held open in its transaction holds back the appends committed after it; all come, in order, as soon as it commits', async () => {
+    const tag = `held-${randomUUID()}`;
+    const start = await db.store.headPosition();
+    let reads = 0;
+    const readPage = db.store.readPage.bind(db.store);
+    db.store.readPage = (options) => (reads++, readPage(options));
+    const reader = follow(db.store, start, tag);
+    try {
+      const held = await open(db.url);
+      await held.query('begin');
+      await held.query(appendQuery(`${tag}-first`, [newEvent('Held')], 'no_stream'));
+      for (let i = 0; i < 5; i++) {
+        await db.store.appendToStream(`${tag}-${i}`, [newEvent('Later', { i })], { expectedRevision: 'no_stream' });
+      }
+
+      // Committed, but behind an append still in progress: not readable yet, and the store says so.
+      const page = await db.store.readPage({ from: start, maxCount: 100 });
+      expect(page.events).to.deep.equal([]);
+      expect(page.heldBack).to.equal(true);
+      expect(await db.store.headPosition()).to.deep.equal(start);
+
+      // Meanwhile the reader keeps looking (a burst of retries after the last wake-up would
+      // not do: the commit below wakes nobody, no appended$ and no NOTIFY).
+      const readsBefore = reads;
+      await until(() => reads >= readsBefore + 10, 5000);
+      expect(reader.received).to.deep.equal([]);
+      await held.query('commit');
+      const committedAt = Date.now();
+      await until(() => reader.received.length === 6, 5000);
+      const lag = Math.max(...reader.received.map((r) => r.at)) - committedAt;
+
+      expect(reader.events().map((e) => e.type)).to.deep.equal(['Held', 'Later', 'Later', 'Later', 'Later', 'Later']);
+      expect(isIncreasing(reader.events())).to.equal(true);
+      expect(lag).to.be.below(PROMPT_MS);
+      const after = await db.store.readPage({ from: start, maxCount: 100 });
+      expect(after.events.map((e) => e.id)).to.deep.equal(reader.events().map((e) => e.id));
+      expect(after.heldBack).to.equal(false);
+    } finally {
+      reader.stop();
+    }
+  });
+
+  it('long write transactions outside the log (another database, other tables of this one) hold no reader back', async () => {
+    const elsewhere = await open(await freshDatabaseUrl());
+    const sameDatabase = await open(db.url);
+    for (const client of [elsewhere, sameDatabase]) {
+      await client.query('create table busy (n int)');
+      await client.query('begin');
+      await client.query('insert into busy values (1)');
+      // Both now have transaction ids older than every append below, and stay open throughout.
+      const { rows } = await client.query('select pg_current_xact_id_if_assigned() is not null as has_id');
+      expect(rows[0].has_id).to.equal(true);
+    }
+
+    const tag = `busy-${randomUUID()}`;
+    const start = await db.store.headPosition();
+    const reader = follow(db.store, start, tag);
+    try {
+      const appendedAt: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        await db.store.appendToStream(tag, [newEvent('Tick', { i })], { expectedRevision: i === 0 ? 'no_stream' : i - 1 });
+        appendedAt.push(Date.now());
+        // A plain read right after the append already has it.
+        const page = await db.store.readPage({ from: start, maxCount: 100 });
+        expect(page.events.map((e) => e.revision)).to.deep.equal(Array.from({ length: i + 1 }, (_, k) => k));
+        expect(page.heldBack).to.equal(false);
+      }
+      await until(() => reader.received.length === 3, 5000);
+      const lags = reader.received.map((r, i) => r.at - appendedAt[i]);
+      expect(reader.events().map((e) => e.revision)).to.deep.equal([0, 1, 2]);
+      expect(Math.max(...lags)).to.be.below(PROMPT_MS);
+    } finally {
+      reader.stop();
+    }
+  });
+
+  it('with a long transaction open elsewhere, 10 writers × 100 events: a live reader sees each once, in the order a later replay sees', async function () {
+    this.timeout(120_000);
+    // Every read past the open transaction now sorts running transactions into writers and others.
+    const elsewhere = await open(await freshDatabaseUrl());
+    await elsewhere.query('begin');
+    await elsewhere.query('select pg_current_xact_id()');
+    const tag = `many-${randomUUID()}`;
+    const start = await db.store.headPosition();
+    const reader = follow(db.store, start, tag);
+    try {
+      await Promise.all(
+        Array.from({ length: 10 }, async (_, w) => {
+          for (let i = 0; i < 100; i++) {
+            await db.store.appendToStream(`${tag}-${i % 3}`, [newEvent('Tick', { w, i })], { expectedRevision: 'any' });
+          }
+        }),
+      );
+      await until(() => reader.received.length >= 1000, 60_000);
+      const live = reader.events();
+      expect(new Set(live.map((e) => e.id)).size).to.equal(1000);
+      expect(isIncreasing(live)).to.equal(true);
+      const replay: RecordedEvent[] = [];
+      for (let from = start; ; ) {
+        const page = await db.store.readAll({ from, maxCount: 300 });
+        if (!page.length) break;
+        replay.push(...page);
+        from = page[page.length - 1].position;
+      }
+      expect(replay.map((e) => e.id)).to.deep.equal(live.map((e) => e.id));
+      for (const stream of [0, 1, 2].map((k) => `${tag}-${k}`)) {
+        const revisions = live.filter((e) => e.streamId === stream).map((e) => e.revision);
+        expect(revisions).to.deep.equal(revisions.map((_, k) => k));
+      }
+    } finally {
+      reader.stop();
+    }
+  });
+
+  it('refuses an append after other writes of the same transaction, and allows several appends in one', async () => {
+    const client = await open(db.url);
+    await client.query('create table busy (n int)');
+    await client.query('begin');
+    await client.query('insert into busy values (1)');
+    const error = await client.query(appendQuery(`late-${randomUUID()}`, [newEvent('Late')], 'no_stream')).catch((e) => e);
+    expect(error.code).to.equal('CR002');
+    await client.query('rollback');
+
+    const streams = [`a-${randomUUID()}`, `b-${randomUUID()}`];
+    await client.query('begin');
+    for (const stream of streams) await client.query(appendQuery(stream, [newEvent('Both')], 'no_stream'));
+    await client.query('commit');
+    const all = await db.store.readAll({ maxCount: 100 });
+    expect(all.map((e) => e.streamId)).to.deep.equal(streams);
+  });
+
+  it('works for a database owner without superuser rights, whoever owns the other transactions', async () => {
+    const suffix = randomUUID().replace(/-/g, '').slice(0, 12);
+    const role = `crm_owner_${suffix}`;
+    const database = `t_owner_${suffix}`;
+    await queryRows(adminUrl(), `create role ${role} login password 'owner' nosuperuser`);
+    await queryRows(adminUrl(), `create database ${database} owner ${role}`);
+    const url = new URL(withDatabase(adminUrl(), database));
+    url.username = role;
+    url.password = 'owner';
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
+    const store = new PostgresEventStore(pool);
+    try {
+      await store.init({ listen: false });
+      // A superuser's long write transaction in another database, and the owner's own append held open.
+      const superuser = await open(adminUrl());
+      await superuser.query('begin');
+      await superuser.query('select pg_current_xact_id()');
+      const held = await open(url.toString());
+      await held.query('begin');
+      await held.query(appendQuery(`first-${suffix}`, [newEvent('Held')], 'no_stream'));
+      await store.appendToStream(`later-${suffix}`, [newEvent('Later')], { expectedRevision: 'no_stream' });
+
+      const page = await store.readPage({ maxCount: 10 });
+      expect(page).to.deep.include({ events: [], heldBack: true });
+      await held.query('commit');
+      // The superuser's transaction is still open: it holds nothing back.
+      expect((await store.readAll({ maxCount: 10 })).map((e) => e.type)).to.deep.equal(['Held', 'Later']);
+      await superuser.query('commit');
+    } finally {
+      await store.close();
+      await pool.end();
+      await Promise.allSettled(clients.splice(0).map((c) => c.end()));
+      // The database stays, like every test's; dropping it would wait for a checkpoint.
+      await queryRows(withDatabase(adminUrl(), database), `reassign owned by ${role} to current_user`);
+      await queryRows(adminUrl(), `drop role ${role}`);
+    }
+  });
+});
