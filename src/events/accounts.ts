@@ -1,5 +1,4 @@
-import type { RecordEvent } from '../commands/record-aggregate.js';
-import type { Address, CustomFields, NoteAdded } from './records.js';
+import type { Address, CustomFields, NoteAdded, RecordEvent } from './records.js';
 
 export interface AccountFields {
   name: string;

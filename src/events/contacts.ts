@@ -1,6 +1,5 @@
-import type { DomainEvent } from '../commands/aggregate.js';
-import type { RecordEvent } from '../commands/record-aggregate.js';
-import type { Address, CustomFields, NoteAdded } from './records.js';
+import type { DomainEvent } from './domain-event.js';
+import type { Address, CustomFields, NoteAdded, RecordEvent } from './records.js';
 
 export interface ContactFields {
   firstName: string | null;

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../commands/aggregate.js';
+import type { DomainEvent } from './domain-event.js';
 import type { ScoringRule } from '../commands/lead-scoring.js';
 
 /**

@@ -12,6 +12,12 @@ export interface SagaContext {
    * message id, a redelivered event repeats the same ids, so repeats are recognised.
    */
   idFor(n?: number): string;
+  /**
+   * Stable event ids for the n-th command this saga issues for this event: pass them as
+   * `handleCommand(…, { eventIds: context.eventIds(n) })`, and a redelivered event's
+   * command is recognised as the write it repeats (appended once).
+   */
+  eventIds(n?: number): (index: number) => string;
 }
 
 /** Reacts to events by issuing commands or sending messages; never writes read models. */
@@ -40,5 +46,6 @@ export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number): 
       causationId: event.id,
     },
     idFor: (n = 0) => deterministicId(saga.name, event.id, String(n)),
+    eventIds: (n = 0) => (index) => deterministicId(saga.name, event.id, 'command', String(n), String(index)),
   };
 }
