@@ -1,8 +1,9 @@
 import type { Aggregate } from './aggregate.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { ruleValueProblems } from './lead-scoring.js';
-import { changedFields } from './record-aggregate.js';
-import { workingHoursProblems, type WorkingHours } from './sla-time.js';
+import { changedFields } from '../domain/values.js';
+import { DEFAULT_SETTINGS, SETTING_KEYS, type SettingKey } from '../domain/lead-settings.js';
+import { workingHoursProblems, type WorkingHours } from '../domain/sla-time.js';
 import {
   SETTINGS_COLLECTIONS,
   type CollectionFields,
@@ -12,55 +13,6 @@ import {
   type StageField,
   type StageFields,
 } from '../events/lead-settings.js';
-
-/** The lead response-time policy (one per tenant), in working hours. */
-export interface SlaPolicy extends WorkingHours {
-  enabled: boolean;
-  firstContactHours: number;
-  escalationEnabled: boolean;
-  escalationHours: number;
-  breachNotifyOwner: boolean;
-  breachNotifyManager: boolean;
-  escalationNotifyManager: boolean;
-  escalationNotifyAdmin: boolean;
-}
-
-export interface GeneralLeadSettings {
-  autoScoring: boolean;
-  autoPriorityFromScore: boolean;
-  activeQualificationFramework: string;
-}
-
-export interface QualificationThreshold {
-  threshold: number;
-  autoQualify: boolean;
-}
-
-/** Keyed settings and what a new tenant starts with. */
-export const DEFAULT_SETTINGS = {
-  general: { autoScoring: true, autoPriorityFromScore: true, activeQualificationFramework: 'bant' } as GeneralLeadSettings,
-  stages: { lockPreviousStages: false, showUpcomingStages: true, requireUnlockReason: false },
-  duplicateDetection: { enabled: true, checkLeads: true, checkContacts: true, exactEmailMatch: 'warn', exactPhoneMatch: 'warn' },
-  conversion: { makeReadOnly: true, allowNotes: true, allowActivities: true, allowFieldEdit: false, copyActivities: true, copyNotes: true, copyDocuments: true },
-  ownership: { addPreviousOwnerToTeam: true, previousOwnerRole: 'Lead Generator', notifyNewOwner: true },
-  sla: {
-    enabled: true,
-    firstContactHours: 4,
-    workingHoursStart: '09:00',
-    workingHoursEnd: '18:00',
-    workingDays: [1, 2, 3, 4, 5],
-    timezone: 'UTC',
-    escalationEnabled: true,
-    escalationHours: 8,
-    breachNotifyOwner: true,
-    breachNotifyManager: true,
-    escalationNotifyManager: true,
-    escalationNotifyAdmin: false,
-  } as SlaPolicy,
-  qualificationThreshold: { threshold: 50, autoQualify: false } as QualificationThreshold,
-};
-export type SettingKey = keyof typeof DEFAULT_SETTINGS;
-export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as SettingKey[];
 
 type Collections = { [K in SettingsCollection]: Record<string, CollectionFields[K]> };
 

@@ -3,10 +3,11 @@ import type { LeadEvent, LeadFields, LeadProductLine } from '../events/leads.js'
 import type { Aggregate } from './aggregate.js';
 import { conflict, invalid, notFound } from './errors.js';
 import { fieldsScoredBy, leadFieldValue, priorityForScore, scoreLead, type ScoredLead } from './lead-scoring.js';
-import { defaultPipelineId, settingOf, stagesOf, type LeadSettingsState, type SlaPolicy } from './lead-settings.js';
+import type { SlaPolicy } from '../domain/lead-settings.js';
+import { defaultPipelineId, settingOf, stagesOf, type LeadSettingsState } from './lead-settings.js';
 import type { NoteCommand } from './records.js';
-import { PROTOTYPE_KEYS, changedFields } from './record-aggregate.js';
-import { addWorkingMinutes, workingMinutesBetween } from './sla-time.js';
+import { PROTOTYPE_KEYS, changedFields } from '../domain/values.js';
+import { addWorkingMinutes, workingMinutesBetween } from '../domain/sla-time.js';
 
 export type LeadStatus = 'open' | 'disqualified' | 'converted';
 

@@ -1,6 +1,6 @@
 import type { Aggregate } from './aggregate.js';
 import { conflict, invalid, notFound } from './errors.js';
-import { changedFields } from './record-aggregate.js';
+import { changedFields } from '../domain/values.js';
 import { assertMayRemove, assertMayUpdate, type Authority } from './user-authority.js';
 import type { InvitationEvent, InvitationFields, UserEvent, UserFields } from '../events/users.js';
 

@@ -4,17 +4,12 @@ import { z } from 'zod';
 import { invalid, notFound } from '../commands/errors.js';
 import { LEAD_COLUMNS } from '../commands/leads.js';
 import { changeLeadSettings, loadLeadSettings } from '../commands/lead-commands.js';
-import { SCORING_OPERATORS } from '../commands/lead-scoring.js';
-import {
-  SETTING_KEYS,
-  defaultPipelineId,
-  newStage,
-  type LeadSettingsCommand,
-  type SettingKey,
-} from '../commands/lead-settings.js';
+import { defaultPipelineId, newStage, type LeadSettingsCommand } from '../commands/lead-settings.js';
+import { SETTING_KEYS, type SettingKey } from '../domain/lead-settings.js';
 import {
   FIELD_ACCESS,
   PIPELINE_MODULES,
+  SCORING_OPERATORS,
   STAGE_FIELD_TYPES,
   STAGE_MOVEMENTS,
   STAGE_OWNER_TYPES,

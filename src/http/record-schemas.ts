@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PROTOTYPE_KEYS } from '../commands/record-aggregate.js';
+import { PROTOTYPE_KEYS } from '../domain/values.js';
 
 /** Optional text: trimmed, empty becomes null, so "clearing" a field stores null. */
 export const optionalText = (max: number) =>

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import type { SlaPolicy } from '../commands/lead-settings.js';
-import { formatDuration } from '../commands/sla-time.js';
+import type { SlaPolicy } from '../domain/lead-settings.js';
+import { formatDuration } from '../domain/sla-time.js';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
 import { prepared } from './prepared.js';
 import { scopeOf, type Principal } from './principal.js';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { DomainError } from '../../src/commands/errors.js';
 import { leadAggregate, type LeadChanges, type LeadCommand, type LeadInput, type LeadState } from '../../src/commands/leads.js';
-import type { LeadSettingsState, SlaPolicy } from '../../src/commands/lead-settings.js';
+import type { LeadSettingsState } from '../../src/commands/lead-settings.js';
+import type { SlaPolicy } from '../../src/domain/lead-settings.js';
 import { newStage } from '../../src/commands/lead-settings.js';
 import {
   DEFAULT_PIPELINE,
