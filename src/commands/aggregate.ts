@@ -74,10 +74,15 @@ async function readOwnStream(store: EventStore, streamId: string, tenantId: stri
   return recorded;
 }
 
-function fold<State, Event>(aggregate: EventFold<State, Event>, recorded: RecordedEvent[]): { state: State; revision: number } {
-  let state = aggregate.initialState;
+/** Stored events folded on from `from`: the one place where what a stream holds is taken as the aggregate's events. */
+export function foldRecorded<State, Event>(aggregate: EventFold<State, Event>, recorded: RecordedEvent[], from: State = aggregate.initialState): State {
+  let state = from;
   for (const event of recorded) state = aggregate.evolve(state, event as unknown as Event);
-  return { state, revision: recorded.length ? recorded[recorded.length - 1].revision : -1 };
+  return state;
+}
+
+function fold<State, Event>(aggregate: EventFold<State, Event>, recorded: RecordedEvent[]): { state: State; revision: number } {
+  return { state: foldRecorded(aggregate, recorded), revision: recorded.length ? recorded[recorded.length - 1].revision : -1 };
 }
 
 export async function loadAggregate<State, Event>(

@@ -3,10 +3,10 @@ import type { Knex } from 'knex';
 import type { EventStore, Position } from '../events/store/types.js';
 import type { LeadProductLine } from '../events/leads.js';
 import type { SettingsCollection } from '../events/lead-settings.js';
-import { handleCommand, type CommandContext, type CommandDeps, type CommandResult } from './aggregate.js';
+import { foldRecorded, handleCommand, type CommandContext, type CommandDeps, type CommandResult } from './aggregate.js';
 import { DomainError, invalid } from './errors.js';
-import { leadAggregate, type LeadChanges, type LeadCommand, type LeadInput } from './leads.js';
-import { leadSettingsAggregate, settingOf, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from './lead-settings.js';
+import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideContext, type LeadInput } from './leads.js';
+import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from './lead-settings.js';
 import { lastPosition } from './identity-deps.js';
 import { leadSettingsSeed } from './lead-settings-seed.js';
 import { assertOwner } from './record-commands.js';
@@ -27,8 +27,7 @@ export async function loadLeadSettings(store: EventStore, tenantId: string): Pro
   const cached = tenants.get(tenantId) ?? { state: leadSettingsAggregate.initialState, revision: -1 };
   const events = await store.readStream(settingsStreamId(tenantId), { fromRevision: cached.revision + 1 });
   if (events.length === 0 && tenants.has(tenantId)) return cached.state;
-  let state = cached.state;
-  for (const event of events) state = leadSettingsAggregate.evolve(state, event as never);
+  const state = foldRecorded(leadSettingsAggregate, events, cached.state);
   const revision = events.length ? events[events.length - 1].revision : cached.revision;
   tenants.delete(tenantId);
   if (tenants.size >= CACHED_TENANTS) tenants.delete(tenants.keys().next().value!);
@@ -36,35 +35,38 @@ export async function loadLeadSettings(store: EventStore, tenantId: string): Pro
   return state;
 }
 
-async function withSettings<T>(deps: Deps, ctx: CommandContext, build: (settings: LeadSettingsState, now: Date) => T): Promise<T> {
-  return build(await loadLeadSettings(deps.store, ctx.tenantId), deps.clock.now());
-}
+/** The decide context of lead commands: the tenant's settings as they are now, and the time (asked again on a retry). */
+const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<LeadDecideContext> => ({
+  settings: await loadLeadSettings(deps.store, ctx.tenantId),
+  now: deps.clock.now(),
+});
 
-const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand) =>
-  handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create' });
+const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, decideWith: (attempt: number) => Promise<LeadDecideContext> = currentContext(deps, ctx)) =>
+  handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create', decideWith });
 
 export async function createLead(deps: Deps, ctx: CommandContext, input: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
   await assertOwner(deps.knex, ctx.tenantId, input.ownerId);
   const id = randomUUID();
-  const command = await withSettings(deps, ctx, (settings, now) => ({ kind: 'create' as const, id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! }, settings, now }));
-  const result = await run(deps, ctx, id, command);
+  const result = await run(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
   return { id, position: result.position };
 }
 
 export async function updateLead(deps: Deps, ctx: CommandContext, id: string, changes: LeadChanges) {
   await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
-  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'update', id, changes, settings, now })));
+  return run(deps, ctx, id, { kind: 'update', id, changes });
 }
 
 export const deleteLead = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, id, { kind: 'delete', id });
 
-export async function changeLeadStage(deps: Deps, ctx: CommandContext, id: string, body: { stageId: string; values: Record<string, unknown>; unlockReason: string | null }) {
-  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'change-stage', id, ...body, settings, now })));
-}
+export const changeLeadStage = (deps: Deps, ctx: CommandContext, id: string, body: { stageId: string; values: Record<string, unknown>; unlockReason: string | null }) =>
+  run(deps, ctx, id, { kind: 'change-stage', id, ...body });
 
-export async function disqualifyLead(deps: Deps, ctx: CommandContext, id: string, reason: string, notes: string | null) {
-  return run(deps, ctx, id, await withSettings(deps, ctx, (settings, now) => ({ kind: 'disqualify', id, reason, notes, settings, now })));
-}
+export const disqualifyLead = (deps: Deps, ctx: CommandContext, id: string, reason: string, notes: string | null) =>
+  run(deps, ctx, id, { kind: 'disqualify', id, reason, notes });
+
+/** A note is a user acting on the lead: with its SLA running, it is the first response. */
+export const addLeadNote = (deps: Deps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  run(deps, ctx, id, { kind: 'add-note', id, ...note });
 
 export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: LeadProductLine) => run(deps, ctx, id, { kind: 'add-product', id, line });
 export const updateLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string, changes: Partial<LeadProductLine>) =>
@@ -98,13 +100,16 @@ export interface BulkOutcome {
  * One command per lead, so each lead's history is exact; a lead the command refuses
  * (converted, a disallowed stage move) is skipped with the reason, the others go on.
  */
-export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: string[], commandFor: (id: string, settings: LeadSettingsState, now: Date) => LeadCommand): Promise<BulkOutcome> {
+export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: string[], commandFor: (id: string) => LeadCommand): Promise<BulkOutcome> {
+  // The settings are read once for every lead; a lead whose write has to be retried reads them again.
   const settings = await loadLeadSettings(deps.store, ctx.tenantId);
+  const fresh = currentContext(deps, ctx);
+  const decideWith = async (attempt: number) => (attempt === 1 ? { settings, now: deps.clock.now() } : fresh());
   const results: CommandResult<unknown, unknown>[] = [];
   const skipped: BulkOutcome['skipped'] = [];
   await eachLimited(ids, 8, async (id) => {
     try {
-      results.push(await run(deps, ctx, id, commandFor(id, settings, deps.clock.now())));
+      results.push(await run(deps, ctx, id, commandFor(id), decideWith));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       skipped.push({ id, message: error.message });
@@ -116,7 +121,7 @@ export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: stri
 /** Bulk update: the new owner (if any) is checked once, then each lead decides for itself. */
 export async function bulkUpdateLeads(deps: Deps, ctx: CommandContext, ids: string[], changes: LeadChanges): Promise<BulkOutcome> {
   await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
-  return bulkLeadCommand(deps, ctx, ids, (id, settings, now) => ({ kind: 'update', id, changes, settings, now }));
+  return bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'update', id, changes }));
 }
 
 export const bulkDeleteLeads = (deps: Deps, ctx: CommandContext, ids: string[]) => bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'delete', id }));
@@ -154,8 +159,9 @@ export async function checkSlaBreaches(deps: Deps, ctx: Omit<CommandContext, 'te
   let escalated = 0;
   const results: CommandResult<unknown, unknown>[] = [];
   await eachLimited(await candidates, 4, async ({ id, tenant_id: tenantId }: { id: string; tenant_id: string }) => {
-    const policy = settingOf(await loadLeadSettings(deps.store, tenantId), 'sla');
-    const result = await run(deps, { ...ctx, tenantId }, id, { kind: 'check-sla', id, now, policy });
+    // Decided at the time the candidates were picked at, with the tenant's current policy.
+    const decideWith = async () => ({ settings: await loadLeadSettings(deps.store, tenantId), now });
+    const result = await run(deps, { ...ctx, tenantId }, id, { kind: 'check-sla', id }, decideWith);
     results.push(result);
     for (const event of result.events) {
       if (event.type === 'LeadSlaBreached') breached++;

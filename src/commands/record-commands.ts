@@ -36,6 +36,9 @@ export async function updateContact(deps: Deps, ctx: CommandContext, id: string,
 
 export const deleteContact = (deps: Deps, ctx: CommandContext, id: string) => handleCommand(deps, contactAggregate, id, { kind: 'delete', id }, ctx);
 
+export const addContactNote = (deps: CommandDeps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  handleCommand(deps, contactAggregate, id, { kind: 'add-note', id, ...note }, ctx);
+
 export async function linkContactToAccount(deps: Deps, ctx: CommandContext, id: string, accountId: string, role: string) {
   await assertLiveAccount(deps.knex, ctx.tenantId, accountId);
   return handleCommand(deps, contactAggregate, id, { kind: 'link-account', id, accountId, role }, ctx);
@@ -70,3 +73,6 @@ export async function updateAccount(deps: Deps, ctx: CommandContext, id: string,
 }
 
 export const deleteAccount = (deps: Deps, ctx: CommandContext, id: string) => handleCommand(deps, accountAggregate, id, { kind: 'delete', id }, ctx);
+
+export const addAccountNote = (deps: CommandDeps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  handleCommand(deps, accountAggregate, id, { kind: 'add-note', id, ...note }, ctx);

@@ -23,7 +23,7 @@ export function underAccessLock<T>(deps: Deps, tenantId: string, work: (locked: 
 /** A role as its stream says now (deleted roles keep their last grants). */
 export async function loadRoleGrant(deps: Deps, tenantId: string, roleId: string): Promise<RoleGrant & { exists: boolean }> {
   const { state } = await loadAggregate(deps.store, roleAggregate, roleId, tenantId);
-  const { level = 0, permissions = {}, recordAccess = {} } = state.fields;
+  const { level = 0, permissions = {}, recordAccess = {} } = state.status === 'absent' ? {} : state.fields;
   return { id: roleId, level, permissions, recordAccess, exists: state.status === 'active' };
 }
 

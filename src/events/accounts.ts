@@ -17,4 +17,4 @@ export interface AccountFields {
   ownerId: string;
 }
 
-export type AccountEvent = RecordEvent<AccountFields> | NoteAdded;
+export type AccountEvent = RecordEvent<AccountFields, 'Account'> | NoteAdded;

@@ -18,7 +18,7 @@ export interface ContactFields {
 }
 
 export type ContactEvent =
-  | RecordEvent<ContactFields>
+  | RecordEvent<ContactFields, 'Contact'>
   | NoteAdded
   | DomainEvent<'ContactLinkedToAccount', { id: string; accountId: string; role: string }>
   | DomainEvent<'ContactUnlinkedFromAccount', { id: string; accountId: string }>;

@@ -18,7 +18,7 @@ export type CustomFields = Record<string, unknown>;
 export type NoteAdded = DomainEvent<'NoteAdded', { recordId: string; noteId: string; content: string }>;
 
 /** The events of a record with no rule beyond existing: `<Name>Created`, `<Name>Updated` (only what changed), `<Name>Deleted`. */
-export type RecordEvent<F> =
-  | DomainEvent<`${string}Created`, F & { id: string }>
-  | DomainEvent<`${string}Updated`, { id: string; changes: Partial<F> }>
-  | DomainEvent<`${string}Deleted`, { id: string }>;
+export type RecordEvent<F, Name extends string = string> =
+  | DomainEvent<`${Name}Created`, F & { id: string }>
+  | DomainEvent<`${Name}Updated`, { id: string; changes: Partial<F> }>
+  | DomainEvent<`${Name}Deleted`, { id: string }>;

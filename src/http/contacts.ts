@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { contactAggregate } from '../commands/contacts.js';
 import { notFound } from '../commands/errors.js';
-import { createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/record-commands.js';
+import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/record-commands.js';
 import { contactAccounts, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
 import type { Principal } from '../queries/principal.js';
 import type { Services } from '../service.js';
@@ -83,7 +83,7 @@ export function contactsRouter(services: Services): Router {
     const id = idParam(req, 'id', 'Contact');
     const changes = parseBody(updateBody, req);
     await visibleOr404(principalOf(res), id);
-    const result = await updateContact(services, commandContextOf(res), id, changes as never);
+    const result = await updateContact(services, commandContextOf(res), id, changes);
     await services.waitForProjections(result.position);
     res.json(await detail(principalOf(res), id));
   });
@@ -117,6 +117,6 @@ export function contactsRouter(services: Services): Router {
     res.json({ success: true });
   });
 
-  mountRecordSubresources(router, services, { path: '/contacts', module: 'contacts', recordType: 'contact', what: 'Contact', aggregate: contactAggregate as never, visible });
+  mountRecordSubresources(router, services, { path: '/contacts', module: 'contacts', recordType: 'contact', what: 'Contact', aggregate: contactAggregate, addNote: addContactNote, visible });
   return router;
 }
