@@ -10,7 +10,7 @@ import { executePlan, newStreamWrite, savePlan, type WritePlan } from './write-p
 import { leadSettingsAggregate } from './lead-settings.js';
 import { leadSettingsSeed } from './lead-settings-seed.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
-import { SEEDED_ROLES } from './permissions.js';
+import { SEEDED_ROLES } from '../domain/permissions.js';
 import { slugify, tenantAggregate } from './tenants.js';
 import { userAggregate } from './users.js';
 

@@ -4,7 +4,7 @@ import { handleCommand, loadAggregate } from './aggregate.js';
 import { conflict, invalid } from './errors.js';
 import type { CommandContext, IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate, teamAggregate } from './organisation.js';
-import { completePermissions, completeRecordAccess } from './permissions.js';
+import { completePermissions, completeRecordAccess } from '../domain/permissions.js';
 import { assertReferences, wouldLoop } from './references.js';
 import { activeAdminExists, underAccessLock } from './user-access.js';
 import { assertAdminRemains, isAdminRole } from './user-authority.js';

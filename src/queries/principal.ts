@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ADMIN_LEVEL, type Permissions, type RecordAccess, type Scope } from '../commands/permissions.js';
+import { ADMIN_LEVEL, type Permissions, type RecordAccess, type Scope } from '../domain/permissions.js';
 
 /** The authenticated caller as every guard and scoped query sees it. */
 export interface Principal {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { completePermissions, completeRecordAccess, SEEDED_ROLES } from '../../src/commands/permissions.js';
+import { completePermissions, completeRecordAccess, SEEDED_ROLES } from '../../src/domain/permissions.js';
 import type { Authority, RoleGrant } from '../../src/commands/user-authority.js';
 import { userAggregate, type UserCommand } from '../../src/commands/users.js';
 import type { UserEvent, UserFields } from '../../src/events/users.js';
