@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { RequestHandler, Router } from 'express';
 import type { IdentityDeps } from './commands/identity-deps.js';
-import { notYetReadable, type CreatedRecord } from './commands/errors.js';
+import { notYetReadable, type CreatedRecord } from './domain/errors.js';
 import { Mailer } from './infra/mailer.js';
 import { RateLimiter } from './infra/rate-limit.js';
 import { AccessTokens, signingSecret } from './infra/tokens.js';
@@ -27,6 +27,7 @@ import { ProjectionEngine } from './projections/engine.js';
 import { migrateToLatest } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { checkHealth } from './queries/health.js';
+import { loadPrincipal } from './queries/principal.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
 import { seedMissingLeadSettings } from './commands/lead-commands.js';
@@ -163,6 +164,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       rateLimiter: new RateLimiter(db.knex, clock),
       waitForProjections: waitingFor(projections, config.PROJECTION_WAIT_MS),
       authenticate: (_req, _res, next) => next(),
+      loadPrincipal: (tenantId, userId) => loadPrincipal(db.knex, tenantId, userId),
     };
     services.authenticate = authenticate(services);
 

@@ -1,5 +1,5 @@
-import type { AccountEvent, AccountFields } from '../events/accounts.js';
+import type { AccountFields } from '../events/accounts.js';
 import { recordAggregate } from './record-aggregate.js';
-import { withNotes } from './records.js';
 
-export const accountAggregate = withNotes<AccountFields, AccountEvent, never>(recordAggregate<AccountFields>('Account', 'account') as never, 'Account');
+/** An account: a record with notes; its hierarchy and owner are checked before the command (record-commands). */
+export const accountAggregate = recordAggregate<AccountFields, 'Account'>('Account', 'account');

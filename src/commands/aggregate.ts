@@ -1,29 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../infra/clock.js';
+import type { DomainEvent, EventFold } from '../events/domain-event.js';
 import {
   WrongExpectedRevisionError,
   type EventMetadata,
   type EventStore,
   type Position,
+  type RecordedEvent,
 } from '../events/store/types.js';
-import { conflict, notFound } from './errors.js';
+import { conflict, notFound } from '../domain/errors.js';
 
-export interface DomainEvent<Type extends string = string, Data = unknown> {
-  type: Type;
-  data: Data;
-}
+export type { DomainEvent, EventFold } from '../events/domain-event.js';
 
 /**
- * A record's consistency boundary, with no I/O: what it needs from outside (the clock,
- * a pipeline's stages) comes in the command.
+ * A record's consistency boundary, with no I/O. A command is plain, serialisable data
+ * (it can be logged and replayed as JSON); what a decision needs from outside (the
+ * tenant's settings, the time) comes beside it as the decide context, `void` when the
+ * aggregate needs nothing.
  */
-export interface Aggregate<State, Event extends DomainEvent, Command> {
-  /** Streams are `<streamPrefix>-<id>`. */
-  streamPrefix: string;
-  initialState: State;
-  evolve(state: State, event: Event): State;
+export interface Aggregate<State, Event extends DomainEvent, Command, Context = void> extends EventFold<State, Event> {
   /** The events a command causes, or a DomainError explaining why it cannot happen. */
-  decide(command: Command, state: State): Event[];
+  decide(command: Command, state: State, context: Context): Event[];
 }
 
 /** Who is acting, in which tenant, and why (request or causing event). */
@@ -48,22 +45,61 @@ export interface CommandDeps {
   clock: Clock;
 }
 
+export interface HandleOptions<Context> {
+  /** The id was just made, so the first attempt skips reading an empty stream. */
+  newStream?: boolean;
+  /**
+   * The id of the n-th event the command causes (0-based). Stable ids make a repeated
+   * command (a saga's redelivered event) recognised as the write it repeats: it is
+   * answered as that write was and appends nothing. Default: fresh random ids.
+   */
+  eventIds?: (index: number) => string;
+  /** What decide needs from outside; asked on every attempt, so a retry decides on fresh settings and time. */
+  decideWith?: (attempt: number) => Context | Promise<Context>;
+}
+
+/** `decideWith` is required exactly when the aggregate's decide needs a context. */
+export type HandleOptionsFor<Context> = [Context] extends [void]
+  ? [options?: HandleOptions<Context>]
+  : [options: HandleOptions<Context> & { decideWith: (attempt: number) => Context | Promise<Context> }];
+
 export function streamIdOf(aggregate: { streamPrefix: string }, id: string): string {
   return `${aggregate.streamPrefix}-${id}`;
 }
 
-export async function loadAggregate<State, Event extends DomainEvent>(
+async function readOwnStream(store: EventStore, streamId: string, tenantId: string): Promise<RecordedEvent[]> {
+  const recorded = await store.readStream(streamId);
+  // A stream of another tenant reads as absent: never reveal that it exists.
+  if (recorded.length > 0 && recorded[0].metadata.tenantId !== tenantId) throw notFound();
+  return recorded;
+}
+
+/** Stored events folded on from `from`: the one place where what a stream holds is taken as the aggregate's events. */
+export function foldRecorded<State, Event>(aggregate: EventFold<State, Event>, recorded: RecordedEvent[], from: State = aggregate.initialState): State {
+  let state = from;
+  for (const event of recorded) state = aggregate.evolve(state, event as unknown as Event);
+  return state;
+}
+
+function fold<State, Event>(aggregate: EventFold<State, Event>, recorded: RecordedEvent[]): { state: State; revision: number } {
+  return { state: foldRecorded(aggregate, recorded), revision: recorded.length ? recorded[recorded.length - 1].revision : -1 };
+}
+
+export async function loadAggregate<State, Event>(
   store: EventStore,
-  aggregate: Aggregate<State, Event, unknown>,
+  aggregate: EventFold<State, Event>,
   id: string,
   tenantId: string,
 ): Promise<{ state: State; revision: number }> {
-  const recorded = await store.readStream(streamIdOf(aggregate, id));
-  // A stream of another tenant reads as absent: never reveal that it exists.
-  if (recorded.length > 0 && recorded[0].metadata.tenantId !== tenantId) throw notFound();
-  let state = aggregate.initialState;
-  for (const event of recorded) state = aggregate.evolve(state, event as unknown as Event);
-  return { state, revision: recorded.length ? recorded[recorded.length - 1].revision : -1 };
+  return fold(aggregate, await readOwnStream(store, streamIdOf(aggregate, id), tenantId));
+}
+
+/** The events of an earlier run of the same command (its ids already in the stream), or null. */
+function earlierRun(recorded: RecordedEvent[], eventIds: (index: number) => string): RecordedEvent[] | null {
+  const byId = new Map(recorded.map((event) => [event.id, event]));
+  const found: RecordedEvent[] = [];
+  for (let index = 0; byId.has(eventIds(index)); index++) found.push(byId.get(eventIds(index))!);
+  return found.length ? found : null;
 }
 
 const MAX_ATTEMPTS = 10;
@@ -72,22 +108,29 @@ const MAX_ATTEMPTS = 10;
  * Load, fold, decide, append with the revision read; when another writer got there
  * first, read again and decide again (bounded), then give up with a 409.
  */
-export async function handleCommand<State, Event extends DomainEvent, Command>(
+export async function handleCommand<State, Event extends DomainEvent, Command, Context = void>(
   deps: CommandDeps,
-  aggregate: Aggregate<State, Event, Command>,
+  aggregate: Aggregate<State, Event, Command, Context>,
   id: string,
   command: Command,
   context: CommandContext,
-  /** `newStream`: the id was just made, so the first attempt skips reading an empty stream. */
-  options: { newStream?: boolean } = {},
+  ...[options = {}]: HandleOptionsFor<Context>
 ): Promise<CommandResult<State, Event>> {
+  const { newStream, eventIds, decideWith } = options as HandleOptions<Context>;
   const streamId = streamIdOf(aggregate, id);
   for (let attempt = 1; ; attempt++) {
-    const { state, revision } =
-      options.newStream && attempt === 1
-        ? { state: aggregate.initialState, revision: -1 }
-        : await loadAggregate(deps.store, aggregate, id, context.tenantId);
-    const events = aggregate.decide(command, state);
+    let state = aggregate.initialState;
+    let revision = -1;
+    if (!newStream || attempt > 1) {
+      const recorded = await readOwnStream(deps.store, streamId, context.tenantId);
+      ({ state, revision } = fold(aggregate, recorded));
+      const earlier = eventIds && earlierRun(recorded, eventIds);
+      if (earlier) {
+        const last = earlier[earlier.length - 1];
+        return { state, events: earlier as unknown as Event[], revision: last.revision, position: last.position };
+      }
+    }
+    const events = aggregate.decide(command, state, (await decideWith?.(attempt)) as Context);
     if (events.length === 0) return { state, events, revision, position: null };
 
     const metadata: EventMetadata = {
@@ -100,7 +143,7 @@ export async function handleCommand<State, Event extends DomainEvent, Command>(
     try {
       const result = await deps.store.appendToStream(
         streamId,
-        events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })),
+        events.map((e, index) => ({ id: eventIds ? eventIds(index) : randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })),
         { expectedRevision: revision < 0 ? 'no_stream' : revision },
       );
       return {

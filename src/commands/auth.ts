@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { hashPassword, verifyPassword } from '../infra/passwords.js';
 import { hashToken, newOpaqueToken } from '../infra/tokens.js';
-import { loadPrincipal, type Principal } from '../queries/principal.js';
+import type { Principal } from '../domain/principal.js';
 import { handleCommand } from './aggregate.js';
-import { conflict, invalid, notFound, unauthorized, unavailable } from './errors.js';
+import { conflict, invalid, notFound, unauthorized, unavailable } from '../domain/errors.js';
 import { claimUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { executePlan, newStreamWrite, savePlan, type WritePlan } from './write-plan.js';
 import { leadSettingsAggregate } from './lead-settings.js';
 import { leadSettingsSeed } from './lead-settings-seed.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
-import { SEEDED_ROLES } from './permissions.js';
+import { SEEDED_ROLES } from '../domain/permissions.js';
 import { slugify, tenantAggregate } from './tenants.js';
 import { userAggregate } from './users.js';
 
@@ -44,7 +44,7 @@ export async function issueTokens(
 }
 
 async function principalOrFail(deps: IdentityDeps, tenantId: string, userId: string): Promise<Principal> {
-  const principal = await loadPrincipal(deps.knex, tenantId, userId);
+  const principal = await deps.loadPrincipal(tenantId, userId);
   if (!principal) throw new Error(`user ${userId} missing from the read model after its command`);
   return principal;
 }
@@ -203,7 +203,7 @@ export async function refresh(deps: IdentityDeps, token: string): Promise<TokenP
     throw invalidRefresh();
   }
   const { family_id: familyId, user_id: userId, tenant_id: tenantId } = spent[0];
-  const principal = await loadPrincipal(deps.knex, tenantId, userId);
+  const principal = await deps.loadPrincipal(tenantId, userId);
   if (!principal || principal.status !== 'active') {
     await revokeFamily(deps, familyId);
     throw invalidRefresh();

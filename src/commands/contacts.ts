@@ -1,32 +1,47 @@
 import type { ContactEvent, ContactFields } from '../events/contacts.js';
-import { notFound } from './errors.js';
-import { recordAggregate } from './record-aggregate.js';
-import { withNotes } from './records.js';
+import type { Aggregate } from './aggregate.js';
+import { notFound } from '../domain/errors.js';
+import { decideRecord, evolveRecord, liveFields, type NoteCommand, type RecordCommand, type RecordState } from './record-aggregate.js';
 
-export type ContactLinkCommand =
+export type ContactCommand =
+  | RecordCommand<ContactFields>
+  | NoteCommand
   | { kind: 'link-account'; id: string; accountId: string; role: string }
   | { kind: 'unlink-account'; id: string; accountId: string };
 
+/** A contact's fields, and its links to accounts (role per account). */
+export type ContactState = RecordState<ContactFields, { links?: Record<string, string> }>;
+
 /** A contact: a record with notes and links to accounts (role per link), kept on the contact's stream. */
-export const contactAggregate = withNotes<ContactFields, ContactEvent, ContactLinkCommand>(
-  recordAggregate<ContactFields>('Contact', 'contact') as never,
-  'Contact',
-  {
-    evolve(state, event) {
-      if (event.type === 'ContactLinkedToAccount') return { ...state, links: { ...state.links, [event.data.accountId]: event.data.role } };
-      if (event.type === 'ContactUnlinkedFromAccount') {
+export const contactAggregate: Aggregate<ContactState, ContactEvent, ContactCommand> = {
+  streamPrefix: 'contact',
+  initialState: { status: 'absent' },
+  evolve(state, event) {
+    if (state.status === 'absent') return evolveRecord('Contact', state, event);
+    switch (event.type) {
+      case 'ContactLinkedToAccount':
+        return { ...state, links: { ...state.links, [event.data.accountId]: event.data.role } };
+      case 'ContactUnlinkedFromAccount': {
         const { [event.data.accountId]: _gone, ...links } = state.links ?? {};
         return { ...state, links };
       }
-      return state;
-    },
-    decide(command, state) {
-      if (command.kind === 'link-account') {
-        if (state.links?.[command.accountId] === command.role) return [];
+      default:
+        return evolveRecord('Contact', state, event);
+    }
+  },
+  decide(command, state) {
+    switch (command.kind) {
+      case 'link-account': {
+        liveFields(state, 'Contact');
+        if (state.status === 'active' && state.links?.[command.accountId] === command.role) return [];
         return [{ type: 'ContactLinkedToAccount', data: { id: command.id, accountId: command.accountId, role: command.role } }];
       }
-      if (!state.links?.[command.accountId]) throw notFound('Account link');
-      return [{ type: 'ContactUnlinkedFromAccount', data: { id: command.id, accountId: command.accountId } }];
-    },
+      case 'unlink-account':
+        liveFields(state, 'Contact');
+        if (state.status !== 'active' || !state.links?.[command.accountId]) throw notFound('Account link');
+        return [{ type: 'ContactUnlinkedFromAccount', data: { id: command.id, accountId: command.accountId } }];
+      default:
+        return decideRecord('Contact', command, state);
+    }
   },
-);
+};

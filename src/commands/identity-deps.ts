@@ -6,7 +6,8 @@ import type { RateLimiter } from '../infra/rate-limit.js';
 import type { AccessTokens } from '../infra/tokens.js';
 import type { Position } from '../events/store/types.js';
 import type { CommandContext, CommandDeps, CommandResult } from './aggregate.js';
-import type { CreatedRecord } from './errors.js';
+import type { CreatedRecord } from '../domain/errors.js';
+import type { Principal } from '../domain/principal.js';
 
 /** What identity commands need beyond the event store: secrets tables, tokens, mail. */
 export interface IdentityDeps extends CommandDeps {
@@ -21,6 +22,8 @@ export interface IdentityDeps extends CommandDeps {
    * command's position; after PROJECTION_WAIT_MS it throws `notYetReadable(created)` (202).
    */
   waitForProjections(position: Position | null, created?: CreatedRecord): Promise<void>;
+  /** The caller as the identity read model has them now (null: no such active user). */
+  loadPrincipal(tenantId: string, userId: string): Promise<Principal | null>;
 }
 
 export type { CommandContext };

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { newOpaqueToken } from '../infra/tokens.js';
-import { loadPrincipal, type Principal } from '../queries/principal.js';
+import type { Principal } from '../domain/principal.js';
 import { handleCommand, loadAggregate, type CommandResult } from './aggregate.js';
 import { issueTokens, findOneTimeToken } from './auth.js';
-import { conflict, invalid, notFound } from './errors.js';
+import { conflict, invalid, notFound } from '../domain/errors.js';
 import { claimUnique, lastPosition, releaseUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { assertReferences } from './references.js';
 import { loadActor, loadAssignedRole } from './user-access.js';
@@ -178,6 +178,6 @@ export async function acceptInvitation(
   });
   await releaseInvitationEmail(deps, tenantId, invitation.email, invitationId);
   await deps.waitForProjections(lastPosition([{ ...accepted }, { position: created.position, state: null, events: [], revision: 0 }]));
-  const principal = (await loadPrincipal(deps.knex, tenantId, created.id))!;
+  const principal = (await deps.loadPrincipal(tenantId, created.id))!;
   return { ...(await issueTokens(deps, principal)), principal };
 }

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EventStore, Position } from '../events/store/types.js';
 import type { LeadProductLine } from '../events/leads.js';
-import { handleCommand, type CommandContext, type CommandDeps, type CommandResult } from './aggregate.js';
-import { DomainError, invalid } from './errors.js';
-import { leadAggregate, type LeadChanges, type LeadCommand, type LeadInput } from './leads.js';
-import { leadSettingsAggregate, settingOf, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from './lead-settings.js';
+import { foldRecorded, handleCommand, type CommandContext, type CommandDeps, type CommandResult } from './aggregate.js';
+import { DomainError, invalid } from '../domain/errors.js';
+import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideContext, type LeadInput } from './leads.js';
+import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from './lead-settings.js';
 import { lastPosition } from './identity-deps.js';
 import { leadSettingsSeed } from './lead-settings-seed.js';
 import { assertOwner } from './record-commands.js';
@@ -28,8 +28,7 @@ export async function loadLeadSettings(store: EventStore, tenantId: string): Pro
   const cached = tenants.get(tenantId) ?? { state: leadSettingsAggregate.initialState, revision: -1 };
   const events = await store.readStream(settingsStreamId(tenantId), { fromRevision: cached.revision + 1 });
   if (events.length === 0 && tenants.has(tenantId)) return cached.state;
-  let state = cached.state;
-  for (const event of events) state = leadSettingsAggregate.evolve(state, event as never);
+  const state = foldRecorded(leadSettingsAggregate, events, cached.state);
   const revision = events.length ? events[events.length - 1].revision : cached.revision;
   tenants.delete(tenantId);
   if (tenants.size >= CACHED_TENANTS) tenants.delete(tenants.keys().next().value!);
@@ -37,38 +36,48 @@ export async function loadLeadSettings(store: EventStore, tenantId: string): Pro
   return state;
 }
 
-const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand) =>
-  handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create' });
+/** The decide context of lead commands: the tenant's settings as they are now, and the time (asked again on a retry). */
+const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<LeadDecideContext> => ({
+  settings: await loadLeadSettings(deps.store, ctx.tenantId),
+  now: deps.clock.now(),
+});
+
+type DecideWith = (attempt: number) => Promise<LeadDecideContext>;
+
+const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, decideWith: DecideWith = currentContext(deps, ctx)) =>
+  handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create', decideWith });
 
 /**
- * A lead command decided against the tenant's settings as they are now, which may give the
- * lead a pipeline, stage or priority: it runs while no settings item is being deleted
- * (settings-usage.ts), so a lead never ends up pointing at a deleted one.
+ * A lead command that may give the lead a pipeline, stage or priority: it runs while no
+ * settings item is being deleted (settings-usage.ts), so a lead never ends up pointing at
+ * a deleted one.
  */
-const runWithSettings = (deps: Deps, ctx: CommandContext, id: string, build: (settings: LeadSettingsState, now: Date) => LeadCommand) =>
-  assigningSettings(deps.knex, ctx.tenantId, async () => run(deps, ctx, id, build(await loadLeadSettings(deps.store, ctx.tenantId), deps.clock.now())));
+const runAssigning = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, decideWith?: DecideWith) =>
+  assigningSettings(deps.knex, ctx.tenantId, () => run(deps, ctx, id, command, decideWith));
 
 export async function createLead(deps: Deps, ctx: CommandContext, input: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
   await assertOwner(deps.knex, ctx.tenantId, input.ownerId);
   const id = randomUUID();
-  const result = await runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! }, settings, now }));
+  const result = await runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
   return { id, position: result.position };
 }
 
 export async function updateLead(deps: Deps, ctx: CommandContext, id: string, changes: LeadChanges) {
   await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
-  return runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'update', id, changes, settings, now }));
+  return runAssigning(deps, ctx, id, { kind: 'update', id, changes });
 }
 
 export const deleteLead = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, id, { kind: 'delete', id });
 
-export async function changeLeadStage(deps: Deps, ctx: CommandContext, id: string, body: { stageId: string; values: Record<string, unknown>; unlockReason: string | null }) {
-  return runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'change-stage', id, ...body, settings, now }));
-}
+export const changeLeadStage = (deps: Deps, ctx: CommandContext, id: string, body: { stageId: string; values: Record<string, unknown>; unlockReason: string | null }) =>
+  runAssigning(deps, ctx, id, { kind: 'change-stage', id, ...body });
 
-export async function disqualifyLead(deps: Deps, ctx: CommandContext, id: string, reason: string, notes: string | null) {
-  return runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'disqualify', id, reason, notes, settings, now }));
-}
+export const disqualifyLead = (deps: Deps, ctx: CommandContext, id: string, reason: string, notes: string | null) =>
+  runAssigning(deps, ctx, id, { kind: 'disqualify', id, reason, notes });
+
+/** A note is a user acting on the lead: with its SLA running, it is the first response. */
+export const addLeadNote = (deps: Deps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  run(deps, ctx, id, { kind: 'add-note', id, ...note });
 
 export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: LeadProductLine) => run(deps, ctx, id, { kind: 'add-product', id, line });
 export const updateLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string, changes: Partial<LeadProductLine>) =>
@@ -94,12 +103,16 @@ export interface BulkOutcome {
  * One command per lead, so each lead's history is exact; a lead the command refuses
  * (converted, a disallowed stage move) is skipped with the reason, the others go on.
  */
-export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: string[], commandFor: (id: string, settings: LeadSettingsState, now: Date) => LeadCommand): Promise<BulkOutcome> {
+export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: string[], commandFor: (id: string) => LeadCommand): Promise<BulkOutcome> {
+  // The settings are read once for every lead; a lead whose write has to be retried reads them again.
+  const settings = await loadLeadSettings(deps.store, ctx.tenantId);
+  const fresh = currentContext(deps, ctx);
+  const decideWith = async (attempt: number) => (attempt === 1 ? { settings, now: deps.clock.now() } : fresh());
   const results: CommandResult<unknown, unknown>[] = [];
   const skipped: BulkOutcome['skipped'] = [];
   await eachLimited(ids, 8, async (id) => {
     try {
-      results.push(await runWithSettings(deps, ctx, id, (settings, now) => commandFor(id, settings, now)));
+      results.push(await runAssigning(deps, ctx, id, commandFor(id), decideWith));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       skipped.push({ id, message: error.message });
@@ -111,26 +124,22 @@ export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: stri
 /** Bulk update: the new owner (if any) is checked once, then each lead decides for itself. */
 export async function bulkUpdateLeads(deps: Deps, ctx: CommandContext, ids: string[], changes: LeadChanges): Promise<BulkOutcome> {
   await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
-  return bulkLeadCommand(deps, ctx, ids, (id, settings, now) => ({ kind: 'update', id, changes, settings, now }));
+  return bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'update', id, changes }));
 }
 
 export const bulkDeleteLeads = (deps: Deps, ctx: CommandContext, ids: string[]) => bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'delete', id }));
 
 /**
  * One lead's SLA check at `now` (breach once overdue and unanswered, escalate once the
- * escalation window has passed too) under the tenant's policy; the aggregate decides, so
- * running it twice marks nothing twice. The scheduled job and the breach-check endpoint
- * (src/sagas/lead-jobs.ts) run it over the candidates.
+ * escalation window has passed too) under the tenant's current policy; the aggregate
+ * decides, so running it twice marks nothing twice. The scheduled job and the
+ * breach-check endpoint (src/sagas/lead-jobs.ts) run it over the candidates.
  */
-export async function checkLeadSla(deps: Deps, ctx: CommandContext, id: string, now: Date) {
-  const policy = settingOf(await loadLeadSettings(deps.store, ctx.tenantId), 'sla');
-  return run(deps, ctx, id, { kind: 'check-sla', id, now, policy });
-}
+export const checkLeadSla = (deps: Deps, ctx: CommandContext, id: string, now: Date) =>
+  run(deps, ctx, id, { kind: 'check-sla', id }, async () => ({ settings: await loadLeadSettings(deps.store, ctx.tenantId), now }));
 
 /** Scores a lead again now (time-based rules); a LeadScoreChanged only when the score changes. */
-export async function rescoreLead(deps: Deps, ctx: CommandContext, id: string) {
-  return runWithSettings(deps, ctx, id, (settings, now) => ({ kind: 'rescore', id, settings, now }));
-}
+export const rescoreLead = (deps: Deps, ctx: CommandContext, id: string) => runAssigning(deps, ctx, id, { kind: 'rescore', id });
 
 /**
  * Tenants registered before lead settings existed get the registration seed now (run at

@@ -4,55 +4,17 @@
  *
  * Nothing here does I/O; "now" is always passed in.
  */
+import { SCORING_OPERATORS, type ScoringOperator, type ScoringRule } from '../events/lead-settings.js';
+import type { ScoreBreakdownEntry } from '../events/leads.js';
 
-export const SCORING_OPERATORS = [
-  'equals',
-  'not_equals',
-  'contains',
-  'contains_any',
-  'in',
-  'is_empty',
-  'is_not_empty',
-  'greater_than',
-  'less_than',
-  'older_than',
-] as const;
-export type ScoringOperator = (typeof SCORING_OPERATORS)[number];
-
-export interface ScoringRule {
-  id: string;
-  name: string;
-  /** e.g. "demographic", "behavioural"; informational. */
-  category: string | null;
-  /**
-   * A lead field ("email", "company", "estimatedValue", "createdAt"; snake_case such as
-   * "estimated_value" is accepted too), or "qualification.<key>", or "custom.<key>" /
-   * "customFields.<key>".
-   */
-  fieldKey: string;
-  operator: ScoringOperator;
-  /**
-   * JSON: string/number for most operators; string[] for contains_any and in; a number of
-   * days for older_than; ignored for is_empty/is_not_empty.
-   */
-  value: unknown;
-  /** Integer, may be negative (non-integers are rounded when scoring). */
-  scoreDelta: number;
-  isActive: boolean;
-  sortOrder: number;
-}
+export { SCORING_OPERATORS, type ScoringOperator, type ScoringRule } from '../events/lead-settings.js';
+export type { ScoreBreakdownEntry } from '../events/leads.js';
 
 /** The lead as scoring sees it: its fields (camelCase), with `qualification` and `customFields` objects. */
 export type ScoredLead = Record<string, unknown> & {
   qualification?: Record<string, unknown> | null;
   customFields?: Record<string, unknown> | null;
 };
-
-export interface ScoreBreakdownEntry {
-  ruleId: string;
-  fieldKey: string;
-  delta: number;
-}
 
 export interface LeadScore {
   score: number;

@@ -1,5 +1,7 @@
 import type { LeadSettingsEvent } from '../events/lead-settings.js';
-import { DEFAULT_SETTINGS, newStage, settingsItemCreated as created, slugOf } from './lead-settings.js';
+import { DEFAULT_SETTINGS } from '../domain/lead-settings.js';
+import { settingsItemCreated as created } from './lead-settings.js';
+import { newStage, slugOf } from './lead-settings-items.js';
 
 type StageSeed = [name: string, color: string, probability: number, sortOrder: number, flags?: { won?: boolean; lost?: boolean; required?: string[]; exit?: string[] }];
 

@@ -1,66 +1,19 @@
 import type { Aggregate } from './aggregate.js';
-import { conflict, invalid, notFound } from './errors.js';
+import { conflict, invalid, notFound } from '../domain/errors.js';
 import { ruleValueProblems } from './lead-scoring.js';
-import { changedFields } from './record-aggregate.js';
-import { workingHoursProblems, type WorkingHours } from './sla-time.js';
+import { checkGivenFields, editedStageFields, given, newStage, nextSortOrder, NEW_ITEM_DEFAULTS, slugOf, type StageFieldCommand } from './lead-settings-items.js';
+import { changedFields } from '../domain/values.js';
+import { DEFAULT_SETTINGS, SETTING_KEYS, type SettingKey } from '../domain/lead-settings.js';
+import { workingHoursProblems, type WorkingHours } from '../domain/sla-time.js';
 import {
   SETTINGS_COLLECTIONS,
   type CollectionFields,
   type LeadSettingsEvent,
   type PipelineModule,
+  type ScoringOperator,
   type SettingsCollection,
-  type StageField,
   type StageFields,
 } from '../events/lead-settings.js';
-
-/** The lead response-time policy (one per tenant), in working hours. */
-export interface SlaPolicy extends WorkingHours {
-  enabled: boolean;
-  firstContactHours: number;
-  escalationEnabled: boolean;
-  escalationHours: number;
-  breachNotifyOwner: boolean;
-  breachNotifyManager: boolean;
-  escalationNotifyManager: boolean;
-  escalationNotifyAdmin: boolean;
-}
-
-export interface GeneralLeadSettings {
-  autoScoring: boolean;
-  autoPriorityFromScore: boolean;
-  activeQualificationFramework: string;
-}
-
-export interface QualificationThreshold {
-  threshold: number;
-  autoQualify: boolean;
-}
-
-/** Keyed settings and what a new tenant starts with. */
-export const DEFAULT_SETTINGS = {
-  general: { autoScoring: true, autoPriorityFromScore: true, activeQualificationFramework: 'bant' } as GeneralLeadSettings,
-  stages: { lockPreviousStages: false, showUpcomingStages: true, requireUnlockReason: false },
-  duplicateDetection: { enabled: true, checkLeads: true, checkContacts: true, exactEmailMatch: 'warn', exactPhoneMatch: 'warn' },
-  conversion: { makeReadOnly: true, allowNotes: true, allowActivities: true, allowFieldEdit: false, copyActivities: true, copyNotes: true, copyDocuments: true },
-  ownership: { addPreviousOwnerToTeam: true, previousOwnerRole: 'Lead Generator', notifyNewOwner: true },
-  sla: {
-    enabled: true,
-    firstContactHours: 4,
-    workingHoursStart: '09:00',
-    workingHoursEnd: '18:00',
-    workingDays: [1, 2, 3, 4, 5],
-    timezone: 'UTC',
-    escalationEnabled: true,
-    escalationHours: 8,
-    breachNotifyOwner: true,
-    breachNotifyManager: true,
-    escalationNotifyManager: true,
-    escalationNotifyAdmin: false,
-  } as SlaPolicy,
-  qualificationThreshold: { threshold: 50, autoQualify: false } as QualificationThreshold,
-};
-export type SettingKey = keyof typeof DEFAULT_SETTINGS;
-export const SETTING_KEYS = Object.keys(DEFAULT_SETTINGS) as SettingKey[];
 
 type Collections = { [K in SettingsCollection]: Record<string, CollectionFields[K]> };
 
@@ -76,16 +29,21 @@ const emptyCollections = (): Collections =>
 const collectionOfPrefix = new Map<string, SettingsCollection>(Object.entries(SETTINGS_COLLECTIONS).map(([c, prefix]) => [prefix, c as SettingsCollection]));
 const EVENT_KIND = /^(.*)(Created|Updated|Deleted)$/;
 
+/** Plain, serialisable data; the lead-settings decider needs no context beside it. */
 export type LeadSettingsCommand =
   | { kind: 'seed'; events: LeadSettingsEvent[] }
-  /** `sortOrder` absent: after the last; `slug` (stages, priorities) follows the name. */
+  /**
+   * Fields left out take the collection's defaults (a stage: `newStage`, in the default
+   * pipeline unless `pipelineId` is given); `sortOrder` absent: after the last; `slug`
+   * (stages, priorities) follows the name.
+   */
   | { kind: 'create'; collection: SettingsCollection; id: string; fields: Record<string, unknown> }
   | { kind: 'update'; collection: SettingsCollection; id: string; changes: Record<string, unknown> }
   /** `inUse`: how many live records still refer to the item (from the read model). */
   | { kind: 'delete'; collection: SettingsCollection; id: string; inUse: number }
-  | { kind: 'reorder-stages'; pipelineId: string; module: PipelineModule; orderedIds: string[] }
-  /** `edit` runs on the stage's fields as they are when the command is decided (so a retry re-applies it). */
-  | { kind: 'edit-stage-fields'; stageId: string; edit(fields: StageField[]): StageField[] }
+  /** `pipelineId` and `module` default to those of the first stage listed. */
+  | { kind: 'reorder-stages'; orderedIds: string[]; pipelineId?: string; module?: PipelineModule }
+  | StageFieldCommand
   | { kind: 'change-settings'; values: Partial<Record<SettingKey, Record<string, unknown>>> };
 
 const WHAT: Record<SettingsCollection, string> = {
@@ -99,38 +57,6 @@ const WHAT: Record<SettingsCollection, string> = {
 };
 
 export const settingsStreamId = (tenantId: string) => `lead_settings-${tenantId}`;
-
-/** Stage slugs: lower case, anything but letters and digits becomes `_`. */
-export const slugOf = (name: string) => name.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
-
-export type NewStage = Omit<StageFields, 'sortOrder'> & { sortOrder?: number };
-
-/**
- * A stage's whole record from what is given: the rest at its defaults (grey, 0 %, open,
- * active, no fields, owner inherited). Without `sortOrder` the aggregate places it after
- * the last open stage.
- */
-export function newStage(given: Pick<StageFields, 'pipelineId' | 'module' | 'name'> & Partial<StageFields>): NewStage {
-  const set = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)) as typeof given;
-  return {
-    slug: slugOf(given.name),
-    color: '#6B7280',
-    description: null,
-    probability: 0,
-    isActive: true,
-    isWon: false,
-    isLost: false,
-    isSystem: false,
-    requiredFields: [],
-    visibleFields: [],
-    exitCriteria: [],
-    lockPreviousFields: false,
-    fields: [],
-    ownership: { stageOwnerType: 'inherit', stageOwnerUserId: null, stageOwnerTeamId: null, stageOwnerRoleId: null },
-    fieldVisibility: {},
-    ...set,
-  };
-}
 
 /** Live stages of one pipeline and module, in board order. */
 export function stagesOf(state: LeadSettingsState, pipelineId: string, module: PipelineModule): (StageFields & { id: string })[] {
@@ -210,7 +136,7 @@ function checkItem(state: LeadSettingsState, collection: SettingsCollection, id:
     if (min !== null && max !== null && min > max) throw invalid('scoreMin must not exceed scoreMax');
   }
   if (collection === 'scoringRules') {
-    const problems = ruleValueProblems(next.operator as never, next.value);
+    const problems = ruleValueProblems(next.operator as ScoringOperator, next.value);
     if (problems.length) throw invalid(`Invalid scoring rule: ${problems.join('; ')}`, problems.map((message) => ({ path: 'value', message, code: 'invalid_value' })));
   }
   if (collection === 'stages') {
@@ -232,19 +158,24 @@ const withSlug = (collection: SettingsCollection, fields: Record<string, unknown
   SLUGGED.has(collection) && typeof fields.name === 'string' ? { ...fields, slug: slugOf(fields.name) } : fields;
 
 /** A new item goes after the last one (a stage: after the last open stage of its pipeline and module). */
-function nextSortOrder(state: LeadSettingsState, collection: SettingsCollection, fields: Record<string, unknown>): number {
-  const items =
-    collection === 'stages'
-      ? stagesOf(state, fields.pipelineId as string, fields.module as PipelineModule).filter((s) => !s.isWon && !s.isLost)
-      : (Object.values(state.collections[collection]) as { sortOrder: number }[]);
-  return Math.max(0, ...items.map((i) => i.sortOrder)) + 1;
+function sortOrderAfterLast(state: LeadSettingsState, collection: SettingsCollection, fields: Record<string, unknown>): number {
+  if (collection !== 'stages') return nextSortOrder(Object.values(state.collections[collection]) as { sortOrder: number }[]);
+  return nextSortOrder(stagesOf(state, fields.pipelineId as string, fields.module as PipelineModule).filter((s) => !s.isWon && !s.isLost));
+}
+
+/** A new item's whole record: what the command gives over the collection's defaults. */
+function newItem(state: LeadSettingsState, collection: SettingsCollection, fields: Record<string, unknown>): Record<string, unknown> {
+  if (collection !== 'stages') return { ...NEW_ITEM_DEFAULTS[collection], ...given(fields) };
+  const pipelineId = (fields.pipelineId as string | undefined) ?? defaultPipelineId(state);
+  if (!pipelineId) throw invalid('There is no default pipeline: give pipelineId');
+  return newStage({ module: 'leads', ...(given(fields) as Partial<StageFields> & { name: string }), pipelineId });
 }
 
 function decideCreate(state: LeadSettingsState, command: Extract<LeadSettingsCommand, { kind: 'create' }>): LeadSettingsEvent[] {
   const { collection, id } = command;
   if ((state.collections[collection] as Record<string, unknown>)[id]) throw conflict(`${WHAT[collection]} already exists`);
-  const given = withSlug(collection, command.fields);
-  const fields = given.sortOrder === undefined || given.sortOrder === null ? { ...given, sortOrder: nextSortOrder(state, collection, given) } : given;
+  const item = withSlug(collection, newItem(state, collection, command.fields));
+  const fields = item.sortOrder === undefined || item.sortOrder === null ? { ...item, sortOrder: sortOrderAfterLast(state, collection, item) } : item;
   checkItem(state, collection, id, fields);
   const events = [created(collection, id, fields)];
   if ((collection === 'pipelines' || collection === 'priorities') && fields.isDefault) events.push(...unsetOtherDefaults(state, collection, id));
@@ -296,7 +227,13 @@ function isLastOpenStage(state: LeadSettingsState, id: string): boolean {
 }
 
 function decideReorder(state: LeadSettingsState, command: Extract<LeadSettingsCommand, { kind: 'reorder-stages' }>): LeadSettingsEvent[] {
-  const stages = stagesOf(state, command.pipelineId, command.module);
+  const first = state.collections.stages[command.orderedIds[0]];
+  const pipelineId = command.pipelineId ?? first?.pipelineId;
+  const module = command.module ?? first?.module;
+  if (!pipelineId || !module) {
+    throw invalid('orderedIds[0] does not name a stage', [{ path: 'orderedIds.0', message: 'unknown stage', code: 'unknown_reference' }]);
+  }
+  const stages = stagesOf(state, pipelineId, module);
   const known = new Set(stages.map((s) => s.id));
   const given = new Set(command.orderedIds);
   if (given.size !== command.orderedIds.length || given.size !== known.size || ![...given].every((id) => known.has(id))) {
@@ -342,10 +279,14 @@ export const leadSettingsAggregate: Aggregate<LeadSettingsState, LeadSettingsEve
         return decideReorder(state, command);
       case 'change-settings':
         return decideSettings(state, command);
-      case 'edit-stage-fields': {
+      case 'add-stage-field':
+      case 'replace-stage-fields':
+      case 'update-stage-field':
+      case 'remove-stage-field': {
+        checkGivenFields(command);
         const stage = state.collections.stages[command.stageId];
         if (!stage) throw notFound('Stage');
-        return decideUpdate(state, { kind: 'update', collection: 'stages', id: command.stageId, changes: { fields: command.edit(stage.fields) } });
+        return decideUpdate(state, { kind: 'update', collection: 'stages', id: command.stageId, changes: { fields: editedStageFields(stage.fields, command) } });
       }
     }
   },

@@ -1,12 +1,25 @@
-import type { StageFields, StageField } from '../events/lead-settings.js';
+import { roundMoney } from '../domain/field-rules.js';
+import { changedFields } from '../domain/values.js';
+import { addWorkingMinutes } from '../domain/sla-time.js';
 import type { LeadEvent, LeadFields, LeadProductLine } from '../events/leads.js';
 import type { Aggregate } from './aggregate.js';
-import { conflict, invalid, notFound } from './errors.js';
-import { fieldsScoredBy, leadFieldValue, priorityForScore, scoreLead, type ScoredLead } from './lead-scoring.js';
-import { defaultPipelineId, settingOf, stagesOf, type LeadSettingsState, type SlaPolicy } from './lead-settings.js';
-import type { NoteCommand } from './records.js';
-import { PROTOTYPE_KEYS, changedFields } from './record-aggregate.js';
-import { addWorkingMinutes, workingMinutesBetween } from './sla-time.js';
+import { conflict, invalid, notFound } from '../domain/errors.js';
+import { fieldsScoredBy, priorityForScore, scoreLead, type ScoredLead } from './lead-scoring.js';
+import { decideProducts, decideTeam } from './lead-lines.js';
+import { decideCheckSla, firstResponse } from './lead-sla.js';
+import { defaultPipelineId, settingOf, stagesOf, type LeadSettingsState } from './lead-settings.js';
+import {
+  assertMoveAllowed,
+  assertRequiredFields,
+  autoQualifiedStage,
+  isEmpty,
+  openStages,
+  routeValues,
+  stageMove,
+  targetStage,
+  type Stage,
+} from './lead-stages.js';
+import type { NoteCommand, RecordState } from './record-aggregate.js';
 
 export type LeadStatus = 'open' | 'disqualified' | 'converted';
 
@@ -28,14 +41,11 @@ export interface LeadView extends LeadFields {
   createdAt: string | null;
 }
 
-export interface LeadState {
-  /** The record's lifecycle (history shows `fields.status`, the lead's own status). */
-  status: 'absent' | 'active' | 'deleted';
-  fields: LeadView;
-}
+/** Absent until created; then live (`active`) or deleted, with the lead's fields (history shows `fields.status`, the lead's own status). */
+export type LeadState = RecordState<LeadView>;
 
-/** What a decision needs from outside: the tenant's lead settings and the time. */
-interface Context {
+/** What a lead decision needs from outside, beside the command: the tenant's lead settings and the time. */
+export interface LeadDecideContext {
   settings: LeadSettingsState;
   now: Date;
 }
@@ -43,39 +53,34 @@ interface Context {
 export type LeadInput = Omit<LeadFields, 'priorityId'> & { priority: string | null; pipelineId?: string; stageId?: string };
 export type LeadChanges = Partial<Omit<LeadFields, 'priorityId'>> & { priority?: string | null; pipelineId?: string; stageId?: string };
 
+/** Plain, serialisable data: settings and time come in the decide context. */
 export type LeadCommand =
-  | ({ kind: 'create'; id: string; input: LeadInput } & Context)
-  | ({ kind: 'update'; id: string; changes: LeadChanges } & Context)
+  | { kind: 'create'; id: string; input: LeadInput }
+  | { kind: 'update'; id: string; changes: LeadChanges }
   | { kind: 'delete'; id: string }
-  | ({ kind: 'change-stage'; id: string; stageId: string; values: Record<string, unknown>; unlockReason: string | null } & Context)
-  | ({ kind: 'disqualify'; id: string; reason: string; notes: string | null } & Context)
+  | { kind: 'change-stage'; id: string; stageId: string; values: Record<string, unknown>; unlockReason: string | null }
+  | { kind: 'disqualify'; id: string; reason: string; notes: string | null }
   | NoteCommand
-  | { kind: 'check-sla'; id: string; now: Date; policy: SlaPolicy }
-  /** Scores the lead again at `now`: time-based rules (`older_than`) start matching as time passes. */
-  | ({ kind: 'rescore'; id: string } & Context)
+  | { kind: 'check-sla'; id: string }
+  /** Scores the lead again at the context's `now`: time-based rules (`older_than`) start matching as time passes. */
+  | { kind: 'rescore'; id: string }
   | { kind: 'add-product'; id: string; line: LeadProductLine }
   | { kind: 'update-product'; id: string; productId: string; changes: Partial<LeadProductLine> }
   | { kind: 'remove-product'; id: string; productId: string }
   | { kind: 'add-team-member'; id: string; userId: string; role: string }
   | { kind: 'remove-team-member'; id: string; userId: string };
 
-type Stage = StageFields & { id: string };
-
-/** Lead columns a stage field (or a stage-change value) may name directly. */
-export const LEAD_COLUMNS = ['firstName', 'lastName', 'email', 'phone', 'mobile', 'company', 'title', 'website', 'source', 'estimatedValue', 'description'] as const;
-const leadColumns = new Set<string>(LEAD_COLUMNS);
-
-const isEmpty = (v: unknown) =>
-  v === undefined || v === null || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
-
-const openStages = (settings: LeadSettingsState, pipelineId: string) =>
-  stagesOf(settings, pipelineId, 'leads').filter((s) => s.isActive && !s.isWon && !s.isLost);
+type Of<Kind extends LeadCommand['kind']> = Extract<LeadCommand, { kind: Kind }>;
 
 function assertNamed(fields: Pick<LeadFields, 'firstName' | 'lastName' | 'company'>): void {
   if (isEmpty(fields.firstName) && isEmpty(fields.lastName) && isEmpty(fields.company)) {
     throw invalid('A lead needs a first name, a last name or a company', [{ path: 'lastName', message: 'Name or Company', code: 'any_one_required' }]);
   }
 }
+
+/** Money is kept with 2 decimals, however many the request gave. */
+const withMoneyRounded = <T extends { estimatedValue?: number | null }>(fields: T): T =>
+  typeof fields.estimatedValue === 'number' ? { ...fields, estimatedValue: roundMoney(fields.estimatedValue) } : fields;
 
 /** A priority given by id, name or slug (case-insensitive); null clears it to the default. */
 function resolvePriority(settings: LeadSettingsState, given: string): string {
@@ -93,118 +98,15 @@ function resolvePriority(settings: LeadSettingsState, given: string): string {
 const defaultPriorityId = (settings: LeadSettingsState) =>
   Object.entries(settings.collections.priorities).find(([, p]) => p.isDefault && p.isActive)?.[0] ?? null;
 
-const scoredView = (fields: Partial<LeadView>): ScoredLead => fields as ScoredLead;
-
 function scoreOf(settings: LeadSettingsState, fields: Partial<LeadView>, now: Date) {
   if (!settingOf(settings, 'general').autoScoring) return { score: 0, breakdown: {} };
-  return scoreLead(scoredView(fields), Object.entries(settings.collections.scoringRules).map(([id, r]) => ({ id, ...r })), now);
+  return scoreLead(fields as ScoredLead, Object.entries(settings.collections.scoringRules).map(([id, r]) => ({ id, ...r })), now);
 }
 
 function autoPriority(settings: LeadSettingsState, score: number): string | null {
   if (!settingOf(settings, 'general').autoPriorityFromScore) return null;
   const bands = Object.entries(settings.collections.priorities).map(([id, p]) => ({ id, ...p }));
   return priorityForScore(score, bands);
-}
-
-/** The value a stage field key names on a lead: a column, `qualification.<k>`, or a custom field. */
-function valueOf(lead: Partial<LeadView>, key: string): unknown {
-  if (leadColumns.has(key)) return lead[key as keyof LeadView];
-  return leadFieldValue(scoredView(lead), key.startsWith('qualification.') || key.startsWith('custom.') || key.startsWith('customFields.') ? key : `custom.${key}`);
-}
-
-const TEXT_LIMIT = 10_000;
-/** Custom fields and qualification answers stay as small as the HTTP layer lets them be written. */
-const JSON_LIMIT = 16_384;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const PHONE = /^\+?[0-9 ()./-]{3,}$/;
-
-/** Lead columns set through stage values keep the rules their own fields have on create and update. */
-const ANY = /^[\s\S]*$/;
-const COLUMN_RULES: Record<string, [RegExp, string, number]> = {
-  firstName: [ANY, 'text', 100],
-  lastName: [ANY, 'text', 100],
-  company: [ANY, 'text', 200],
-  title: [ANY, 'text', 200],
-  source: [ANY, 'text', 100],
-  email: [EMAIL, 'an email address', 254],
-  phone: [PHONE, 'a phone number', 40],
-  mobile: [PHONE, 'a phone number', 40],
-  website: [/^\S+\.\S+$/, 'a web address', 500],
-};
-
-function checkValue(field: StageField | undefined, key: string, value: unknown): string | null {
-  if (value === null) return null;
-  if (key === 'estimatedValue') return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1e13 ? null : 'a non-negative number';
-  if (leadColumns.has(key) && typeof value !== 'string') return 'text';
-  const rule = Object.hasOwn(COLUMN_RULES, key) ? COLUMN_RULES[key] : undefined;
-  if (rule && typeof value === 'string' && value.trim() !== '') {
-    if (value.trim().length > rule[2]) return `at most ${rule[2]} characters`;
-    return rule[0].test(value.trim()) ? null : rule[1];
-  }
-  switch (field?.fieldType) {
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value) ? null : 'a number';
-    case 'checkbox':
-      return typeof value === 'boolean' ? null : 'true or false';
-    case 'date':
-      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? null : 'a date (ISO 8601)';
-    case 'select':
-      return field.fieldOptions.some((o) => o.value === value) ? null : `one of ${field.fieldOptions.map((o) => o.value).join(', ')}`;
-    case 'multiselect':
-      return Array.isArray(value) && value.every((v) => field.fieldOptions.some((o) => o.value === v)) ? null : 'a list of the field options';
-    case 'email':
-      return typeof value === 'string' && EMAIL.test(value) ? null : 'an email address';
-    default:
-      if (typeof value === 'string') return value.length <= TEXT_LIMIT ? null : `at most ${TEXT_LIMIT} characters`;
-      return leadColumns.has(key) ? 'text' : JSON.stringify(value).length <= TEXT_LIMIT ? null : 'a smaller value';
-  }
-}
-
-/**
- * Stage-field values routed to where they live: lead columns, `qualification.<k>` into
- * qualification, anything else (`custom.` optional) into customFields.
- */
-function routeValues(lead: LeadView, stage: Stage, values: Record<string, unknown>): Partial<LeadFields> {
-  const problems: { path: string; message: string; code: string }[] = [];
-  const changes: Partial<LeadFields> = {};
-  let qualification: Record<string, unknown> | null = null;
-  let custom: Record<string, unknown> | null = null;
-  for (const [key, value] of Object.entries(values)) {
-    const name = key.slice(key.lastIndexOf('.') + 1);
-    const problem = PROTOTYPE_KEYS.has(name) ? 'under another key' : checkValue(stage.fields.find((f) => f.fieldKey === key), key, value);
-    if (problem) {
-      problems.push({ path: `stageFieldValues.${key}`, message: `must be ${problem}`, code: 'invalid_value' });
-      continue;
-    }
-    if (leadColumns.has(key)) (changes as Record<string, unknown>)[key] = typeof value === 'string' ? value.trim() || null : value;
-    else if (key.startsWith('qualification.')) (qualification ??= { ...lead.qualification })[key.slice('qualification.'.length)] = value;
-    else (custom ??= { ...lead.customFields })[key.replace(/^(custom|customFields)\./, '')] = value;
-  }
-  if (problems.length) throw invalid(`Invalid stage field values: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
-  for (const [name, object] of [['qualification', qualification], ['customFields', custom]] as const) {
-    if (object && JSON.stringify(object).length > JSON_LIMIT) throw invalid(`${name} would exceed 16 KB of JSON`);
-  }
-  if (qualification) changes.qualification = qualification;
-  if (custom) changes.customFields = custom;
-  if (typeof changes.estimatedValue === 'number') changes.estimatedValue = Math.round(changes.estimatedValue * 100) / 100;
-  return changes;
-}
-
-/** Required fields of a stage that are empty on the lead; `a||b` means any one of them. */
-function missingFields(stage: Stage, lead: Partial<LeadView>) {
-  return stage.fields
-    .filter((f) => f.isRequired)
-    .filter((f) => f.fieldKey.split('||').every((key) => isEmpty(valueOf(lead, key.trim()))))
-    .map((f) => ({ fieldKey: f.fieldKey, fieldLabel: f.fieldLabel }));
-}
-
-function assertRequiredFields(stage: Stage, lead: Partial<LeadView>): void {
-  const missing = missingFields(stage, lead);
-  if (missing.length) {
-    throw invalid(`Stage "${stage.name}" requires: ${missing.map((m) => m.fieldLabel).join(', ')}`, missing.map((m) => ({ path: m.fieldKey, message: 'required by the stage', code: 'required' })), {
-      missingFields: missing,
-    });
-  }
 }
 
 function assertEditable(lead: LeadView, settings: LeadSettingsState): void {
@@ -217,18 +119,14 @@ function assertOpen(lead: LeadView, doing: string): void {
   if (lead.status === 'disqualified') throw invalid(`Cannot ${doing} a disqualified lead`);
 }
 
-/** A user acting on a lead whose SLA is running is its first response. */
-function firstResponse(id: string, lead: LeadView, now: Date): LeadEvent[] {
-  if (!lead.slaDueAt || lead.firstResponseAt) return [];
-  const at = now.toISOString();
-  return [{ type: 'LeadFirstResponseRecorded', data: { id, at, late: !!lead.slaBreachedAt || at > lead.slaDueAt } }];
-}
+/** The lead after some of its own events, as a decision goes on from there. */
+const foldedLead = (lead: LeadView, events: LeadEvent[]) => (events.reduce(evolveLead, { status: 'active', fields: lead }) as { fields: LeadView }).fields;
 
 /**
  * Field changes, then a new score (and, when priorities follow the score, a new priority
  * in the same update) when a scored field changed.
  */
-function updateEvents(id: string, lead: LeadView, changes: Partial<LeadFields>, ctx: Context, priorityGiven: boolean, rescore = false): LeadEvent[] {
+function updateEvents(id: string, lead: LeadView, changes: Partial<LeadFields>, ctx: LeadDecideContext, priorityGiven: boolean, rescore = false): LeadEvent[] {
   const changed = changedFields(lead, changes as Partial<LeadView>) as Partial<LeadFields>;
   const after = { ...lead, ...changed };
   const scored = fieldsScoredBy(Object.values(ctx.settings.collections.scoringRules).map((r, i) => ({ id: String(i), ...r })));
@@ -249,61 +147,9 @@ function updateEvents(id: string, lead: LeadView, changes: Partial<LeadFields>, 
   return events;
 }
 
-function stageMove(id: string, lead: LeadView, target: Stage, unlockReason: string | null): LeadEvent {
-  return {
-    type: 'LeadStageChanged',
-    data: { id, pipelineId: target.pipelineId, fromStageId: lead.stageId, fromStageName: lead.stageName, toStageId: target.id, toStageName: target.name, unlockReason },
-  };
-}
-
-/**
- * A stage a request names (in its body) for a lead: an unknown stage (or another tenant's,
- * or an opportunity stage) and an inactive one are both bad input (400), never a 404.
- */
-function targetStage(settings: LeadSettingsState, stageId: string): Stage {
-  const stage = settings.collections.stages[stageId];
-  if (!stage || stage.module !== 'leads') {
-    throw invalid('stageId does not name a lead stage of this tenant', [{ path: 'stageId', message: 'unknown lead stage', code: 'unknown_reference' }]);
-  }
-  if (!stage.isActive) {
-    throw invalid(`Stage "${stage.name}" is inactive: leads cannot be placed in it`, [{ path: 'stageId', message: 'inactive stage', code: 'inactive_reference' }]);
-  }
-  if (stage.isWon || stage.isLost) {
-    throw invalid(`"${stage.name}" closes the lead: use ${stage.isWon ? 'convert' : 'disqualify'} instead of a stage change`);
-  }
-  return { id: stageId, ...stage };
-}
-
-/** Movement rules within a pipeline: sequential pipelines step one stage at a time; locked earlier stages need a reason. */
-function assertMoveAllowed(settings: LeadSettingsState, lead: LeadView, target: Stage, unlockReason: string | null): void {
-  const pipeline = settings.collections.pipelines[lead.pipelineId];
-  const stages = openStages(settings, lead.pipelineId);
-  const from = stages.findIndex((s) => s.id === lead.stageId);
-  const to = stages.findIndex((s) => s.id === target.id);
-  if (pipeline?.stageMovement === 'sequential' && from >= 0 && Math.abs(to - from) > 1) {
-    throw invalid('This pipeline requires sequential stage progression. You cannot skip stages.');
-  }
-  if (settingOf(settings, 'stages').lockPreviousStages && from >= 0 && to < from && !unlockReason) {
-    throw invalid('Earlier stages are locked: give an unlockReason to move back');
-  }
-}
-
-/**
- * With `qualificationThreshold.autoQualify`, a lead whose score reaches the threshold goes
- * to its pipeline's `qualified` stage, when that stage lies ahead and its required fields
- * are filled.
- */
-function autoQualifiedStage(settings: LeadSettingsState, pipelineId: string, currentSortOrder: number, lead: Partial<LeadView>, score: number): Stage | null {
-  const { threshold, autoQualify } = settingOf(settings, 'qualificationThreshold');
-  if (!autoQualify || score < threshold) return null;
-  const qualified = openStages(settings, pipelineId).find((stage) => stage.slug === 'qualified');
-  if (!qualified || qualified.sortOrder <= currentSortOrder) return null;
-  return missingFields(qualified, lead).length ? null : qualified;
-}
-
-function decideCreate(command: Extract<LeadCommand, { kind: 'create' }>): LeadEvent[] {
-  const { settings, now, input, id } = command;
-  const { priority, pipelineId: givenPipeline, stageId: givenStage, ...fields } = input;
+function decideCreate(command: Of<'create'>, { settings, now }: LeadDecideContext): LeadEvent[] {
+  const { id } = command;
+  const { priority, pipelineId: givenPipeline, stageId: givenStage, ...fields } = withMoneyRounded(command.input);
   assertNamed(fields);
   const given = givenStage ? targetStage(settings, givenStage) : undefined;
   const pipelineId = givenPipeline ?? given?.pipelineId ?? defaultPipelineId(settings);
@@ -332,19 +178,20 @@ function decideCreate(command: Extract<LeadCommand, { kind: 'create' }>): LeadEv
   ];
 }
 
-function decideUpdate(command: Extract<LeadCommand, { kind: 'update' }>, lead: LeadView): LeadEvent[] {
-  const { settings, id } = command;
+function decideUpdate(command: Of<'update'>, lead: LeadView, ctx: LeadDecideContext): LeadEvent[] {
+  const { settings } = ctx;
+  const { id } = command;
   assertEditable(lead, settings);
-  const { priority, pipelineId, stageId, ...rest } = command.changes;
+  const { priority, pipelineId, stageId, ...rest } = withMoneyRounded(command.changes);
   const changes: Partial<LeadFields> = { ...rest };
   if (priority !== undefined) changes.priorityId = priority ? resolvePriority(settings, priority) : defaultPriorityId(settings);
   assertNamed({ ...lead, ...changes });
-  const events = updateEvents(id, lead, changes, command, priority !== undefined);
+  const events = updateEvents(id, lead, changes, ctx, priority !== undefined);
   const movesPipeline = pipelineId !== undefined && pipelineId !== lead.pipelineId;
-  if (!movesPipeline && (stageId === undefined || stageId === lead.stageId)) return [...events, ...autoQualifyMove(command, lead, events)];
+  if (!movesPipeline && (stageId === undefined || stageId === lead.stageId)) return [...events, ...autoQualifyMove(id, lead, events, settings)];
 
   assertOpen(lead, 'change the stage of');
-  const after = events.reduce((s, e) => evolveLead(s, e), { status: 'active', fields: lead } as LeadState).fields;
+  const after = foldedLead(lead, events);
   let target: Stage;
   if (movesPipeline) {
     const pipeline = settings.collections.pipelines[pipelineId];
@@ -357,22 +204,22 @@ function decideUpdate(command: Extract<LeadCommand, { kind: 'update' }>, lead: L
     assertMoveAllowed(settings, lead, target, null);
   }
   assertRequiredFields(target, after);
-  return [...events, stageMove(id, lead, target, null), ...firstResponse(id, lead, command.now)];
+  return [...events, stageMove(id, lead, target, null), ...firstResponse(id, lead, ctx.now)];
 }
 
 /** A rescore that reaches the threshold moves an open lead on to the qualified stage (see autoQualifiedStage). */
-function autoQualifyMove(command: { id: string; settings: LeadSettingsState }, lead: LeadView, events: LeadEvent[]): LeadEvent[] {
+function autoQualifyMove(id: string, lead: LeadView, events: LeadEvent[], settings: LeadSettingsState): LeadEvent[] {
   const rescored = events.find((e) => e.type === 'LeadScoreChanged');
   if (!rescored || lead.status !== 'open') return [];
-  const current = command.settings.collections.stages[lead.stageId];
-  const after = events.reduce((s, e) => evolveLead(s, e), { status: 'active', fields: lead } as LeadState).fields;
-  const target = current && autoQualifiedStage(command.settings, lead.pipelineId, current.sortOrder, after, after.score);
+  const current = settings.collections.stages[lead.stageId];
+  const after = foldedLead(lead, events);
+  const target = current && autoQualifiedStage(settings, lead.pipelineId, current.sortOrder, after, after.score);
   if (!target) return [];
   // A sequential pipeline is not skipped through, not even by this rule.
-  const stages = openStages(command.settings, lead.pipelineId).map((stage) => stage.id);
-  const sequential = command.settings.collections.pipelines[lead.pipelineId]?.stageMovement === 'sequential';
+  const stages = openStages(settings, lead.pipelineId).map((stage) => stage.id);
+  const sequential = settings.collections.pipelines[lead.pipelineId]?.stageMovement === 'sequential';
   if (sequential && stages.indexOf(target.id) - stages.indexOf(lead.stageId) > 1) return [];
-  return [stageMove(command.id, lead, target, null)];
+  return [stageMove(id, lead, target, null)];
 }
 
 /**
@@ -380,99 +227,39 @@ function autoQualifyMove(command: { id: string; settings: LeadSettingsState }, l
  * same consequences as a rescoring update: the priority follows the band, auto-qualification
  * may move the lead on. Only open leads, and only while automatic scoring is on.
  */
-function decideRescore(command: Extract<LeadCommand, { kind: 'rescore' }>, lead: LeadView): LeadEvent[] {
-  if (lead.status !== 'open' || !settingOf(command.settings, 'general').autoScoring) return [];
-  const events = updateEvents(command.id, lead, {}, command, false, true);
-  return [...events, ...autoQualifyMove(command, lead, events)];
+function decideRescore(command: Of<'rescore'>, lead: LeadView, ctx: LeadDecideContext): LeadEvent[] {
+  if (lead.status !== 'open' || !settingOf(ctx.settings, 'general').autoScoring) return [];
+  const events = updateEvents(command.id, lead, {}, ctx, false, true);
+  return [...events, ...autoQualifyMove(command.id, lead, events, ctx.settings)];
 }
 
-function decideChangeStage(command: Extract<LeadCommand, { kind: 'change-stage' }>, lead: LeadView): LeadEvent[] {
-  const { settings, id } = command;
+function decideChangeStage(command: Of<'change-stage'>, lead: LeadView, ctx: LeadDecideContext): LeadEvent[] {
+  const { settings } = ctx;
+  const { id } = command;
   assertOpen(lead, 'change the stage of');
   const target = targetStage(settings, command.stageId);
   if (target.pipelineId !== lead.pipelineId) throw invalid('The target stage belongs to another pipeline');
   assertMoveAllowed(settings, lead, target, command.unlockReason);
   const valueChanges = routeValues(lead, target, command.values);
-  const events = updateEvents(id, lead, valueChanges, command, false);
-  const after = events.reduce((s, e) => evolveLead(s, e), { status: 'active', fields: lead } as LeadState).fields;
-  assertRequiredFields(target, after);
+  const events = updateEvents(id, lead, valueChanges, ctx, false);
+  assertRequiredFields(target, foldedLead(lead, events));
   if (target.id !== lead.stageId) events.push(stageMove(id, lead, target, command.unlockReason));
-  return [...events, ...firstResponse(id, lead, command.now)];
+  return [...events, ...firstResponse(id, lead, ctx.now)];
 }
 
-function decideDisqualify(command: Extract<LeadCommand, { kind: 'disqualify' }>, lead: LeadView): LeadEvent[] {
-  const { settings, id } = command;
+function decideDisqualify(command: Of<'disqualify'>, lead: LeadView, { settings, now }: LeadDecideContext): LeadEvent[] {
+  const { id } = command;
   if (lead.status === 'converted') throw invalid('Cannot disqualify a converted lead');
   if (lead.status === 'disqualified') throw invalid('The lead is already disqualified');
   const key = command.reason.trim().toLowerCase();
   const reason = Object.entries(settings.collections.disqualificationReasons).find(([rid, r]) => rid === key || r.name.toLowerCase() === key);
   if (!reason) throw invalid('reason must name a disqualification reason (by id or name)', [{ path: 'reason', message: 'unknown reason', code: 'unknown_reference' }]);
   const lost = stagesOf(settings, lead.pipelineId, 'leads').find((s) => s.isLost && s.isActive);
+  const to = { toStageId: lost?.id ?? lead.stageId, toStageName: lost?.name ?? lead.stageName };
   return [
-    {
-      type: 'LeadDisqualified',
-      data: {
-        id,
-        reasonId: reason[0],
-        reason: reason[1].name,
-        notes: command.notes,
-        fromStageId: lead.stageId,
-        fromStageName: lead.stageName,
-        toStageId: lost?.id ?? lead.stageId,
-        toStageName: lost?.name ?? lead.stageName,
-      },
-    },
-    ...firstResponse(id, lead, command.now),
+    { type: 'LeadDisqualified', data: { id, reasonId: reason[0], reason: reason[1].name, notes: command.notes, fromStageId: lead.stageId, fromStageName: lead.stageName, ...to } },
+    ...firstResponse(id, lead, now),
   ];
-}
-
-/** Breach once the due time passes unanswered; escalate once the escalation window also passes. */
-function decideCheckSla(command: Extract<LeadCommand, { kind: 'check-sla' }>, lead: LeadView): LeadEvent[] {
-  const { policy, now, id } = command;
-  if (!lead.slaDueAt || lead.firstResponseAt || lead.status !== 'open') return [];
-  const due = new Date(lead.slaDueAt);
-  if (now <= due) return [];
-  const events: LeadEvent[] = [];
-  if (!lead.slaBreachedAt) events.push({ type: 'LeadSlaBreached', data: { id, at: now.toISOString(), dueAt: lead.slaDueAt } });
-  const escalateAfter = Math.max(0, policy.escalationHours - policy.firstContactHours) * 60;
-  if (policy.escalationEnabled && !lead.slaEscalatedAt && workingMinutesBetween(due, now, policy) >= escalateAfter) {
-    events.push({ type: 'LeadSlaEscalated', data: { id, at: now.toISOString() } });
-  }
-  return events;
-}
-
-function checkLine(line: Partial<LeadProductLine> & Pick<LeadProductLine, 'quantity' | 'unitPrice' | 'discount' | 'discountType'>): void {
-  const gross = line.quantity * line.unitPrice;
-  if (line.discountType === 'percentage' ? line.discount > 100 : line.discount > gross) {
-    throw invalid(line.discountType === 'percentage' ? 'A percentage discount is at most 100' : 'The discount cannot exceed quantity × unit price');
-  }
-}
-
-function decideProducts(command: Extract<LeadCommand, { kind: 'add-product' | 'update-product' | 'remove-product' }>, lead: LeadView): LeadEvent[] {
-  if (lead.status === 'converted') throw invalid('This lead has been converted and is read-only');
-  const id = command.id;
-  if (command.kind === 'add-product') {
-    if (lead.products[command.line.productId]) throw conflict('The product is already on this lead: update its line instead');
-    checkLine(command.line);
-    return [{ type: 'LeadProductAdded', data: { id, ...command.line } }];
-  }
-  const line = lead.products[command.productId];
-  if (!line) throw notFound('Lead product');
-  if (command.kind === 'remove-product') return [{ type: 'LeadProductRemoved', data: { id, productId: command.productId } }];
-  const changes = changedFields(line, command.changes);
-  if (Object.keys(changes).length === 0) return [];
-  checkLine({ ...line, ...changes });
-  return [{ type: 'LeadProductUpdated', data: { id, productId: command.productId, changes } }];
-}
-
-function decideTeam(command: Extract<LeadCommand, { kind: 'add-team-member' | 'remove-team-member' }>, lead: LeadView): LeadEvent[] {
-  const id = command.id;
-  if (command.kind === 'add-team-member') {
-    if (lead.team[command.userId] === command.role) return [];
-    return [{ type: 'LeadTeamMemberAdded', data: { id, userId: command.userId, role: command.role } }];
-  }
-  if (!(command.userId in lead.team)) throw notFound('Team member');
-  return [{ type: 'LeadTeamMemberRemoved', data: { id, userId: command.userId } }];
 }
 
 /** When a stored event was recorded; null for an event just decided (not yet stored). */
@@ -482,26 +269,27 @@ const recordedAt = (event: LeadEvent): string | null => {
 };
 
 export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
+  if (event.type === 'LeadCreated') {
+    const { id: _id, scoreBreakdown: _breakdown, ...fields } = event.data;
+    return {
+      status: 'active',
+      fields: {
+        ...fields,
+        status: 'open',
+        disqualificationReason: null,
+        firstResponseAt: null,
+        slaBreachedAt: null,
+        slaEscalatedAt: null,
+        products: {},
+        team: {},
+        createdAt: recordedAt(event),
+      },
+    };
+  }
+  if (state.status === 'absent') return state;
   const lead = state.fields;
   const set = (fields: Partial<LeadView>): LeadState => ({ ...state, fields: { ...lead, ...fields } });
   switch (event.type) {
-    case 'LeadCreated': {
-      const { id: _id, scoreBreakdown: _breakdown, ...fields } = event.data;
-      return {
-        status: 'active',
-        fields: {
-          ...fields,
-          status: 'open',
-          disqualificationReason: null,
-          firstResponseAt: null,
-          slaBreachedAt: null,
-          slaEscalatedAt: null,
-          products: {},
-          team: {},
-          createdAt: recordedAt(event),
-        },
-      };
-    }
     case 'LeadUpdated':
       return set(event.data.changes);
     case 'LeadDeleted':
@@ -540,35 +328,32 @@ export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
 }
 
 /** The lead: its invariants (status, stages, scoring, SLA, products, team) in one pure decide. */
-export const leadAggregate: Aggregate<LeadState, LeadEvent, LeadCommand> = {
+export const leadAggregate: Aggregate<LeadState, LeadEvent, LeadCommand, LeadDecideContext> = {
   streamPrefix: 'lead',
-  initialState: { status: 'absent', fields: {} as LeadView },
+  initialState: { status: 'absent' },
   evolve: evolveLead,
-  decide(command, state) {
+  decide(command, state, ctx) {
     if (command.kind === 'create') {
       if (state.status !== 'absent') throw conflict('Lead already exists');
-      return decideCreate(command);
+      return decideCreate(command, ctx);
     }
     if (state.status !== 'active') throw notFound('Lead');
     const lead = state.fields;
     switch (command.kind) {
       case 'update':
-        return decideUpdate(command, lead);
+        return decideUpdate(command, lead, ctx);
       case 'delete':
         return [{ type: 'LeadDeleted', data: { id: command.id } }];
       case 'change-stage':
-        return decideChangeStage(command, lead);
+        return decideChangeStage(command, lead, ctx);
       case 'disqualify':
-        return decideDisqualify(command, lead);
+        return decideDisqualify(command, lead, ctx);
       case 'add-note':
-        return [
-          { type: 'NoteAdded', data: { recordId: command.id, noteId: command.noteId, content: command.content } },
-          ...(command.at ? firstResponse(command.id, lead, new Date(command.at)) : []),
-        ];
+        return [{ type: 'NoteAdded', data: { recordId: command.id, noteId: command.noteId, content: command.content } }, ...firstResponse(command.id, lead, ctx.now)];
       case 'check-sla':
-        return decideCheckSla(command, lead);
+        return decideCheckSla(command, lead, ctx);
       case 'rescore':
-        return decideRescore(command, lead);
+        return decideRescore(command, lead, ctx);
       case 'add-product':
       case 'update-product':
       case 'remove-product':

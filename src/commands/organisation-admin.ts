@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { DepartmentFields, RoleFields, TeamFields } from '../events/organisation.js';
 import { handleCommand, loadAggregate } from './aggregate.js';
-import { conflict, invalid } from './errors.js';
+import { conflict, invalid } from '../domain/errors.js';
 import type { CommandContext, IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate, teamAggregate } from './organisation.js';
-import { completePermissions, completeRecordAccess } from './permissions.js';
+import { completePermissions, completeRecordAccess } from '../domain/permissions.js';
 import { assertReferences, wouldLoop } from './references.js';
 import { activeAdminExists, underAccessLock } from './user-access.js';
 import { assertAdminRemains, isAdminRole } from './user-authority.js';
@@ -30,7 +30,7 @@ export async function updateRole(deps: Deps, ctx: CommandContext, id: string, ch
   };
   const update = async (locked: Pick<Deps, 'store' | 'knex'> = deps) => {
     const { state } = await loadAggregate(deps.store, roleAggregate, id, ctx.tenantId);
-    if (state.fields.isSystem && (changes.name !== undefined || changes.level !== undefined)) {
+    if (state.status !== 'absent' && state.fields.isSystem && (changes.name !== undefined || changes.level !== undefined)) {
       throw invalid('The name and level of a built-in role cannot change');
     }
     if (state.status === 'active' && changes.level !== undefined && isAdminRole(state.fields) && !isAdminRole({ level: changes.level })) {
@@ -43,7 +43,7 @@ export async function updateRole(deps: Deps, ctx: CommandContext, id: string, ch
 
 export async function deleteRole(deps: Deps, ctx: CommandContext, id: string) {
   const { state } = await loadAggregate(deps.store, roleAggregate, id, ctx.tenantId);
-  if (state.fields.isSystem) throw invalid('A built-in role cannot be deleted');
+  if (state.status !== 'absent' && state.fields.isSystem) throw invalid('A built-in role cannot be deleted');
   const inUse = await deps.knex('users').where({ tenant_id: ctx.tenantId, role_id: id }).whereNull('deleted_at').first('id');
   if (inUse) throw conflict('Users still hold this role: give them another one first');
   return handleCommand(deps, roleAggregate, id, { kind: 'delete', id }, ctx);
@@ -101,7 +101,7 @@ export async function updateTeam(deps: Deps, ctx: CommandContext, id: string, ch
 export async function changeTeamMembers(deps: Deps, ctx: CommandContext, id: string, change: { add?: string; remove?: string }) {
   const { state } = await loadAggregate(deps.store, teamAggregate, id, ctx.tenantId);
   if (change.add) await assertReferences(deps.knex, ctx.tenantId, { userIds: [change.add] });
-  const members = new Set(state.fields.memberIds ?? []);
+  const members = new Set(state.status === 'absent' ? [] : (state.fields.memberIds ?? []));
   if (change.add) members.add(change.add);
   if (change.remove) members.delete(change.remove);
   return handleCommand(deps, teamAggregate, id, { kind: 'update', id, changes: { memberIds: [...members] } }, ctx);

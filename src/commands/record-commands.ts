@@ -5,7 +5,7 @@ import type { ContactFields } from '../events/contacts.js';
 import { accountAggregate } from './accounts.js';
 import { handleCommand, type CommandContext, type CommandDeps } from './aggregate.js';
 import { contactAggregate } from './contacts.js';
-import { invalid, notFound } from './errors.js';
+import { invalid, notFound } from '../domain/errors.js';
 import { wouldLoop } from './references.js';
 
 type Deps = CommandDeps & { knex: Knex };
@@ -35,6 +35,9 @@ export async function updateContact(deps: Deps, ctx: CommandContext, id: string,
 }
 
 export const deleteContact = (deps: Deps, ctx: CommandContext, id: string) => handleCommand(deps, contactAggregate, id, { kind: 'delete', id }, ctx);
+
+export const addContactNote = (deps: CommandDeps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  handleCommand(deps, contactAggregate, id, { kind: 'add-note', id, ...note }, ctx);
 
 export async function linkContactToAccount(deps: Deps, ctx: CommandContext, id: string, accountId: string, role: string) {
   await assertLiveAccount(deps.knex, ctx.tenantId, accountId);
@@ -70,3 +73,6 @@ export async function updateAccount(deps: Deps, ctx: CommandContext, id: string,
 }
 
 export const deleteAccount = (deps: Deps, ctx: CommandContext, id: string) => handleCommand(deps, accountAggregate, id, { kind: 'delete', id }, ctx);
+
+export const addAccountNote = (deps: CommandDeps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  handleCommand(deps, accountAggregate, id, { kind: 'add-note', id, ...note }, ctx);

@@ -1,5 +1,5 @@
 import type { Aggregate } from './aggregate.js';
-import { conflict } from './errors.js';
+import { conflict } from '../domain/errors.js';
 import type { TenantEvent } from '../events/tenants.js';
 
 export interface TenantState {

@@ -1,9 +1,9 @@
 import { serially } from '../infra/serial-lock.js';
 import { loadAggregate } from './aggregate.js';
-import { forbidden, invalid } from './errors.js';
+import { forbidden, invalid } from '../domain/errors.js';
 import type { CommandContext, IdentityDeps } from './identity-deps.js';
 import { roleAggregate } from './organisation.js';
-import { ADMIN_LEVEL } from './permissions.js';
+import { ADMIN_LEVEL } from '../domain/permissions.js';
 import { isAdminRole, type Actor, type Authority, type RoleGrant } from './user-authority.js';
 import { userAggregate } from './users.js';
 
@@ -23,7 +23,7 @@ export function underAccessLock<T>(deps: Deps, tenantId: string, work: (locked: 
 /** A role as its stream says now (deleted roles keep their last grants). */
 export async function loadRoleGrant(deps: Deps, tenantId: string, roleId: string): Promise<RoleGrant & { exists: boolean }> {
   const { state } = await loadAggregate(deps.store, roleAggregate, roleId, tenantId);
-  const { level = 0, permissions = {}, recordAccess = {} } = state.fields;
+  const { level = 0, permissions = {}, recordAccess = {} } = state.status === 'absent' ? {} : state.fields;
   return { id: roleId, level, permissions, recordAccess, exists: state.status === 'active' };
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../infra/passwords.js';
 import { handleCommand, type CommandResult } from './aggregate.js';
-import { conflict } from './errors.js';
+import { conflict } from '../domain/errors.js';
 import { claimUnique, lastPosition, releaseUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { teamAggregate } from './organisation.js';
 import { assertNoManagerCycle, assertReferences } from './references.js';

@@ -1,6 +1,7 @@
 import type { Aggregate } from './aggregate.js';
-import { conflict, invalid, notFound } from './errors.js';
-import { changedFields } from './record-aggregate.js';
+import { conflict, invalid, notFound } from '../domain/errors.js';
+import { invitationStatusAt, type InvitationStatus } from '../domain/invitations.js';
+import { changedFields } from '../domain/values.js';
 import { assertMayRemove, assertMayUpdate, type Authority } from './user-authority.js';
 import type { InvitationEvent, InvitationFields, UserEvent, UserFields } from '../events/users.js';
 
@@ -85,9 +86,8 @@ export type InvitationCommand =
   | { kind: 'accept'; id: string; userId: string; now: Date };
 
 /** `pending` past its expiry reads as `expired`; nothing needs to happen for that. */
-export function invitationStatus(state: InvitationState, now: Date): 'pending' | 'accepted' | 'cancelled' | 'expired' {
-  if (state.status === 'pending' && new Date(state.fields.expiresAt) <= now) return 'expired';
-  return state.status === 'absent' ? 'cancelled' : state.status;
+export function invitationStatus(state: InvitationState, now: Date): InvitationStatus {
+  return invitationStatusAt(state.status, state.fields.expiresAt, now);
 }
 
 export const invitationAggregate: Aggregate<InvitationState, InvitationEvent, InvitationCommand> = {

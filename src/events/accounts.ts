@@ -1,5 +1,4 @@
-import type { RecordEvent } from '../commands/record-aggregate.js';
-import type { Address, CustomFields, NoteAdded } from './records.js';
+import type { Address, CustomFields, NoteAdded, RecordEvent } from './records.js';
 
 export interface AccountFields {
   name: string;
@@ -18,4 +17,4 @@ export interface AccountFields {
   ownerId: string;
 }
 
-export type AccountEvent = RecordEvent<AccountFields> | NoteAdded;
+export type AccountEvent = RecordEvent<AccountFields, 'Account'> | NoteAdded;

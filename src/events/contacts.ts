@@ -1,6 +1,5 @@
-import type { DomainEvent } from '../commands/aggregate.js';
-import type { RecordEvent } from '../commands/record-aggregate.js';
-import type { Address, CustomFields, NoteAdded } from './records.js';
+import type { DomainEvent } from './domain-event.js';
+import type { Address, CustomFields, NoteAdded, RecordEvent } from './records.js';
 
 export interface ContactFields {
   firstName: string | null;
@@ -19,7 +18,7 @@ export interface ContactFields {
 }
 
 export type ContactEvent =
-  | RecordEvent<ContactFields>
+  | RecordEvent<ContactFields, 'Contact'>
   | NoteAdded
   | DomainEvent<'ContactLinkedToAccount', { id: string; accountId: string; role: string }>
   | DomainEvent<'ContactUnlinkedFromAccount', { id: string; accountId: string }>;

@@ -1,5 +1,4 @@
-import type { DomainEvent } from '../commands/aggregate.js';
-import type { ScoringRule } from '../commands/lead-scoring.js';
+import type { DomainEvent } from './domain-event.js';
 
 /**
  * A tenant's lead (and opportunity pipeline) settings live in one configuration stream,
@@ -90,6 +89,44 @@ export interface CatalogueFields {
   name: string;
   description: string | null;
   isSystem: boolean;
+  sortOrder: number;
+}
+
+/** A scoring rule: `scoreDelta` points when the lead's `fieldKey` passes `operator` with `value`. */
+export const SCORING_OPERATORS = [
+  'equals',
+  'not_equals',
+  'contains',
+  'contains_any',
+  'in',
+  'is_empty',
+  'is_not_empty',
+  'greater_than',
+  'less_than',
+  'older_than',
+] as const;
+export type ScoringOperator = (typeof SCORING_OPERATORS)[number];
+
+export interface ScoringRule {
+  id: string;
+  name: string;
+  /** e.g. "demographic", "behavioural"; informational. */
+  category: string | null;
+  /**
+   * A lead field ("email", "company", "estimatedValue", "createdAt"; snake_case such as
+   * "estimated_value" is accepted too), or "qualification.<key>", or "custom.<key>" /
+   * "customFields.<key>".
+   */
+  fieldKey: string;
+  operator: ScoringOperator;
+  /**
+   * JSON: string/number for most operators; string[] for contains_any and in; a number of
+   * days for older_than; ignored for is_empty/is_not_empty.
+   */
+  value: unknown;
+  /** Integer, may be negative (non-integers are rounded when scoring). */
+  scoreDelta: number;
+  isActive: boolean;
   sortOrder: number;
 }
 

@@ -1,5 +1,4 @@
-import type { DomainEvent } from '../commands/aggregate.js';
-import type { ScoreBreakdownEntry } from '../commands/lead-scoring.js';
+import type { DomainEvent } from './domain-event.js';
 import type { Address, CustomFields, NoteAdded } from './records.js';
 
 /** What a user edits on a lead (PUT); stage, score, status and SLA move through their own events. */
@@ -29,6 +28,13 @@ export interface LeadProductLine {
   unitPrice: number;
   discount: number;
   discountType: 'amount' | 'percentage';
+}
+
+/** One matching scoring rule's part of a lead's score, keyed by rule name in a breakdown. */
+export interface ScoreBreakdownEntry {
+  ruleId: string;
+  fieldKey: string;
+  delta: number;
 }
 
 export type LeadEvent =

@@ -1,4 +1,4 @@
-import type { Permissions, RecordAccess } from '../commands/permissions.js';
+import type { Permissions, RecordAccess } from '../domain/permissions.js';
 
 /** Roles, departments and teams of a tenant: records with `<Name>Created/Updated/Deleted` events. */
 export interface RoleFields {

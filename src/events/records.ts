@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../commands/aggregate.js';
+import type { DomainEvent } from './domain-event.js';
 
 /** Spec Part A §1.8. */
 export interface Address {
@@ -16,3 +16,9 @@ export type CustomFields = Record<string, unknown>;
  * record's stream. One event type for all kinds, so one projection lists them all.
  */
 export type NoteAdded = DomainEvent<'NoteAdded', { recordId: string; noteId: string; content: string }>;
+
+/** The events of a record with no rule beyond existing: `<Name>Created`, `<Name>Updated` (only what changed), `<Name>Deleted`. */
+export type RecordEvent<F, Name extends string = string> =
+  | DomainEvent<`${Name}Created`, F & { id: string }>
+  | DomainEvent<`${Name}Updated`, { id: string; changes: Partial<F> }>
+  | DomainEvent<`${Name}Deleted`, { id: string }>;

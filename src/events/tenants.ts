@@ -1,3 +1,3 @@
-import type { DomainEvent } from '../commands/aggregate.js';
+import type { DomainEvent } from './domain-event.js';
 
 export type TenantEvent = DomainEvent<'TenantRegistered', { id: string; slug: string; companyName: string }>;

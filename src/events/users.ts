@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../commands/aggregate.js';
+import type { DomainEvent } from './domain-event.js';
 
 /** What a user record holds; password hashes never (they live in `user_credentials`). */
 export interface UserFields {

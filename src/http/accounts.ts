@@ -1,10 +1,10 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { accountAggregate } from '../commands/accounts.js';
-import { notFound } from '../commands/errors.js';
-import { createAccount, deleteAccount, updateAccount } from '../commands/record-commands.js';
+import { notFound } from '../domain/errors.js';
+import { addAccountNote, createAccount, deleteAccount, updateAccount } from '../commands/record-commands.js';
 import { accountChildren, getAccount, listAccounts, visibleAccounts } from '../queries/accounts.js';
-import type { Principal } from '../queries/principal.js';
+import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { address, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
@@ -86,7 +86,7 @@ export function accountsRouter(services: Services): Router {
     const id = idParam(req, 'id', 'Account');
     const changes = parseBody(updateBody, req);
     await visibleOr404(principalOf(res), id);
-    const result = await updateAccount(services, commandContextOf(res), id, changes as never);
+    const result = await updateAccount(services, commandContextOf(res), id, changes);
     await services.waitForProjections(result.position);
     res.json(await written(principalOf(res), id));
   });
@@ -102,6 +102,6 @@ export function accountsRouter(services: Services): Router {
     res.json(await accountChildren(knex, principalOf(res), id));
   });
 
-  mountRecordSubresources(router, services, { path: '/accounts', module: 'accounts', recordType: 'account', what: 'Account', aggregate: accountAggregate as never, visible });
+  mountRecordSubresources(router, services, { path: '/accounts', module: 'accounts', recordType: 'account', what: 'Account', aggregate: accountAggregate, addNote: addAccountNote, visible });
   return router;
 }

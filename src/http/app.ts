@@ -1,5 +1,5 @@
 import express, { Router, type Express } from 'express';
-import { DomainError } from '../commands/errors.js';
+import { DomainError } from '../domain/errors.js';
 import type { Logger } from '../infra/logger.js';
 import type { HealthReport } from '../queries/health.js';
 import { errorHandler, notFoundHandler } from './errors.js';

@@ -1,7 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { forbidden, unauthorized } from '../commands/errors.js';
+import { forbidden, unauthorized } from '../domain/errors.js';
 import type { AccessTokens } from '../infra/tokens.js';
-import { can, loadPrincipal, type Principal } from '../queries/principal.js';
+import { can, type Principal } from '../domain/principal.js';
+import { loadPrincipal } from '../queries/principal.js';
 import type { CommandContext } from '../commands/aggregate.js';
 import type { Knex } from 'knex';
 

@@ -1,10 +1,10 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { contactAggregate } from '../commands/contacts.js';
-import { notFound } from '../commands/errors.js';
-import { createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/record-commands.js';
+import { notFound } from '../domain/errors.js';
+import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/record-commands.js';
 import { contactAccounts, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
-import type { Principal } from '../queries/principal.js';
+import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { address, customFields, email, listQueryBase, optionalText, phone } from './record-schemas.js';
@@ -85,7 +85,7 @@ export function contactsRouter(services: Services): Router {
     const id = idParam(req, 'id', 'Contact');
     const changes = parseBody(updateBody, req);
     await visibleOr404(principalOf(res), id);
-    const result = await updateContact(services, commandContextOf(res), id, changes as never);
+    const result = await updateContact(services, commandContextOf(res), id, changes);
     await services.waitForProjections(result.position);
     res.json(await written(principalOf(res), id));
   });
@@ -119,6 +119,6 @@ export function contactsRouter(services: Services): Router {
     res.json({ success: true });
   });
 
-  mountRecordSubresources(router, services, { path: '/contacts', module: 'contacts', recordType: 'contact', what: 'Contact', aggregate: contactAggregate as never, visible });
+  mountRecordSubresources(router, services, { path: '/contacts', module: 'contacts', recordType: 'contact', what: 'Contact', aggregate: contactAggregate, addNote: addContactNote, visible });
   return router;
 }

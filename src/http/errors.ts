@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DomainError, type DomainErrorKind } from '../commands/errors.js';
+import { DomainError, type DomainErrorKind } from '../domain/errors.js';
 import type { Logger } from '../infra/logger.js';
 
 const statusOfKind: Record<DomainErrorKind, number> = {

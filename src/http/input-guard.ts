@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { invalid } from '../commands/errors.js';
+import { invalid } from '../domain/errors.js';
 import type { ValidationIssue } from './validate.js';
 
 /** Objects and arrays nested deeper than this are refused: no real body needs more, and recursive code must not overflow. */

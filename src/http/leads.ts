@@ -1,7 +1,8 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { notFound } from '../commands/errors.js';
+import { notFound } from '../domain/errors.js';
 import {
+  addLeadNote,
   addLeadProduct,
   addLeadTeamMember,
   bulkDeleteLeads,
@@ -19,35 +20,37 @@ import {
 import { defaultPipelineId, settingOf } from '../commands/lead-settings.js';
 import { leadAggregate } from '../commands/leads.js';
 import { findDuplicates, getLead, leadBoard, leadProducts, leadSla, leadSlaSummary, leadTeam, listLeads, visibleLeads } from '../queries/leads.js';
-import type { Principal } from '../queries/principal.js';
+import type { Principal } from '../domain/principal.js';
 import { checkSlaBreaches } from '../sagas/lead-jobs.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requireAdmin, requirePermission } from './authenticate.js';
-import { address, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
+import { LEAD_TEXT_RULES } from '../domain/field-rules.js';
+import { address, customFields, email, listQueryBase, money, optionalText, phone, url } from './record-schemas.js';
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery, queryDate } from './validate.js';
 
 const uuid = z.uuid();
-const money = z.number().min(0).max(1e13).transform((v) => Math.round(v * 100) / 100);
+/** Lead text columns, as long as the field rules let them be. */
+const text = (column: keyof typeof LEAD_TEXT_RULES) => optionalText(LEAD_TEXT_RULES[column].max);
 
 /** Lead fields a client writes; `jobTitle`, `priorityId` and `assignedTo` are accepted aliases. */
 const leadFields = {
-  firstName: optionalText(100),
-  lastName: optionalText(100),
+  firstName: text('firstName'),
+  lastName: text('lastName'),
   email,
   phone,
   mobile: phone,
-  company: optionalText(200),
-  title: optionalText(200),
-  jobTitle: optionalText(200),
+  company: text('company'),
+  title: text('title'),
+  jobTitle: text('title'),
   website: url,
   address,
-  source: optionalText(100),
+  source: text('source'),
   priority: z.string().trim().max(100).nullable().optional(),
   priorityId: uuid.nullable().optional(),
   estimatedValue: money.nullable().optional(),
-  description: optionalText(10_000),
+  description: text('description'),
   customFields,
   qualification: customFields,
   ownerId: uuid.optional(),
@@ -127,12 +130,12 @@ const bulkChanges = z
     assignedTo: uuid.optional(),
     priority: z.string().trim().max(100).nullable().optional(),
     priorityId: uuid.nullable().optional(),
-    source: optionalText(100),
+    source: text('source'),
     stageId: uuid.optional(),
     pipelineId: uuid.optional(),
-    company: optionalText(200),
-    title: optionalText(200),
-    jobTitle: optionalText(200),
+    company: text('company'),
+    title: text('title'),
+    jobTitle: text('title'),
     website: url,
     estimatedValue: money.nullable().optional(),
   })
@@ -345,6 +348,6 @@ export function leadsRouter(services: Services): Router {
     res.json({ success: true });
   });
 
-  mountRecordSubresources(router, services, { path: '/leads', module: 'leads', recordType: 'lead', what: 'Lead', aggregate: leadAggregate as never, visible });
+  mountRecordSubresources(router, services, { path: '/leads', module: 'leads', recordType: 'lead', what: 'Lead', aggregate: leadAggregate, addNote: addLeadNote, visible });
   return router;
 }

@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { notFound, type CreatedRecord } from '../commands/errors.js';
+import { notFound, type CreatedRecord } from '../domain/errors.js';
 import {
   changeTeamMembers,
   createDepartment,
@@ -13,7 +13,7 @@ import {
   updateRole,
   updateTeam,
 } from '../commands/organisation-admin.js';
-import { ACTIONS, MODULES, SCOPED_MODULES, SCOPES } from '../commands/permissions.js';
+import { ACTIONS, MODULES, SCOPED_MODULES, SCOPES } from '../domain/permissions.js';
 import type { Position } from '../events/store/types.js';
 import { getDepartment, getRole, getTeam, listDepartments, listRoles, listTeams } from '../queries/organisation.js';
 import type { Services } from '../service.js';

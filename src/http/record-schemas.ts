@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PROTOTYPE_KEYS } from '../commands/record-aggregate.js';
+import { EMAIL_MAX, JSON_OBJECT_MAX, LONG_TEXT_MAX, MONEY_MAX, PHONE_MAX, WEBSITE_MAX, isEmail, isPhone, isWebsite } from '../domain/field-rules.js';
+import { PROTOTYPE_KEYS } from '../domain/values.js';
 
 /** Optional text: trimmed, empty becomes null, so "clearing" a field stores null. */
 export const optionalText = (max: number) =>
@@ -11,26 +12,24 @@ export const optionalText = (max: number) =>
     .nullable()
     .optional();
 
-export const phone = z
-  .string()
-  .trim()
-  .max(40)
-  .regex(/^\+?[0-9 ()./-]{3,}$/, 'a phone number: digits, spaces and + ( ) . - /')
-  .transform((v) => (v === '' ? null : v))
-  .nullable()
-  .optional()
-  .or(z.literal('').transform(() => null));
+/** Optional text that must pass a field rule (src/domain/field-rules.ts) unless empty; empty becomes null. */
+const ruled = (max: number, test: (text: string) => boolean, what: string) =>
+  z
+    .string()
+    .trim()
+    .max(max)
+    .refine((v) => v === '' || test(v), what)
+    .transform((v) => (v === '' ? null : v))
+    .nullable()
+    .optional();
 
-export const email = z.email().max(254).nullable().optional().or(z.literal('').transform(() => null));
+export const phone = ruled(PHONE_MAX, isPhone, 'a phone number: digits, spaces and + ( ) . - /');
+export const email = ruled(EMAIL_MAX, isEmail, 'an email address');
+/** A web address; a host name with an underscore (`my_site.com`) is not one. */
+export const url = ruled(WEBSITE_MAX, isWebsite, 'a web address: host name of letters, digits and hyphens, optionally http(s)://, a port and a path');
 
-export const url = z
-  .string()
-  .trim()
-  .max(500)
-  .refine((v) => /^https?:\/\/[^\s]+\.[^\s]+$/i.test(v) || /^[a-z0-9-]+(\.[a-z0-9-]+)+(\/\S*)?$/i.test(v), 'a web address')
-  .nullable()
-  .optional()
-  .or(z.literal('').transform(() => null));
+/** Money: a non-negative amount (the deciders keep it with 2 decimals). */
+export const money = z.number().min(0).max(MONEY_MAX);
 
 export const address = z
   .object({
@@ -55,10 +54,10 @@ export const customFields = z
       if (PROTOTYPE_KEYS.has(key)) context.addIssue({ code: 'custom', path: [key], message: `"${key}" is a reserved key` });
     }
   })
-  .refine((v) => JSON.stringify(v).length <= 16_384, 'customFields must be at most 16 KB of JSON')
+  .refine((v) => JSON.stringify(v).length <= JSON_OBJECT_MAX, 'customFields must be at most 16 KB of JSON')
   .optional();
 
-export const noteBody = z.object({ content: z.string().trim().min(1).max(10_000) }).strict();
+export const noteBody = z.object({ content: z.string().trim().min(1).max(LONG_TEXT_MAX) }).strict();
 
 export const listQueryBase = {
   search: z.string().trim().max(200).optional(),

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
-import { handleCommand, type Aggregate, type DomainEvent } from '../commands/aggregate.js';
-import { notFound } from '../commands/errors.js';
-import type { NoteCommand } from '../commands/records.js';
+import type { CommandContext, DomainEvent, EventFold } from '../commands/aggregate.js';
+import { notFound } from '../domain/errors.js';
+import type { Position } from '../events/store/types.js';
 import { recordHistory } from '../queries/history.js';
-import type { Principal } from '../queries/principal.js';
+import type { Principal } from '../domain/principal.js';
 import { recordActivities, recordDocuments, recordNotes } from '../queries/record-subresources.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
@@ -24,7 +24,10 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
     module: string;
     recordType: string;
     what: string;
-    aggregate: Aggregate<S, E, NoteCommand & never>;
+    /** How the record's stream folds, for its history. */
+    aggregate: EventFold<S, E>;
+    /** The module's command adding a note to a live record. */
+    addNote(services: Services, ctx: CommandContext, id: string, note: { noteId: string; content: string }): Promise<{ position: Position | null }>;
     visible(principal: Principal, id: string): Promise<boolean>;
   },
 ): void {
@@ -41,7 +44,7 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
   });
   router.get(`${options.path}/:id/history`, view, async (req, res) => {
     const id = await visibleId(req, res);
-    res.json((await recordHistory(services, options.aggregate as Aggregate<S, E, unknown>, id, principalOf(res).tenantId)) ?? []);
+    res.json((await recordHistory(services, options.aggregate, id, principalOf(res).tenantId)) ?? []);
   });
   router.get(`${options.path}/:id/documents`, view, async (req, res) => {
     res.json(await recordDocuments(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
@@ -53,8 +56,7 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
     const id = await visibleId(req, res);
     const { content } = parseBody(noteBody, req);
     const noteId = randomUUID();
-    const command = { kind: 'add-note', id, noteId, content, at: services.clock.now().toISOString() } as NoteCommand & never;
-    const result = await handleCommand(services, options.aggregate, id, command, commandContextOf(res));
+    const result = await options.addNote(services, commandContextOf(res), id, { noteId, content });
     await services.waitForProjections(result.position, { id: noteId, location: `${req.baseUrl}${options.path}/${id}/notes` });
     const [note] = (await recordNotes(knex, principalOf(res).tenantId, options.recordType, id)).filter((n) => n.id === noteId);
     res.status(201).json(note);

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { notFound } from '../commands/errors.js';
+import { notFound } from '../domain/errors.js';
 import { handleCommand } from '../commands/aggregate.js';
 import { cancelInvitation, invite, resendInvitation } from '../commands/invitations.js';
 import { createUser, deactivateUser, deleteUser, updateUser } from '../commands/user-admin.js';

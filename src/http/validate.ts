@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { invalid, notFound } from '../commands/errors.js';
+import { invalid, notFound } from '../domain/errors.js';
 
 export interface ValidationIssue {
   path: string;

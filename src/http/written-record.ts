@@ -1,5 +1,5 @@
-import { notFound } from '../commands/errors.js';
-import { withFullScope, type Principal } from '../queries/principal.js';
+import { notFound } from '../domain/errors.js';
+import { withFullScope, type Principal } from '../domain/principal.js';
 
 /**
  * The record a caller's own write just created or changed, as its response shows it: as

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { DomainError } from '../commands/errors.js';
+import { DomainError } from '../domain/errors.js';
 import type { Clock } from './clock.js';
 
 export interface RateRule {

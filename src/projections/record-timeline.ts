@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../events/store/types.js';
-import { deterministicId } from '../sagas/saga.js';
+import { deterministicId } from '../infra/deterministic-id.js';
 import type { Projection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
 

@@ -1,4 +1,4 @@
-import type { Principal } from './principal.js';
+import type { Principal } from '../domain/principal.js';
 
 /** Tenant as the spec shows it, with `name` beside `companyName` for existing web clients. */
 export const tenantShape = (p: Principal) => ({ id: p.tenantId, slug: p.tenantSlug, companyName: p.companyName, name: p.companyName });

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
 import { prepared } from './prepared.js';
-import { scopeOf } from './principal.js';
-import type { Principal } from './principal.js';
+import { scopeOf } from '../domain/principal.js';
+import type { Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import type { Aggregate, DomainEvent } from '../commands/aggregate.js';
-import { sameValue } from '../commands/record-aggregate.js';
+import { sameValue } from '../domain/values.js';
+import type { DomainEvent, EventFold } from '../events/domain-event.js';
 import type { EventStore } from '../events/store/types.js';
 
 export interface HistoryEntry {
@@ -35,7 +35,7 @@ function actionOf(type: string, streamPrefix: string): string {
  */
 export async function recordHistory<S, E extends DomainEvent>(
   deps: { store: EventStore; knex: Knex },
-  aggregate: Aggregate<S, E, unknown>,
+  aggregate: EventFold<S, E>,
   id: string,
   tenantId: string,
 ): Promise<HistoryEntry[] | null> {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { DEFAULT_SETTINGS, SETTING_KEYS, type QualificationThreshold, type SettingKey } from '../commands/lead-settings.js';
+import { DEFAULT_SETTINGS, SETTING_KEYS, type QualificationThreshold, type SettingKey } from '../domain/lead-settings.js';
 import { PIPELINE_MODULES } from '../events/lead-settings.js';
 import type {
   CatalogueFields,

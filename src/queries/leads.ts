@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
-import type { SlaPolicy } from '../commands/lead-settings.js';
-import { formatDuration } from '../commands/sla-time.js';
+import type { SlaPolicy } from '../domain/lead-settings.js';
+import { roundMoney } from '../domain/field-rules.js';
+import { formatDuration } from '../domain/sla-time.js';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
 import { prepared } from './prepared.js';
-import { scopeOf, type Principal } from './principal.js';
+import { scopeOf, type Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
 
@@ -161,7 +162,7 @@ function productLine(r: any) {
     unitPrice,
     discount,
     discountType: r.discount_type,
-    total: Math.round(total * 100) / 100,
+    total: roundMoney(total),
     addedAt: r.added_at,
   };
 }

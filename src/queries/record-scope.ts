@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { scopeOf, type Principal } from './principal.js';
+import { scopeOf, type Principal } from '../domain/principal.js';
 
 const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
 

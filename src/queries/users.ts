@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { invitationStatus } from '../commands/users.js';
+import { invitationStatusAt } from '../domain/invitations.js';
 import { paginate, sortableColumns, sortOf, type Page } from './pagination.js';
 
 export interface UserListQuery {
@@ -156,7 +156,7 @@ export async function listInvitations(knex: Knex, tenantId: string, now: Date) {
     email: r.email,
     roleName: r.role_name,
     invitedBy: r.first_name ? `${r.first_name} ${r.last_name}`.trim() : null,
-    status: invitationStatus({ status: r.status, fields: { expiresAt: r.expires_at } as never }, now),
+    status: invitationStatusAt(r.status, r.expires_at, now),
     createdAt: r.created_at,
     expiresAt: r.expires_at,
   }));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { CommandContext, CommandDeps, CommandResult } from '../commands/aggregate.js';
-import { DomainError } from '../commands/errors.js';
+import { DomainError } from '../domain/errors.js';
 import { checkLeadSla, rescoreLead } from '../commands/lead-commands.js';
 import { fieldsScoredBy, leadFieldValue, olderThanStartsAt, type ScoringRule } from '../commands/lead-scoring.js';
 import { lastPosition } from '../commands/identity-deps.js';

@@ -1,31 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { handleCommand, loadAggregate } from '../../src/commands/aggregate.js';
-import { DomainError } from '../../src/commands/errors.js';
+import { DomainError } from '../../src/domain/errors.js';
 import { ManualClock } from '../../src/infra/clock.js';
+import { deterministicId } from '../../src/infra/deterministic-id.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { counterAggregate, type CounterEvent } from '../support/probe-module.js';
+import { deciderSpec, refused } from '../support/decider-spec.js';
+import { counterAggregate } from '../support/probe-module.js';
 
-const fold = (events: CounterEvent[]) => events.reduce(counterAggregate.evolve, counterAggregate.initialState);
+const spec = deciderSpec(counterAggregate);
 
 describe('an aggregate is a pure decide/evolve pair', () => {
+  const id = randomUUID();
+
   it('decides the events of a command from the folded state', () => {
-    const id = randomUUID();
-    const state = fold([{ type: 'CounterCreated', data: { id, value: 5 } }]);
-    expect(counterAggregate.decide({ kind: 'increment', id, by: 2 }, state)).to.deep.equal([
-      { type: 'CounterIncremented', data: { id, by: 2 } },
-    ]);
+    spec
+      .given([{ type: 'CounterCreated', data: { id, value: 5 } }])
+      .when({ kind: 'increment', id, by: 2 })
+      .then([{ type: 'CounterIncremented', data: { id, by: 2 } }]);
   });
 
   it('refuses a command the state does not allow, with a domain error', () => {
-    const id = randomUUID();
-    const created = fold([{ type: 'CounterCreated', data: { id, value: 0 } }]);
-    expect(() => counterAggregate.decide({ kind: 'create', id, value: 1 }, created))
-      .to.throw(DomainError)
-      .with.property('kind', 'conflict');
-    expect(() => counterAggregate.decide({ kind: 'increment', id, by: 1 }, counterAggregate.initialState))
-      .to.throw(DomainError)
-      .with.property('kind', 'not_found');
+    spec.given([{ type: 'CounterCreated', data: { id, value: 0 } }]).when({ kind: 'create', id, value: 1 }).then(refused('conflict'));
+    spec.given([]).when({ kind: 'increment', id, by: 1 }).then(refused('not_found'));
   });
 });
 
@@ -94,5 +91,55 @@ describe('the command handler', () => {
     const error = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx).catch((e) => e);
     expect(error).to.be.instanceOf(DomainError).with.property('kind', 'not_found');
     expect(await db.store.readStream(`probecounter-${id}`)).to.deep.equal([]);
+  });
+
+  describe('stable event ids (a saga’s command, redelivered)', () => {
+    const ids = (key: string) => (index: number) => deterministicId('test-saga', key, String(index));
+
+    it('a command repeated with the same event ids appends once and is answered as the first time', async () => {
+      const id = randomUUID();
+      await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 0 }, ctx);
+      const eventIds = ids(randomUUID());
+      const first = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx, { eventIds });
+      const again = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx, { eventIds });
+      expect(again.revision).to.equal(first.revision);
+      expect(again.position).to.deep.equal(first.position);
+      expect(again.events).to.have.length(1);
+      const stream = await db.store.readStream(`probecounter-${id}`);
+      expect(stream.map((e) => e.type)).to.deep.equal(['CounterCreated', 'CounterIncremented']);
+      expect(stream[1].id).to.equal(eventIds(0));
+      expect((await loadAggregate(db.store, counterAggregate, id, 'tenant-a')).state.value).to.equal(1);
+    });
+
+    it('is recognised even after later events: the repeat appends nothing and decides nothing again', async () => {
+      const id = randomUUID();
+      await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 999_999 }, ctx);
+      const eventIds = ids(randomUUID());
+      await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx, { eventIds });
+      // Deciding again now would be refused (past the maximum): the repeat is answered from the stream instead.
+      const again = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx, { eventIds });
+      expect(again.events.map((e) => e.type)).to.deep.equal(['CounterIncremented']);
+      expect(await db.store.readStream(`probecounter-${id}`)).to.have.length(2);
+    });
+
+    it('two deliveries at once: the one that loses the race (a revision conflict) is recognised as the same append', async () => {
+      const id = randomUUID();
+      await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 0 }, ctx);
+      const eventIds = ids(randomUUID());
+      const results = await Promise.all(
+        Array.from({ length: 4 }, () => handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx, { eventIds })),
+      );
+      expect(new Set(results.map((r) => r.revision))).to.deep.equal(new Set([1]));
+      expect(await db.store.readStream(`probecounter-${id}`)).to.have.length(2);
+    });
+
+    it('a repeated create on a new stream (no_stream conflicts) is recognised by the store as the same append', async () => {
+      const id = randomUUID();
+      const eventIds = ids(randomUUID());
+      const first = await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 3 }, ctx, { newStream: true, eventIds });
+      const again = await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 3 }, ctx, { newStream: true, eventIds });
+      expect(again.position).to.deep.equal(first.position);
+      expect((await db.store.readStream(`probecounter-${id}`)).map((e) => e.id)).to.deep.equal([eventIds(0)]);
+    });
   });
 });

@@ -1,19 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { DomainError } from '../../src/commands/errors.js';
-import {
-  defaultPipelineId,
-  leadSettingsAggregate,
-  settingOf,
-  stagesOf,
-  type LeadSettingsCommand,
-  type LeadSettingsState,
-} from '../../src/commands/lead-settings.js';
-import { newStage } from '../../src/commands/lead-settings.js';
+import { defaultPipelineId, leadSettingsAggregate, settingOf, stagesOf, type LeadSettingsCommand } from '../../src/commands/lead-settings.js';
+import { newStage } from '../../src/commands/lead-settings-items.js';
 import {
   DEFAULT_PIPELINE,
   SEEDED_SLA,
-  foldSettings,
   idWhere,
   seedEvents,
   seededLeadStage,
@@ -23,12 +14,16 @@ import {
 } from '../support/lead-settings.js';
 import { leadSettingsSeed } from '../../src/commands/lead-settings-seed.js';
 import type { LeadSettingsEvent, SettingsCollection, StageField, StageFields } from '../../src/events/lead-settings.js';
+import { deciderSpec, refused } from '../support/decider-spec.js';
 
-const fold = foldSettings;
-const decide = (command: LeadSettingsCommand, state: LeadSettingsState): LeadSettingsEvent[] => leadSettingsAggregate.decide(command, state);
-const apply = (state: LeadSettingsState, command: LeadSettingsCommand): LeadSettingsState => fold(decide(command, state), state);
+const spec = deciderSpec(leadSettingsAggregate);
+/** A history with what each command decides appended in turn. */
+const after = (history: LeadSettingsEvent[], ...commands: LeadSettingsCommand[]): LeadSettingsEvent[] =>
+  commands.reduce((events, command) => [...events, ...spec.given(events).when(command).events], history);
+const stateOf = (history: LeadSettingsEvent[]) => spec.given(history).state;
 
-const seeded = seededSettings;
+const seeded = seedEvents;
+const seededState = seededSettings;
 const P = DEFAULT_PIPELINE;
 const NEW = seededLeadStage('New');
 const CONTACTED = seededLeadStage('Contacted');
@@ -40,7 +35,7 @@ const DISQUALIFIED = seededLeadStage('Disqualified');
 const OPP_QUALIFICATION = seededOpportunityStage('Qualification');
 const HIGH = seededPriority('High');
 const MEDIUM = seededPriority('Medium');
-const WEBSITE = idWhere(seeded.collections.sources, (s) => s.name === 'Website', 'source');
+const WEBSITE = idWhere(seededState.collections.sources, (s) => s.name === 'Website', 'source');
 
 const stageOf = (overrides: Partial<StageFields> & Pick<StageFields, 'pipelineId' | 'name' | 'sortOrder'>): Record<string, unknown> => ({ ...newStage({ module: 'leads', ...overrides }) });
 const pipelineOf = (name: string, overrides: Record<string, unknown> = {}) => ({
@@ -95,29 +90,31 @@ const remove = (collection: SettingsCollection, id: string, inUse = 0): LeadSett
 const P2 = randomUUID();
 const INTAKE = randomUUID();
 const P2_WON = randomUUID();
-const twoPipelines = [
+const twoPipelines = after(
+  seeded,
   create('pipelines', pipelineOf('Partners'), P2),
   create('stages', stageOf({ pipelineId: P2, name: 'Intake', sortOrder: 1 }), INTAKE),
   create('stages', stageOf({ pipelineId: P2, name: 'Won', sortOrder: 90, isWon: true, isSystem: true }), P2_WON),
-].reduce(apply, seeded);
+);
 
-describe('lead settings aggregate (decide/evolve)', () => {
+describe('lead settings decider', () => {
   describe('seed', () => {
     it('a new tenant’s settings take the seed events as given', () => {
-      expect(decide({ kind: 'seed', events: seedEvents }, leadSettingsAggregate.initialState)).to.deep.equal(seedEvents);
+      spec.given([]).when({ kind: 'seed', events: seedEvents }).then(seedEvents);
     });
 
     it('seeds only once: seeding seeded settings emits nothing', () => {
-      expect(decide({ kind: 'seed', events: leadSettingsSeed(randomUUID) }, seeded)).to.deep.equal([]);
+      spec.given(seeded).when({ kind: 'seed', events: leadSettingsSeed(randomUUID) }).then([]);
     });
 
     it('the seed folds to one default pipeline with 7 lead and 7 opportunity stages, Medium as default priority, and no scoring rules', () => {
-      expect(seeded.seeded).to.equal(true);
-      expect(defaultPipelineId(seeded)).to.equal(P);
-      expect(stagesOf(seeded, P, 'leads').map((s) => s.name)).to.deep.equal(['New', 'Contacted', 'Qualified', 'Proposal', 'Negotiation', 'Converted', 'Disqualified']);
-      expect(stagesOf(seeded, P, 'opportunities')).to.have.length(7);
-      expect(Object.entries(seeded.collections.priorities).filter(([, p]) => p.isDefault).map(([id]) => id)).to.deep.equal([MEDIUM]);
-      expect(seeded.collections.scoringRules).to.deep.equal({});
+      const state = stateOf(seeded);
+      expect(state.seeded).to.equal(true);
+      expect(defaultPipelineId(state)).to.equal(P);
+      expect(stagesOf(state, P, 'leads').map((s) => s.name)).to.deep.equal(['New', 'Contacted', 'Qualified', 'Proposal', 'Negotiation', 'Converted', 'Disqualified']);
+      expect(stagesOf(state, P, 'opportunities')).to.have.length(7);
+      expect(Object.entries(state.collections.priorities).filter(([, p]) => p.isDefault).map(([id]) => id)).to.deep.equal([MEDIUM]);
+      expect(state.collections.scoringRules).to.deep.equal({});
     });
   });
 
@@ -134,39 +131,39 @@ describe('lead settings aggregate (decide/evolve)', () => {
     for (const [collection, prefix, fields] of samples) {
       describe(collection, () => {
         const id = randomUUID();
-        const withItem = () => apply(seeded, create(collection, fields, id));
+        const withItem = () => after(seeded, create(collection, fields, id));
 
         it(`creates with ${prefix}Created carrying the id and fields`, () => {
-          expect(decide(create(collection, fields, id), seeded)).to.deep.equal([{ type: `${prefix}Created`, data: { id, ...fields } }]);
-          expect((withItem().collections[collection] as Record<string, unknown>)[id]).to.deep.equal(fields);
+          spec.given(seeded).when(create(collection, fields, id)).then([{ type: `${prefix}Created`, data: { id, ...fields } }]);
+          expect((stateOf(withItem()).collections[collection] as Record<string, unknown>)[id]).to.deep.equal(fields);
         });
 
         it('creating with an id already used is a conflict', () => {
-          expect(() => decide(create(collection, { ...fields, name: 'Something else' }, id), withItem())).to.throw(DomainError).with.property('kind', 'conflict');
+          spec.given(withItem()).when(create(collection, { ...fields, name: 'Something else' }, id)).then(refused('conflict'));
         });
 
         it(`updates with ${prefix}Updated carrying only the changed fields`, () => {
-          expect(decide(update(collection, id, { name: fields.name, sortOrder: 42 }), withItem())).to.deep.equal([
+          spec.given(withItem()).when(update(collection, id, { name: fields.name, sortOrder: 42 })).then([
             { type: `${prefix}Updated`, data: { id, changes: { sortOrder: 42 } } },
           ]);
-          expect((apply(withItem(), update(collection, id, { sortOrder: 42 })).collections[collection] as Record<string, unknown>)[id]).to.deep.equal({ ...fields, sortOrder: 42 });
+          expect((stateOf(after(withItem(), update(collection, id, { sortOrder: 42 }))).collections[collection] as Record<string, unknown>)[id]).to.deep.equal({ ...fields, sortOrder: 42 });
         });
 
         it('an update that changes nothing emits nothing', () => {
-          expect(decide(update(collection, id, { name: fields.name }), withItem())).to.deep.equal([]);
+          spec.given(withItem()).when(update(collection, id, { name: fields.name })).then([]);
         });
 
         it('updating an unknown item is not found', () => {
-          expect(() => decide(update(collection, randomUUID(), { sortOrder: 42 }), withItem())).to.throw(DomainError).with.property('kind', 'not_found');
+          spec.given(withItem()).when(update(collection, randomUUID(), { sortOrder: 42 })).then(refused('not_found'));
         });
 
         it(`deletes with ${prefix}Deleted`, () => {
-          expect(decide(remove(collection, id), withItem())).to.deep.equal([{ type: `${prefix}Deleted`, data: { id } }]);
-          expect(apply(withItem(), remove(collection, id)).collections[collection]).not.to.have.property(id);
+          spec.given(withItem()).when(remove(collection, id)).then([{ type: `${prefix}Deleted`, data: { id } }]);
+          expect(stateOf(after(withItem(), remove(collection, id))).collections[collection]).not.to.have.property(id);
         });
 
         it('deleting an unknown item is not found', () => {
-          expect(() => decide(remove(collection, randomUUID()), withItem())).to.throw(DomainError).with.property('kind', 'not_found');
+          spec.given(withItem()).when(remove(collection, randomUUID())).then(refused('not_found'));
         });
       });
     }
@@ -175,21 +172,21 @@ describe('lead settings aggregate (decide/evolve)', () => {
   describe('sort order and slugs', () => {
     it('an item created without a sortOrder goes after the last one', () => {
       const { sortOrder: _none, ...source } = { name: 'Podcast', description: null, isSystem: false, sortOrder: 0 };
-      const [event] = decide(create('sources', source), seeded);
+      const [event] = spec.given(seeded).when(create('sources', source)).events;
       expect((event.data as unknown as { sortOrder: number }).sortOrder).to.equal(12); // 11 seeded sources
     });
 
     it('a stage created without a sortOrder goes after the last open stage of its pipeline and module', () => {
       const { sortOrder: _none, ...stage } = stageOf({ pipelineId: P, name: 'Demo', sortOrder: 0 });
-      const [event] = decide(create('stages', stage), seeded);
+      const [event] = spec.given(seeded).when(create('stages', stage)).events;
       expect((event.data as unknown as { sortOrder: number }).sortOrder).to.equal(6); // Negotiation is 5; won/lost are 90/91
     });
 
     it('a stage or priority slug follows its name, on create and on rename', () => {
       const id = randomUUID();
-      const [made] = decide(create('priorities', { ...priorityOf('Very Hot!', 'ignored'), name: 'Very Hot!' }, id), seeded);
+      const [made] = spec.given(seeded).when(create('priorities', { ...priorityOf('Very Hot!', 'ignored'), name: 'Very Hot!' }, id)).events;
       expect((made.data as unknown as { slug: string }).slug).to.equal('very_hot');
-      expect(decide(update('stages', NEW, { name: 'Fresh Lead' }), seeded)).to.deep.equal([
+      spec.given(seeded).when(update('stages', NEW, { name: 'Fresh Lead' })).then([
         { type: 'PipelineStageUpdated', data: { id: NEW, changes: { name: 'Fresh Lead', slug: 'fresh_lead' } } },
       ]);
     });
@@ -197,38 +194,38 @@ describe('lead settings aggregate (decide/evolve)', () => {
 
   describe('unique names', () => {
     it('a pipeline name is unique, case- and space-insensitively', () => {
-      expect(() => decide(create('pipelines', pipelineOf(' default PIPELINE ')), seeded)).to.throw(DomainError).with.property('kind', 'conflict');
+      spec.given(seeded).when(create('pipelines', pipelineOf(' default PIPELINE '))).then(refused('conflict'));
     });
 
     it('a pick-list name is unique, case-insensitively', () => {
-      expect(() => decide(create('sources', { name: 'website', description: null, isSystem: false, sortOrder: 20 }), seeded)).to.throw(DomainError).with.property('kind', 'conflict');
+      spec.given(seeded).when(create('sources', { name: 'website', description: null, isSystem: false, sortOrder: 20 })).then(refused('conflict'));
     });
 
     it('a stage name is unique within its pipeline and module', () => {
-      expect(() => decide(create('stages', stageOf({ pipelineId: P, name: 'new', sortOrder: 6 })), seeded)).to.throw(DomainError).with.property('kind', 'conflict');
+      spec.given(seeded).when(create('stages', stageOf({ pipelineId: P, name: 'new', sortOrder: 6 }))).then(refused('conflict'));
     });
 
     it('the same stage name is fine in another module or another pipeline', () => {
-      expect(decide(create('stages', stageOf({ pipelineId: P, module: 'opportunities', name: 'New', sortOrder: 6 })), seeded)).to.have.length(1);
-      expect(decide(create('stages', stageOf({ pipelineId: P2, name: 'New', sortOrder: 2 })), twoPipelines)).to.have.length(1);
+      expect(spec.given(seeded).when(create('stages', stageOf({ pipelineId: P, module: 'opportunities', name: 'New', sortOrder: 6 }))).events).to.have.length(1);
+      expect(spec.given(twoPipelines).when(create('stages', stageOf({ pipelineId: P2, name: 'New', sortOrder: 2 }))).events).to.have.length(1);
     });
 
     it('a stage whose name slugs like another’s ("New!" vs "New") clashes', () => {
-      expect(() => decide(create('stages', stageOf({ pipelineId: P, name: 'New!', sortOrder: 6 })), seeded)).to.throw(DomainError).with.property('kind', 'conflict');
+      spec.given(seeded).when(create('stages', stageOf({ pipelineId: P, name: 'New!', sortOrder: 6 }))).then(refused('conflict'));
     });
 
     it('a priority whose name slugs like another’s ("Hot!" vs "Hot") clashes', () => {
-      const withHot = apply(seeded, create('priorities', priorityOf('Hot', 'hot')));
-      expect(() => decide(create('priorities', priorityOf('Hot!', 'hot')), withHot)).to.throw(DomainError).with.property('kind', 'conflict');
-      expect(() => decide(create('priorities', priorityOf('HOT', 'hot')), withHot)).to.throw(DomainError).with.property('kind', 'conflict');
+      const withHot = after(seeded, create('priorities', priorityOf('Hot', 'hot')));
+      spec.given(withHot).when(create('priorities', priorityOf('Hot!', 'hot'))).then(refused('conflict'));
+      spec.given(withHot).when(create('priorities', priorityOf('HOT', 'hot'))).then(refused('conflict'));
     });
 
     it('renaming to another item’s name clashes', () => {
-      expect(() => decide(update('priorities', HIGH, { name: 'critical', slug: 'critical' }), seeded)).to.throw(DomainError).with.property('kind', 'conflict');
+      spec.given(seeded).when(update('priorities', HIGH, { name: 'critical', slug: 'critical' })).then(refused('conflict'));
     });
 
     it('renaming an item to its own name in another case is no clash', () => {
-      expect(decide(update('priorities', HIGH, { name: 'HIGH' }), seeded)).to.deep.equal([{ type: 'LeadPriorityUpdated', data: { id: HIGH, changes: { name: 'HIGH' } } }]);
+      spec.given(seeded).when(update('priorities', HIGH, { name: 'HIGH' })).then([{ type: 'LeadPriorityUpdated', data: { id: HIGH, changes: { name: 'HIGH' } } }]);
     });
   });
 
@@ -236,109 +233,109 @@ describe('lead settings aggregate (decide/evolve)', () => {
     it('creating a default pipeline unsets the previous default, with an event', () => {
       const id = randomUUID();
       const fields = pipelineOf('Enterprise', { isDefault: true });
-      expect(decide(create('pipelines', fields, id), seeded)).to.deep.equal([
+      spec.given(seeded).when(create('pipelines', fields, id)).then([
         { type: 'PipelineCreated', data: { id, ...fields } },
         { type: 'PipelineUpdated', data: { id: P, changes: { isDefault: false } } },
       ]);
-      const after = apply(seeded, create('pipelines', fields, id));
-      expect(defaultPipelineId(after)).to.equal(id);
-      expect(after.collections.pipelines[P].isDefault).to.equal(false);
+      const made = stateOf(after(seeded, create('pipelines', fields, id)));
+      expect(defaultPipelineId(made)).to.equal(id);
+      expect(made.collections.pipelines[P].isDefault).to.equal(false);
     });
 
     it('making a priority the default unsets the previous default, with an event', () => {
-      expect(decide(update('priorities', HIGH, { isDefault: true }), seeded)).to.deep.equal([
+      spec.given(seeded).when(update('priorities', HIGH, { isDefault: true })).then([
         { type: 'LeadPriorityUpdated', data: { id: HIGH, changes: { isDefault: true } } },
         { type: 'LeadPriorityUpdated', data: { id: MEDIUM, changes: { isDefault: false } } },
       ]);
     });
 
     it('the default cannot be unset directly', () => {
-      expect(() => decide(update('priorities', MEDIUM, { isDefault: false }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(update('pipelines', P, { isDefault: false }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(update('priorities', MEDIUM, { isDefault: false })).then(refused('invalid'));
+      spec.given(seeded).when(update('pipelines', P, { isDefault: false })).then(refused('invalid'));
     });
 
     it('the default cannot be deleted', () => {
-      expect(() => decide(remove('priorities', MEDIUM), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(remove('pipelines', P), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(remove('priorities', MEDIUM)).then(refused('invalid'));
+      spec.given(seeded).when(remove('pipelines', P)).then(refused('invalid'));
     });
 
     it('the default cannot be deactivated', () => {
-      expect(() => decide(update('priorities', MEDIUM, { isActive: false }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(update('pipelines', P, { isActive: false }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(update('priorities', MEDIUM, { isActive: false })).then(refused('invalid'));
+      spec.given(seeded).when(update('pipelines', P, { isActive: false })).then(refused('invalid'));
     });
 
     it('an inactive item cannot be made (or created) the default', () => {
-      expect(() => decide(create('pipelines', pipelineOf('Enterprise', { isDefault: true, isActive: false })), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      const inactive = apply(seeded, update('priorities', HIGH, { isActive: false }));
-      expect(() => decide(update('priorities', HIGH, { isDefault: true }), inactive)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(create('pipelines', pipelineOf('Enterprise', { isDefault: true, isActive: false }))).then(refused('invalid'));
+      const inactive = after(seeded, update('priorities', HIGH, { isActive: false }));
+      spec.given(inactive).when(update('priorities', HIGH, { isDefault: true })).then(refused('invalid'));
     });
   });
 
   describe('delete rules', () => {
     it('an item in use is not deleted', () => {
-      expect(() => decide(remove('stages', CONTACTED, 2), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(remove('sources', WEBSITE, 1), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(decide(remove('stages', CONTACTED, 0), seeded)).to.deep.equal([{ type: 'PipelineStageDeleted', data: { id: CONTACTED } }]);
+      spec.given(seeded).when(remove('stages', CONTACTED, 2)).then(refused('invalid'));
+      spec.given(seeded).when(remove('sources', WEBSITE, 1)).then(refused('invalid'));
+      spec.given(seeded).when(remove('stages', CONTACTED, 0)).then([{ type: 'PipelineStageDeleted', data: { id: CONTACTED } }]);
     });
 
     it('deleting a pipeline deletes its stages (system ones too), and only its own', () => {
-      const events = decide(remove('pipelines', P2), twoPipelines);
+      const events = spec.given(twoPipelines).when(remove('pipelines', P2)).events;
       expect(events[0]).to.deep.equal({ type: 'PipelineDeleted', data: { id: P2 } });
       expect(events.slice(1)).to.have.deep.members([
         { type: 'PipelineStageDeleted', data: { id: INTAKE } },
         { type: 'PipelineStageDeleted', data: { id: P2_WON } },
       ]);
       expect(events).to.have.length(3);
-      const after = fold(events, twoPipelines);
-      expect(stagesOf(after, P2, 'leads')).to.deep.equal([]);
-      expect(stagesOf(after, P, 'leads')).to.have.length(7);
+      const left = stateOf([...twoPipelines, ...events]);
+      expect(stagesOf(left, P2, 'leads')).to.deep.equal([]);
+      expect(stagesOf(left, P, 'leads')).to.have.length(7);
     });
 
     it('the last open stage of the default pipeline cannot be deleted', () => {
-      const onlyNegotiation = [NEW, CONTACTED, QUALIFIED, PROPOSAL].reduce((s, id) => apply(s, remove('stages', id)), seeded);
-      expect(() => decide(remove('stages', NEGOTIATION), onlyNegotiation)).to.throw(DomainError).with.property('kind', 'invalid');
+      const onlyNegotiation = after(seeded, ...[NEW, CONTACTED, QUALIFIED, PROPOSAL].map((id) => remove('stages', id)));
+      spec.given(onlyNegotiation).when(remove('stages', NEGOTIATION)).then(refused('invalid'));
     });
 
     it('inactive stages do not count as open: the last active open stage cannot be deleted either', () => {
-      const onlyNegotiation = [NEW, CONTACTED, QUALIFIED, PROPOSAL].reduce((s, id) => apply(s, update('stages', id, { isActive: false })), seeded);
-      expect(() => decide(remove('stages', NEGOTIATION), onlyNegotiation)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(decide(remove('stages', PROPOSAL), onlyNegotiation)).to.deep.equal([{ type: 'PipelineStageDeleted', data: { id: PROPOSAL } }]);
+      const onlyNegotiation = after(seeded, ...[NEW, CONTACTED, QUALIFIED, PROPOSAL].map((id) => update('stages', id, { isActive: false })));
+      spec.given(onlyNegotiation).when(remove('stages', NEGOTIATION)).then(refused('invalid'));
+      spec.given(onlyNegotiation).when(remove('stages', PROPOSAL)).then([{ type: 'PipelineStageDeleted', data: { id: PROPOSAL } }]);
     });
 
     it('the last open stage of a pipeline that is not the default can be deleted', () => {
-      expect(decide(remove('stages', INTAKE), twoPipelines)).to.deep.equal([{ type: 'PipelineStageDeleted', data: { id: INTAKE } }]);
+      spec.given(twoPipelines).when(remove('stages', INTAKE)).then([{ type: 'PipelineStageDeleted', data: { id: INTAKE } }]);
     });
 
     // Same invariant as deletion ("the default pipeline keeps at least one open stage for new records").
     it('the last open stage of the default pipeline cannot be deactivated either', () => {
-      const onlyNegotiation = [NEW, CONTACTED, QUALIFIED, PROPOSAL].reduce((s, id) => apply(s, remove('stages', id)), seeded);
-      expect(() => decide(update('stages', NEGOTIATION, { isActive: false }), onlyNegotiation)).to.throw(DomainError).with.property('kind', 'invalid');
+      const onlyNegotiation = after(seeded, ...[NEW, CONTACTED, QUALIFIED, PROPOSAL].map((id) => remove('stages', id)));
+      spec.given(onlyNegotiation).when(update('stages', NEGOTIATION, { isActive: false })).then(refused('invalid'));
     });
   });
 
   describe('system stages', () => {
     it('keep their won/lost flags', () => {
-      expect(() => decide(update('stages', CONVERTED, { isWon: false }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(update('stages', DISQUALIFIED, { isLost: false }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(update('stages', CONVERTED, { isWon: false })).then(refused('invalid'));
+      spec.given(seeded).when(update('stages', DISQUALIFIED, { isLost: false })).then(refused('invalid'));
     });
 
     it('stay active', () => {
-      expect(() => decide(update('stages', CONVERTED, { isActive: false }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(update('stages', CONVERTED, { isActive: false })).then(refused('invalid'));
     });
 
     it('restating a flag they have is no change', () => {
-      expect(decide(update('stages', CONVERTED, { isWon: true, isActive: true }), seeded)).to.deep.equal([]);
+      spec.given(seeded).when(update('stages', CONVERTED, { isWon: true, isActive: true })).then([]);
     });
 
     it('can be renamed', () => {
-      expect(decide(update('stages', CONVERTED, { name: 'Won', slug: 'won' }), seeded)).to.deep.equal([
+      spec.given(seeded).when(update('stages', CONVERTED, { name: 'Won', slug: 'won' })).then([
         { type: 'PipelineStageUpdated', data: { id: CONVERTED, changes: { name: 'Won', slug: 'won' } } },
       ]);
     });
 
     it('cannot be deleted', () => {
-      expect(() => decide(remove('stages', CONVERTED), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(remove('stages', DISQUALIFIED), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(remove('stages', CONVERTED)).then(refused('invalid'));
+      spec.given(seeded).when(remove('stages', DISQUALIFIED)).then(refused('invalid'));
     });
   });
 
@@ -348,14 +345,14 @@ describe('lead settings aggregate (decide/evolve)', () => {
 
     it('numbers the stages 1..n in the order given, emitting only the sort orders that change', () => {
       // seeded sort orders: 1, 2, 3, 4, 5, 90, 91
-      expect(decide(reorder(boardOrder), seeded)).to.deep.equal([
+      spec.given(seeded).when(reorder(boardOrder)).then([
         { type: 'PipelineStageUpdated', data: { id: CONVERTED, changes: { sortOrder: 6 } } },
         { type: 'PipelineStageUpdated', data: { id: DISQUALIFIED, changes: { sortOrder: 7 } } },
       ]);
     });
 
     it('a swap emits the two swapped stages (and any renumbered)', () => {
-      expect(decide(reorder([CONTACTED, NEW, QUALIFIED, PROPOSAL, NEGOTIATION, CONVERTED, DISQUALIFIED]), seeded)).to.deep.equal([
+      spec.given(seeded).when(reorder([CONTACTED, NEW, QUALIFIED, PROPOSAL, NEGOTIATION, CONVERTED, DISQUALIFIED])).then([
         { type: 'PipelineStageUpdated', data: { id: CONTACTED, changes: { sortOrder: 1 } } },
         { type: 'PipelineStageUpdated', data: { id: NEW, changes: { sortOrder: 2 } } },
         { type: 'PipelineStageUpdated', data: { id: CONVERTED, changes: { sortOrder: 6 } } },
@@ -364,21 +361,21 @@ describe('lead settings aggregate (decide/evolve)', () => {
     });
 
     it('reordering to the current order emits nothing', () => {
-      const renumbered = apply(seeded, reorder(boardOrder));
-      expect(decide(reorder(boardOrder), renumbered)).to.deep.equal([]);
+      const renumbered = after(seeded, reorder(boardOrder));
+      spec.given(renumbered).when(reorder(boardOrder)).then([]);
     });
 
     it('requires every stage of the pipeline and module exactly once', () => {
-      expect(() => decide(reorder(boardOrder.slice(1)), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(reorder([...boardOrder, NEW]), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(reorder([NEW, NEW, QUALIFIED, PROPOSAL, NEGOTIATION, CONVERTED, DISQUALIFIED]), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(reorder(boardOrder.slice(1))).then(refused('invalid'));
+      spec.given(seeded).when(reorder([...boardOrder, NEW])).then(refused('invalid'));
+      spec.given(seeded).when(reorder([NEW, NEW, QUALIFIED, PROPOSAL, NEGOTIATION, CONVERTED, DISQUALIFIED])).then(refused('invalid'));
     });
 
     it('refuses stages of another module or pipeline, or unknown ids', () => {
-      expect(() => decide(reorder([...boardOrder.slice(0, 6), OPP_QUALIFICATION]), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(reorder([...boardOrder.slice(0, 6), INTAKE]), twoPipelines)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(reorder([...boardOrder.slice(0, 6), randomUUID()]), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(reorder(boardOrder, 'opportunities'), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(reorder([...boardOrder.slice(0, 6), OPP_QUALIFICATION])).then(refused('invalid'));
+      spec.given(twoPipelines).when(reorder([...boardOrder.slice(0, 6), INTAKE])).then(refused('invalid'));
+      spec.given(seeded).when(reorder([...boardOrder.slice(0, 6), randomUUID()])).then(refused('invalid'));
+      spec.given(seeded).when(reorder(boardOrder, 'opportunities')).then(refused('invalid'));
     });
   });
 
@@ -387,99 +384,154 @@ describe('lead settings aggregate (decide/evolve)', () => {
     const change = (values: Record<string, Record<string, unknown>>): LeadSettingsCommand => ({ kind: 'change-settings', values });
 
     it('merges the values given into the key’s current value and emits the whole new value', () => {
-      expect(decide(change({ sla: { firstContactHours: 2 } }), seeded)).to.deep.equal([
+      spec.given(seeded).when(change({ sla: { firstContactHours: 2 } })).then([
         { type: 'LeadSettingChanged', data: { key: 'sla', value: { ...seededSla, firstContactHours: 2 } } },
       ]);
     });
 
     it('merges with earlier changes', () => {
-      const after = apply(apply(seeded, change({ sla: { firstContactHours: 2 } })), change({ sla: { escalationHours: 6 } }));
-      expect(settingOf(after, 'sla')).to.deep.equal({ ...seededSla, firstContactHours: 2, escalationHours: 6 });
+      const changed = stateOf(after(seeded, change({ sla: { firstContactHours: 2 } }), change({ sla: { escalationHours: 6 } })));
+      expect(settingOf(changed, 'sla')).to.deep.equal({ ...seededSla, firstContactHours: 2, escalationHours: 6 });
     });
 
     it('emits one event per key that changes, none for a key that does not', () => {
-      expect(decide(change({ general: { autoScoring: false }, stages: { lockPreviousStages: false } }), seeded)).to.deep.equal([
+      spec.given(seeded).when(change({ general: { autoScoring: false }, stages: { lockPreviousStages: false } })).then([
         { type: 'LeadSettingChanged', data: { key: 'general', value: { autoScoring: false, autoPriorityFromScore: true, activeQualificationFramework: 'bant' } } },
       ]);
     });
 
     it('emits nothing when nothing changes', () => {
-      expect(decide(change({ sla: { firstContactHours: 4 }, general: { autoScoring: true } }), seeded)).to.deep.equal([]);
+      spec.given(seeded).when(change({ sla: { firstContactHours: 4 }, general: { autoScoring: true } })).then([]);
     });
 
     it('refuses an unknown key', () => {
-      expect(() => decide(change({ colours: { primary: '#000000' } }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(change({ colours: { primary: '#000000' } })).then(refused('invalid'));
     });
 
     it('refuses unusable SLA working hours', () => {
-      expect(() => decide(change({ sla: { workingHoursEnd: '08:00' } }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(change({ sla: { workingHoursStart: '9am' } }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(change({ sla: { workingDays: [] } }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(change({ sla: { workingDays: [1, 7] } }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(change({ sla: { timezone: 'Mars/Olympus_Mons' } }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(change({ sla: { workingHoursEnd: '08:00' } })).then(refused('invalid'));
+      spec.given(seeded).when(change({ sla: { workingHoursStart: '9am' } })).then(refused('invalid'));
+      spec.given(seeded).when(change({ sla: { workingDays: [] } })).then(refused('invalid'));
+      spec.given(seeded).when(change({ sla: { workingDays: [1, 7] } })).then(refused('invalid'));
+      spec.given(seeded).when(change({ sla: { timezone: 'Mars/Olympus_Mons' } })).then(refused('invalid'));
     });
 
     it('takes usable SLA working hours in another time zone', () => {
-      expect(decide(change({ sla: { timezone: 'Europe/Paris', workingHoursEnd: '24:00' } }), seeded)).to.deep.equal([
+      spec.given(seeded).when(change({ sla: { timezone: 'Europe/Paris', workingHoursEnd: '24:00' } })).then([
         { type: 'LeadSettingChanged', data: { key: 'sla', value: { ...seededSla, timezone: 'Europe/Paris', workingHoursEnd: '24:00' } } },
       ]);
     });
   });
 
-  describe('edit-stage-fields', () => {
+  describe('stage fields', () => {
     const EMAIL = field('email', 'Email');
     const BUDGET = field('qualification.budget', 'Budget');
-    const withEmail = apply(seeded, update('stages', NEW, { fields: [EMAIL] }));
+    const withEmail = after(seeded, update('stages', NEW, { fields: [EMAIL] }));
+    const fieldsChanged = (fields: StageField[]): LeadSettingsEvent[] => [{ type: 'PipelineStageUpdated', data: { id: NEW, changes: { fields } } }];
+    const { id: _budgetId, sortOrder: _budgetOrder, ...budgetInput } = BUDGET;
 
-    it('applies the edit to the stage’s current fields', () => {
-      let seen: StageField[] | null = null;
-      const events = decide({ kind: 'edit-stage-fields', stageId: NEW, edit: (fields) => ((seen = fields), [...fields, BUDGET]) }, withEmail);
-      expect(seen).to.deep.equal([EMAIL]);
-      expect(events).to.deep.equal([{ type: 'PipelineStageUpdated', data: { id: NEW, changes: { fields: [EMAIL, BUDGET] } } }]);
+    it('adds a field after the stage’s current ones, its defaults filled in (text, no options, optional, visible)', () => {
+      spec
+        .given(withEmail)
+        .when({ kind: 'add-stage-field', stageId: NEW, field: { id: BUDGET.id, fieldKey: 'qualification.budget', fieldLabel: 'Budget' } })
+        .then(fieldsChanged([EMAIL, { ...BUDGET, isRequired: false, sortOrder: 2 }]));
+    });
+
+    it('replaces the whole list: a field id the stage has is kept, any other takes the new id given', () => {
+      const fresh = randomUUID();
+      spec
+        .given(withEmail)
+        .when({ kind: 'replace-stage-fields', stageId: NEW, fields: [{ ...budgetInput, id: randomUUID() }, { ...EMAIL, fieldLabel: 'E-mail' }], newIds: [fresh, randomUUID()] })
+        .then(fieldsChanged([{ ...BUDGET, id: fresh, sortOrder: 1 }, { ...EMAIL, fieldLabel: 'E-mail' }]));
+    });
+
+    it('a replacement naming one field id twice is refused', () => {
+      spec
+        .given(withEmail)
+        .when({ kind: 'replace-stage-fields', stageId: NEW, fields: [{ ...EMAIL }, { ...budgetInput, id: EMAIL.id }], newIds: [randomUUID(), randomUUID()] })
+        .then(refused('invalid', /Each field id appears once/));
+    });
+
+    it('updates one field, and removes one', () => {
+      spec.given(withEmail).when({ kind: 'update-stage-field', stageId: NEW, fieldId: EMAIL.id, changes: { isRequired: true } }).then(fieldsChanged([{ ...EMAIL, isRequired: true }]));
+      spec.given(withEmail).when({ kind: 'remove-stage-field', stageId: NEW, fieldId: EMAIL.id }).then(fieldsChanged([]));
     });
 
     it('an edit that leaves the fields as they are emits nothing', () => {
-      expect(decide({ kind: 'edit-stage-fields', stageId: NEW, edit: (fields) => fields.map((f) => ({ ...f })) }, withEmail)).to.deep.equal([]);
+      spec.given(withEmail).when({ kind: 'update-stage-field', stageId: NEW, fieldId: EMAIL.id, changes: { fieldLabel: 'Email' } }).then([]);
     });
 
-    it('editing the fields of an unknown stage is not found', () => {
-      expect(() => decide({ kind: 'edit-stage-fields', stageId: randomUUID(), edit: (fields) => fields }, withEmail)).to.throw(DomainError).with.property('kind', 'not_found');
+    it('editing the fields of an unknown stage, or an unknown field, is not found', () => {
+      spec.given(withEmail).when({ kind: 'add-stage-field', stageId: randomUUID(), field: { ...BUDGET } }).then(refused('not_found', /Stage not found/));
+      spec.given(withEmail).when({ kind: 'update-stage-field', stageId: NEW, fieldId: randomUUID(), changes: { isRequired: false } }).then(refused('not_found', /Stage field/));
+      spec.given(withEmail).when({ kind: 'remove-stage-field', stageId: NEW, fieldId: randomUUID() }).then(refused('not_found', /Stage field/));
     });
 
     it('a field key appears once per stage', () => {
-      expect(() => decide({ kind: 'edit-stage-fields', stageId: NEW, edit: (fields) => [...fields, field('email', 'Email again')] }, withEmail))
-        .to.throw(DomainError)
-        .with.property('kind', 'conflict');
+      spec.given(withEmail).when({ kind: 'add-stage-field', stageId: NEW, field: { ...field('email', 'Email again') } }).then(refused('conflict'));
+    });
+
+    it('a select or multiselect field offers at least one option, however it is written', () => {
+      const select = { fieldKey: 'custom.tier', fieldLabel: 'Tier', fieldType: 'select' as const };
+      const added = spec.given(withEmail).when({ kind: 'add-stage-field', stageId: NEW, field: { ...select, id: randomUUID() } }).then(refused('invalid'));
+      expect(added.details).to.deep.equal([{ path: 'fieldOptions', message: 'at least one option', code: 'too_small' }]);
+      const replaced = spec.given(withEmail).when({ kind: 'replace-stage-fields', stageId: NEW, fields: [{ ...EMAIL }, select], newIds: [randomUUID(), randomUUID()] }).then(refused('invalid'));
+      expect(replaced.details).to.deep.equal([{ path: 'fields.1.fieldOptions', message: 'at least one option', code: 'too_small' }]);
+      spec.given(withEmail).when({ kind: 'update-stage-field', stageId: NEW, fieldId: EMAIL.id, changes: { fieldType: 'multiselect' } }).then(refused('invalid'));
+    });
+  });
+
+  describe('what a new item starts as', () => {
+    it('a stage given only its name goes to the default pipeline’s leads, grey, 0 %, after the last open stage', () => {
+      const id = randomUUID();
+      spec
+        .given(seeded)
+        .when(create('stages', { name: 'Demo' }, id))
+        .then([{ type: 'PipelineStageCreated', data: { id, ...newStage({ pipelineId: P, module: 'leads', name: 'Demo' }), sortOrder: 6 } }]);
+    });
+
+    it('without a default pipeline a stage needs its pipelineId', () => {
+      const without: LeadSettingsEvent[] = [...seeded, { type: 'PipelineUpdated', data: { id: P, changes: { isDefault: false } } }];
+      spec.given(without).when(create('stages', { name: 'Demo' })).then(refused('invalid', /default pipeline/));
+      expect(spec.given(without).when(create('stages', { name: 'Demo', pipelineId: P })).events).to.have.length(1);
+    });
+
+    it('pipelines, priorities, pick-list entries and scoring rules take their defaults for what is left out', () => {
+      const made = (collection: SettingsCollection, fields: Record<string, unknown>) => spec.given(seeded).when(create(collection, fields)).events[0].data;
+      expect(made('pipelines', { name: 'Enterprise' })).to.include({ description: null, isDefault: false, isActive: true, stageMovement: 'free', sortOrder: 1 });
+      expect(made('priorities', { name: 'Urgent' })).to.include({ slug: 'urgent', color: '#6B7280', icon: null, scoreMin: null, scoreMax: null, isDefault: false, isActive: true, isSystem: false, sortOrder: 5 });
+      expect(made('sources', { name: 'Podcast' })).to.include({ description: null, isSystem: false, sortOrder: 12 });
+      expect(made('scoringRules', { name: 'Has phone', fieldKey: 'phone', operator: 'is_not_empty', scoreDelta: 10 })).to.include({ category: null, value: null, isActive: true, sortOrder: 1 });
     });
   });
 
   describe('item rules', () => {
     it('a scoring rule’s value must suit its operator', () => {
-      expect(() => decide(create('scoringRules', ruleOf({ operator: 'greater_than', value: 'ten' })), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(create('scoringRules', ruleOf({ operator: 'in', value: 'gold' })), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(create('scoringRules', ruleOf({ operator: 'contains', value: '  ' })), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(decide(create('scoringRules', ruleOf({ operator: 'greater_than', value: 10 })), seeded)).to.have.length(1);
+      spec.given(seeded).when(create('scoringRules', ruleOf({ operator: 'greater_than', value: 'ten' }))).then(refused('invalid'));
+      spec.given(seeded).when(create('scoringRules', ruleOf({ operator: 'in', value: 'gold' }))).then(refused('invalid'));
+      spec.given(seeded).when(create('scoringRules', ruleOf({ operator: 'contains', value: '  ' }))).then(refused('invalid'));
+      expect(spec.given(seeded).when(create('scoringRules', ruleOf({ operator: 'greater_than', value: 10 }))).events).to.have.length(1);
     });
 
     it('an update that leaves a scoring rule’s operator and value mismatched is refused', () => {
       const id = randomUUID();
-      const withRule = apply(seeded, create('scoringRules', ruleOf(), id));
-      expect(() => decide(update('scoringRules', id, { operator: 'in' }), withRule)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(decide(update('scoringRules', id, { operator: 'in', value: ['a'] }), withRule)).to.have.length(1);
+      const withRule = after(seeded, create('scoringRules', ruleOf(), id));
+      spec.given(withRule).when(update('scoringRules', id, { operator: 'in' })).then(refused('invalid'));
+      expect(spec.given(withRule).when(update('scoringRules', id, { operator: 'in', value: ['a'] })).events).to.have.length(1);
     });
 
     it('a stage is not both won and lost', () => {
-      expect(() => decide(create('stages', stageOf({ pipelineId: P, name: 'Limbo', sortOrder: 92, isWon: true, isLost: true })), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(create('stages', stageOf({ pipelineId: P, name: 'Limbo', sortOrder: 92, isWon: true, isLost: true }))).then(refused('invalid'));
     });
 
     it('a stage belongs to an existing pipeline', () => {
-      expect(() => decide(create('stages', stageOf({ pipelineId: randomUUID(), name: 'Orphan', sortOrder: 1 })), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(create('stages', stageOf({ pipelineId: randomUUID(), name: 'Orphan', sortOrder: 1 }))).then(refused('invalid'));
     });
 
     it('a priority’s score band has both bounds or neither, min not above max', () => {
-      expect(() => decide(create('priorities', priorityOf('Urgent', 'urgent', { scoreMin: 10 })), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(create('priorities', priorityOf('Urgent', 'urgent', { scoreMin: 50, scoreMax: 40 })), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
-      expect(() => decide(update('priorities', HIGH, { scoreMax: null }), seeded)).to.throw(DomainError).with.property('kind', 'invalid');
+      spec.given(seeded).when(create('priorities', priorityOf('Urgent', 'urgent', { scoreMin: 10 }))).then(refused('invalid'));
+      spec.given(seeded).when(create('priorities', priorityOf('Urgent', 'urgent', { scoreMin: 50, scoreMax: 40 }))).then(refused('invalid'));
+      spec.given(seeded).when(update('priorities', HIGH, { scoreMax: null })).then(refused('invalid'));
     });
   });
 });

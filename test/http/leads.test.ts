@@ -268,6 +268,16 @@ describe('leads', () => {
       expect((await call('GET', `/leads/${lead.id}`)).body.lastName).to.equal(lead.lastName);
     });
 
+    it('judges a web address alike on PUT and as a stage value: a host with an underscore (my_site.com) is refused both ways', async () => {
+      const lead = await newLead();
+      const put = await call('PUT', `/leads/${lead.id}`, { website: 'my_site.com' });
+      expect(put.status).to.equal(400);
+      const staged = await call('POST', `/leads/${lead.id}/change-stage`, { stageId: stages.Contacted.id, stageFieldValues: { website: 'my_site.com' } });
+      expect(staged.status).to.equal(400);
+      expect(staged.body.details).to.deep.equal([{ path: 'stageFieldValues.website', message: 'must be a web address', code: 'invalid_value' }]);
+      expect((await call('PUT', `/leads/${lead.id}`, { website: 'https://my-site.com/about', estimatedValue: 1234.567 })).body).to.include({ website: 'https://my-site.com/about', estimatedValue: 1234.57 });
+    });
+
     it('moves the stage when PUT names one, by the same rules as change-stage', async () => {
       const lead = await newLead();
       const moved = await call('PUT', `/leads/${lead.id}`, { stageId: stages.Proposal.id });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { ACTIONS, MODULES } from '../../src/commands/permissions.js';
-import type { Principal } from '../../src/queries/principal.js';
+import { ACTIONS, MODULES } from '../../src/domain/permissions.js';
+import type { Principal } from '../../src/domain/principal.js';
 import { applyRecordScope } from '../../src/queries/record-scope.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 

@@ -7,11 +7,12 @@ import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { SagaEngine } from '../../src/sagas/engine.js';
 import { runSaga } from '../../src/sagas/runner.js';
-import { deterministicId, type Saga } from '../../src/sagas/saga.js';
+import { deterministicId } from '../../src/infra/deterministic-id.js';
+import type { Saga } from '../../src/sagas/saga.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
 import { until } from '../support/wait.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
-import { newEvent } from '../support/events.js';
+import { newEvent, TENANT } from '../support/events.js';
 import { counterAggregate } from '../support/probe-module.js';
 
 
@@ -85,20 +86,18 @@ describe('sagas', () => {
     await locks.close();
   });
 
-  it('redelivers from the checkpoint after a restart, and stable ids make the repeated command a no-op', async () => {
+  it('redelivers from the checkpoint after a restart, and stable event ids make the repeated command append nothing', async () => {
     const counterId = randomUUID();
     const deps = { store: db.store, clock: systemClock };
-    await handleCommand(deps, counterAggregate, counterId, { kind: 'create', id: counterId, value: 0 }, { tenantId: 'tenant-a', userId: null, correlationId: 'c' });
-    // The saga increments the counter once per Bump; the event id of what it appends comes from idFor().
+    await handleCommand(deps, counterAggregate, counterId, { kind: 'create', id: counterId, value: 0 }, { tenantId: TENANT, userId: null, correlationId: 'c' });
+    // The saga increments the counter once per Bump, through the command handler, with the event ids its context gives.
+    let handled = 0;
     const bumper: Saga = {
       name: 'bumper',
       handles: ['Bump'],
-      handle: async (event: RecordedEvent, context) => {
-        await db.store.appendToStream(
-          `probecounter-${counterId}`,
-          [{ id: context.idFor(0), type: 'CounterIncremented', data: { id: counterId, by: 1 }, metadata: { ...context.command, causationId: event.id }, createdAt: new Date() }],
-          { expectedRevision: 'any' },
-        );
+      handle: async (_event: RecordedEvent, context) => {
+        handled++;
+        await handleCommand(deps, counterAggregate, counterId, { kind: 'increment', id: counterId, by: 1 }, context.command, { eventIds: context.eventIds() });
       },
     };
     const bump = await append('Bump');
@@ -116,6 +115,7 @@ describe('sagas', () => {
     second.abort();
     await run2;
 
+    expect(handled).to.equal(2);
     const stream = await db.store.readStream(`probecounter-${counterId}`);
     expect(stream.map((e) => e.type)).to.deep.equal(['CounterCreated', 'CounterIncremented']);
     expect(stream[1].metadata.causationId).to.equal((await db.store.readAll({ maxCount: 100 })).find((e) => e.type === 'Bump')!.id);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { leadSettingsAggregate, type LeadSettingsCommand, type LeadSettingsState, type SlaPolicy } from '../../src/commands/lead-settings.js';
+import { leadSettingsAggregate, type LeadSettingsCommand, type LeadSettingsState } from '../../src/commands/lead-settings.js';
+import type { SlaPolicy } from '../../src/domain/lead-settings.js';
 import { leadSettingsSeed } from '../../src/commands/lead-settings-seed.js';
 import type { LeadSettingsEvent } from '../../src/events/lead-settings.js';
 

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Router } from 'express';
 import { z } from 'zod';
 import { handleCommand, type Aggregate, type DomainEvent } from '../../src/commands/aggregate.js';
-import { conflict, invalid, notFound } from '../../src/commands/errors.js';
+import { conflict, invalid, notFound } from '../../src/domain/errors.js';
 import type { Projection } from '../../src/projections/projection.js';
 import { idParam, parseBody } from '../../src/http/validate.js';
 import type { Services } from '../../src/service.js';

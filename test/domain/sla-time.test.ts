@@ -5,7 +5,7 @@ import {
   workingHoursProblems,
   workingMinutesBetween,
   type WorkingHours,
-} from '../../src/commands/sla-time.js';
+} from '../../src/domain/sla-time.js';
 
 // Calendar anchors used below (checked by hand): 2026-01-04 is a Sunday, 2026-01-05 a Monday,
 // 2026-01-09 a Friday. US DST 2026: spring forward Sun 2026-03-08 02:00 EST -> 03:00 EDT,
