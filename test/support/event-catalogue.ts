@@ -152,7 +152,10 @@ export function eventCatalogue(): EventCatalogue {
       }
       if (kind === 'RecordEvent') {
         const fields = ts.isTypeReferenceNode(first) && ts.isIdentifier(first.typeName) ? first.typeName.text : null;
-        const name = fields ? recordNames.get(fields) : undefined;
+        // `RecordEvent<XFields, 'Name'>` names its record; `RecordEvent<XFields>` is found through recordAggregate.
+        const second = node.typeArguments?.[1];
+        const named = second && ts.isLiteralTypeNode(second) && ts.isStringLiteral(second.literal) ? second.literal.text : undefined;
+        const name = named ?? (fields ? recordNames.get(fields) : undefined);
         if (!name) {
           problems.push(`${where(file, node)}: RecordEvent<${first.getText(file)}> has no recordAggregate<${first.getText(file)}>('Name', …) in src/commands`);
           return;
@@ -165,6 +168,8 @@ export function eventCatalogue(): EventCatalogue {
         for (const name of names) add(name, where(file, node));
         return;
       }
+      // The generic definition itself (`DomainEvent<\`${Name}Created\`, …>` inside `type RecordEvent<F, Name>`) declares no type.
+      if (ts.isTemplateLiteralTypeNode(first) && referencesTypeParameter(first, node)) return;
       const suffix = templateSuffix(first);
       if (suffix) {
         suffixes.push({ suffix, at: where(file, node) });
@@ -191,4 +196,13 @@ export function eventCatalogue(): EventCatalogue {
     }
   }
   return { types: [...sources.keys()].sort(), sources, problems };
+}
+
+/** Whether a template literal type uses a type parameter of a declaration around it (a generic, not a name). */
+function referencesTypeParameter(template: ts.TemplateLiteralTypeNode, from: ts.Node): boolean {
+  const parameters = new Set<string>();
+  for (let at: ts.Node | undefined = from; at; at = at.parent) {
+    if (ts.isTypeAliasDeclaration(at) || ts.isInterfaceDeclaration(at)) for (const p of at.typeParameters ?? []) parameters.add(p.name.text);
+  }
+  return template.templateSpans.some((span) => ts.isTypeReferenceNode(span.type) && ts.isIdentifier(span.type.typeName) && parameters.has(span.type.typeName.text));
 }
