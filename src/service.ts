@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { RequestHandler, Router } from 'express';
-import type { IdentityDeps } from './commands/identity-deps.js';
+import type { IdentityDeps } from './commands/identity/identity-deps.js';
 import { notYetReadable, type CreatedRecord } from './domain/errors.js';
 import { Mailer } from './infra/mailer.js';
 import { RateLimiter } from './infra/rate-limit.js';
@@ -30,7 +30,7 @@ import { checkHealth } from './queries/health.js';
 import { loadPrincipal } from './queries/principal.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
-import { seedMissingLeadSettings } from './commands/lead-commands.js';
+import { seedMissingLeadSettings } from './commands/leads/lead-commands.js';
 import { completePendingPlans } from './commands/write-plan.js';
 import { allJobs, allMigrations, allProjections, allSagas, modules, type ModuleManifest } from './modules.js';
 import { Scheduler } from './sagas/scheduler.js';

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { accountAggregate } from '../commands/accounts.js';
 import { notFound } from '../domain/errors.js';
-import { addAccountNote, createAccount, deleteAccount, updateAccount } from '../commands/record-commands.js';
+import { addAccountNote, createAccount, deleteAccount, updateAccount } from '../commands/records/record-commands.js';
 import { accountChildren, getAccount, listAccounts, visibleAccounts } from '../queries/accounts.js';
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';

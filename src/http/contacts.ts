@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { contactAggregate } from '../commands/contacts.js';
 import { notFound } from '../domain/errors.js';
-import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/record-commands.js';
+import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/records/record-commands.js';
 import { contactAccounts, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Router, type Response } from 'express';
 import type { z } from 'zod';
 import { invalid, notFound } from '../domain/errors.js';
-import { changeLeadSettings, loadLeadSettings } from '../commands/lead-commands.js';
-import type { LeadSettingsCommand } from '../commands/lead-settings.js';
+import { changeLeadSettings, loadLeadSettings } from '../commands/leads/lead-commands.js';
+import type { LeadSettingsCommand } from '../commands/lead-settings/lead-settings.js';
 import { SETTING_KEYS, type SettingKey } from '../domain/lead-settings.js';
 import type { SettingsCollection, StageFields } from '../events/lead-settings.js';
 import {

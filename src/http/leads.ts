@@ -16,9 +16,9 @@ import {
   removeLeadTeamMember,
   updateLead,
   updateLeadProduct,
-} from '../commands/lead-commands.js';
-import { defaultPipelineId, settingOf } from '../commands/lead-settings.js';
-import { leadAggregate } from '../commands/leads.js';
+} from '../commands/leads/lead-commands.js';
+import { defaultPipelineId, settingOf } from '../commands/lead-settings/lead-settings.js';
+import { leadAggregate } from '../commands/leads/leads.js';
 import { findDuplicates, getLead, leadBoard, leadProducts, leadSla, leadSlaSummary, leadTeam, listLeads, visibleLeads } from '../queries/leads.js';
 import type { Principal } from '../domain/principal.js';
 import { checkSlaBreaches } from '../sagas/lead-jobs.js';

@@ -12,7 +12,7 @@ import {
   updateDepartment,
   updateRole,
   updateTeam,
-} from '../commands/organisation-admin.js';
+} from '../commands/identity/organisation-admin.js';
 import { ACTIONS, MODULES, SCOPED_MODULES, SCOPES } from '../domain/permissions.js';
 import type { Position } from '../events/store/types.js';
 import { getDepartment, getRole, getTeam, listDepartments, listRoles, listTeams } from '../queries/organisation.js';

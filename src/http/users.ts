@@ -2,9 +2,9 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { notFound } from '../domain/errors.js';
 import { handleCommand } from '../commands/aggregate.js';
-import { cancelInvitation, invite, resendInvitation } from '../commands/invitations.js';
-import { createUser, deactivateUser, deleteUser, updateUser } from '../commands/user-admin.js';
-import { userAggregate } from '../commands/users.js';
+import { cancelInvitation, invite, resendInvitation } from '../commands/identity/invitations.js';
+import { createUser, deactivateUser, deleteUser, updateUser } from '../commands/identity/user-admin.js';
+import { userAggregate } from '../commands/identity/users.js';
 import { passwordSchema } from '../infra/passwords.js';
 import { recordHistory } from '../queries/history.js';
 import {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { invalid } from '../domain/errors.js';
+import { invalid } from '../../domain/errors.js';
 
 /**
  * Checks that ids given in a request name live records of the caller's tenant, so a

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { EventStore, Position } from '../events/store/types.js';
-import type { LeadProductLine } from '../events/leads.js';
-import { foldRecorded, handleCommand, type CommandContext, type CommandDeps, type CommandResult } from './aggregate.js';
-import { DomainError, invalid } from '../domain/errors.js';
+import type { EventStore, Position } from '../../events/store/types.js';
+import type { LeadProductLine } from '../../events/leads.js';
+import { foldRecorded, handleCommand, type CommandContext, type CommandDeps, type CommandResult } from '../aggregate.js';
+import { DomainError, invalid } from '../../domain/errors.js';
 import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideContext, type LeadInput } from './leads.js';
-import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from './lead-settings.js';
-import { lastPosition } from './identity-deps.js';
-import { leadSettingsSeed } from './lead-settings-seed.js';
-import { assertOwner } from './record-commands.js';
-import { eachLimited } from '../infra/each-limited.js';
-import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from './settings-usage.js';
+import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from '../lead-settings/lead-settings.js';
+import { lastPosition } from '../identity/identity-deps.js';
+import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
+import { assertOwner } from '../records/record-commands.js';
+import { eachLimited } from '../../infra/each-limited.js';
+import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from '../lead-settings/settings-usage.js';
 
 type Deps = CommandDeps & { knex: Knex };
 

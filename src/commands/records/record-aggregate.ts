@@ -1,8 +1,8 @@
-import type { DomainEvent } from '../events/domain-event.js';
-import type { NoteAdded, RecordEvent } from '../events/records.js';
-import { changedFields } from '../domain/values.js';
-import type { Aggregate } from './aggregate.js';
-import { conflict, notFound } from '../domain/errors.js';
+import type { DomainEvent } from '../../events/domain-event.js';
+import type { NoteAdded, RecordEvent } from '../../events/records.js';
+import { changedFields } from '../../domain/values.js';
+import type { Aggregate } from '../aggregate.js';
+import { conflict, notFound } from '../../domain/errors.js';
 
 /**
  * A record's state: absent until created, then live (`active`) or soft-deleted with its

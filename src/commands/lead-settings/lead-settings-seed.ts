@@ -1,5 +1,5 @@
-import type { LeadSettingsEvent } from '../events/lead-settings.js';
-import { DEFAULT_SETTINGS } from '../domain/lead-settings.js';
+import type { LeadSettingsEvent } from '../../events/lead-settings.js';
+import { DEFAULT_SETTINGS } from '../../domain/lead-settings.js';
 import { settingsItemCreated as created } from './lead-settings.js';
 import { newStage, slugOf } from './lead-settings-items.js';
 

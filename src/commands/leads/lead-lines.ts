@@ -1,7 +1,7 @@
-import { roundMoney } from '../domain/field-rules.js';
-import { changedFields } from '../domain/values.js';
-import type { LeadEvent, LeadProductLine } from '../events/leads.js';
-import { conflict, invalid, notFound } from '../domain/errors.js';
+import { roundMoney } from '../../domain/field-rules.js';
+import { changedFields } from '../../domain/values.js';
+import type { LeadEvent, LeadProductLine } from '../../events/leads.js';
+import { conflict, invalid, notFound } from '../../domain/errors.js';
 import type { LeadCommand, LeadView } from './leads.js';
 
 /** The lead decider's product lines and record team: what may be added, changed and removed. Pure. */

@@ -1,5 +1,5 @@
-import type { DepartmentFields, RoleFields, TeamFields } from '../events/organisation.js';
-import { recordAggregate } from './record-aggregate.js';
+import type { DepartmentFields, RoleFields, TeamFields } from '../../events/organisation.js';
+import { recordAggregate } from '../records/record-aggregate.js';
 
 export const roleAggregate = recordAggregate<RoleFields, 'Role'>('Role', 'role');
 export const departmentAggregate = recordAggregate<DepartmentFields, 'Department'>('Department', 'department');

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { hashPassword, verifyPassword } from '../infra/passwords.js';
-import { hashToken, newOpaqueToken } from '../infra/tokens.js';
-import type { Principal } from '../domain/principal.js';
-import { handleCommand } from './aggregate.js';
-import { conflict, invalid, notFound, unauthorized, unavailable } from '../domain/errors.js';
+import { hashPassword, verifyPassword } from '../../infra/passwords.js';
+import { hashToken, newOpaqueToken } from '../../infra/tokens.js';
+import type { Principal } from '../../domain/principal.js';
+import { handleCommand } from '../aggregate.js';
+import { conflict, invalid, notFound, unauthorized, unavailable } from '../../domain/errors.js';
 import { claimUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
-import { executePlan, newStreamWrite, savePlan, type WritePlan } from './write-plan.js';
-import { leadSettingsAggregate } from './lead-settings.js';
-import { leadSettingsSeed } from './lead-settings-seed.js';
+import { executePlan, newStreamWrite, savePlan, type WritePlan } from '../write-plan.js';
+import { leadSettingsAggregate } from '../lead-settings/lead-settings.js';
+import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
-import { SEEDED_ROLES } from '../domain/permissions.js';
+import { SEEDED_ROLES } from '../../domain/permissions.js';
 import { slugify, tenantAggregate } from './tenants.js';
 import { userAggregate } from './users.js';
 

@@ -4,11 +4,11 @@
  *
  * Nothing here does I/O; "now" is always passed in.
  */
-import { SCORING_OPERATORS, type ScoringOperator, type ScoringRule } from '../events/lead-settings.js';
-import type { ScoreBreakdownEntry } from '../events/leads.js';
+import { SCORING_OPERATORS, type ScoringOperator, type ScoringRule } from '../../events/lead-settings.js';
+import type { ScoreBreakdownEntry } from '../../events/leads.js';
 
-export { SCORING_OPERATORS, type ScoringOperator, type ScoringRule } from '../events/lead-settings.js';
-export type { ScoreBreakdownEntry } from '../events/leads.js';
+export { SCORING_OPERATORS, type ScoringOperator, type ScoringRule } from '../../events/lead-settings.js';
+export type { ScoreBreakdownEntry } from '../../events/leads.js';
 
 /** The lead as scoring sees it: its fields (camelCase), with `qualification` and `customFields` objects. */
 export type ScoredLead = Record<string, unknown> & {

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { hashPassword } from '../infra/passwords.js';
-import { handleCommand, type CommandResult } from './aggregate.js';
-import { conflict } from '../domain/errors.js';
+import { hashPassword } from '../../infra/passwords.js';
+import { handleCommand, type CommandResult } from '../aggregate.js';
+import { conflict } from '../../domain/errors.js';
 import { claimUnique, lastPosition, releaseUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { teamAggregate } from './organisation.js';
-import { assertNoManagerCycle, assertReferences } from './references.js';
-import { loadAggregate } from './aggregate.js';
+import { assertNoManagerCycle, assertReferences } from '../records/references.js';
+import { loadAggregate } from '../aggregate.js';
 import { revokeUserSessions } from './auth.js';
 import { authorityFor, loadActor, loadAssignedRole, underAccessLock } from './user-access.js';
 import { assertMayAssign } from './user-authority.js';
 import { userAggregate } from './users.js';
-import type { UserFields } from '../events/users.js';
+import type { UserFields } from '../../events/users.js';
 
 /** Adds a user to teams (one event per team, so each team's history says who joined). */
 export async function addToTeams(deps: IdentityDeps, ctx: CommandContext, userId: string, teamIds: string[]) {

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { DepartmentFields, RoleFields, TeamFields } from '../events/organisation.js';
-import { handleCommand, loadAggregate } from './aggregate.js';
-import { conflict, invalid } from '../domain/errors.js';
+import type { DepartmentFields, RoleFields, TeamFields } from '../../events/organisation.js';
+import { handleCommand, loadAggregate } from '../aggregate.js';
+import { conflict, invalid } from '../../domain/errors.js';
 import type { CommandContext, IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate, teamAggregate } from './organisation.js';
-import { completePermissions, completeRecordAccess } from '../domain/permissions.js';
-import { assertReferences, wouldLoop } from './references.js';
+import { completePermissions, completeRecordAccess } from '../../domain/permissions.js';
+import { assertReferences, wouldLoop } from '../records/references.js';
 import { activeAdminExists, underAccessLock } from './user-access.js';
 import { assertAdminRemains, isAdminRole } from './user-authority.js';
 

@@ -1,6 +1,6 @@
-import type { UserFields } from '../events/users.js';
-import { conflict, forbidden } from '../domain/errors.js';
-import { ADMIN_LEVEL, SCOPES, type Permissions, type RecordAccess } from '../domain/permissions.js';
+import type { UserFields } from '../../events/users.js';
+import { conflict, forbidden } from '../../domain/errors.js';
+import { ADMIN_LEVEL, SCOPES, type Permissions, type RecordAccess } from '../../domain/permissions.js';
 
 /**
  * Who may change whom inside a tenant. Pure rules; what they need is read by

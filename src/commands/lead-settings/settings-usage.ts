@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import type { SettingsCollection } from '../events/lead-settings.js';
-import type { Position } from '../events/store/types.js';
-import { alongside, serially, writesSettled } from '../infra/serial-lock.js';
-import type { CommandDeps } from './aggregate.js';
-import { DomainError, unavailable } from '../domain/errors.js';
+import type { SettingsCollection } from '../../events/lead-settings.js';
+import type { Position } from '../../events/store/types.js';
+import { alongside, serially, writesSettled } from '../../infra/serial-lock.js';
+import type { CommandDeps } from '../aggregate.js';
+import { DomainError, unavailable } from '../../domain/errors.js';
 
 /**
  * Which records use a tenant's settings items (pipelines, stages, priorities…), so that an

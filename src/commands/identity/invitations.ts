@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { newOpaqueToken } from '../infra/tokens.js';
-import type { Principal } from '../domain/principal.js';
-import { handleCommand, loadAggregate, type CommandResult } from './aggregate.js';
+import { newOpaqueToken } from '../../infra/tokens.js';
+import type { Principal } from '../../domain/principal.js';
+import { handleCommand, loadAggregate, type CommandResult } from '../aggregate.js';
 import { issueTokens, findOneTimeToken } from './auth.js';
-import { conflict, invalid, notFound } from '../domain/errors.js';
+import { conflict, invalid, notFound } from '../../domain/errors.js';
 import { claimUnique, lastPosition, releaseUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
-import { assertReferences } from './references.js';
+import { assertReferences } from '../records/references.js';
 import { loadActor, loadAssignedRole } from './user-access.js';
 import { createUser } from './user-admin.js';
 import { assertMayAssign } from './user-authority.js';

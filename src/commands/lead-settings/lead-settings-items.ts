@@ -1,5 +1,5 @@
-import type { SettingsCollection, StageField, StageFields } from '../events/lead-settings.js';
-import { invalid, notFound } from '../domain/errors.js';
+import type { SettingsCollection, StageField, StageFields } from '../../events/lead-settings.js';
+import { invalid, notFound } from '../../domain/errors.js';
 
 /**
  * What new lead-settings items start as (defaults, slugs, sort order) and how a stage's

@@ -1,6 +1,6 @@
-import type { Aggregate } from './aggregate.js';
-import { conflict } from '../domain/errors.js';
-import type { TenantEvent } from '../events/tenants.js';
+import type { Aggregate } from '../aggregate.js';
+import { conflict } from '../../domain/errors.js';
+import type { TenantEvent } from '../../events/tenants.js';
 
 export interface TenantState {
   registered: boolean;

@@ -1,9 +1,9 @@
-import type { Aggregate } from './aggregate.js';
-import { conflict, invalid, notFound } from '../domain/errors.js';
-import { invitationStatusAt, type InvitationStatus } from '../domain/invitations.js';
-import { changedFields } from '../domain/values.js';
+import type { Aggregate } from '../aggregate.js';
+import { conflict, invalid, notFound } from '../../domain/errors.js';
+import { invitationStatusAt, type InvitationStatus } from '../../domain/invitations.js';
+import { changedFields } from '../../domain/values.js';
 import { assertMayRemove, assertMayUpdate, type Authority } from './user-authority.js';
-import type { InvitationEvent, InvitationFields, UserEvent, UserFields } from '../events/users.js';
+import type { InvitationEvent, InvitationFields, UserEvent, UserFields } from '../../events/users.js';
 
 export interface UserState {
   status: 'absent' | 'active' | 'inactive' | 'deleted';

@@ -1,6 +1,6 @@
-import { workingMinutesBetween } from '../domain/sla-time.js';
-import type { LeadEvent } from '../events/leads.js';
-import { settingOf } from './lead-settings.js';
+import { workingMinutesBetween } from '../../domain/sla-time.js';
+import type { LeadEvent } from '../../events/leads.js';
+import { settingOf } from '../lead-settings/lead-settings.js';
 import type { LeadCommand, LeadDecideContext, LeadView } from './leads.js';
 
 /** The lead decider's response-time rules: first responses, breaches and escalations. Pure. */

@@ -1,9 +1,9 @@
-import { serially } from '../infra/serial-lock.js';
-import { loadAggregate } from './aggregate.js';
-import { forbidden, invalid } from '../domain/errors.js';
+import { serially } from '../../infra/serial-lock.js';
+import { loadAggregate } from '../aggregate.js';
+import { forbidden, invalid } from '../../domain/errors.js';
 import type { CommandContext, IdentityDeps } from './identity-deps.js';
 import { roleAggregate } from './organisation.js';
-import { ADMIN_LEVEL } from '../domain/permissions.js';
+import { ADMIN_LEVEL } from '../../domain/permissions.js';
 import { isAdminRole, type Actor, type Authority, type RoleGrant } from './user-authority.js';
 import { userAggregate } from './users.js';
 

@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
-import type { Config } from '../infra/config.js';
-import type { Logger } from '../infra/logger.js';
-import type { Mailer } from '../infra/mailer.js';
-import type { RateLimiter } from '../infra/rate-limit.js';
-import type { AccessTokens } from '../infra/tokens.js';
-import type { Position } from '../events/store/types.js';
-import type { CommandContext, CommandDeps, CommandResult } from './aggregate.js';
-import type { CreatedRecord } from '../domain/errors.js';
-import type { Principal } from '../domain/principal.js';
+import type { Config } from '../../infra/config.js';
+import type { Logger } from '../../infra/logger.js';
+import type { Mailer } from '../../infra/mailer.js';
+import type { RateLimiter } from '../../infra/rate-limit.js';
+import type { AccessTokens } from '../../infra/tokens.js';
+import type { Position } from '../../events/store/types.js';
+import type { CommandContext, CommandDeps, CommandResult } from '../aggregate.js';
+import type { CreatedRecord } from '../../domain/errors.js';
+import type { Principal } from '../../domain/principal.js';
 
 /** What identity commands need beyond the event store: secrets tables, tokens, mail. */
 export interface IdentityDeps extends CommandDeps {

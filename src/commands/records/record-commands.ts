@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { AccountFields } from '../events/accounts.js';
-import type { ContactFields } from '../events/contacts.js';
-import { accountAggregate } from './accounts.js';
-import { handleCommand, type CommandContext, type CommandDeps } from './aggregate.js';
-import { contactAggregate } from './contacts.js';
-import { invalid, notFound } from '../domain/errors.js';
+import type { AccountFields } from '../../events/accounts.js';
+import type { ContactFields } from '../../events/contacts.js';
+import { accountAggregate } from '../accounts.js';
+import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { contactAggregate } from '../contacts.js';
+import { invalid, notFound } from '../../domain/errors.js';
 import { wouldLoop } from './references.js';
 
 type Deps = CommandDeps & { knex: Knex };

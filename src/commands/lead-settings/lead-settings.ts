@@ -1,10 +1,10 @@
-import type { Aggregate } from './aggregate.js';
-import { conflict, invalid, notFound } from '../domain/errors.js';
-import { ruleValueProblems } from './lead-scoring.js';
+import type { Aggregate } from '../aggregate.js';
+import { conflict, invalid, notFound } from '../../domain/errors.js';
+import { ruleValueProblems } from '../leads/lead-scoring.js';
 import { checkGivenFields, editedStageFields, given, newStage, nextSortOrder, NEW_ITEM_DEFAULTS, slugOf, type StageFieldCommand } from './lead-settings-items.js';
-import { changedFields } from '../domain/values.js';
-import { DEFAULT_SETTINGS, SETTING_KEYS, type SettingKey } from '../domain/lead-settings.js';
-import { workingHoursProblems, type WorkingHours } from '../domain/sla-time.js';
+import { changedFields } from '../../domain/values.js';
+import { DEFAULT_SETTINGS, SETTING_KEYS, type SettingKey } from '../../domain/lead-settings.js';
+import { workingHoursProblems, type WorkingHours } from '../../domain/sla-time.js';
 import {
   SETTINGS_COLLECTIONS,
   type CollectionFields,
@@ -13,7 +13,7 @@ import {
   type ScoringOperator,
   type SettingsCollection,
   type StageFields,
-} from '../events/lead-settings.js';
+} from '../../events/lead-settings.js';
 
 type Collections = { [K in SettingsCollection]: Record<string, CollectionFields[K]> };
 
