@@ -224,15 +224,15 @@ function waitingFor(engine: ProjectionEngine, timeoutMs: number, names?: readonl
 }
 
 /**
- * Mounts a module's routes: behind the shared authentication (unless public), with a
+ * Mounts each of a module's routers at its own path prefix: behind the shared authentication (unless public), with a
  * read-your-writes wait that covers only the projections the module's responses read.
  */
 function mountModule(api: Router, services: Services, module: ModuleManifest): void {
   const reads = module.reads;
   const scoped: Services = reads ? { ...services, waitForProjections: waitingFor(services.projections, services.config.PROJECTION_WAIT_MS, reads) } : services;
   for (const routes of module.routes ?? []) {
-    if (!routes.public) api.use(routes.paths, services.authenticate);
-    api.use(routes.router(scoped));
+    if (routes.public) api.use(routes.path, routes.router(scoped));
+    else api.use(routes.path, services.authenticate, routes.router(scoped));
   }
 }
 

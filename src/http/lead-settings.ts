@@ -93,25 +93,25 @@ export function leadSettingsRouter(services: Services): Router {
     update: z.ZodType<Record<string, unknown>>,
     get: (tenantId: string, id: string) => Promise<T | null>,
   ) => {
-    router.get(`/lead-settings/${path}/:id`, view, async (req, res) => {
+    router.get(`/${path}/:id`, view, async (req, res) => {
       res.json(found(await get(tenant(res), idParam(req, 'id', what)), what));
     });
-    router.put(`/lead-settings/${path}/:id`, requireAdmin, async (req, res) => {
+    router.put(`/${path}/:id`, requireAdmin, async (req, res) => {
       const id = idParam(req, 'id', what);
       await change(res, { kind: 'update', collection, id, changes: parseBody(update, req) });
       res.json(found(await get(tenant(res), id), what));
     });
-    router.delete(`/lead-settings/${path}/:id`, requireAdmin, async (req, res) => {
+    router.delete(`/${path}/:id`, requireAdmin, async (req, res) => {
       await change(res, { kind: 'delete', collection, id: idParam(req, 'id', what), inUse: 0 });
       res.json({ success: true });
     });
   };
 
   // ---- pipelines -----------------------------------------------------------------------
-  router.get('/lead-settings/pipelines', view, async (req, res) => {
+  router.get('/pipelines', view, async (req, res) => {
     res.json(await listPipelines(knex, tenant(res), parseQuery(pipelinesQuery, req).module));
   });
-  router.post('/lead-settings/pipelines', requireAdmin, async (req, res) => {
+  router.post('/pipelines', requireAdmin, async (req, res) => {
     const id = randomUUID();
     await change(res, { kind: 'create', collection: 'pipelines', id, fields: parseBody(pipelineBody, req) });
     res.status(201).json(await getPipeline(knex, tenant(res), id));
@@ -123,17 +123,17 @@ export function leadSettingsRouter(services: Services): Router {
     if (pipelineId) return found(await getPipeline(knex, tenant(res), pipelineId), 'Pipeline').id;
     return defaultPipelineIdOf(knex, tenant(res));
   };
-  router.get('/lead-settings/stages', view, async (req, res) => {
+  router.get('/stages', view, async (req, res) => {
     const query = parseQuery(stagesQuery, req);
     const pipelineId = await pipelineOf(res, query.pipelineId);
     res.json(pipelineId ? await listStages(knex, tenant(res), pipelineId, query.module) : []);
   });
-  router.post('/lead-settings/stages', requireAdmin, async (req, res) => {
+  router.post('/stages', requireAdmin, async (req, res) => {
     const id = randomUUID();
     await change(res, { kind: 'create', collection: 'stages', id, fields: parseBody(stageBody, req) });
     res.status(201).json(await getStage(knex, tenant(res), id));
   });
-  router.put('/lead-settings/stages/reorder', requireAdmin, async (req, res) => {
+  router.put('/stages/reorder', requireAdmin, async (req, res) => {
     const body = parseBody(reorderBody, req);
     await change(res, { kind: 'reorder-stages', ...body });
     // The list reordered: the one named, or that of the first stage given.
@@ -142,28 +142,28 @@ export function leadSettingsRouter(services: Services): Router {
   });
 
   // ---- stage fields (kept in the stage's `fields` list; each edit is decided on the list as it is then) ----
-  router.get('/lead-settings/stages/:id/fields', view, async (req, res) => {
+  router.get('/stages/:id/fields', view, async (req, res) => {
     res.json(found(await listStageFields(knex, tenant(res), idParam(req, 'id', 'Stage')), 'Stage'));
   });
-  router.post('/lead-settings/stages/:id/fields', requireAdmin, async (req, res) => {
+  router.post('/stages/:id/fields', requireAdmin, async (req, res) => {
     const stageId = idParam(req, 'id', 'Stage');
     const field = { ...parseBody(stageFieldBody, req), id: randomUUID() };
     await change(res, { kind: 'add-stage-field', stageId, field });
     res.status(201).json(await getStageField(knex, tenant(res), stageId, field.id));
   });
-  router.put('/lead-settings/stages/:id/fields', requireAdmin, async (req, res) => {
+  router.put('/stages/:id/fields', requireAdmin, async (req, res) => {
     const stageId = idParam(req, 'id', 'Stage');
     const fields = parseBody(stageFieldsReplace, req).fields.map(({ stageId: _ignored, ...field }) => field);
     await change(res, { kind: 'replace-stage-fields', stageId, fields, newIds: fields.map(() => randomUUID()) });
     res.json(await listStageFields(knex, tenant(res), stageId));
   });
-  router.put('/lead-settings/stages/:id/fields/:fieldId', requireAdmin, async (req, res) => {
+  router.put('/stages/:id/fields/:fieldId', requireAdmin, async (req, res) => {
     const stageId = idParam(req, 'id', 'Stage');
     const fieldId = idParam(req, 'fieldId', 'Stage field');
     await change(res, { kind: 'update-stage-field', stageId, fieldId, changes: parseBody(stageFieldUpdate, req) });
     res.json(found(await getStageField(knex, tenant(res), stageId, fieldId), 'Stage field'));
   });
-  router.delete('/lead-settings/stages/:id/fields/:fieldId', requireAdmin, async (req, res) => {
+  router.delete('/stages/:id/fields/:fieldId', requireAdmin, async (req, res) => {
     const stageId = idParam(req, 'id', 'Stage');
     const fieldId = idParam(req, 'fieldId', 'Stage field');
     await change(res, { kind: 'remove-stage-field', stageId, fieldId });
@@ -171,14 +171,14 @@ export function leadSettingsRouter(services: Services): Router {
   });
 
   // ---- stage ownership and field visibility ---------------------------------------------
-  router.get('/lead-settings/stage-ownership', view, async (req, res) => {
+  router.get('/stage-ownership', view, async (req, res) => {
     const pipelineId = await pipelineOf(res, parseQuery(ownershipQuery, req).pipelineId);
     res.json(pipelineId ? await listStageOwnership(knex, tenant(res), pipelineId) : []);
   });
-  router.get('/lead-settings/stage-ownership/:stageId', view, async (req, res) => {
+  router.get('/stage-ownership/:stageId', view, async (req, res) => {
     res.json(found(await getStageOwnership(knex, tenant(res), idParam(req, 'stageId', 'Stage')), 'Stage'));
   });
-  router.put('/lead-settings/stage-ownership/:stageId', requireAdmin, async (req, res) => {
+  router.put('/stage-ownership/:stageId', requireAdmin, async (req, res) => {
     const stageId = idParam(req, 'stageId', 'Stage');
     const body = parseBody(ownershipBody, req);
     await stageOf(res, stageId);
@@ -198,10 +198,10 @@ export function leadSettingsRouter(services: Services): Router {
     await change(res, { kind: 'update', collection: 'stages', id: stageId, changes });
     res.json(found(await getStageOwnership(knex, tenant(res), stageId), 'Stage'));
   });
-  router.get('/lead-settings/field-visibility/:stageId', view, async (req, res) => {
+  router.get('/field-visibility/:stageId', view, async (req, res) => {
     res.json(found(await getFieldVisibility(knex, tenant(res), idParam(req, 'stageId', 'Stage')), 'Stage'));
   });
-  router.put('/lead-settings/field-visibility/:stageId', requireAdmin, async (req, res) => {
+  router.put('/field-visibility/:stageId', requireAdmin, async (req, res) => {
     const stageId = idParam(req, 'stageId', 'Stage');
     const body = parseBody(visibilityBody, req);
     await change(res, { kind: 'update', collection: 'stages', id: stageId, changes: { fieldVisibility: body.fieldVisibility } });
@@ -209,8 +209,8 @@ export function leadSettingsRouter(services: Services): Router {
   });
 
   // ---- priorities ----------------------------------------------------------------------
-  router.get('/lead-settings/priorities', view, async (_req, res) => res.json(await listPriorities(knex, tenant(res))));
-  router.post('/lead-settings/priorities', requireAdmin, async (req, res) => {
+  router.get('/priorities', view, async (_req, res) => res.json(await listPriorities(knex, tenant(res))));
+  router.post('/priorities', requireAdmin, async (req, res) => {
     const id = randomUUID();
     await change(res, { kind: 'create', collection: 'priorities', id, fields: parseBody(priorityBody, req) });
     res.status(201).json(await getPriority(knex, tenant(res), id));
@@ -218,8 +218,8 @@ export function leadSettingsRouter(services: Services): Router {
 
   // ---- sources, disqualification reasons, record-team roles ------------------------------
   for (const [path, catalogue] of CATALOGUES) {
-    router.get(`/lead-settings/${path}`, view, async (_req, res) => res.json(await listCatalogue(knex, tenant(res), catalogue)));
-    router.post(`/lead-settings/${path}`, requireAdmin, async (req, res) => {
+    router.get(`/${path}`, view, async (_req, res) => res.json(await listCatalogue(knex, tenant(res), catalogue)));
+    router.post(`/${path}`, requireAdmin, async (req, res) => {
       const id = randomUUID();
       await change(res, { kind: 'create', collection: catalogue, id, fields: parseBody(catalogueBody, req) });
       res.status(201).json(await getCatalogueItem(knex, tenant(res), catalogue, id));
@@ -227,8 +227,8 @@ export function leadSettingsRouter(services: Services): Router {
   }
 
   // ---- scoring rules -------------------------------------------------------------------
-  router.get('/lead-settings/scoring-rules', view, async (_req, res) => res.json(await listScoringRules(knex, tenant(res))));
-  router.post('/lead-settings/scoring-rules', requireAdmin, async (req, res) => {
+  router.get('/scoring-rules', view, async (_req, res) => res.json(await listScoringRules(knex, tenant(res))));
+  router.post('/scoring-rules', requireAdmin, async (req, res) => {
     const id = randomUUID();
     await change(res, { kind: 'create', collection: 'scoringRules', id, fields: parseBody(ruleBody, req) });
     res.status(201).json(await getScoringRule(knex, tenant(res), id));
@@ -238,17 +238,17 @@ export function leadSettingsRouter(services: Services): Router {
   const changeSettings = async (res: Response, values: SettingChanges) => {
     await change(res, { kind: 'change-settings', values });
   };
-  router.get('/lead-settings/qualification-threshold', view, async (_req, res) => res.json(await getQualificationThreshold(knex, tenant(res))));
-  router.put('/lead-settings/qualification-threshold', requireAdmin, async (req, res) => {
+  router.get('/qualification-threshold', view, async (_req, res) => res.json(await getQualificationThreshold(knex, tenant(res))));
+  router.put('/qualification-threshold', requireAdmin, async (req, res) => {
     await changeSettings(res, { qualificationThreshold: parseBody(thresholdBody, req) });
     res.json(await getQualificationThreshold(knex, tenant(res)));
   });
-  router.get('/lead-settings/settings', view, async (_req, res) => res.json(await getLeadSettingValues(knex, tenant(res))));
-  router.put('/lead-settings/settings', requireAdmin, async (req, res) => {
+  router.get('/settings', view, async (_req, res) => res.json(await getLeadSettingValues(knex, tenant(res))));
+  router.put('/settings', requireAdmin, async (req, res) => {
     await changeSettings(res, parseBody(settingsBody, req) as SettingChanges);
     res.json(await getLeadSettingValues(knex, tenant(res)));
   });
-  router.put('/lead-settings/settings/:key', requireAdmin, async (req, res) => {
+  router.put('/settings/:key', requireAdmin, async (req, res) => {
     const key = String(req.params.key);
     if (!(SETTING_KEYS as string[]).includes(key)) {
       throw invalid(`Unknown setting "${key}"; expected one of ${SETTING_KEYS.join(', ')}`, [{ path: 'key', message: 'unknown setting', code: 'invalid_value' }]);

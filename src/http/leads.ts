@@ -193,14 +193,14 @@ export function leadsRouter(services: Services): Router {
   const view = requirePermission('leads', 'view');
   const edit = requirePermission('leads', 'edit');
 
-  router.post('/leads/check-duplicates', view, async (req, res) => {
+  router.post('/check-duplicates', view, async (req, res) => {
     res.json(await findDuplicates(knex, principalOf(res), parseBody(duplicatesBody, req)));
   });
-  router.get('/leads/check-duplicates', view, async (req, res) => {
+  router.get('/check-duplicates', view, async (req, res) => {
     res.json(await findDuplicates(knex, principalOf(res), parseQuery(duplicatesBody, req)));
   });
 
-  router.put('/leads/bulk-update', edit, async (req, res) => {
+  router.put('/bulk-update', edit, async (req, res) => {
     const body = parseBody(bulkUpdateBody, req);
     const ids = await visibleIds(principalOf(res), body.ids ?? body.leadIds!);
     const changes = canonical(body.changes ?? body.updates!);
@@ -215,8 +215,8 @@ export function leadsRouter(services: Services): Router {
     await services.waitForProjections(outcome.position);
     res.json({ deletedCount: outcome.done, skipped: [...ids.skipped, ...outcome.skipped] });
   };
-  router.delete('/leads/bulk-delete', requirePermission('leads', 'delete'), bulkDelete);
-  router.post('/leads/bulk-delete', requirePermission('leads', 'delete'), bulkDelete);
+  router.delete('/bulk-delete', requirePermission('leads', 'delete'), bulkDelete);
+  router.post('/bulk-delete', requirePermission('leads', 'delete'), bulkDelete);
   /** Ids the caller may act on; the rest are reported as not found (never revealed). */
   async function visibleIds(principal: Principal, ids: string[]) {
     const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
@@ -224,12 +224,12 @@ export function leadsRouter(services: Services): Router {
     return { visible: unique.filter((id) => found.has(id)), skipped: unique.filter((id) => !found.has(id)).map((id) => ({ id, message: 'Lead not found' })) };
   }
 
-  router.get('/leads/sla/summary', view, async (req, res) => {
+  router.get('/sla/summary', view, async (req, res) => {
     const q = parseQuery(summaryQuery, req);
     res.json(await leadSlaSummary(knex, principalOf(res), services.clock.now(), { ...q, ownerId: q.ownerId ?? q.assignedTo }));
   });
   // Acts on every lead of the tenant, whoever owns it (the cron job does it for all tenants): administrators only.
-  router.post('/leads/sla/check-breaches', requireAdmin, async (req, res) => {
+  router.post('/sla/check-breaches', requireAdmin, async (req, res) => {
     const ctx = commandContextOf(res);
     const { config } = services;
     const { breached, escalated, checkedAt, position } = await checkSlaBreaches(services, ctx, {
@@ -240,12 +240,12 @@ export function leadsRouter(services: Services): Router {
     res.json({ breached, escalated, checkedAt });
   });
 
-  router.post('/leads', requirePermission('leads', 'create'), async (req, res) => {
+  router.post('/', requirePermission('leads', 'create'), async (req, res) => {
     const { id, position } = await createLead(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
-    await services.waitForProjections(position, { id, location: `${req.baseUrl}/leads/${id}` });
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
     res.status(201).json(await written(principalOf(res), id));
   });
-  router.get('/leads', view, async (req, res) => {
+  router.get('/', view, async (req, res) => {
     const q = parseQuery(listQuery, req);
     const principal = principalOf(res);
     const query = { ...q, assignedTo: q.assignedTo ?? q.ownerId };
@@ -258,10 +258,10 @@ export function leadsRouter(services: Services): Router {
     if (!pipelineId || !settings.collections.pipelines[pipelineId]) throw notFound('Pipeline');
     res.json(await leadBoard(knex, principal, { ...query, pipelineId }));
   });
-  router.get('/leads/:id', view, async (req, res) => {
+  router.get('/:id', view, async (req, res) => {
     res.json(await detail(principalOf(res), idParam(req, 'id', 'Lead')));
   });
-  router.put('/leads/:id', edit, async (req, res) => {
+  router.put('/:id', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
     const changes = canonical(parseBody(updateBody, req));
     await visibleOr404(principalOf(res), id);
@@ -269,13 +269,13 @@ export function leadsRouter(services: Services): Router {
     await services.waitForProjections(result.position);
     res.json(await written(principalOf(res), id));
   });
-  router.delete('/leads/:id', requirePermission('leads', 'delete'), async (req, res) => {
+  router.delete('/:id', requirePermission('leads', 'delete'), async (req, res) => {
     const id = await leadId(req, res);
     await services.waitForProjections((await deleteLead(services, commandContextOf(res), id)).position);
     res.json({ success: true });
   });
 
-  router.post('/leads/:id/change-stage', edit, async (req, res) => {
+  router.post('/:id/change-stage', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
     const body = parseBody(changeStageBody, req);
     await visibleOr404(principalOf(res), id);
@@ -284,7 +284,7 @@ export function leadsRouter(services: Services): Router {
     await services.waitForProjections(result.position);
     res.json(await written(principalOf(res), id));
   });
-  router.post('/leads/:id/disqualify', edit, async (req, res) => {
+  router.post('/:id/disqualify', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
     const body = parseBody(disqualifyBody, req);
     await visibleOr404(principalOf(res), id);
@@ -292,7 +292,7 @@ export function leadsRouter(services: Services): Router {
     await services.waitForProjections(result.position);
     res.json(await written(principalOf(res), id));
   });
-  router.get('/leads/:id/sla', view, async (req, res) => {
+  router.get('/:id/sla', view, async (req, res) => {
     const principal = principalOf(res);
     const policy = settingOf(await loadLeadSettings(services.store, principal.tenantId), 'sla');
     const sla = await leadSla(knex, principal, idParam(req, 'id', 'Lead'), services.clock.now(), policy);
@@ -300,10 +300,10 @@ export function leadsRouter(services: Services): Router {
     res.json(sla);
   });
 
-  router.get('/leads/:id/products', view, async (req, res) => {
+  router.get('/:id/products', view, async (req, res) => {
     res.json(await leadProducts(knex, principalOf(res).tenantId, await leadId(req, res)));
   });
-  router.post('/leads/:id/products', edit, async (req, res) => {
+  router.post('/:id/products', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
     const { productName, ...line } = parseBody(addProductBody, req);
     await visibleOr404(principalOf(res), id);
@@ -312,7 +312,7 @@ export function leadsRouter(services: Services): Router {
     const products = await leadProducts(knex, principalOf(res).tenantId, id);
     res.status(201).json(products.find((p) => p.productId === line.productId));
   });
-  router.put('/leads/:id/products/:productId', edit, async (req, res) => {
+  router.put('/:id/products/:productId', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
     const productId = idParam(req, 'productId', 'Lead product');
     const changes = parseBody(updateProductBody, req);
@@ -321,7 +321,7 @@ export function leadsRouter(services: Services): Router {
     await services.waitForProjections(result.position);
     res.json((await leadProducts(knex, principalOf(res).tenantId, id)).find((p) => p.productId === productId));
   });
-  router.delete('/leads/:id/products/:productId', edit, async (req, res) => {
+  router.delete('/:id/products/:productId', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
     const productId = idParam(req, 'productId', 'Lead product');
     await visibleOr404(principalOf(res), id);
@@ -329,10 +329,10 @@ export function leadsRouter(services: Services): Router {
     res.json({ success: true });
   });
 
-  router.get('/leads/:id/team', view, async (req, res) => {
+  router.get('/:id/team', view, async (req, res) => {
     res.json(await leadTeam(knex, principalOf(res).tenantId, await leadId(req, res)));
   });
-  router.post('/leads/:id/team', edit, async (req, res) => {
+  router.post('/:id/team', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
     const { userId, role } = parseBody(teamBody, req);
     await visibleOr404(principalOf(res), id);
@@ -340,7 +340,7 @@ export function leadsRouter(services: Services): Router {
     await services.waitForProjections(result.position);
     res.status(201).json(await leadTeam(knex, principalOf(res).tenantId, id));
   });
-  router.delete('/leads/:id/team/:userId', edit, async (req, res) => {
+  router.delete('/:id/team/:userId', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
     const userId = idParam(req, 'userId', 'Team member');
     await visibleOr404(principalOf(res), id);
@@ -348,6 +348,6 @@ export function leadsRouter(services: Services): Router {
     res.json({ success: true });
   });
 
-  mountRecordSubresources(router, services, { path: '/leads', module: 'leads', recordType: 'lead', what: 'Lead', aggregate: leadAggregate, addNote: addLeadNote, visible });
+  mountRecordSubresources(router, services, { module: 'leads', recordType: 'lead', what: 'Lead', aggregate: leadAggregate, addNote: addLeadNote, visible });
   return router;
 }
