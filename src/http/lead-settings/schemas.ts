@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { STAGE_FIELD_KEY_RULE, isStageFieldKey } from '../domain/field-rules.js';
-import { SETTING_KEYS, type SettingKey } from '../domain/lead-settings.js';
-import { FIELD_ACCESS, PIPELINE_MODULES, SCORING_OPERATORS, STAGE_FIELD_TYPES, STAGE_MOVEMENTS, STAGE_OWNER_TYPES } from '../events/lead-settings.js';
-import { optionalText } from './record-schemas.js';
+import { STAGE_FIELD_KEY_RULE, isStageFieldKey } from '../../domain/field-rules.js';
+import { SETTING_KEYS, type SettingKey } from '../../domain/lead-settings.js';
+import { FIELD_ACCESS, PIPELINE_MODULES, SCORING_OPERATORS, STAGE_FIELD_TYPES, STAGE_MOVEMENTS, STAGE_OWNER_TYPES } from '../../events/lead-settings.js';
+import { optionalText } from '../record-schemas.js';
 
 /**
  * Request schemas of `/lead-settings`: shapes only, unknown fields refused (400)
