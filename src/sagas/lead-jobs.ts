@@ -17,7 +17,7 @@ import {
   type DueCursor,
   type SlaCandidate,
   type TimeRule,
-} from '../queries/lead-jobs.js';
+} from '../queries/leads/lead-jobs.js';
 
 type Deps = CommandDeps & { knex: Knex };
 

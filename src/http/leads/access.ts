@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
-import { getLead, visibleLeads } from '../../queries/leads.js';
+import { getLead, visibleLeads } from '../../queries/leads/leads.js';
 import type { Services } from '../../service.js';
 import { principalOf, requirePermission } from '../authenticate.js';
 import { idParam } from '../validate.js';

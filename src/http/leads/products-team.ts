@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { addLeadProduct, addLeadTeamMember, removeLeadProduct, removeLeadTeamMember, updateLeadProduct } from '../../commands/leads/lead-commands.js';
-import { leadProducts, leadTeam } from '../../queries/leads.js';
+import { leadProducts, leadTeam } from '../../queries/leads/leads.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf } from '../authenticate.js';
 import { idParam, parseBody } from '../validate.js';

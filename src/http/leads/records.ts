@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { changeLeadStage, createLead, deleteLead, disqualifyLead, loadLeadSettings, updateLead } from '../../commands/leads/lead-commands.js';
 import { defaultPipelineId } from '../../commands/lead-settings/lead-settings.js';
 import { notFound } from '../../domain/errors.js';
-import { findDuplicates, leadBoard, listLeads } from '../../queries/leads.js';
+import { findDuplicates, leadBoard, listLeads } from '../../queries/leads/leads.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';

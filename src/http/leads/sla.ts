@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { loadLeadSettings } from '../../commands/leads/lead-commands.js';
 import { settingOf } from '../../commands/lead-settings/lead-settings.js';
 import { notFound } from '../../domain/errors.js';
-import { leadSla, leadSlaSummary } from '../../queries/leads.js';
+import { leadSla, leadSlaSummary } from '../../queries/leads/sla.js';
 import { checkSlaBreaches } from '../../sagas/lead-jobs.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requireAdmin } from '../authenticate.js';
