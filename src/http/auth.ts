@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { changePassword, forgotPassword, login, refresh, register, resetPassword, validateResetToken } from '../commands/identity/auth.js';
+import { changePassword, forgotPassword, login, refresh, resetPassword, validateResetToken } from '../commands/identity/auth.js';
+import { register } from '../commands/identity/registration.js';
 import { acceptInvitation, validateInvitation } from '../commands/identity/invitations.js';
 import { passwordSchema } from '../infra/passwords.js';
 import { authUser, authUserShort, currentUser, tenantShape } from '../queries/auth.js';
