@@ -5,9 +5,9 @@ import { accountsRouter } from './http/accounts.js';
 import { adminRouter } from './http/admin.js';
 import { authRouter } from './http/auth.js';
 import { contactsRouter } from './http/contacts.js';
-import { leadSettingsRouter } from './http/lead-settings.js';
-import { leadsRouter } from './http/leads.js';
-import { organisationRouter } from './http/organisation.js';
+import { leadSettingsRouter } from './http/lead-settings/index.js';
+import { leadsRouter } from './http/leads/index.js';
+import { departmentsRouter, rolesRouter, teamsRouter } from './http/organisation.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
@@ -36,9 +36,9 @@ import type { Saga } from './sagas/saga.js';
 import type { Job } from './sagas/scheduler.js';
 import type { Services } from './service.js';
 
-/** Routes a module serves under one path prefix (or several), behind the shared authentication unless `public`. */
+/** A router a module mounts at exactly one path prefix (its routes are relative to it), behind the shared authentication unless `public`. */
 export interface ModuleRoutes {
-  paths: string[];
+  path: string;
   router: (services: Services) => Router;
   /** Its routes authenticate themselves where needed (sign-in, registration). */
   public?: boolean;
@@ -78,10 +78,12 @@ export const modules: ModuleManifest[] = [
   {
     name: 'identity',
     routes: [
-      { paths: ['/auth'], router: authRouter, public: true },
-      { paths: ['/users'], router: usersRouter },
-      { paths: ['/roles', '/departments', '/teams'], router: organisationRouter },
-      { paths: ['/admin'], router: adminRouter },
+      { path: '/auth', router: authRouter, public: true },
+      { path: '/users', router: usersRouter },
+      { path: '/roles', router: rolesRouter },
+      { path: '/departments', router: departmentsRouter },
+      { path: '/teams', router: teamsRouter },
+      { path: '/admin', router: adminRouter },
     ],
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
@@ -95,21 +97,21 @@ export const modules: ModuleManifest[] = [
   },
   {
     name: 'contacts',
-    routes: [{ paths: ['/contacts'], router: contactsRouter }],
+    routes: [{ path: '/contacts', router: contactsRouter }],
     projections: [contactsProjection],
     reads: ['contacts', 'record-timeline'],
   },
   {
     name: 'accounts',
-    routes: [{ paths: ['/accounts'], router: accountsRouter }],
+    routes: [{ path: '/accounts', router: accountsRouter }],
     projections: [accountsProjection],
     reads: ['accounts', 'contacts', 'record-timeline'],
   },
   {
     name: 'leads',
     routes: [
-      { paths: ['/leads'], router: leadsRouter },
-      { paths: ['/lead-settings'], router: leadSettingsRouter },
+      { path: '/leads', router: leadsRouter },
+      { path: '/lead-settings', router: leadSettingsRouter },
     ],
     projections: [leadSettingsProjection, leadsProjection],
     migrations: [migration0008Leads, migration0013LeadJobs],

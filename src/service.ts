@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { RequestHandler, Router } from 'express';
-import type { IdentityDeps } from './commands/identity-deps.js';
+import type { IdentityDeps } from './commands/identity/identity-deps.js';
 import { notYetReadable, type CreatedRecord } from './domain/errors.js';
 import { Mailer } from './infra/mailer.js';
 import { RateLimiter } from './infra/rate-limit.js';
@@ -30,7 +30,7 @@ import { checkHealth } from './queries/health.js';
 import { loadPrincipal } from './queries/principal.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
-import { seedMissingLeadSettings } from './commands/lead-commands.js';
+import { seedMissingLeadSettings } from './commands/leads/lead-commands.js';
 import { completePendingPlans } from './commands/write-plan.js';
 import { allJobs, allMigrations, allProjections, allSagas, modules, type ModuleManifest } from './modules.js';
 import { Scheduler } from './sagas/scheduler.js';
@@ -224,15 +224,15 @@ function waitingFor(engine: ProjectionEngine, timeoutMs: number, names?: readonl
 }
 
 /**
- * Mounts a module's routes: behind the shared authentication (unless public), with a
+ * Mounts each of a module's routers at its own path prefix: behind the shared authentication (unless public), with a
  * read-your-writes wait that covers only the projections the module's responses read.
  */
 function mountModule(api: Router, services: Services, module: ModuleManifest): void {
   const reads = module.reads;
   const scoped: Services = reads ? { ...services, waitForProjections: waitingFor(services.projections, services.config.PROJECTION_WAIT_MS, reads) } : services;
   for (const routes of module.routes ?? []) {
-    if (!routes.public) api.use(routes.paths, services.authenticate);
-    api.use(routes.router(scoped));
+    if (routes.public) api.use(routes.path, routes.router(scoped));
+    else api.use(routes.path, services.authenticate, routes.router(scoped));
   }
 }
 

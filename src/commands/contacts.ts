@@ -1,7 +1,7 @@
 import type { ContactEvent, ContactFields } from '../events/contacts.js';
 import type { Aggregate } from './aggregate.js';
 import { notFound } from '../domain/errors.js';
-import { decideRecord, evolveRecord, liveFields, type NoteCommand, type RecordCommand, type RecordState } from './record-aggregate.js';
+import { decideRecord, evolveRecord, liveFields, type NoteCommand, type RecordCommand, type RecordState } from './records/record-aggregate.js';
 
 export type ContactCommand =
   | RecordCommand<ContactFields>

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { accountAggregate } from '../commands/accounts.js';
 import { notFound } from '../domain/errors.js';
-import { addAccountNote, createAccount, deleteAccount, updateAccount } from '../commands/record-commands.js';
+import { addAccountNote, createAccount, deleteAccount, updateAccount } from '../commands/records/record-commands.js';
 import { accountChildren, getAccount, listAccounts, visibleAccounts } from '../queries/accounts.js';
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
@@ -71,18 +71,18 @@ export function accountsRouter(services: Services): Router {
     if (!(await visible(principal, id))) throw notFound('Account');
   };
 
-  router.post('/accounts', requirePermission('accounts', 'create'), async (req, res) => {
+  router.post('/', requirePermission('accounts', 'create'), async (req, res) => {
     const { id, position } = await createAccount(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
-    await services.waitForProjections(position, { id, location: `${req.baseUrl}/accounts/${id}` });
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
     res.status(201).json(await written(principalOf(res), id));
   });
-  router.get('/accounts', requirePermission('accounts', 'view'), async (req, res) => {
+  router.get('/', requirePermission('accounts', 'view'), async (req, res) => {
     res.json(await listAccounts(knex, principalOf(res), parseQuery(listQuery, req)));
   });
-  router.get('/accounts/:id', requirePermission('accounts', 'view'), async (req, res) => {
+  router.get('/:id', requirePermission('accounts', 'view'), async (req, res) => {
     res.json(await detail(principalOf(res), idParam(req, 'id', 'Account')));
   });
-  router.put('/accounts/:id', requirePermission('accounts', 'edit'), async (req, res) => {
+  router.put('/:id', requirePermission('accounts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Account');
     const changes = parseBody(updateBody, req);
     await visibleOr404(principalOf(res), id);
@@ -90,18 +90,18 @@ export function accountsRouter(services: Services): Router {
     await services.waitForProjections(result.position);
     res.json(await written(principalOf(res), id));
   });
-  router.delete('/accounts/:id', requirePermission('accounts', 'delete'), async (req, res) => {
+  router.delete('/:id', requirePermission('accounts', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Account');
     await visibleOr404(principalOf(res), id);
     await services.waitForProjections((await deleteAccount(services, commandContextOf(res), id)).position);
     res.json({ success: true });
   });
-  router.get('/accounts/:id/children', requirePermission('accounts', 'view'), async (req, res) => {
+  router.get('/:id/children', requirePermission('accounts', 'view'), async (req, res) => {
     const id = idParam(req, 'id', 'Account');
     await visibleOr404(principalOf(res), id);
     res.json(await accountChildren(knex, principalOf(res), id));
   });
 
-  mountRecordSubresources(router, services, { path: '/accounts', module: 'accounts', recordType: 'account', what: 'Account', aggregate: accountAggregate, addNote: addAccountNote, visible });
+  mountRecordSubresources(router, services, { module: 'accounts', recordType: 'account', what: 'Account', aggregate: accountAggregate, addNote: addAccountNote, visible });
   return router;
 }

@@ -16,12 +16,12 @@ const auditQuery = paginationQuery.extend({
 /** Administrators' views of what the service did: mail it sent (or kept) and the audit trail. */
 export function adminRouter(services: Services): Router {
   const router = Router();
-  router.use('/admin', requireAdmin);
-  router.get('/admin/outbox', async (req, res) => {
+  router.use(requireAdmin);
+  router.get('/outbox', async (req, res) => {
     const { page, limit } = parseQuery(paginationQuery, req);
     res.json(await services.mailer.listOutbox(principalOf(res).tenantId, page, limit));
   });
-  router.get('/admin/audit-trail', async (req, res) => {
+  router.get('/audit-trail', async (req, res) => {
     res.json(await listAuditTrail(services.knex, principalOf(res).tenantId, parseQuery(auditQuery, req)));
   });
   return router;

@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { changePassword, forgotPassword, login, refresh, register, resetPassword, validateResetToken } from '../commands/auth.js';
-import { acceptInvitation, validateInvitation } from '../commands/invitations.js';
+import { changePassword, forgotPassword, login, refresh, resetPassword, validateResetToken } from '../commands/identity/auth.js';
+import { register } from '../commands/identity/registration.js';
+import { acceptInvitation, validateInvitation } from '../commands/identity/invitations.js';
 import { passwordSchema } from '../infra/passwords.js';
 import { authUser, authUserShort, currentUser, tenantShape } from '../queries/auth.js';
 import type { Services } from '../service.js';
@@ -42,7 +43,7 @@ export function authRouter(services: Services): Router {
   const router = Router();
   const requestId = (res: { locals: Record<string, unknown> }) => String(res.locals.requestId);
 
-  router.post('/auth/register', async (req, res) => {
+  router.post('/register', async (req, res) => {
     const result = await register(services, parseBody(registerBody, req), requestId(res));
     res.status(201).json({
       accessToken: result.accessToken,
@@ -52,44 +53,44 @@ export function authRouter(services: Services): Router {
     });
   });
 
-  router.post('/auth/login', async (req, res) => {
+  router.post('/login', async (req, res) => {
     const result = await login(services, parseBody(loginBody, req), req.ip ?? 'unknown', requestId(res));
     res.json({ accessToken: result.accessToken, refreshToken: result.refreshToken, user: authUser(result.principal), tenant: tenantShape(result.principal) });
   });
 
-  router.post('/auth/refresh', async (req, res) => {
+  router.post('/refresh', async (req, res) => {
     res.json(await refresh(services, parseBody(refreshBody, req).refreshToken));
   });
 
-  router.get('/auth/invite/validate', async (req, res) => {
+  router.get('/invite/validate', async (req, res) => {
     res.json(await validateInvitation(services, parseQuery(tokenQuery, req).token));
   });
 
-  router.post('/auth/invite/accept', async (req, res) => {
+  router.post('/invite/accept', async (req, res) => {
     const result = await acceptInvitation(services, parseBody(acceptBody, req), requestId(res));
     res.status(201).json({ accessToken: result.accessToken, refreshToken: result.refreshToken, user: authUserShort(result.principal), tenant: tenantShape(result.principal) });
   });
 
-  router.post('/auth/forgot-password', async (req, res) => {
+  router.post('/forgot-password', async (req, res) => {
     await forgotPassword(services, parseBody(forgotBody, req), req.ip ?? 'unknown');
     res.json({ message: RESET_MESSAGE });
   });
 
-  router.get('/auth/reset-password/validate', async (req, res) => {
+  router.get('/reset-password/validate', async (req, res) => {
     res.json(await validateResetToken(services, parseQuery(tokenQuery, req).token));
   });
 
-  router.post('/auth/reset-password', async (req, res) => {
+  router.post('/reset-password', async (req, res) => {
     await resetPassword(services, parseBody(resetBody, req), requestId(res));
     res.json({ message: 'Password has been reset. You can now sign in.' });
   });
 
   const authenticated = services.authenticate;
-  router.get('/auth/me', authenticated, (_req, res) => {
+  router.get('/me', authenticated, (_req, res) => {
     res.json(currentUser(principalOf(res)));
   });
 
-  router.post('/auth/change-password', authenticated, async (req, res) => {
+  router.post('/change-password', authenticated, async (req, res) => {
     await changePassword(services, principalOf(res), parseBody(changeBody, req), requestId(res));
     res.json({ message: 'Password changed successfully' });
   });

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { contactAggregate } from '../commands/contacts.js';
 import { notFound } from '../domain/errors.js';
-import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/record-commands.js';
+import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/records/record-commands.js';
 import { contactAccounts, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
@@ -70,18 +70,18 @@ export function contactsRouter(services: Services): Router {
     if (!(await visible(principal, id))) throw notFound('Contact');
   };
 
-  router.post('/contacts', requirePermission('contacts', 'create'), async (req, res) => {
+  router.post('/', requirePermission('contacts', 'create'), async (req, res) => {
     const { id, position } = await createContact(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
-    await services.waitForProjections(position, { id, location: `${req.baseUrl}/contacts/${id}` });
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
     res.status(201).json(await written(principalOf(res), id));
   });
-  router.get('/contacts', requirePermission('contacts', 'view'), async (req, res) => {
+  router.get('/', requirePermission('contacts', 'view'), async (req, res) => {
     res.json(await listContacts(knex, principalOf(res), parseQuery(listQuery, req)));
   });
-  router.get('/contacts/:id', requirePermission('contacts', 'view'), async (req, res) => {
+  router.get('/:id', requirePermission('contacts', 'view'), async (req, res) => {
     res.json(await detail(principalOf(res), idParam(req, 'id', 'Contact')));
   });
-  router.put('/contacts/:id', requirePermission('contacts', 'edit'), async (req, res) => {
+  router.put('/:id', requirePermission('contacts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');
     const changes = parseBody(updateBody, req);
     await visibleOr404(principalOf(res), id);
@@ -89,19 +89,19 @@ export function contactsRouter(services: Services): Router {
     await services.waitForProjections(result.position);
     res.json(await written(principalOf(res), id));
   });
-  router.delete('/contacts/:id', requirePermission('contacts', 'delete'), async (req, res) => {
+  router.delete('/:id', requirePermission('contacts', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');
     await visibleOr404(principalOf(res), id);
     await services.waitForProjections((await deleteContact(services, commandContextOf(res), id)).position);
     res.json({ success: true });
   });
 
-  router.get('/contacts/:id/accounts', requirePermission('contacts', 'view'), async (req, res) => {
+  router.get('/:id/accounts', requirePermission('contacts', 'view'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');
     await visibleOr404(principalOf(res), id);
     res.json(await contactAccounts(knex, principalOf(res).tenantId, id));
   });
-  router.post('/contacts/:id/accounts/:accountId', requirePermission('contacts', 'edit'), async (req, res) => {
+  router.post('/:id/accounts/:accountId', requirePermission('contacts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');
     const accountId = idParam(req, 'accountId', 'Account');
     const { role } = parseBody(linkBody, req);
@@ -110,7 +110,7 @@ export function contactsRouter(services: Services): Router {
     await services.waitForProjections(result.position);
     res.status(201).json(await contactAccounts(knex, principalOf(res).tenantId, id));
   });
-  router.delete('/contacts/:id/accounts/:accountId', requirePermission('contacts', 'edit'), async (req, res) => {
+  router.delete('/:id/accounts/:accountId', requirePermission('contacts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');
     const accountId = idParam(req, 'accountId', 'Account');
     await visibleOr404(principalOf(res), id);
@@ -119,6 +119,6 @@ export function contactsRouter(services: Services): Router {
     res.json({ success: true });
   });
 
-  mountRecordSubresources(router, services, { path: '/contacts', module: 'contacts', recordType: 'contact', what: 'Contact', aggregate: contactAggregate, addNote: addContactNote, visible });
+  mountRecordSubresources(router, services, { module: 'contacts', recordType: 'contact', what: 'Contact', aggregate: contactAggregate, addNote: addContactNote, visible });
   return router;
 }

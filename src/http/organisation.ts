@@ -12,7 +12,7 @@ import {
   updateDepartment,
   updateRole,
   updateTeam,
-} from '../commands/organisation-admin.js';
+} from '../commands/identity/organisation-admin.js';
 import { ACTIONS, MODULES, SCOPED_MODULES, SCOPES } from '../domain/permissions.js';
 import type { Position } from '../events/store/types.js';
 import { getDepartment, getRole, getTeam, listDepartments, listRoles, listTeams } from '../queries/organisation.js';
@@ -53,41 +53,51 @@ const memberBody = z.object({ userId: uuid });
 /**
  * Roles (with their permission matrix and record scopes), departments (with a head and
  * a parent) and teams (with a lead and members). Reading needs a token; writing is for
- * administrators.
+ * administrators. One router per prefix.
  */
-export function organisationRouter(services: Services): Router {
+const tenant = (res: Response) => principalOf(res).tenantId;
+const found = <T>(value: T | null, what: string): T => {
+  if (!value) throw notFound(what);
+  return value;
+};
+
+/** `/roles`, mounted under its own prefix. */
+export function rolesRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
-  const tenant = (res: Response) => principalOf(res).tenantId;
-  const found = <T>(value: T | null, what: string): T => {
-    if (!value) throw notFound(what);
-    return value;
-  };
   const settle = (position: Position | null, created?: CreatedRecord) => services.waitForProjections(position, created);
 
-  router.get('/roles', async (_req, res) => res.json(await listRoles(knex, tenant(res))));
-  router.get('/roles/:id', async (req, res) => res.json(found(await getRole(knex, tenant(res), idParam(req, 'id', 'Role')), 'Role')));
-  router.post('/roles', requireAdmin, async (req, res) => {
+  router.get('/', async (_req, res) => res.json(await listRoles(knex, tenant(res))));
+  router.get('/:id', async (req, res) => res.json(found(await getRole(knex, tenant(res), idParam(req, 'id', 'Role')), 'Role')));
+  router.post('/', requireAdmin, async (req, res) => {
     const body = parseBody(roleBody, req);
     const { id, position } = await createRole(services, commandContextOf(res), { ...body, description: body.description ?? null });
-    await settle(position, { id, location: `${req.baseUrl}/roles/${id}` });
+    await settle(position, { id, location: `${req.baseUrl}/${id}` });
     res.status(201).json(await getRole(knex, tenant(res), id));
   });
-  router.put('/roles/:id', requireAdmin, async (req, res) => {
+  router.put('/:id', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Role');
     await settle((await updateRole(services, commandContextOf(res), id, parseBody(roleUpdate, req))).position);
     res.json(found(await getRole(knex, tenant(res), id), 'Role'));
   });
-  router.delete('/roles/:id', requireAdmin, async (req, res) => {
+  router.delete('/:id', requireAdmin, async (req, res) => {
     await settle((await deleteRole(services, commandContextOf(res), idParam(req, 'id', 'Role'))).position);
     res.json({ success: true });
   });
+  return router;
+}
 
-  router.get('/departments', async (_req, res) => res.json(await listDepartments(knex, tenant(res))));
-  router.get('/departments/:id', async (req, res) =>
+/** `/departments`, mounted under its own prefix. */
+export function departmentsRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  const settle = (position: Position | null, created?: CreatedRecord) => services.waitForProjections(position, created);
+
+  router.get('/', async (_req, res) => res.json(await listDepartments(knex, tenant(res))));
+  router.get('/:id', async (req, res) =>
     res.json(found(await getDepartment(knex, tenant(res), idParam(req, 'id', 'Department')), 'Department')),
   );
-  router.post('/departments', requireAdmin, async (req, res) => {
+  router.post('/', requireAdmin, async (req, res) => {
     const body = parseBody(departmentBody, req);
     const { id, position } = await createDepartment(services, commandContextOf(res), {
       name: body.name,
@@ -95,22 +105,30 @@ export function organisationRouter(services: Services): Router {
       headId: body.headId ?? null,
       parentId: body.parentId ?? null,
     });
-    await settle(position, { id, location: `${req.baseUrl}/departments/${id}` });
+    await settle(position, { id, location: `${req.baseUrl}/${id}` });
     res.status(201).json(await getDepartment(knex, tenant(res), id));
   });
-  router.put('/departments/:id', requireAdmin, async (req, res) => {
+  router.put('/:id', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Department');
     await settle((await updateDepartment(services, commandContextOf(res), id, parseBody(departmentUpdate, req))).position);
     res.json(found(await getDepartment(knex, tenant(res), id), 'Department'));
   });
-  router.delete('/departments/:id', requireAdmin, async (req, res) => {
+  router.delete('/:id', requireAdmin, async (req, res) => {
     await settle((await deleteDepartment(services, commandContextOf(res), idParam(req, 'id', 'Department'))).position);
     res.json({ success: true });
   });
+  return router;
+}
 
-  router.get('/teams', async (_req, res) => res.json(await listTeams(knex, tenant(res))));
-  router.get('/teams/:id', async (req, res) => res.json(found(await getTeam(knex, tenant(res), idParam(req, 'id', 'Team')), 'Team')));
-  router.post('/teams', requireAdmin, async (req, res) => {
+/** `/teams`, mounted under its own prefix. */
+export function teamsRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  const settle = (position: Position | null, created?: CreatedRecord) => services.waitForProjections(position, created);
+
+  router.get('/', async (_req, res) => res.json(await listTeams(knex, tenant(res))));
+  router.get('/:id', async (req, res) => res.json(found(await getTeam(knex, tenant(res), idParam(req, 'id', 'Team')), 'Team')));
+  router.post('/', requireAdmin, async (req, res) => {
     const body = parseBody(teamBody, req);
     const { id, position } = await createTeam(services, commandContextOf(res), {
       name: body.name,
@@ -119,25 +137,25 @@ export function organisationRouter(services: Services): Router {
       departmentId: body.departmentId ?? null,
       memberIds: body.memberIds,
     });
-    await settle(position, { id, location: `${req.baseUrl}/teams/${id}` });
+    await settle(position, { id, location: `${req.baseUrl}/${id}` });
     res.status(201).json(await getTeam(knex, tenant(res), id));
   });
-  router.put('/teams/:id', requireAdmin, async (req, res) => {
+  router.put('/:id', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Team');
     await settle((await updateTeam(services, commandContextOf(res), id, parseBody(teamUpdate, req))).position);
     res.json(found(await getTeam(knex, tenant(res), id), 'Team'));
   });
-  router.post('/teams/:id/members', requireAdmin, async (req, res) => {
+  router.post('/:id/members', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Team');
     await settle((await changeTeamMembers(services, commandContextOf(res), id, { add: parseBody(memberBody, req).userId })).position);
     res.json(found(await getTeam(knex, tenant(res), id), 'Team'));
   });
-  router.delete('/teams/:id/members/:userId', requireAdmin, async (req, res) => {
+  router.delete('/:id/members/:userId', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'Team');
     await settle((await changeTeamMembers(services, commandContextOf(res), id, { remove: idParam(req, 'userId', 'User') })).position);
     res.json(found(await getTeam(knex, tenant(res), id), 'Team'));
   });
-  router.delete('/teams/:id', requireAdmin, async (req, res) => {
+  router.delete('/:id', requireAdmin, async (req, res) => {
     await settle((await deleteTeam(services, commandContextOf(res), idParam(req, 'id', 'Team'))).position);
     res.json({ success: true });
   });

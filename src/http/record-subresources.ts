@@ -12,15 +12,14 @@ import { noteBody } from './record-schemas.js';
 import { idParam, parseBody } from './validate.js';
 
 /**
- * `/<path>/:id/activities`, `/history`, `/documents`, `/notes` (GET and POST) for one
- * record kind. `visible` says whether the caller may see the record (its scope); anything
+ * `/:id/activities`, `/history`, `/documents`, `/notes` (GET and POST) for one record
+ * kind, relative to the module router's own prefix. `visible` says whether the caller may see the record (its scope); anything
  * else answers 404, as for a record of another tenant.
  */
 export function mountRecordSubresources<S, E extends DomainEvent>(
   router: Router,
   services: Services,
   options: {
-    path: string;
     module: string;
     recordType: string;
     what: string;
@@ -39,25 +38,25 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
     return id;
   };
 
-  router.get(`${options.path}/:id/activities`, view, async (req, res) => {
+  router.get('/:id/activities', view, async (req, res) => {
     res.json(await recordActivities(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
   });
-  router.get(`${options.path}/:id/history`, view, async (req, res) => {
+  router.get('/:id/history', view, async (req, res) => {
     const id = await visibleId(req, res);
     res.json((await recordHistory(services, options.aggregate, id, principalOf(res).tenantId)) ?? []);
   });
-  router.get(`${options.path}/:id/documents`, view, async (req, res) => {
+  router.get('/:id/documents', view, async (req, res) => {
     res.json(await recordDocuments(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
   });
-  router.get(`${options.path}/:id/notes`, view, async (req, res) => {
+  router.get('/:id/notes', view, async (req, res) => {
     res.json(await recordNotes(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
   });
-  router.post(`${options.path}/:id/notes`, requirePermission(options.module, 'edit'), async (req, res) => {
+  router.post('/:id/notes', requirePermission(options.module, 'edit'), async (req, res) => {
     const id = await visibleId(req, res);
     const { content } = parseBody(noteBody, req);
     const noteId = randomUUID();
     const result = await options.addNote(services, commandContextOf(res), id, { noteId, content });
-    await services.waitForProjections(result.position, { id: noteId, location: `${req.baseUrl}${options.path}/${id}/notes` });
+    await services.waitForProjections(result.position, { id: noteId, location: `${req.baseUrl}/${id}/notes` });
     const [note] = (await recordNotes(knex, principalOf(res).tenantId, options.recordType, id)).filter((n) => n.id === noteId);
     res.status(201).json(note);
   });

@@ -2,9 +2,9 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { notFound } from '../domain/errors.js';
 import { handleCommand } from '../commands/aggregate.js';
-import { cancelInvitation, invite, resendInvitation } from '../commands/invitations.js';
-import { createUser, deactivateUser, deleteUser, updateUser } from '../commands/user-admin.js';
-import { userAggregate } from '../commands/users.js';
+import { cancelInvitation, invite, resendInvitation } from '../commands/identity/invitations.js';
+import { createUser, deactivateUser, deleteUser, updateUser } from '../commands/identity/user-admin.js';
+import { userAggregate } from '../commands/identity/users.js';
 import { passwordSchema } from '../infra/passwords.js';
 import { recordHistory } from '../queries/history.js';
 import {
@@ -78,40 +78,40 @@ export function usersRouter(services: Services): Router {
     return user;
   };
 
-  router.get('/users', async (req, res) => {
+  router.get('/', async (req, res) => {
     res.json(await listUsers(knex, principalOf(res).tenantId, parseQuery(listQuery, req)));
   });
-  router.get('/users/lookup/roles', async (_req, res) => {
+  router.get('/lookup/roles', async (_req, res) => {
     res.json(await roleLookup(knex, principalOf(res).tenantId));
   });
-  router.get('/users/lookup/departments', async (_req, res) => {
+  router.get('/lookup/departments', async (_req, res) => {
     res.json(await nameLookup(knex, 'departments', principalOf(res).tenantId));
   });
-  router.get('/users/lookup/teams', async (_req, res) => {
+  router.get('/lookup/teams', async (_req, res) => {
     res.json(await nameLookup(knex, 'teams', principalOf(res).tenantId));
   });
-  router.get('/users/org-tree', async (_req, res) => {
+  router.get('/org-tree', async (_req, res) => {
     res.json(await orgTree(knex, principalOf(res).tenantId));
   });
 
-  router.get('/users/invitations', requireAdmin, async (_req, res) => {
+  router.get('/invitations', requireAdmin, async (_req, res) => {
     res.json(await listInvitations(knex, principalOf(res).tenantId, services.clock.now()));
   });
-  router.post('/users/invite', requirePermission('users', 'invite'), async (req, res) => {
+  router.post('/invite', requirePermission('users', 'invite'), async (req, res) => {
     res.status(201).json(await invite(services, principalOf(res), parseBody(inviteBody, req), commandContextOf(res)));
   });
-  router.post('/users/invitations/:id/resend', requireAdmin, async (req, res) => {
+  router.post('/invitations/:id/resend', requireAdmin, async (req, res) => {
     res.json(await resendInvitation(services, principalOf(res), idParam(req, 'id', 'Invitation'), commandContextOf(res)));
   });
-  router.delete('/users/invitations/:id', requireAdmin, async (req, res) => {
+  router.delete('/invitations/:id', requireAdmin, async (req, res) => {
     res.json(await cancelInvitation(services, idParam(req, 'id', 'Invitation'), commandContextOf(res)));
   });
 
-  router.get('/users/me/email-signature', async (_req, res) => {
+  router.get('/me/email-signature', async (_req, res) => {
     const principal = principalOf(res);
     res.json(await emailSignature(knex, principal.tenantId, principal.userId));
   });
-  router.put('/users/me/email-signature', async (req, res) => {
+  router.put('/me/email-signature', async (req, res) => {
     const principal = principalOf(res);
     const body = parseBody(signatureBody, req);
     const result = await handleCommand(services, userAggregate, principal.userId, { kind: 'set-signature', id: principal.userId, ...body }, commandContextOf(res));
@@ -119,51 +119,51 @@ export function usersRouter(services: Services): Router {
     res.json(await emailSignature(knex, principal.tenantId, principal.userId));
   });
 
-  router.post('/users', requirePermission('users', 'create'), async (req, res) => {
+  router.post('/', requirePermission('users', 'create'), async (req, res) => {
     const created = await createUser(services, commandContextOf(res), parseBody(createBody, req));
-    await services.waitForProjections(created.position, { id: created.id, location: `${req.baseUrl}/users/${created.id}` });
+    await services.waitForProjections(created.position, { id: created.id, location: `${req.baseUrl}/${created.id}` });
     res.status(201).json(await detailOr404(principalOf(res).tenantId, created.id));
   });
 
-  router.get('/users/:id', async (req, res) => {
+  router.get('/:id', async (req, res) => {
     res.json(await detailOr404(principalOf(res).tenantId, idParam(req, 'id', 'User')));
   });
-  router.put('/users/:id', requirePermission('users', 'edit'), async (req, res) => {
+  router.put('/:id', requirePermission('users', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'User');
     const result = await updateUser(services, commandContextOf(res), id, parseBody(updateBody, req));
     await services.waitForProjections(result.position);
     res.json(await detailOr404(principalOf(res).tenantId, id));
   });
-  router.put('/users/:id/deactivate', requireAdmin, async (req, res) => {
+  router.put('/:id/deactivate', requireAdmin, async (req, res) => {
     const result = await deactivateUser(services, commandContextOf(res), idParam(req, 'id', 'User'));
     await services.waitForProjections(result.position);
     res.json({ message: 'User deactivated' });
   });
-  router.put('/users/:id/activate', requireAdmin, async (req, res) => {
+  router.put('/:id/activate', requireAdmin, async (req, res) => {
     const id = idParam(req, 'id', 'User');
     const result = await handleCommand(services, userAggregate, id, { kind: 'activate', id }, commandContextOf(res));
     await services.waitForProjections(result.position);
     res.json({ message: 'User activated' });
   });
-  router.delete('/users/:id', requirePermission('users', 'delete'), async (req, res) => {
+  router.delete('/:id', requirePermission('users', 'delete'), async (req, res) => {
     const result = await deleteUser(services, commandContextOf(res), idParam(req, 'id', 'User'));
     await services.waitForProjections(result.position);
     res.json({ message: 'User deleted' });
   });
-  router.get('/users/:id/direct-reports', async (req, res) => {
+  router.get('/:id/direct-reports', async (req, res) => {
     const principal = principalOf(res);
     const id = idParam(req, 'id', 'User');
     await detailOr404(principal.tenantId, id);
     res.json(await directReports(knex, principal.tenantId, id));
   });
-  router.get('/users/:id/profile-stats', async (req, res) => {
+  router.get('/:id/profile-stats', async (req, res) => {
     const principal = principalOf(res);
     const id = idParam(req, 'id', 'User');
     await detailOr404(principal.tenantId, id);
     res.json(await profileStats(knex, principal.tenantId, id));
   });
   /** For auditors: every change to the user, from its event stream. */
-  router.get('/users/:id/history', requireAdmin, async (req, res) => {
+  router.get('/:id/history', requireAdmin, async (req, res) => {
     const history = await recordHistory(services, userAggregate, idParam(req, 'id', 'User'), principalOf(res).tenantId);
     if (!history) throw notFound('User');
     res.json(history);

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { CommandContext, CommandDeps, CommandResult } from '../commands/aggregate.js';
 import { DomainError } from '../domain/errors.js';
-import { checkLeadSla, rescoreLead } from '../commands/lead-commands.js';
-import { fieldsScoredBy, leadFieldValue, olderThanStartsAt, type ScoringRule } from '../commands/lead-scoring.js';
-import { lastPosition } from '../commands/identity-deps.js';
+import { checkLeadSla, rescoreLead } from '../commands/leads/lead-commands.js';
+import { fieldsScoredBy, leadFieldValue, olderThanStartsAt, type ScoringRule } from '../commands/leads/lead-scoring.js';
+import { lastPosition } from '../commands/identity/identity-deps.js';
 import { eachLimited } from '../infra/each-limited.js';
 import { loadJobMark, saveJobMark } from '../infra/job-marks.js';
 import {
@@ -17,7 +17,7 @@ import {
   type DueCursor,
   type SlaCandidate,
   type TimeRule,
-} from '../queries/lead-jobs.js';
+} from '../queries/leads/lead-jobs.js';
 
 type Deps = CommandDeps & { knex: Knex };
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { LeadCommand } from '../../src/commands/leads.js';
+import type { LeadCommand } from '../../src/commands/leads/leads.js';
 import type { LeadEvent, LeadProductLine } from '../../src/events/leads.js';
 import { refused } from '../support/decider-spec.js';
 import {

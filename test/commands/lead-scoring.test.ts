@@ -11,7 +11,7 @@ import {
   type ScoredLead,
   type ScoringOperator,
   type ScoringRule,
-} from '../../src/commands/lead-scoring.js';
+} from '../../src/commands/leads/lead-scoring.js';
 
 const NOW = new Date('2026-03-02T08:00:00Z');
 const daysAgo = (days: number) => new Date(NOW.getTime() - days * 24 * 60 * 60 * 1000);

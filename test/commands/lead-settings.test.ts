@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { defaultPipelineId, leadSettingsAggregate, settingOf, stagesOf, type LeadSettingsCommand } from '../../src/commands/lead-settings.js';
-import { newStage } from '../../src/commands/lead-settings-items.js';
+import { defaultPipelineId, leadSettingsAggregate, settingOf, stagesOf, type LeadSettingsCommand } from '../../src/commands/lead-settings/lead-settings.js';
+import { newStage } from '../../src/commands/lead-settings/lead-settings-items.js';
 import {
   DEFAULT_PIPELINE,
   SEEDED_SLA,
@@ -12,7 +12,7 @@ import {
   seededPriority,
   seededSettings,
 } from '../support/lead-settings.js';
-import { leadSettingsSeed } from '../../src/commands/lead-settings-seed.js';
+import { leadSettingsSeed } from '../../src/commands/lead-settings/lead-settings-seed.js';
 import type { LeadSettingsEvent, SettingsCollection, StageField, StageFields } from '../../src/events/lead-settings.js';
 import { deciderSpec, refused } from '../support/decider-spec.js';
 

@@ -50,7 +50,7 @@ import {
   note,
   NO_BUDGET,
 } from '../support/lead-decider.js';
-import type { LeadCommand } from '../../src/commands/leads.js';
+import type { LeadCommand } from '../../src/commands/leads/leads.js';
 
 const creating = (s = quiet, now = MON_0900) => ctx(s, now);
 /** The lead created from `overrides` under `s`. */

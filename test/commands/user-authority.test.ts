@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { completePermissions, completeRecordAccess, SEEDED_ROLES } from '../../src/domain/permissions.js';
-import type { Authority, RoleGrant } from '../../src/commands/user-authority.js';
-import { userAggregate, type UserCommand } from '../../src/commands/users.js';
+import type { Authority, RoleGrant } from '../../src/commands/identity/user-authority.js';
+import { userAggregate, type UserCommand } from '../../src/commands/identity/users.js';
 import type { UserEvent, UserFields } from '../../src/events/users.js';
 import { deciderSpec, refused } from '../support/decider-spec.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
-import { seedMissingLeadSettings } from '../../src/commands/lead-commands.js';
+import { seedMissingLeadSettings } from '../../src/commands/leads/lead-commands.js';
 import { allJobs } from '../../src/modules.js';
 import { Scheduler } from '../../src/sagas/scheduler.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { handleCommand } from '../../src/commands/aggregate.js';
-import { changeLeadSettings, seedMissingLeadSettings } from '../../src/commands/lead-commands.js';
-import { tenantAggregate } from '../../src/commands/tenants.js';
+import { changeLeadSettings, seedMissingLeadSettings } from '../../src/commands/leads/lead-commands.js';
+import { tenantAggregate } from '../../src/commands/identity/tenants.js';
 import type { SettingsCollection } from '../../src/events/lead-settings.js';
 import { openEventStore } from '../../src/events/store/index.js';
 import { ManualClock } from '../../src/infra/clock.js';

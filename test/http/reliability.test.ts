@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { register } from '../../src/commands/auth.js';
+import { register } from '../../src/commands/identity/registration.js';
 import { completePendingPlans } from '../../src/commands/write-plan.js';
 import { listParked } from '../../src/events/subscriptions/parked-events.js';
 import { replayParked } from '../../src/cli/replay-parked.js';

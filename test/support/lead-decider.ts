@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideContext, type LeadInput, type LeadView } from '../../src/commands/leads.js';
-import { newStage } from '../../src/commands/lead-settings-items.js';
-import type { LeadSettingsState } from '../../src/commands/lead-settings.js';
+import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideContext, type LeadInput, type LeadView } from '../../src/commands/leads/leads.js';
+import { newStage } from '../../src/commands/lead-settings/lead-settings-items.js';
+import type { LeadSettingsState } from '../../src/commands/lead-settings/lead-settings.js';
 import type { LeadSettingsEvent, StageField, StageFields } from '../../src/events/lead-settings.js';
 import type { LeadEvent, LeadFields } from '../../src/events/leads.js';
 import { deciderSpec } from './decider-spec.js';

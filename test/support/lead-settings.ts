@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { leadSettingsAggregate, type LeadSettingsCommand, type LeadSettingsState } from '../../src/commands/lead-settings.js';
+import { leadSettingsAggregate, type LeadSettingsCommand, type LeadSettingsState } from '../../src/commands/lead-settings/lead-settings.js';
 import type { SlaPolicy } from '../../src/domain/lead-settings.js';
-import { leadSettingsSeed } from '../../src/commands/lead-settings-seed.js';
+import { leadSettingsSeed } from '../../src/commands/lead-settings/lead-settings-seed.js';
 import type { LeadSettingsEvent } from '../../src/events/lead-settings.js';
 
 /** Fixtures for the pure lead and lead-settings deciders: the seed, folded, and ways to vary it. */

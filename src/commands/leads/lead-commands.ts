@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { EventStore, Position } from '../../events/store/types.js';
+import type { LeadProductLine } from '../../events/leads.js';
+import { foldRecorded, handleCommand, type CommandContext, type CommandDeps, type CommandResult } from '../aggregate.js';
+import { DomainError, invalid } from '../../domain/errors.js';
+import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideContext, type LeadInput } from './leads.js';
+import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from '../lead-settings/lead-settings.js';
+import { lastPosition } from '../identity/identity-deps.js';
+import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
+import { assertOwner } from '../records/record-commands.js';
+import { eachLimited } from '../../infra/each-limited.js';
+import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from '../lead-settings/settings-usage.js';
+
+type Deps = CommandDeps & { knex: Knex };
+
+const cache = new WeakMap<EventStore, Map<string, { state: LeadSettingsState; revision: number }>>();
+const CACHED_TENANTS = 1_000;
+
+/**
+ * A tenant's lead settings as its stream says now: the folded state is kept per process
+ * and only the events appended since are read, so every lead command sees current
+ * settings for the price of one (usually empty) stream read.
+ */
+export async function loadLeadSettings(store: EventStore, tenantId: string): Promise<LeadSettingsState> {
+  let tenants = cache.get(store);
+  if (!tenants) cache.set(store, (tenants = new Map()));
+  const cached = tenants.get(tenantId) ?? { state: leadSettingsAggregate.initialState, revision: -1 };
+  const events = await store.readStream(settingsStreamId(tenantId), { fromRevision: cached.revision + 1 });
+  if (events.length === 0 && tenants.has(tenantId)) return cached.state;
+  const state = foldRecorded(leadSettingsAggregate, events, cached.state);
+  const revision = events.length ? events[events.length - 1].revision : cached.revision;
+  tenants.delete(tenantId);
+  if (tenants.size >= CACHED_TENANTS) tenants.delete(tenants.keys().next().value!);
+  tenants.set(tenantId, { state, revision });
+  return state;
+}
+
+/** The decide context of lead commands: the tenant's settings as they are now, and the time (asked again on a retry). */
+const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<LeadDecideContext> => ({
+  settings: await loadLeadSettings(deps.store, ctx.tenantId),
+  now: deps.clock.now(),
+});
+
+type DecideWith = (attempt: number) => Promise<LeadDecideContext>;
+
+const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, decideWith: DecideWith = currentContext(deps, ctx)) =>
+  handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create', decideWith });
+
+/**
+ * A lead command that may give the lead a pipeline, stage or priority: it runs while no
+ * settings item is being deleted (settings-usage.ts), so a lead never ends up pointing at
+ * a deleted one.
+ */
+const runAssigning = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, decideWith?: DecideWith) =>
+  assigningSettings(deps.knex, ctx.tenantId, () => run(deps, ctx, id, command, decideWith));
+
+export async function createLead(deps: Deps, ctx: CommandContext, input: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
+  await assertOwner(deps.knex, ctx.tenantId, input.ownerId);
+  const id = randomUUID();
+  const result = await runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
+  return { id, position: result.position };
+}
+
+export async function updateLead(deps: Deps, ctx: CommandContext, id: string, changes: LeadChanges) {
+  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
+  return runAssigning(deps, ctx, id, { kind: 'update', id, changes });
+}
+
+export const deleteLead = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, id, { kind: 'delete', id });
+
+export const changeLeadStage = (deps: Deps, ctx: CommandContext, id: string, body: { stageId: string; values: Record<string, unknown>; unlockReason: string | null }) =>
+  runAssigning(deps, ctx, id, { kind: 'change-stage', id, ...body });
+
+export const disqualifyLead = (deps: Deps, ctx: CommandContext, id: string, reason: string, notes: string | null) =>
+  runAssigning(deps, ctx, id, { kind: 'disqualify', id, reason, notes });
+
+/** A note is a user acting on the lead: with its SLA running, it is the first response. */
+export const addLeadNote = (deps: Deps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  run(deps, ctx, id, { kind: 'add-note', id, ...note });
+
+export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: LeadProductLine) => run(deps, ctx, id, { kind: 'add-product', id, line });
+export const updateLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string, changes: Partial<LeadProductLine>) =>
+  run(deps, ctx, id, { kind: 'update-product', id, productId, changes });
+export const removeLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string) => run(deps, ctx, id, { kind: 'remove-product', id, productId });
+
+export async function addLeadTeamMember(deps: Deps, ctx: CommandContext, id: string, userId: string, role: string) {
+  const user = await deps.knex('users').where({ tenant_id: ctx.tenantId, id: userId }).whereNull('deleted_at').first('status');
+  if (!user) throw invalid('userId does not name a user of this tenant', [{ path: 'userId', message: 'not found', code: 'unknown_reference' }]);
+  if (user.status !== 'active') throw invalid('The user is not active');
+  return run(deps, ctx, id, { kind: 'add-team-member', id, userId, role });
+}
+
+export const removeLeadTeamMember = (deps: Deps, ctx: CommandContext, id: string, userId: string) => run(deps, ctx, id, { kind: 'remove-team-member', id, userId });
+
+export interface BulkOutcome {
+  done: number;
+  skipped: { id: string; message: string }[];
+  position: Position | null;
+}
+
+/**
+ * One command per lead, so each lead's history is exact; a lead the command refuses
+ * (converted, a disallowed stage move) is skipped with the reason, the others go on.
+ */
+export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: string[], commandFor: (id: string) => LeadCommand): Promise<BulkOutcome> {
+  // The settings are read once for every lead; a lead whose write has to be retried reads them again.
+  const settings = await loadLeadSettings(deps.store, ctx.tenantId);
+  const fresh = currentContext(deps, ctx);
+  const decideWith = async (attempt: number) => (attempt === 1 ? { settings, now: deps.clock.now() } : fresh());
+  const results: CommandResult<unknown, unknown>[] = [];
+  const skipped: BulkOutcome['skipped'] = [];
+  await eachLimited(ids, 8, async (id) => {
+    try {
+      results.push(await runAssigning(deps, ctx, id, commandFor(id), decideWith));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      skipped.push({ id, message: error.message });
+    }
+  });
+  return { done: results.length, skipped, position: lastPosition(results) };
+}
+
+/** Bulk update: the new owner (if any) is checked once, then each lead decides for itself. */
+export async function bulkUpdateLeads(deps: Deps, ctx: CommandContext, ids: string[], changes: LeadChanges): Promise<BulkOutcome> {
+  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
+  return bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'update', id, changes }));
+}
+
+export const bulkDeleteLeads = (deps: Deps, ctx: CommandContext, ids: string[]) => bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'delete', id }));
+
+/**
+ * One lead's SLA check at `now` (breach once overdue and unanswered, escalate once the
+ * escalation window has passed too) under the tenant's current policy; the aggregate
+ * decides, so running it twice marks nothing twice. The scheduled job and the
+ * breach-check endpoint (src/sagas/lead-jobs.ts) run it over the candidates.
+ */
+export const checkLeadSla = (deps: Deps, ctx: CommandContext, id: string, now: Date) =>
+  run(deps, ctx, id, { kind: 'check-sla', id }, async () => ({ settings: await loadLeadSettings(deps.store, ctx.tenantId), now }));
+
+/** Scores a lead again now (time-based rules); a LeadScoreChanged only when the score changes. */
+export const rescoreLead = (deps: Deps, ctx: CommandContext, id: string) => runAssigning(deps, ctx, id, { kind: 'rescore', id });
+
+/**
+ * Tenants registered before lead settings existed get the registration seed now (run at
+ * worker start). Seeding is idempotent: a tenant whose stream is already seeded (its read
+ * model merely behind) is left as it is.
+ */
+export async function seedMissingLeadSettings(deps: Deps): Promise<number> {
+  const tenants: { id: string }[] = await deps.knex('tenants as t')
+    .whereNotExists((q) => q.select(deps.knex.raw('1')).from('lead_settings as s').whereRaw('s.tenant_id = t.id'))
+    .select('t.id');
+  let seeded = 0;
+  for (const { id } of tenants) {
+    const ctx = { tenantId: id, userId: null, correlationId: randomUUID() };
+    const result = await handleCommand(deps, leadSettingsAggregate, id, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx);
+    if (result.events.length) seeded++;
+  }
+  return seeded;
+}
+
+/**
+ * A settings change. A delete counts the item's users (every module's, see
+ * settings-usage.ts) while no command can be giving the item out, so one in use is refused
+ * reliably, never deleted from under a record.
+ */
+export async function changeLeadSettings(deps: Deps & SettingsDeleteDeps, ctx: CommandContext, command: LeadSettingsCommand) {
+  if (command.kind !== 'delete') return handleCommand(deps, leadSettingsAggregate, ctx.tenantId, command, ctx);
+  return deletingSettingsItem(deps, ctx.tenantId, command, (inUse) => handleCommand(deps, leadSettingsAggregate, ctx.tenantId, { ...command, inUse }, ctx));
+}

@@ -1,0 +1,151 @@
+import { JSON_OBJECT_MAX, LONG_TEXT_MAX, isEmail, isLeadColumn, leadColumnProblem, roundMoney } from '../../domain/field-rules.js';
+import { PROTOTYPE_KEYS } from '../../domain/values.js';
+import type { StageField, StageFields } from '../../events/lead-settings.js';
+import type { LeadEvent, LeadFields } from '../../events/leads.js';
+import { invalid, notFound } from '../../domain/errors.js';
+import { leadFieldValue, type ScoredLead } from './lead-scoring.js';
+import { settingOf, stagesOf, type LeadSettingsState } from '../lead-settings/lead-settings.js';
+import type { LeadView } from './leads.js';
+
+/**
+ * The stage rules of the lead decider: which stages a lead may be in and move to, and
+ * the fields a stage asks for (values given with a move, required fields). Pure.
+ */
+
+export type Stage = StageFields & { id: string };
+
+export const isEmpty = (v: unknown) =>
+  v === undefined || v === null || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
+
+/** Active, not closing (won/lost) lead stages of a pipeline, in board order. */
+export const openStages = (settings: LeadSettingsState, pipelineId: string) =>
+  stagesOf(settings, pipelineId, 'leads').filter((s) => s.isActive && !s.isWon && !s.isLost);
+
+export function stageMove(id: string, lead: LeadView, target: Stage, unlockReason: string | null): LeadEvent {
+  return {
+    type: 'LeadStageChanged',
+    data: { id, pipelineId: target.pipelineId, fromStageId: lead.stageId, fromStageName: lead.stageName, toStageId: target.id, toStageName: target.name, unlockReason },
+  };
+}
+
+/**
+ * A stage a request names (in its body) for a lead: an unknown stage (or another tenant's,
+ * or an opportunity stage) and an inactive one are both bad input (400), never a 404.
+ */
+export function targetStage(settings: LeadSettingsState, stageId: string): Stage {
+  const stage = settings.collections.stages[stageId];
+  if (!stage || stage.module !== 'leads') {
+    throw invalid('stageId does not name a lead stage of this tenant', [{ path: 'stageId', message: 'unknown lead stage', code: 'unknown_reference' }]);
+  }
+  if (!stage.isActive) {
+    throw invalid(`Stage "${stage.name}" is inactive: leads cannot be placed in it`, [{ path: 'stageId', message: 'inactive stage', code: 'inactive_reference' }]);
+  }
+  if (stage.isWon || stage.isLost) {
+    throw invalid(`"${stage.name}" closes the lead: use ${stage.isWon ? 'convert' : 'disqualify'} instead of a stage change`);
+  }
+  return { id: stageId, ...stage };
+}
+
+/** Movement rules within a pipeline: sequential pipelines step one stage at a time; locked earlier stages need a reason. */
+export function assertMoveAllowed(settings: LeadSettingsState, lead: LeadView, target: Stage, unlockReason: string | null): void {
+  const pipeline = settings.collections.pipelines[lead.pipelineId];
+  const stages = openStages(settings, lead.pipelineId);
+  const from = stages.findIndex((s) => s.id === lead.stageId);
+  const to = stages.findIndex((s) => s.id === target.id);
+  if (pipeline?.stageMovement === 'sequential' && from >= 0 && Math.abs(to - from) > 1) {
+    throw invalid('This pipeline requires sequential stage progression. You cannot skip stages.');
+  }
+  if (settingOf(settings, 'stages').lockPreviousStages && from >= 0 && to < from && !unlockReason) {
+    throw invalid('Earlier stages are locked: give an unlockReason to move back');
+  }
+}
+
+/**
+ * With `qualificationThreshold.autoQualify`, a lead whose score reaches the threshold goes
+ * to its pipeline's `qualified` stage, when that stage lies ahead and its required fields
+ * are filled.
+ */
+export function autoQualifiedStage(settings: LeadSettingsState, pipelineId: string, currentSortOrder: number, lead: Partial<LeadView>, score: number): Stage | null {
+  const { threshold, autoQualify } = settingOf(settings, 'qualificationThreshold');
+  if (!autoQualify || score < threshold) return null;
+  const qualified = openStages(settings, pipelineId).find((stage) => stage.slug === 'qualified');
+  if (!qualified || qualified.sortOrder <= currentSortOrder) return null;
+  return missingFields(qualified, lead).length ? null : qualified;
+}
+
+/** The value a stage field key names on a lead: a column, `qualification.<k>`, or a custom field. */
+function valueOf(lead: Partial<LeadView>, key: string): unknown {
+  if (isLeadColumn(key)) return lead[key];
+  const nested = key.startsWith('qualification.') || key.startsWith('custom.') || key.startsWith('customFields.');
+  return leadFieldValue(lead as ScoredLead, nested ? key : `custom.${key}`);
+}
+
+/** Why a stage-field value cannot be taken: lead columns keep their own field rules, other fields their field type. */
+function checkValue(field: StageField | undefined, key: string, value: unknown): string | null {
+  if (value === null) return null;
+  if (isLeadColumn(key)) return leadColumnProblem(key, value);
+  switch (field?.fieldType) {
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? null : 'a number';
+    case 'checkbox':
+      return typeof value === 'boolean' ? null : 'true or false';
+    case 'date':
+      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? null : 'a date (ISO 8601)';
+    case 'select':
+      return field.fieldOptions.some((o) => o.value === value) ? null : `one of ${field.fieldOptions.map((o) => o.value).join(', ')}`;
+    case 'multiselect':
+      return Array.isArray(value) && value.every((v) => field.fieldOptions.some((o) => o.value === v)) ? null : 'a list of the field options';
+    case 'email':
+      return typeof value === 'string' && isEmail(value.trim()) ? null : 'an email address';
+    default:
+      if (typeof value === 'string') return value.length <= LONG_TEXT_MAX ? null : `at most ${LONG_TEXT_MAX} characters`;
+      return JSON.stringify(value).length <= LONG_TEXT_MAX ? null : 'a smaller value';
+  }
+}
+
+/**
+ * Stage-field values routed to where they live: lead columns, `qualification.<k>` into
+ * qualification, anything else (`custom.` optional) into customFields.
+ */
+export function routeValues(lead: LeadView, stage: Stage, values: Record<string, unknown>): Partial<LeadFields> {
+  const problems: { path: string; message: string; code: string }[] = [];
+  const changes: Partial<LeadFields> = {};
+  let qualification: Record<string, unknown> | null = null;
+  let custom: Record<string, unknown> | null = null;
+  for (const [key, value] of Object.entries(values)) {
+    const name = key.slice(key.lastIndexOf('.') + 1);
+    const problem = PROTOTYPE_KEYS.has(name) ? 'under another key' : checkValue(stage.fields.find((f) => f.fieldKey === key), key, value);
+    if (problem) {
+      problems.push({ path: `stageFieldValues.${key}`, message: `must be ${problem}`, code: 'invalid_value' });
+      continue;
+    }
+    if (isLeadColumn(key)) (changes as Record<string, unknown>)[key] = typeof value === 'string' ? value.trim() || null : value;
+    else if (key.startsWith('qualification.')) (qualification ??= { ...lead.qualification })[key.slice('qualification.'.length)] = value;
+    else (custom ??= { ...lead.customFields })[key.replace(/^(custom|customFields)\./, '')] = value;
+  }
+  if (problems.length) throw invalid(`Invalid stage field values: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
+  for (const [name, object] of [['qualification', qualification], ['customFields', custom]] as const) {
+    if (object && JSON.stringify(object).length > JSON_OBJECT_MAX) throw invalid(`${name} would exceed 16 KB of JSON`);
+  }
+  if (qualification) changes.qualification = qualification;
+  if (custom) changes.customFields = custom;
+  if (typeof changes.estimatedValue === 'number') changes.estimatedValue = roundMoney(changes.estimatedValue);
+  return changes;
+}
+
+/** Required fields of a stage that are empty on the lead; `a||b` means any one of them. */
+export function missingFields(stage: Stage, lead: Partial<LeadView>) {
+  return stage.fields
+    .filter((f) => f.isRequired)
+    .filter((f) => f.fieldKey.split('||').every((key) => isEmpty(valueOf(lead, key.trim()))))
+    .map((f) => ({ fieldKey: f.fieldKey, fieldLabel: f.fieldLabel }));
+}
+
+export function assertRequiredFields(stage: Stage, lead: Partial<LeadView>): void {
+  const missing = missingFields(stage, lead);
+  if (missing.length) {
+    throw invalid(`Stage "${stage.name}" requires: ${missing.map((m) => m.fieldLabel).join(', ')}`, missing.map((m) => ({ path: m.fieldKey, message: 'required by the stage', code: 'required' })), {
+      missingFields: missing,
+    });
+  }
+}

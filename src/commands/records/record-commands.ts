@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AccountFields } from '../../events/accounts.js';
+import type { ContactFields } from '../../events/contacts.js';
+import { accountAggregate } from '../accounts.js';
+import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { contactAggregate } from '../contacts.js';
+import { invalid, notFound } from '../../domain/errors.js';
+import { wouldLoop } from './references.js';
+
+type Deps = CommandDeps & { knex: Knex };
+
+async function assertLiveAccount(knex: Knex, tenantId: string, id: string, what = 'Account'): Promise<void> {
+  const row = await knex('accounts').where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
+  if (!row) throw notFound(what);
+}
+
+/** An owner must be a user of the tenant (not deleted). */
+export async function assertOwner(knex: Knex, tenantId: string, ownerId: string | undefined): Promise<void> {
+  if (!ownerId) return;
+  const row = await knex('users').where({ tenant_id: tenantId, id: ownerId }).whereNull('deleted_at').first('id');
+  if (!row) throw invalid('ownerId does not name a user of this tenant', [{ path: 'ownerId', message: 'not found', code: 'unknown_reference' }]);
+}
+
+export async function createContact(deps: Deps, ctx: CommandContext, fields: Omit<ContactFields, 'ownerId'> & { ownerId?: string }) {
+  await assertOwner(deps.knex, ctx.tenantId, fields.ownerId);
+  const id = randomUUID();
+  const result = await handleCommand(deps, contactAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
+  return { id, position: result.position };
+}
+
+export async function updateContact(deps: Deps, ctx: CommandContext, id: string, changes: Partial<ContactFields>) {
+  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
+  return handleCommand(deps, contactAggregate, id, { kind: 'update', id, changes }, ctx);
+}
+
+export const deleteContact = (deps: Deps, ctx: CommandContext, id: string) => handleCommand(deps, contactAggregate, id, { kind: 'delete', id }, ctx);
+
+export const addContactNote = (deps: CommandDeps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  handleCommand(deps, contactAggregate, id, { kind: 'add-note', id, ...note }, ctx);
+
+export async function linkContactToAccount(deps: Deps, ctx: CommandContext, id: string, accountId: string, role: string) {
+  await assertLiveAccount(deps.knex, ctx.tenantId, accountId);
+  return handleCommand(deps, contactAggregate, id, { kind: 'link-account', id, accountId, role }, ctx);
+}
+
+export const unlinkContactFromAccount = (deps: Deps, ctx: CommandContext, id: string, accountId: string) =>
+  handleCommand(deps, contactAggregate, id, { kind: 'unlink-account', id, accountId }, ctx);
+
+/** The parent must be a live account of the tenant that is not this account or below it. */
+async function assertParent(knex: Knex, tenantId: string, id: string | null, parentId: string | null | undefined): Promise<void> {
+  if (!parentId) return;
+  if (parentId === id) throw invalid('An account cannot be its own parent', [{ path: 'parentAccountId', message: 'cycle', code: 'cycle' }]);
+  const parent = await knex('accounts').where({ tenant_id: tenantId, id: parentId }).whereNull('deleted_at').first('id');
+  if (!parent) throw invalid('parentAccountId does not name an account', [{ path: 'parentAccountId', message: 'not found', code: 'unknown_reference' }]);
+  if (id && (await wouldLoop(knex, 'accounts', 'parent_account_id', tenantId, id, parentId))) {
+    throw invalid('That parent is a child of this account: the hierarchy would loop', [{ path: 'parentAccountId', message: 'cycle', code: 'cycle' }]);
+  }
+}
+
+export async function createAccount(deps: Deps, ctx: CommandContext, fields: Omit<AccountFields, 'ownerId'> & { ownerId?: string }) {
+  await assertOwner(deps.knex, ctx.tenantId, fields.ownerId);
+  await assertParent(deps.knex, ctx.tenantId, null, fields.parentAccountId);
+  const id = randomUUID();
+  const result = await handleCommand(deps, accountAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
+  return { id, position: result.position };
+}
+
+export async function updateAccount(deps: Deps, ctx: CommandContext, id: string, changes: Partial<AccountFields>) {
+  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
+  await assertParent(deps.knex, ctx.tenantId, id, changes.parentAccountId);
+  return handleCommand(deps, accountAggregate, id, { kind: 'update', id, changes }, ctx);
+}
+
+export const deleteAccount = (deps: Deps, ctx: CommandContext, id: string) => handleCommand(deps, accountAggregate, id, { kind: 'delete', id }, ctx);
+
+export const addAccountNote = (deps: CommandDeps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  handleCommand(deps, accountAggregate, id, { kind: 'add-note', id, ...note }, ctx);

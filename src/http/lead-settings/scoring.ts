@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import type { Response, Router } from 'express';
+import { invalid } from '../../domain/errors.js';
+import { SETTING_KEYS, type SettingKey } from '../../domain/lead-settings.js';
+import { getLeadSettingValues, getQualificationThreshold, getScoringRule, listScoringRules } from '../../queries/lead-settings.js';
+import { requireAdmin } from '../authenticate.js';
+import { parseBody } from '../validate.js';
+import { ruleBody, settingPartial, settingsBody, thresholdBody, type SettingChanges } from './schemas.js';
+import type { LeadSettingsRoutes } from './shared.js';
+
+/** `GET|POST /scoring-rules`, `/qualification-threshold` and the keyed `/settings`. */
+export function mountScoringAndSettings(router: Router, { knex, view, tenant, change }: LeadSettingsRoutes): void {
+  // ---- scoring rules -------------------------------------------------------------------
+  router.get('/scoring-rules', view, async (_req, res) => res.json(await listScoringRules(knex, tenant(res))));
+  router.post('/scoring-rules', requireAdmin, async (req, res) => {
+    const id = randomUUID();
+    await change(res, { kind: 'create', collection: 'scoringRules', id, fields: parseBody(ruleBody, req) });
+    res.status(201).json(await getScoringRule(knex, tenant(res), id));
+  });
+
+  // ---- qualification threshold and keyed settings --------------------------------------
+  const changeSettings = async (res: Response, values: SettingChanges) => {
+    await change(res, { kind: 'change-settings', values });
+  };
+  router.get('/qualification-threshold', view, async (_req, res) => res.json(await getQualificationThreshold(knex, tenant(res))));
+  router.put('/qualification-threshold', requireAdmin, async (req, res) => {
+    await changeSettings(res, { qualificationThreshold: parseBody(thresholdBody, req) });
+    res.json(await getQualificationThreshold(knex, tenant(res)));
+  });
+  router.get('/settings', view, async (_req, res) => res.json(await getLeadSettingValues(knex, tenant(res))));
+  router.put('/settings', requireAdmin, async (req, res) => {
+    await changeSettings(res, parseBody(settingsBody, req) as SettingChanges);
+    res.json(await getLeadSettingValues(knex, tenant(res)));
+  });
+  router.put('/settings/:key', requireAdmin, async (req, res) => {
+    const key = String(req.params.key);
+    if (!(SETTING_KEYS as string[]).includes(key)) {
+      throw invalid(`Unknown setting "${key}"; expected one of ${SETTING_KEYS.join(', ')}`, [{ path: 'key', message: 'unknown setting', code: 'invalid_value' }]);
+    }
+    const settingKey = key as SettingKey;
+    await changeSettings(res, { [settingKey]: parseBody(settingPartial[settingKey], req) });
+    res.json(await getLeadSettingValues(knex, tenant(res)));
+  });
+}

@@ -1,0 +1,41 @@
+import type { Response } from 'express';
+import { notFound } from '../../domain/errors.js';
+import type { Principal } from '../../domain/principal.js';
+import { getLead, visibleLeads } from '../../queries/leads/leads.js';
+import type { Services } from '../../service.js';
+import { principalOf, requirePermission } from '../authenticate.js';
+import { idParam } from '../validate.js';
+import { writtenRecord } from '../written-record.js';
+
+/** What the lead routes share: which leads the caller may see, the lead as answered, the permission checks. */
+export function leadAccess(services: Services) {
+  const { knex } = services;
+  const visible = async (principal: Principal, id: string) => !!(await visibleLeads(knex, principal).where('l.id', id).first('l.id'));
+  const visibleOr404 = async (principal: Principal, id: string) => {
+    if (!(await visible(principal, id))) throw notFound('Lead');
+  };
+  const detail = async (principal: Principal, id: string) => {
+    const lead = await getLead(knex, principal, id);
+    if (!lead) throw notFound('Lead');
+    return lead;
+  };
+  /** The lead as the answer to the caller's own write (shown once even if it left their scope). */
+  const written = (principal: Principal, id: string) => writtenRecord(principal, 'leads', 'Lead', (as) => getLead(knex, as, id));
+  /** The lead id of the path, 404 unless the caller may see it. */
+  const leadId = async (req: Parameters<typeof idParam>[0], res: Response) => {
+    const id = idParam(req, 'id', 'Lead');
+    await visibleOr404(principalOf(res), id);
+    return id;
+  };
+  /** Ids the caller may act on; the rest are reported as not found (never revealed). */
+  async function visibleIds(principal: Principal, ids: string[]) {
+    const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+    const found = new Set((await visibleLeads(knex, principal).whereIn('l.id', unique).select('l.id')).map((r: { id: string }) => r.id));
+    return { visible: unique.filter((id) => found.has(id)), skipped: unique.filter((id) => !found.has(id)).map((id) => ({ id, message: 'Lead not found' })) };
+  }
+  const view = requirePermission('leads', 'view');
+  const edit = requirePermission('leads', 'edit');
+  return { visible, visibleOr404, detail, written, leadId, visibleIds, view, edit };
+}
+
+export type LeadAccess = ReturnType<typeof leadAccess>;

@@ -1,0 +1,275 @@
+import type { Knex } from 'knex';
+import { roundMoney } from '../../domain/field-rules.js';
+import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
+import { prepared } from '../prepared.js';
+import { scopeOf, type Principal } from '../../domain/principal.js';
+import { applyRecordScope } from '../record-scope.js';
+import { containsPattern } from '../search.js';
+
+export interface LeadListQuery {
+  search?: string;
+  stageId?: string;
+  pipelineId?: string;
+  priority?: string;
+  source?: string;
+  assignedTo?: string;
+  status?: 'open' | 'converted' | 'disqualified';
+  page: number;
+  limit: number;
+  sortBy?: string;
+  sortDir?: string;
+  sortOrder?: string;
+}
+
+const SORTS = sortableColumns('l', ['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'email', 'score', 'estimated_value']);
+
+const fullName = (alias: string) => `nullif(trim(coalesce(${alias}.first_name, '') || ' ' || coalesce(${alias}.last_name, '')), '')`;
+const money = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+/** Live leads of the tenant that the caller's scope lets them see. */
+export function visibleLeads(knex: Knex, principal: Principal) {
+  const query = knex('leads as l').where('l.tenant_id', principal.tenantId).whereNull('l.deleted_at');
+  return applyRecordScope(query, principal, 'leads', 'l.owner_id');
+}
+
+/** The filters every lead list shares (list, board, SLA summary). */
+export function filtered(knex: Knex, principal: Principal, q: Omit<LeadListQuery, 'page' | 'limit'>) {
+  const query = visibleLeads(knex, principal);
+  if (q.search) query.where('l.search_text', 'like', containsPattern(q.search));
+  if (q.stageId) query.where('l.stage_id', q.stageId);
+  if (q.pipelineId) query.where('l.pipeline_id', q.pipelineId);
+  if (q.source) query.whereRaw('lower(l.source) = ?', [q.source.toLowerCase()]);
+  if (q.assignedTo) query.where('l.owner_id', q.assignedTo);
+  if (q.status) query.where('l.status', q.status);
+  if (q.priority) {
+    query.whereIn('l.priority_id', knex('lead_priorities').where('tenant_id', principal.tenantId).whereNull('deleted_at').where('slug', q.priority.toLowerCase()).select('id'));
+  }
+  return query;
+}
+
+/** Named, not `l.*`: a prepared statement's row shape must not change when a migration adds a column. */
+const LEAD_COLUMNS = [
+  'id', 'first_name', 'last_name', 'email', 'phone', 'mobile', 'company', 'title', 'website', 'address', 'source', 'priority_id',
+  'estimated_value', 'description', 'custom_fields', 'qualification', 'owner_id', 'pipeline_id', 'stage_id', 'stage_entered_at', 'score',
+  'score_breakdown', 'status', 'disqualified_at', 'disqualified_by', 'disqualification_reason_id', 'disqualification_reason',
+  'disqualification_notes', 'sla_due_at', 'first_response_at', 'sla_breached_at', 'sla_escalated_at', 'created_by', 'created_at', 'updated_at',
+].map((c) => `l.${c}`);
+
+const listColumns = (knex: Knex) => [
+  ...LEAD_COLUMNS,
+  's.name as stage_name',
+  'p.slug as priority_slug',
+  'p.name as priority_name',
+  knex.raw(`${fullName('o')} as owner_name`),
+];
+
+function withNames(query: Knex.QueryBuilder) {
+  return query
+    .leftJoin('pipeline_stages as s', 's.id', 'l.stage_id')
+    .leftJoin('lead_priorities as p', 'p.id', 'l.priority_id')
+    .leftJoin('users as o', 'o.id', 'l.owner_id');
+}
+
+function listItem(r: any) {
+  return {
+    id: r.id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    phone: r.phone,
+    company: r.company,
+    title: r.title,
+    source: r.source,
+    pipelineId: r.pipeline_id,
+    stageId: r.stage_id,
+    stageName: r.stage_name,
+    priority: r.priority_slug,
+    priorityName: r.priority_name,
+    estimatedValue: money(r.estimated_value),
+    score: r.score,
+    status: r.status,
+    ownerId: r.owner_id,
+    ownerName: r.owner_name,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export async function listLeads(knex: Knex, principal: Principal, q: LeadListQuery) {
+  const query = withNames(filtered(knex, principal, q)).select(listColumns(knex));
+  const sort = sortOf(q, SORTS, 'created_at', 'desc');
+  query.orderByRaw(`${sort.column} ${sort.dir}, l.id ${sort.dir}`);
+  // Unfiltered (or by stage alone) and unscoped, the total is a maintained tally: no counting as the tenant grows.
+  const others = q.search || q.pipelineId || q.priority || q.source || q.assignedTo || q.status || scopeOf(principal, 'leads') !== 'all';
+  let knownTotal: (() => Promise<number>) | undefined;
+  if (!others && !q.stageId) knownTotal = () => tallied(knex, 'lead_totals', principal.tenantId);
+  const stageId = q.stageId;
+  if (!others && stageId) knownTotal = () => tallied(knex, 'lead_stage_totals', principal.tenantId, { stage_id: stageId });
+  return paginate(query, q.page, q.limit, listItem, knownTotal);
+}
+
+/** The board: one pipeline's lead stages, each with its count and its best leads (score, then newest). */
+export async function leadBoard(knex: Knex, principal: Principal, q: Omit<LeadListQuery, 'page'> & { pipelineId: string }) {
+  const stages = await knex('pipeline_stages')
+    .where({ tenant_id: principal.tenantId, pipeline_id: q.pipelineId, module: 'leads', is_active: true })
+    .whereNull('deleted_at')
+    .orderBy(['sort_order', 'name'])
+    .select('id', 'name', 'slug', 'color', 'sort_order', 'is_won', 'is_lost');
+  // Rank narrow rows (id, stage), then read the whole rows of the few shown.
+  const ranked = filtered(knex, principal, q).select(
+    'l.id as ranked_id',
+    knex.raw('row_number() over (partition by l.stage_id order by l.score desc, l.created_at desc, l.id) as rank'),
+    knex.raw('count(*) over (partition by l.stage_id) as stage_count'),
+  );
+  const rows = await withNames(knex('leads as l').join(ranked.as('r'), 'r.ranked_id', 'l.id'))
+    .where('r.rank', '<=', q.limit)
+    .orderBy('r.rank')
+    .select([...listColumns(knex), 'r.stage_count']);
+  return {
+    pipelineId: q.pipelineId,
+    stages: stages.map((s: any) => {
+      const leads = rows.filter((r: any) => r.stage_id === s.id);
+      return {
+        id: s.id,
+        name: s.name,
+        slug: s.slug,
+        color: s.color,
+        sortOrder: s.sort_order,
+        isWon: s.is_won,
+        isLost: s.is_lost,
+        count: leads.length ? Number(leads[0].stage_count) : 0,
+        leads: leads.map(listItem),
+      };
+    }),
+  };
+}
+
+/** A product line as stored (numeric columns arrive as strings) → its JSON shape with the total. */
+function productLine(r: any) {
+  const quantity = Number(r.quantity);
+  const unitPrice = Number(r.unit_price);
+  const discount = Number(r.discount);
+  const gross = quantity * unitPrice;
+  const total = r.discount_type === 'percentage' ? gross * (1 - discount / 100) : gross - discount;
+  return {
+    id: r.product_id,
+    productId: r.product_id,
+    productName: r.product_name,
+    quantity,
+    unitPrice,
+    discount,
+    discountType: r.discount_type,
+    total: roundMoney(total),
+    addedAt: r.added_at,
+  };
+}
+
+const productRows = (knex: Knex, tenantId: string) => knex('lead_products as lp').where('lp.tenant_id', tenantId).orderBy(['lp.added_at', 'lp.product_id']);
+
+export async function leadProducts(knex: Knex, tenantId: string, leadId: string) {
+  return (await productRows(knex, tenantId).where('lp.lead_id', leadId).select('lp.*')).map(productLine);
+}
+
+function teamMember(r: any) {
+  return {
+    userId: r.user_id,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    email: r.email,
+    role: r.role,
+    addedBy: r.added_by_name,
+    addedAt: r.added_at,
+  };
+}
+
+const teamRows = (knex: Knex, tenantId: string) =>
+  knex('lead_team as t')
+    .join('users as u', 'u.id', 't.user_id')
+    .leftJoin('users as a', 'a.id', 't.added_by')
+    .where('t.tenant_id', tenantId)
+    .orderBy(['t.added_at', 't.user_id'])
+    .select('t.*', 'u.first_name', 'u.last_name', 'u.email', knex.raw(`${fullName('a')} as added_by_name`));
+
+export async function leadTeam(knex: Knex, tenantId: string, leadId: string) {
+  return (await teamRows(knex, tenantId).where('t.lead_id', leadId)).map(teamMember);
+}
+
+export async function getLead(knex: Knex, principal: Principal, id: string) {
+  const r = await prepared(
+    withNames(visibleLeads(knex, principal))
+      .leftJoin('pipelines as pl', 'pl.id', 'l.pipeline_id')
+      .leftJoin('users as c', 'c.id', 'l.created_by')
+      .where('l.id', id)
+      .first(
+        listColumns(knex).concat([
+          's.slug as stage_slug', 's.color as stage_color', 's.sort_order as stage_sort_order', 's.is_won as stage_is_won', 's.is_lost as stage_is_lost',
+          's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
+          knex.raw(`${fullName('c')} as created_by_name`),
+        ]),
+      ),
+  );
+  if (!r) return null;
+  // Separate small queries, side by side: one query joining them all costs more to plan than to run.
+  const [products, team] = await Promise.all([leadProducts(knex, principal.tenantId, id), leadTeam(knex, principal.tenantId, id)]);
+  return {
+    ...listItem(r),
+    mobile: r.mobile,
+    website: r.website,
+    address: r.address,
+    description: r.description,
+    customFields: r.custom_fields,
+    qualification: r.qualification,
+    priorityId: r.priority_id,
+    stage: { id: r.stage_id, name: r.stage_name, slug: r.stage_slug, color: r.stage_color, sortOrder: r.stage_sort_order, isWon: r.stage_is_won, isLost: r.stage_is_lost },
+    stageFields: ((r.stage_fields ?? []) as { isVisible: boolean }[]).filter((f) => f.isVisible),
+    pipeline: { id: r.pipeline_id, name: r.pipeline_name, stageMovement: r.stage_movement },
+    pipelineName: r.pipeline_name,
+    stageEnteredAt: r.stage_entered_at,
+    scoreBreakdown: r.score_breakdown,
+    disqualifiedAt: r.disqualified_at,
+    disqualifiedBy: r.disqualified_by,
+    disqualificationReasonId: r.disqualification_reason_id,
+    disqualificationReason: r.disqualification_reason,
+    disqualificationNotes: r.disqualification_notes,
+    slaDueAt: r.sla_due_at,
+    firstResponseAt: r.first_response_at,
+    slaBreachedAt: r.sla_breached_at,
+    slaEscalatedAt: r.sla_escalated_at,
+    productsCount: products.length,
+    products,
+    teamMembers: team,
+    createdByName: r.created_by_name,
+  };
+}
+
+/** Leads and contacts with the same email (case-insensitive) or phone (digits only), within the caller's scope. */
+export async function findDuplicates(knex: Knex, principal: Principal, q: { email?: string | null; phone?: string | null; excludeId?: string }) {
+  const email = q.email?.trim().toLowerCase() || null;
+  const digits = q.phone?.replace(/[^0-9]/g, '') || null;
+  if (!email && !digits) return { duplicates: [] };
+  const leads = visibleLeads(knex, principal)
+    .where((w) => {
+      if (email) w.orWhereRaw('lower(l.email) = ?', [email]);
+      if (digits) w.orWhere('l.phone_digits', digits).orWhere('l.mobile_digits', digits);
+    })
+    .limit(20)
+    .select('l.id', 'l.first_name', 'l.last_name', 'l.email', 'l.phone_digits', 'l.mobile_digits');
+  if (q.excludeId) leads.whereNot('l.id', q.excludeId);
+  const contacts = applyRecordScope(knex('contacts as c').where('c.tenant_id', principal.tenantId).whereNull('c.deleted_at'), principal, 'contacts', 'c.owner_id')
+    .where((w) => {
+      if (email) w.orWhereRaw('lower(c.email) = ?', [email]);
+      if (digits) w.orWhereRaw(`regexp_replace(coalesce(c.phone, ''), '[^0-9]', '', 'g') = ?`, [digits]).orWhereRaw(`regexp_replace(coalesce(c.mobile, ''), '[^0-9]', '', 'g') = ?`, [digits]);
+    })
+    .limit(20)
+    .select('c.id', 'c.first_name', 'c.last_name', 'c.email');
+  const canSeeContacts = principal.permissions.contacts?.view === true;
+  const [leadRows, contactRows] = await Promise.all([leads, canSeeContacts ? contacts : Promise.resolve([])]);
+  const matchOf = (r: any) => (email && r.email?.toLowerCase() === email ? 'email' : 'phone');
+  return {
+    duplicates: [
+      ...leadRows.map((r: any) => ({ id: r.id, firstName: r.first_name, lastName: r.last_name, email: r.email, matchField: matchOf(r), entityType: 'lead' })),
+      ...contactRows.map((r: any) => ({ id: r.id, firstName: r.first_name, lastName: r.last_name, email: r.email, matchField: matchOf(r), entityType: 'contact' })),
+    ],
+  };
+}
