@@ -87,7 +87,8 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
-    reads: ['identity'],
+    // Registration also seeds the tenant's lead settings, which a client reads next.
+    reads: ['identity', 'lead-settings'],
   },
   {
     // The record timeline (activities, notes) that every record kind shares.
