@@ -8,6 +8,7 @@ import { contactsRouter } from './http/contacts.js';
 import { leadSettingsRouter } from './http/lead-settings/index.js';
 import { leadsRouter } from './http/leads/index.js';
 import { departmentsRouter, rolesRouter, teamsRouter } from './http/organisation.js';
+import { productsRouter } from './http/products.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
@@ -28,8 +29,10 @@ import { migration0010PendingWritePlans } from './projections/migrations/0010_pe
 import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
 import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
+import { migration0014Products } from './projections/migrations/0014_products.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
+import { productsProjection } from './projections/products.js';
 import { recordTimelineProjection } from './projections/record-timeline.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
@@ -126,6 +129,13 @@ export const modules: ModuleManifest[] = [
       ];
     },
     reads: ['leads', 'lead-settings', 'record-timeline'],
+  },
+  {
+    name: 'products',
+    routes: [{ path: '/products', router: productsRouter }],
+    projections: [productsProjection],
+    migrations: [migration0014Products],
+    reads: ['products'],
   },
 ];
 

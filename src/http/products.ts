@@ -1,0 +1,121 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { PRODUCT_TYPES } from '../commands/products/product-aggregates.js';
+import {
+  createProduct, createProductCategory, deleteProduct, deleteProductCategory, updateProduct, updateProductCategory,
+} from '../commands/products/product-commands.js';
+import { notFound } from '../domain/errors.js';
+import { getProduct, getProductCategory, listProductCategories, listProducts } from '../queries/products.js';
+import type { Services } from '../service.js';
+import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
+import { customFields, listQueryBase, money, optionalText } from './record-schemas.js';
+import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
+
+const productFields = {
+  name: z.string().trim().min(1).max(200),
+  code: optionalText(100),
+  description: optionalText(10_000),
+  categoryId: z.uuid().nullable().optional(),
+  type: z.enum(PRODUCT_TYPES).optional(),
+  unitPrice: money.optional(),
+  currency: z.string().trim().toUpperCase().regex(/^[A-Z]{3}$/, 'a 3-letter currency code such as USD').optional(),
+  isActive: z.boolean().optional(),
+  taxable: z.boolean().optional(),
+  taxRate: z.number().min(0).max(100).nullable().optional(),
+  customFields,
+};
+const createBody = z.object(productFields).strict();
+const updateBody = z.object(productFields).partial().strict();
+const listQuery = paginationQuery.extend({
+  ...listQueryBase,
+  categoryId: z.uuid().optional(),
+  type: z.enum(PRODUCT_TYPES).optional(),
+  isActive: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+});
+const categoryFields = { name: z.string().trim().min(1).max(200), description: optionalText(10_000) };
+const categoryCreateBody = z.object(categoryFields).strict();
+const categoryUpdateBody = z.object(categoryFields).partial().strict();
+
+const withDefaults = (b: z.infer<typeof createBody>) => ({
+  name: b.name,
+  code: b.code ?? null,
+  description: b.description ?? null,
+  categoryId: b.categoryId ?? null,
+  type: b.type ?? 'one_time',
+  unitPrice: b.unitPrice ?? 0,
+  currency: b.currency ?? 'USD',
+  isActive: b.isActive ?? true,
+  taxable: b.taxable ?? false,
+  taxRate: b.taxRate ?? null,
+  customFields: b.customFields ?? {},
+});
+
+/** Spec Part A "Products" (price books and bundles are not built yet). Static paths come before `/:id`. */
+export function productsRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  const tenantOf = (res: Parameters<typeof principalOf>[0]) => principalOf(res).tenantId;
+  const product = async (tenantId: string, id: string) => {
+    const found = await getProduct(knex, tenantId, id);
+    if (!found) throw notFound('Product');
+    return found;
+  };
+  const category = async (tenantId: string, id: string) => {
+    const found = await getProductCategory(knex, tenantId, id);
+    if (!found) throw notFound('Product category');
+    return found;
+  };
+
+  router.get('/categories', requirePermission('products', 'view'), async (_req, res) => {
+    res.json(await listProductCategories(knex, tenantOf(res)));
+  });
+  router.post('/categories', requirePermission('products', 'create'), async (req, res) => {
+    const body = parseBody(categoryCreateBody, req);
+    const { id, position } = await createProductCategory(services, commandContextOf(res), { name: body.name, description: body.description ?? null });
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/categories/${id}` });
+    res.status(201).json(await category(tenantOf(res), id));
+  });
+  // Not in the spec's table; where a 202 answer's Location points for a new category.
+  router.get('/categories/:id', requirePermission('products', 'view'), async (req, res) => {
+    res.json(await category(tenantOf(res), idParam(req, 'id', 'Product category')));
+  });
+  router.put('/categories/:id', requirePermission('products', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Product category');
+    const changes = parseBody(categoryUpdateBody, req);
+    await category(tenantOf(res), id);
+    await services.waitForProjections((await updateProductCategory(services, commandContextOf(res), id, changes)).position);
+    res.json(await category(tenantOf(res), id));
+  });
+  router.delete('/categories/:id', requirePermission('products', 'delete'), async (req, res) => {
+    const id = idParam(req, 'id', 'Product category');
+    await category(tenantOf(res), id);
+    await services.waitForProjections((await deleteProductCategory(services, commandContextOf(res), id)).position);
+    res.json({ success: true });
+  });
+
+  router.post('/', requirePermission('products', 'create'), async (req, res) => {
+    const { id, position } = await createProduct(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
+    res.status(201).json(await product(tenantOf(res), id));
+  });
+  router.get('/', requirePermission('products', 'view'), async (req, res) => {
+    res.json(await listProducts(knex, tenantOf(res), parseQuery(listQuery, req)));
+  });
+  router.get('/:id', requirePermission('products', 'view'), async (req, res) => {
+    res.json(await product(tenantOf(res), idParam(req, 'id', 'Product')));
+  });
+  router.put('/:id', requirePermission('products', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Product');
+    const changes = parseBody(updateBody, req);
+    await product(tenantOf(res), id);
+    await services.waitForProjections((await updateProduct(services, commandContextOf(res), id, changes)).position);
+    res.json(await product(tenantOf(res), id));
+  });
+  router.delete('/:id', requirePermission('products', 'delete'), async (req, res) => {
+    const id = idParam(req, 'id', 'Product');
+    await product(tenantOf(res), id);
+    await services.waitForProjections((await deleteProduct(services, commandContextOf(res), id)).position);
+    res.json({ success: true });
+  });
+  return router;
+}
