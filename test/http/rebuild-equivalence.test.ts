@@ -405,6 +405,20 @@ describe('rebuild equals live, for every event type', () => {
       const doomedContact = await call(t, 'POST', '/contacts', { lastName: 'Temp', ownerId: rep.id });
       await call(t, 'DELETE', `/contacts/${doomedContact.body.id}`);
 
+      // Products and their categories.
+      const category = await call(t, 'POST', '/products/categories', { name: `Logiciel 💾 ${unique()}`, description: oddText(r, 500) });
+      await call(t, 'PUT', `/products/categories/${category.body.id}`, { description: null });
+      const doomedCategory = await call(t, 'POST', '/products/categories', { name: `Temp ${unique()}` });
+      await call(t, 'DELETE', `/products/categories/${doomedCategory.body.id}`);
+      const licence = await call(t, 'POST', '/products', {
+        name: `Licence ✨ ${unique()}`, code: `LIC-${unique()}`, description: oddText(r, 500), categoryId: category.body.id, type: 'subscription',
+        unitPrice: 1234.56, currency: 'EUR', isActive: true, taxable: true, taxRate: 19.5, customFields: oddCustomFields(r),
+      });
+      await call(t, 'PUT', `/products/${licence.body.id}`, { unitPrice: 0, code: '', taxRate: null, isActive: false });
+      await call(t, 'POST', '/products', { name: 'Ø' });
+      const doomedProduct = await call(t, 'POST', '/products', { name: `Temp ${unique()}`, code: `TMP-${unique()}`, categoryId: category.body.id });
+      await call(t, 'DELETE', `/products/${doomedProduct.body.id}`);
+
       // Lead settings: pipelines, stages and their fields, ownership, visibility, order.
       const defaultPipeline = (await call(t, 'GET', '/lead-settings/pipelines')).body.find((p: { isDefault: boolean }) => p.isDefault).id as string;
       t.pipelines.push(defaultPipeline);
