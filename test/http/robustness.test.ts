@@ -95,7 +95,13 @@ describe('robustness: odd input never causes a 500', () => {
   it('contacts, accounts, users and the organisation', async () => {
     const contact = (await call('POST', '/contacts', { lastName: 'Odd' })).body;
     const account = (await call('POST', '/accounts', { name: 'Odd Co' })).body;
+    const category = (await call('POST', '/products/categories', { name: 'Odd category' })).body;
+    const product = (await call('POST', '/products', { name: 'Odd product' })).body;
     const failures = await fuzz([
+      ['POST', '/products', ['name', 'code', 'categoryId', 'type', 'unitPrice', 'currency', 'taxRate', 'customFields']],
+      ['PUT', `/products/${product.id}`, ['name', 'code', 'categoryId', 'unitPrice', 'isActive']],
+      ['POST', '/products/categories', ['name', 'description']],
+      ['PUT', `/products/categories/${category.id}`, ['name', 'description']],
       ['POST', '/contacts', ['lastName', 'email', 'phone', 'mailingAddress', 'customFields', 'ownerId']],
       ['PUT', `/contacts/${contact.id}`, ['lastName', 'email', 'customFields', 'ownerId']],
       ['POST', `/contacts/${contact.id}/accounts/${account.id}`, ['role']],
@@ -131,7 +137,11 @@ describe('robustness: odd input never causes a 500', () => {
     const account = (await call('POST', '/accounts', { name: 'Sorted Co' })).body;
     await call('POST', '/accounts', { name: 'Other Co' });
     await call('POST', '/teams', { name: 'Sorters' });
+    await call('POST', '/products', { name: 'Sorted product' });
+    await call('POST', '/products', { name: 'Other product' });
+    await call('POST', '/products/categories', { name: 'Sorted category' });
     const lists = [
+      '/products', '/products/categories',
       '/contacts', '/accounts', '/leads', '/leads?view=kanban', '/users', '/users/invitations', '/users/lookup/roles',
       '/users/lookup/departments', '/users/lookup/teams', '/users/org-tree', '/roles', '/departments', '/teams',
       '/admin/audit-trail', '/admin/outbox', '/lead-settings/pipelines', '/lead-settings/stages', '/lead-settings/priorities',
