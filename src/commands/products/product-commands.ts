@@ -54,7 +54,13 @@ export async function updateProduct(deps: Deps, ctx: CommandContext, id: string,
   await assertCategory(deps.knex, ctx.tenantId, changes.categoryId);
   const newCode = changes.code && codeClaim(ctx.tenantId, changes.code) !== (before.code && codeClaim(ctx.tenantId, before.code)) ? changes.code : null;
   if (newCode) await claimCode(deps.knex, ctx.tenantId, newCode, id);
-  const result = await handleCommand(deps, productAggregate, id, { kind: 'update', id, changes }, ctx);
+  let result;
+  try {
+    result = await handleCommand(deps, productAggregate, id, { kind: 'update', id, changes }, ctx);
+  } catch (error) {
+    if (newCode) await releaseUnique(deps.knex, codeScope, codeClaim(ctx.tenantId, newCode), id);
+    throw error;
+  }
   // The old code is free once the product no longer carries it.
   if (before.code && changes.code !== undefined && codeClaim(ctx.tenantId, before.code) !== (changes.code && codeClaim(ctx.tenantId, changes.code))) {
     await releaseUnique(deps.knex, codeScope, codeClaim(ctx.tenantId, before.code), id);
