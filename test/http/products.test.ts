@@ -77,7 +77,12 @@ describe('products and product categories', () => {
       const other = await registerTenant(service);
       await newProduct({ code }, other);
       expect((await call('DELETE', `/products/${first.id}`)).status).to.equal(200);
-      await newProduct({ code });
+      const second = await newProduct({ code });
+      const taken = await newProduct({ code: `${code}-B` });
+      expect((await call('PUT', `/products/${taken.id}`, { code })).status, 'an update to a taken code').to.equal(400);
+      expect((await call('PUT', `/products/${second.id}`, { code: code.toLowerCase() })).status, 'its own code in other case').to.equal(200);
+      expect((await call('PUT', `/products/${second.id}`, { code: `${code}-C` })).status).to.equal(200);
+      expect((await call('PUT', `/products/${taken.id}`, { code })).status, 'the old code is free after a change').to.equal(200);
     });
   });
 
