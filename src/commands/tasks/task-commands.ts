@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { DomainError, invalid } from '../../domain/errors.js';
+import type { TaskChanges } from '../../events/tasks.js';
+import type { Position } from '../../events/store/types.js';
+import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { taskAggregate, type TaskCommand, type TaskContext, type TaskInput } from './task-aggregate.js';
+import { taskSettings, withTaskSettings } from './task-settings-source.js';
+
+type Deps = CommandDeps & { knex: Knex };
+
+/** An assignee must be a user of the tenant (not deleted). */
+async function assertAssignee(knex: Knex, tenantId: string, userId: string | null | undefined): Promise<void> {
+  if (!userId) return;
+  const row = await knex('users').where({ tenant_id: tenantId, id: userId }).whereNull('deleted_at').first('id');
+  if (!row) throw invalid('assignedTo does not name a user of this tenant', [{ path: 'assignedTo', message: 'not found', code: 'unknown_reference' }]);
+}
+
+/** The parent of a new subtask: a live task of the tenant, with its depth (from its own stream). */
+async function parentOf(deps: Deps, tenantId: string, parentTaskId: string | null): Promise<{ id: string; depth: number } | null> {
+  if (!parentTaskId) return null;
+  const { state } = await loadAggregate(deps.store, taskAggregate, parentTaskId, tenantId).catch((error) => {
+    if (error instanceof DomainError && error.kind === 'not_found') return { state: taskAggregate.initialState };
+    throw error;
+  });
+  if (state.status !== 'active') throw invalid('parentTaskId does not name a task of this tenant', [{ path: 'parentTaskId', message: 'not found', code: 'unknown_reference' }]);
+  return { id: parentTaskId, depth: state.depth };
+}
+
+/** Runs a task command that decides against the tenant's task settings, as they are at each attempt. */
+function run(deps: Deps, ctx: CommandContext, id: string, command: TaskCommand, newStream = false) {
+  return withTaskSettings(deps.knex, ctx.tenantId, () =>
+    handleCommand(deps, taskAggregate, id, command, ctx, {
+      newStream,
+      decideWith: async (): Promise<TaskContext> => ({ settings: await taskSettings(deps.store, ctx.tenantId), now: deps.clock.now() }),
+    }),
+  );
+}
+
+export async function createTask(deps: Deps, ctx: CommandContext, fields: TaskInput) {
+  await assertAssignee(deps.knex, ctx.tenantId, fields.assignedTo);
+  const parent = await parentOf(deps, ctx.tenantId, fields.parentTaskId);
+  const id = randomUUID();
+  const result = await run(deps, ctx, id, { kind: 'create', id, fields, actorId: ctx.userId, parent }, true);
+  return { id, position: result.position };
+}
+
+export async function updateTask(deps: Deps, ctx: CommandContext, id: string, changes: TaskChanges) {
+  await assertAssignee(deps.knex, ctx.tenantId, changes.assignedTo);
+  return run(deps, ctx, id, { kind: 'update', id, changes });
+}
+
+export const completeTask = (deps: Deps, ctx: CommandContext, id: string, completionNotes: string | null) =>
+  run(deps, ctx, id, { kind: 'complete', id, completionNotes });
+
+export const reopenTask = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, id, { kind: 'reopen', id });
+
+export const addTaskNote = (deps: Deps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
+  run(deps, ctx, id, { kind: 'add-note', id, ...note });
+
+/** Live tasks below a task (any depth), deepest first, from the read model. */
+async function descendantsOf(knex: Knex, tenantId: string, id: string): Promise<string[]> {
+  const { rows } = await knex.raw(
+    `with recursive below as (
+       select id, 1 as depth from tasks where tenant_id = ? and parent_task_id = ? and deleted_at is null
+       union all select t.id, below.depth + 1 from tasks t join below on t.parent_task_id = below.id
+        where t.tenant_id = ? and t.deleted_at is null and below.depth < 100)
+     select id from below order by depth desc`,
+    [tenantId, id, tenantId],
+  );
+  return rows.map((r: { id: string }) => r.id);
+}
+
+const later = (a: Position | null, b: Position | null) => (!a ? b : !b ? a : b.commit > a.commit || (b.commit === a.commit && b.prepare > a.prepare) ? b : a);
+
+/**
+ * Deletes a task and its subtasks. Subtasks go first (deepest first), the task last: cut
+ * short, the task is still there and deleting it again finishes the job.
+ */
+export async function deleteTask(deps: Deps, ctx: CommandContext, id: string): Promise<{ position: Position | null }> {
+  await loadAggregate(deps.store, taskAggregate, id, ctx.tenantId).then(({ state }) => {
+    if (state.status !== 'active') throw new DomainError('not_found', 'Task not found');
+  });
+  let position: Position | null = null;
+  for (const childId of await descendantsOf(deps.knex, ctx.tenantId, id)) {
+    try {
+      position = later(position, (await handleCommand(deps, taskAggregate, childId, { kind: 'delete', id: childId }, ctx, { decideWith: () => ({}) as TaskContext })).position);
+    } catch (error) {
+      // Deleted meanwhile: nothing left to do for it.
+      if (!(error instanceof DomainError && error.kind === 'not_found')) throw error;
+    }
+  }
+  const result = await handleCommand(deps, taskAggregate, id, { kind: 'delete', id }, ctx, { decideWith: () => ({}) as TaskContext });
+  return { position: later(position, result.position) };
+}

@@ -1,0 +1,43 @@
+import type { DomainEvent } from './domain-event.js';
+import type { NoteAdded } from './records.js';
+
+/** The kinds of record a task may be linked to (`entityType`). */
+export const TASK_ENTITY_TYPES = ['contact', 'account', 'lead'] as const;
+export type TaskEntityType = (typeof TASK_ENTITY_TYPES)[number];
+
+export interface TaskFields {
+  title: string;
+  description: string | null;
+  typeId: string;
+  statusId: string;
+  priorityId: string;
+  assignedTo: string | null;
+  /** ISO date-times (UTC). */
+  dueDate: string | null;
+  reminderAt: string | null;
+  /** The linked record, both set or both null. */
+  entityType: TaskEntityType | null;
+  entityId: string | null;
+  /** Set once, on create: a subtask's parent. */
+  parentTaskId: string | null;
+}
+
+/** Fields an update may change (the parent is fixed at creation). */
+export type TaskChanges = Partial<Omit<TaskFields, 'parentTaskId'>>;
+
+/** Where a task event also shows: the record the task is linked to (for its timeline). */
+export interface TaskLink {
+  entityType: TaskEntityType;
+  entityId: string;
+}
+
+export type TaskEvent =
+  /** `depth`: 0 for a top-level task, the parent's depth + 1 for a subtask. */
+  | DomainEvent<'TaskCreated', TaskFields & { id: string; depth: number }>
+  | DomainEvent<'TaskUpdated', { id: string; changes: TaskChanges }>
+  | DomainEvent<'TaskDeleted', { id: string }>
+  /** Completed by the event's user; `title` and `link` say what the linked record's timeline shows. */
+  | DomainEvent<'TaskCompleted', { id: string; statusId: string; completedAt: string; completionNotes: string | null; title: string; link: TaskLink | null }>
+  /** Back to an open status; completion time, user and notes are cleared. */
+  | DomainEvent<'TaskReopened', { id: string; statusId: string }>
+  | NoteAdded;
