@@ -9,6 +9,7 @@ import { leadSettingsRouter } from './http/lead-settings/index.js';
 import { leadsRouter } from './http/leads/index.js';
 import { departmentsRouter, rolesRouter, teamsRouter } from './http/organisation.js';
 import { productsRouter } from './http/products.js';
+import { tasksRouter } from './http/tasks/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
@@ -30,10 +31,12 @@ import { migration0011SessionEpoch } from './projections/migrations/0011_session
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
 import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
 import { migration0014Products } from './projections/migrations/0014_products.js';
+import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
 import { recordTimelineProjection } from './projections/record-timeline.js';
+import { tasksProjection } from './projections/tasks.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
 import type { Job } from './sagas/scheduler.js';
@@ -136,6 +139,14 @@ export const modules: ModuleManifest[] = [
     projections: [productsProjection],
     migrations: [migration0014Products],
     reads: ['products'],
+  },
+  {
+    // Mounted at /tasks after task-settings, whose /tasks/lookups and /tasks/settings must match before /tasks/:id.
+    name: 'tasks',
+    routes: [{ path: '/tasks', router: tasksRouter }],
+    projections: [tasksProjection],
+    migrations: [migration0017Tasks],
+    reads: ['tasks', 'record-timeline'],
   },
 ];
 

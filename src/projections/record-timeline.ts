@@ -42,9 +42,16 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
     title,
     description,
   });
+  // A task linked to a record also shows on that record's timeline.
+  const onLinked = (activityType: string, title: string, link: { entityType?: string | null; entityId?: string | null } | null): Activity[] =>
+    kind === 'task' && link?.entityType && link.entityId ? [{ recordType: link.entityType, recordId: link.entityId, activityType, title }] : [];
   switch (name) {
     case 'Created':
-      return [on('created', `${capitalised(kind)} created`)];
+      return [on('created', `${capitalised(kind)} created`), ...onLinked('task_created', `Task created: ${e.data.title}`, e.data)];
+    case 'Completed':
+      return [on('completed', `${capitalised(kind)} completed`, e.data.completionNotes), ...onLinked('task_completed', `Task completed: ${e.data.title}`, e.data.link)];
+    case 'Reopened':
+      return [on('reopened', `${capitalised(kind)} reopened`)];
     case 'Updated':
       return [on('updated', `Updated: ${Object.keys(e.data.changes ?? {}).join(', ')}`)];
     case 'Deleted':

@@ -8,11 +8,18 @@ const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
  * `own` the caller's, `team` those of anyone sharing a team with the caller, `department`
  * those of anyone in the caller's department or its sub-departments, `all` every one.
  * A caller with no team (or department) falls back to their own records. Every list and
- * detail query of an owned record goes through here.
+ * detail query of an owned record goes through here. With several owner columns, a record
+ * is visible when any of them passes.
  */
-export function applyRecordScope(query: Knex.QueryBuilder, principal: Principal, module: string, ownerColumn: string): Knex.QueryBuilder {
+export function applyRecordScope(query: Knex.QueryBuilder, principal: Principal, module: string, ownerColumn: string | string[]): Knex.QueryBuilder {
   const scope = scopeOf(principal, module);
   if (scope === 'all') return query;
+  // Several columns (a task's assignee and creator): the record is the caller's through any of them.
+  if (Array.isArray(ownerColumn)) {
+    return query.where((either) => {
+      for (const column of ownerColumn) either.orWhere((one) => applyRecordScope(one, principal, module, column));
+    });
+  }
   if (scope === 'team' && principal.teamIds.length > 0) {
     return query.whereRaw(
       `?? in (select unnest(member_ids) from teams where tenant_id = ? and id = any(?::uuid[]) and deleted_at is null

@@ -1,0 +1,145 @@
+import type { Response } from 'express';
+import { Router } from 'express';
+import { taskAggregate, type TaskInput } from '../../commands/tasks/task-aggregate.js';
+import { addTaskNote, completeTask, createTask, deleteTask, reopenTask, updateTask } from '../../commands/tasks/task-commands.js';
+import { taskSettings } from '../../commands/tasks/task-settings-source.js';
+import { invalid, notFound } from '../../domain/errors.js';
+import type { Principal } from '../../domain/principal.js';
+import type { TaskEntityType } from '../../events/tasks.js';
+import { taskCounts, upcomingTasks } from '../../queries/tasks/task-dashboard.js';
+import { linkedRecordVisible, taskVisible } from '../../queries/tasks/task-scope.js';
+import { getTask, listSubtasks, listTasks, tasksOfRecord } from '../../queries/tasks/tasks.js';
+import type { Services } from '../../service.js';
+import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
+import { mountRecordSubresources } from '../record-subresources.js';
+import { idParam, parseBody, parseQuery } from '../validate.js';
+import { writtenRecord } from '../written-record.js';
+import { completeBody, createBody, entityType, listQuery, reopenBody, subtaskBody, updateBody, upcomingQuery, type CreateBody } from './schemas.js';
+
+const withDefaults = (b: CreateBody): TaskInput => ({
+  title: b.title,
+  description: b.description ?? null,
+  typeId: b.typeId,
+  statusId: b.statusId,
+  priorityId: b.priorityId,
+  assignedTo: b.assignedTo ?? null,
+  dueDate: b.dueDate ?? null,
+  reminderAt: b.reminderAt ?? null,
+  entityType: b.entityType ?? null,
+  entityId: b.entityId ?? null,
+  parentTaskId: b.parentTaskId ?? null,
+});
+
+export function tasksRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  const settingsOf = (principal: Principal) => taskSettings(services.store, principal.tenantId);
+  const detail = async (principal: Principal, id: string) => getTask(knex, principal, await settingsOf(principal), services.clock.now(), id);
+  const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'tasks', 'Task', (as) => detail(as, id));
+  const visibleOr404 = async (principal: Principal, id: string) => {
+    if (!(await taskVisible(knex, principal, id))) throw notFound('Task');
+  };
+  /** A linked record must be live, of the caller's tenant and in their scope; anything else reads as unknown (400). */
+  const assertLink = async (principal: Principal, link: { entityType?: TaskEntityType | null; entityId?: string | null }) => {
+    if (!link.entityType || !link.entityId) return;
+    if (!(await linkedRecordVisible(knex, principal, link.entityType, link.entityId))) {
+      throw invalid(`entityId does not name a ${link.entityType} you can see`, [{ path: 'entityId', message: 'not found', code: 'unknown_reference' }]);
+    }
+  };
+
+  router.get('/dashboard/counts', requirePermission('tasks', 'view'), async (_req, res) => {
+    res.json(await taskCounts(knex, principalOf(res), services.clock.now()));
+  });
+  router.get('/dashboard/upcoming', requirePermission('tasks', 'view'), async (req, res) => {
+    const principal = principalOf(res);
+    res.json(await upcomingTasks(knex, principal, await settingsOf(principal), services.clock.now(), parseQuery(upcomingQuery, req)));
+  });
+  router.get('/entity/:entityType/:entityId', requirePermission('tasks', 'view'), async (req, res) => {
+    const principal = principalOf(res);
+    const type = entityType.safeParse(req.params.entityType);
+    const entityId = idParam(req, 'entityId', 'Record');
+    if (!type.success || !(await linkedRecordVisible(knex, principal, type.data, entityId))) throw notFound('Record');
+    res.json(await tasksOfRecord(knex, principal, await settingsOf(principal), type.data, entityId));
+  });
+
+  router.post('/', requirePermission('tasks', 'create'), async (req, res) => {
+    const principal = principalOf(res);
+    const body = parseBody(createBody, req);
+    await assertLink(principal, body);
+    if (body.parentTaskId && !(await taskVisible(knex, principal, body.parentTaskId))) {
+      throw invalid('parentTaskId does not name a task you can see', [{ path: 'parentTaskId', message: 'not found', code: 'unknown_reference' }]);
+    }
+    const { id, position } = await createTask(services, commandContextOf(res), withDefaults(body));
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
+    res.status(201).json(await written(res, id));
+  });
+  router.get('/', requirePermission('tasks', 'view'), async (req, res) => {
+    const principal = principalOf(res);
+    res.json(await listTasks(knex, principal, await settingsOf(principal), services.clock.now(), parseQuery(listQuery, req)));
+  });
+  router.get('/:id', requirePermission('tasks', 'view'), async (req, res) => {
+    const task = await detail(principalOf(res), idParam(req, 'id', 'Task'));
+    if (!task) throw notFound('Task');
+    res.json(task);
+  });
+  router.put('/:id', requirePermission('tasks', 'edit'), async (req, res) => {
+    const principal = principalOf(res);
+    const id = idParam(req, 'id', 'Task');
+    const changes = parseBody(updateBody, req);
+    await visibleOr404(principal, id);
+    await assertLink(principal, changes);
+    const result = await updateTask(services, commandContextOf(res), id, changes);
+    await services.waitForProjections(result.position);
+    res.json(await written(res, id));
+  });
+  router.delete('/:id', requirePermission('tasks', 'delete'), async (req, res) => {
+    const id = idParam(req, 'id', 'Task');
+    await visibleOr404(principalOf(res), id);
+    await services.waitForProjections((await deleteTask(services, commandContextOf(res), id)).position);
+    res.json({ success: true });
+  });
+
+  router.post('/:id/complete', requirePermission('tasks', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Task');
+    const { completionNotes } = parseBody(completeBody, req);
+    await visibleOr404(principalOf(res), id);
+    const result = await completeTask(services, commandContextOf(res), id, completionNotes ?? null);
+    await services.waitForProjections(result.position);
+    const task = await written(res, id);
+    res.json({ id: task.id, title: task.title, statusName: task.statusName, completedAt: task.completedAt, completedBy: task.completedBy });
+  });
+  router.post('/:id/reopen', requirePermission('tasks', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Task');
+    parseBody(reopenBody, req);
+    await visibleOr404(principalOf(res), id);
+    const result = await reopenTask(services, commandContextOf(res), id);
+    await services.waitForProjections(result.position);
+    res.json(await written(res, id));
+  });
+
+  router.get('/:id/subtasks', requirePermission('tasks', 'view'), async (req, res) => {
+    const id = idParam(req, 'id', 'Task');
+    await visibleOr404(principalOf(res), id);
+    res.json(await listSubtasks(knex, principalOf(res).tenantId, id));
+  });
+  router.post('/:id/subtasks', requirePermission('tasks', 'create'), async (req, res) => {
+    const principal = principalOf(res);
+    const parentTaskId = idParam(req, 'id', 'Task');
+    const body = parseBody(subtaskBody, req);
+    await visibleOr404(principal, parentTaskId);
+    await assertLink(principal, body);
+    const { id, position } = await createTask(services, commandContextOf(res), withDefaults({ ...body, parentTaskId }));
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
+    res.status(201).json(await written(res, id));
+  });
+
+  mountRecordSubresources(router, services, {
+    module: 'tasks',
+    recordType: 'task',
+    what: 'Task',
+    aggregate: taskAggregate,
+    addNote: addTaskNote,
+    visible: (principal, id) => taskVisible(knex, principal, id),
+  });
+  return router;
+}

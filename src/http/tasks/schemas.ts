@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { TASK_ENTITY_TYPES } from '../../events/tasks.js';
+import { optionalText } from '../record-schemas.js';
+import { paginationQuery, queryDate } from '../validate.js';
+import { listQueryBase } from '../record-schemas.js';
+
+const plainDate = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A due date or reminder: an ISO date-time, or a plain date (`2026-01-31`, taken as 00:00 UTC); stored as an ISO date-time. */
+const dateTime = z
+  .string()
+  .trim()
+  .refine((v) => {
+    const time = Date.parse(plainDate.test(v) ? `${v}T00:00:00Z` : v);
+    if (Number.isNaN(time)) return false;
+    const year = new Date(time).getUTCFullYear();
+    return year >= 1 && year <= 9999;
+  }, 'a date-time such as 2026-01-31T09:00:00Z, or a date such as 2026-01-31')
+  .transform((v) => new Date(plainDate.test(v) ? `${v}T00:00:00Z` : v).toISOString())
+  .nullable()
+  .optional();
+
+/** `contact` or `contacts` (any case) → `contact`. */
+export const entityType = z.preprocess(
+  (v) => (typeof v === 'string' ? v.trim().toLowerCase().replace(/s$/, '') : v),
+  z.enum(TASK_ENTITY_TYPES, { error: `one of ${TASK_ENTITY_TYPES.join(', ')}` }),
+);
+
+const taskFields = {
+  title: z.string().trim().min(1).max(500),
+  description: optionalText(10_000),
+  typeId: z.uuid().optional(),
+  statusId: z.uuid().optional(),
+  priorityId: z.uuid().optional(),
+  assignedTo: z.uuid().nullable().optional(),
+  dueDate: dateTime,
+  reminderAt: dateTime,
+  entityType: entityType.nullable().optional(),
+  entityId: z.uuid().nullable().optional(),
+};
+/** Unknown fields are refused (400). */
+export const createBody = z.object({ ...taskFields, parentTaskId: z.uuid().nullable().optional() }).strict();
+export const subtaskBody = z.object(taskFields).strict();
+/** The parent is fixed at creation: `parentTaskId` in an update is an unknown field. */
+export const updateBody = z.object(taskFields).partial().strict();
+export const completeBody = z.object({ completionNotes: optionalText(10_000) }).strict();
+export const reopenBody = z.object({}).strict();
+
+const flag = z.enum(['true', 'false']).transform((v) => v === 'true').optional();
+/** A plain date bound covers its whole UTC day: `dueBefore=2026-01-31` includes that day. */
+const bound = (edge: 'start' | 'end') =>
+  z
+    .string()
+    .max(40)
+    .transform((v, ctx) => {
+      const parsed = queryDate.safeParse(plainDate.test(v) ? `${v}T00:00:00Z` : v);
+      if (!parsed.success) {
+        ctx.addIssue({ code: 'custom', message: 'a date, such as 2026-01-31 or 2026-01-31T09:00:00Z' });
+        return z.NEVER;
+      }
+      return plainDate.test(v) && edge === 'end' ? new Date(parsed.data.getTime() + 86_400_000 - 1) : parsed.data;
+    })
+    .optional();
+
+export const listQuery = paginationQuery.extend({
+  ...listQueryBase,
+  statusId: z.uuid().optional(),
+  priorityId: z.uuid().optional(),
+  typeId: z.uuid().optional(),
+  assignedTo: z.uuid().optional(),
+  entityType: entityType.optional(),
+  entityId: z.uuid().optional(),
+  parentTaskId: z.uuid().optional(),
+  overdue: flag,
+  isCompleted: flag,
+  dueBefore: bound('end'),
+  dueAfter: bound('start'),
+});
+
+export const upcomingQuery = z.object({
+  days: z.coerce.number().int().min(0).max(365).default(7),
+  limit: z.coerce.number().int().min(1).max(100).default(10),
+});
+
+export type CreateBody = z.infer<typeof createBody>;
