@@ -525,6 +525,19 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'DELETE', '/leads/bulk-delete', { ids: [bulk[2].id] });
       t.leads.find((l) => l.id === bulk[2].id)!.status = 'deleted';
 
+      // Tasks: linked to records, completed, reopened, with subtasks, notes and a delete.
+      const task = await call(t, 'POST', '/tasks', {
+        title: `Rappeler ☎️ ${unique()}`, description: oddText(r, 500), dueDate: '2026-01-09T10:00:00Z', reminderAt: '2026-01-09', entityType: 'lead', entityId: first.id,
+      });
+      await call(t, 'PUT', `/tasks/${task.body.id}`, { title: 'Rappeler — mardi', description: null, assignedTo: rep.id, entityType: 'contact', entityId: contact.body.id });
+      await call(t, 'POST', `/tasks/${task.body.id}/complete`, { completionNotes: oddText(r, 500) });
+      await call(t, 'POST', `/tasks/${task.body.id}/reopen`);
+      await call(t, 'POST', `/tasks/${task.body.id}/complete`, {});
+      await call(t, 'POST', `/tasks/${task.body.id}/notes`, { content: 'Fait ✅' });
+      const doomedTask = await call(t, 'POST', '/tasks', { title: 'Temp' });
+      await call(t, 'POST', `/tasks/${doomedTask.body.id}/subtasks`, { title: 'Sous-tâche' });
+      await call(t, 'DELETE', `/tasks/${doomedTask.body.id}`);
+
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });
       expect(waiting.slaDueAt, 'the seeded SLA policy gives new leads a deadline').to.be.a('string');

@@ -129,6 +129,27 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('tasks', async () => {
+    const task = (await call('POST', '/tasks', { title: 'Odd task' })).body;
+    const failures = await fuzz([
+      ['POST', '/tasks', ['title', 'description', 'typeId', 'statusId', 'priorityId', 'assignedTo', 'dueDate', 'reminderAt', 'entityType', 'entityId', 'parentTaskId']],
+      ['PUT', `/tasks/${task.id}`, ['title', 'statusId', 'priorityId', 'assignedTo', 'dueDate', 'entityType', 'entityId']],
+      ['POST', `/tasks/${task.id}/complete`, ['completionNotes']],
+      ['POST', `/tasks/${task.id}/reopen`, ['statusId']],
+      ['POST', `/tasks/${task.id}/subtasks`, ['title', 'dueDate', 'entityType']],
+      ['POST', `/tasks/${task.id}/notes`, ['content']],
+    ]);
+    for (const query of ['overdue=1', 'dueBefore=x', 'dueAfter[]=1', 'entityType=__proto__', 'limit=1e9', 'parentTaskId=1', 'search=%00']) {
+      const res = await call('GET', `/tasks?${query}`);
+      if (res.status >= 500) failures.push(`GET /tasks?${query} → ${res.status}`);
+    }
+    for (const query of ['days=1e9', 'limit=x', 'days[]=1']) {
+      const res = await call('GET', `/tasks/dashboard/upcoming?${query}`);
+      if (res.status >= 500) failures.push(`GET /tasks/dashboard/upcoming?${query} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });
@@ -140,6 +161,8 @@ describe('robustness: odd input never causes a 500', () => {
     await call('POST', '/products', { name: 'Sorted product' });
     await call('POST', '/products', { name: 'Other product' });
     await call('POST', '/products/categories', { name: 'Sorted category' });
+    const task = (await call('POST', '/tasks', { title: 'Sorted task', dueDate: '2030-01-01' })).body;
+    await call('POST', '/tasks', { title: 'Other task' });
     const lists = [
       '/products', '/products/categories',
       '/contacts', '/accounts', '/leads', '/leads?view=kanban', '/users', '/users/invitations', '/users/lookup/roles',
@@ -149,6 +172,7 @@ describe('robustness: odd input never causes a 500', () => {
       '/lead-settings/stage-ownership', `/leads/${lead.id}/activities`, `/leads/${lead.id}/notes`, `/leads/${lead.id}/products`,
       `/leads/${lead.id}/team`, `/contacts/${contact.id}/activities`, `/contacts/${contact.id}/accounts`, `/accounts/${account.id}/children`,
       `/users/${admin.user.id}/direct-reports`,
+      '/tasks', '/tasks/dashboard/upcoming', `/tasks/${task.id}/subtasks`, `/tasks/${task.id}/activities`, `/tasks/${task.id}/notes`,
     ];
     const failures: string[] = [];
     for (const list of lists) {
@@ -164,7 +188,7 @@ describe('robustness: odd input never causes a 500', () => {
   });
 
   it('date filters refuse dates PostgreSQL or a client could not hold (outside 0001–9999) with 400', async () => {
-    const filters = ['/admin/audit-trail?from=', '/admin/audit-trail?to=', '/leads/sla/summary?dateFrom=', '/leads/sla/summary?dateTo='];
+    const filters = ['/admin/audit-trail?from=', '/admin/audit-trail?to=', '/leads/sla/summary?dateFrom=', '/leads/sla/summary?dateTo=', '/tasks?dueBefore=', '/tasks?dueAfter='];
     const before = await call('GET', '/admin/audit-trail?limit=1');
     for (const filter of filters) {
       for (const date of ['99999-01-01', '-271821-04-20', '294277-01-01', '%2B275760-09-13', '0000-12-31', '10000-01-01T00:00:00Z']) {
