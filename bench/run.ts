@@ -6,7 +6,8 @@
  * Sizes: BENCH_SECONDS per timed phase (10), BENCH_REBUILD_EVENTS in the rebuilt log
  * (200000), BENCH_LAG_RATE appends/s offered during the lag phase (1200; 0 for as fast
  * as possible), BENCH_CONTACTS and BENCH_LEADS in the tenant whose lists the HTTP phase
- * reads (10000 each).
+ * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000).
+ * BENCH_ONLY=tasks runs the tasks phase alone.
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -17,6 +18,7 @@ import { measureAppends, type AppendsResult } from './phases/appends.js';
 import { measureHttp, SEARCH_TERM, type HttpResult } from './phases/http.js';
 import { measureLag, type LagResult } from './phases/lag.js';
 import { measureRawCommits } from './phases/raw-commits.js';
+import { measureTaskHttp, type TaskHttpResult } from './phases/tasks-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -50,6 +52,7 @@ function readSettings() {
     httpConnections: HTTP_CONNECTIONS,
     contacts: Math.round(numberFromEnv('BENCH_CONTACTS', 10_000)),
     leads: Math.round(numberFromEnv('BENCH_LEADS', 10_000)),
+    tasks: Math.round(numberFromEnv('BENCH_TASKS', 10_000)),
   };
 }
 
@@ -59,6 +62,7 @@ interface Results {
   rebuilds: RebuildsResult;
   lag: LagResult;
   http: HttpResult;
+  tasks: TaskHttpResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
@@ -73,7 +77,20 @@ function httpFigures(key: string, label: string, load: LoadResult, notes: string
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http }: Results, settings: Settings): Figure[] {
+/** The tasks phase: the overdue list over a tenant of many tasks, and creates. */
+function taskFigures(tasks: TaskHttpResult): Figure[] {
+  const of = tasks.tasks.toLocaleString('en-US');
+  return [
+    ...httpFigures('httpTaskOverdueList', `GET /api/tasks?overdue=true&limit=25, of ${of}`, tasks.overdueList, `${tasks.overdue} overdue; names by join and settings`, {
+      atLeast: 600,
+    }),
+    ...httpFigures('httpTaskCreate', 'POST /api/tasks', tasks.create, `${tasks.connections} connections; lookups checked, waits for the projections`, {
+      atLeast: 250,
+    }),
+  ];
+}
+
+function figures({ raw, appends, rebuilds, lag, http, tasks }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -144,6 +161,7 @@ function figures({ raw, appends, rebuilds, lag, http }: Results, settings: Setti
     ...httpFigures('httpLeadList', `GET /api/leads?limit=25&stageId=…, 25 of ${http.leads.toLocaleString('en-US')}`, http.leadList, `${http.stageMatches} in the stage`, {
       atLeast: 600,
     }),
+    ...taskFigures(tasks),
   ];
 }
 
@@ -168,7 +186,12 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
     { seconds: settings.seconds, connections: settings.httpConnections, contacts: settings.contacts, leads: settings.leads },
   );
 
-  return { results: { raw, appends, rebuilds, lag, http }, server };
+  const tasks = await measureTaskHttp(
+    { cleanup, databaseUrl: await freshDatabase() },
+    { seconds: settings.seconds, connections: settings.httpConnections, tasks: settings.tasks },
+  );
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks }, server };
 }
 
 async function main(): Promise<void> {
@@ -188,6 +211,12 @@ async function main(): Promise<void> {
     });
   }
   try {
+    if (process.env.BENCH_ONLY === 'tasks') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const tasks = await measureTaskHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, tasks: settings.tasks });
+      process.stdout.write(formatTable(taskFigures(tasks)));
+      return;
+    }
     const { results, server } = await measure(cleanup, settings);
     const table = figures(results, settings);
     process.stdout.write(formatTable(table));

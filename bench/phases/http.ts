@@ -89,7 +89,7 @@ function checkErrors(what: string, result: LoadResult, service: ServiceProcess):
 }
 
 /** What a tenant's table looks like after it has been in use a while: analysed, written back. */
-async function settle(databaseUrl: string): Promise<void> {
+export async function settle(databaseUrl: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

@@ -1,0 +1,89 @@
+import type { CleanupStack } from '../cleanup.js';
+import { HttpClient, loadTest, type HttpResponse, type LoadResult } from '../http-load.js';
+import { elapsedSeconds, log } from '../log.js';
+import { startServiceProcess } from '../service-process.js';
+import { settle } from './http.js';
+
+/** Concurrent callers for the untimed seeding. */
+const SEED_CONNECTIONS = 16;
+const DAY_MS = 86_400_000;
+
+export interface TaskHttpResult {
+  overdueList: LoadResult;
+  create: LoadResult;
+  /** Live top-level tasks of the tenant, and how many of them are overdue. */
+  tasks: number;
+  overdue: number;
+  connections: number;
+}
+
+/**
+ * The n-th generated task: due dates spread over 60 days around now (about half overdue),
+ * one in ten undated, priorities and assignees as seeded.
+ */
+function taskBody(n: number, now: number, priorityIds: string[]) {
+  return {
+    title: `Follow up ${n}`,
+    description: n % 3 === 0 ? `Call back about order ${n}` : undefined,
+    dueDate: n % 10 === 0 ? null : new Date(now + ((n % 61) - 30) * DAY_MS + (n % 24) * 3_600_000).toISOString(),
+    priorityId: priorityIds[n % priorityIds.length],
+  };
+}
+
+/**
+ * Tasks through HTTP, on their own database and service process: GET /tasks?overdue=true
+ * over a tenant of `tasks` tasks (seeded untimed), then POST /tasks.
+ */
+export async function measureTaskHttp(
+  deps: { cleanup: CleanupStack; databaseUrl: string },
+  options: { seconds: number; connections: number; tasks: number },
+): Promise<TaskHttpResult> {
+  const { seconds, connections } = options;
+  const startedAt = performance.now();
+  const service = await startServiceProcess(deps.cleanup, deps.databaseUrl);
+  const client = new HttpClient(service.baseUrl, Math.max(connections, SEED_CONNECTIONS));
+  deps.cleanup.push(async () => client.close());
+  log(`tasks: service listening on ${service.baseUrl} after ${elapsedSeconds(startedAt).toFixed(1)} s`);
+  const registered = await client.json<{ accessToken: string }>('POST', '/api/auth/register', {
+    email: 'bench-tasks@example.com',
+    password: 'Bench1234',
+    companyName: 'Bench Tasks Company',
+    firstName: 'Bench',
+    lastName: 'Admin',
+  });
+  client.token = registered.accessToken;
+  const priorityIds = (await client.json<{ id: string }[]>('GET', '/api/tasks/lookups/priorities')).map((p) => p.id);
+
+  const now = Date.now();
+  let created = 0;
+  const newTask = () => taskBody(created++, now, priorityIds);
+  const seedStartedAt = performance.now();
+  log(`creating ${options.tasks} tasks over ${SEED_CONNECTIONS} connections (untimed)`);
+  await Promise.all(
+    Array.from({ length: SEED_CONNECTIONS }, async () => {
+      while (created < options.tasks) await client.json('POST', '/api/tasks', newTask());
+    }),
+  );
+  log(`created in ${elapsedSeconds(seedStartedAt).toFixed(1)} s; vacuum and checkpoint`);
+  await settle(deps.databaseUrl);
+
+  const overduePath = '/api/tasks?overdue=true&limit=25';
+  const total = (await client.json<{ meta: { total: number } }>('GET', '/api/tasks?limit=1')).meta.total;
+  const page = await client.json<{ data: unknown[]; meta: { total: number } }>('GET', overduePath);
+  if (total !== options.tasks || page.data.length !== Math.min(25, page.meta.total) || page.meta.total === 0) {
+    throw new Error(`the tenant has ${total} tasks (expected ${options.tasks}), ${page.meta.total} overdue`);
+  }
+
+  const timed = async (what: string, makeRequest: () => Promise<HttpResponse>) => {
+    log(`${what}: ${connections} connections for ${seconds} s`);
+    const result = await loadTest(seconds, connections, makeRequest);
+    service.assertRunning();
+    if (result.count === 0) throw new Error(`${what}: no request completed`);
+    if (result.errors / result.count > 0.01) throw new Error(`${what}: ${result.errors} of ${result.count} requests failed, first: ${result.firstError}`);
+    log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
+    return result;
+  };
+  const overdueList = await timed(`GET ${overduePath}`, () => client.request('GET', overduePath));
+  const create = await timed('POST /api/tasks', () => client.request('POST', '/api/tasks', newTask()));
+  return { overdueList, create, tasks: total, overdue: page.meta.total, connections };
+}
