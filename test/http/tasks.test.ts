@@ -120,7 +120,11 @@ describe('tasks', () => {
       const overdue = await newTask({ title: `Overdue ${tag}`, dueDate: '2026-01-02T10:00:00Z', priorityId: lookup('priorities', 'Urgent') });
       const later = await newTask({ title: `Later ${tag}`, description: `needle-${tag}`, dueDate: '2026-02-01T10:00:00Z', assignedTo: plain.user.id, entityType: 'contacts', entityId: contact.id });
       const undated = await newTask({ title: `Undated ${tag}`, statusId: lookup('statuses', 'Waiting') });
-      const ids = async (query: string) => (await call('GET', `/tasks?search=${tag}&limit=100&${query}`)).body.data.map((t: { id: string }) => t.id);
+      const ids = async (query: string) => {
+        const res = await call('GET', `/tasks?limit=100&${query.startsWith('search=') ? '' : `search=${tag}&`}${query}`);
+        expect(res.status, `${query}: ${JSON.stringify(res.body)}`).to.equal(200);
+        return res.body.data.map((t: { id: string }) => t.id);
+      };
 
       expect(await ids('')).to.deep.equal([overdue.id, later.id, undated.id]); // due date ascending, undated last
       expect(await ids(`search=needle-${tag}`)).to.deep.equal([later.id]);
@@ -154,6 +158,7 @@ describe('tasks', () => {
   describe('PUT and DELETE /tasks/:id', () => {
     it('updates what is given, records history, and refuses status moves that belong to complete/reopen', async () => {
       const task = await newTask();
+      clock.advance(1_000);
       const res = await call('PUT', `/tasks/${task.id}`, { title: 'Renamed', priorityId: lookup('priorities', 'Low'), statusId: lookup('statuses', 'In Progress') });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body).to.deep.include({ title: 'Renamed', priorityName: 'Low', statusName: 'In Progress' });
@@ -185,6 +190,7 @@ describe('tasks', () => {
     it('completes a task once, and reopens it to the default open status', async () => {
       const contact = await newContact();
       const task = await newTask({ entityType: 'contact', entityId: contact.id, statusId: lookup('statuses', 'Waiting') });
+      clock.advance(1_000);
       const done = await call('POST', `/tasks/${task.id}/complete`, { completionNotes: 'All done' });
       expect(done.status, JSON.stringify(done.body)).to.equal(200);
       expect(done.body).to.deep.equal({ id: task.id, title: task.title, statusName: 'Completed', completedAt: clock.now().toISOString(), completedBy: admin.user.id });
@@ -195,6 +201,7 @@ describe('tasks', () => {
       expect(again.status).to.equal(400);
       expect(again.body.message).to.match(/already completed/);
 
+      clock.advance(1_000);
       const reopened = await call('POST', `/tasks/${task.id}/reopen`);
       expect(reopened.status, JSON.stringify(reopened.body)).to.equal(200);
       expect(reopened.body).to.deep.include({ statusName: 'Not Started', isCompleted: false, completedAt: null, completedBy: null, completionNotes: null });
@@ -307,6 +314,7 @@ describe('tasks', () => {
   describe('notes, activities, history', () => {
     it('adds and lists notes on a task', async () => {
       const task = await newTask();
+      clock.advance(1_000);
       const res = await call('POST', `/tasks/${task.id}/notes`, { content: 'Left a voicemail' });
       expect(res.status).to.equal(201);
       expect(res.body).to.include({ content: 'Left a voicemail', createdBy: 'Ada Admin' });
