@@ -133,4 +133,23 @@ describe('task decider', () => {
       }
     });
   });
+
+  it('every kind of task command is plain data: through JSON it decides the same', () => {
+    const cases = [
+      [[], create({ entityType: 'contact', entityId: CONTACT, dueDate: '2026-01-06T00:00:00.000Z' }, { id: PARENT, depth: 0 })],
+      [[created], { kind: 'update', id: ID, changes: { title: 'New', statusId: 'in_progress' } }],
+      [[created], { kind: 'delete', id: ID }],
+      [[created], { kind: 'complete', id: ID, completionNotes: 'ok' }],
+      [[created, completed], { kind: 'reopen', id: ID }],
+      [[created], { kind: 'add-note', id: ID, noteId: PARENT, content: 'hi' }],
+    ] as const;
+    expect(new Set(cases.map(([, command]) => command.kind)).size).to.equal(6);
+    for (const [history, command] of cases) {
+      const replayed = JSON.parse(JSON.stringify(command));
+      expect(replayed).to.deep.equal(command);
+      const decided = spec.given(history as unknown as TaskEvent[]).when(command as never, context()).events;
+      expect(decided).to.not.be.empty;
+      expect(spec.given(history as unknown as TaskEvent[]).when(replayed, context()).events).to.deep.equal(decided);
+    }
+  });
 });

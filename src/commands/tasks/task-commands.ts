@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { DomainError, invalid } from '../../domain/errors.js';
+import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import type { TaskChanges } from '../../events/tasks.js';
 import type { Position } from '../../events/store/types.js';
 import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
@@ -79,17 +79,17 @@ const later = (a: Position | null, b: Position | null) => (!a ? b : !b ? a : b.c
  */
 export async function deleteTask(deps: Deps, ctx: CommandContext, id: string): Promise<{ position: Position | null }> {
   await loadAggregate(deps.store, taskAggregate, id, ctx.tenantId).then(({ state }) => {
-    if (state.status !== 'active') throw new DomainError('not_found', 'Task not found');
+    if (state.status !== 'active') throw notFound('Task');
   });
   let position: Position | null = null;
   for (const childId of await descendantsOf(deps.knex, ctx.tenantId, id)) {
     try {
-      position = later(position, (await handleCommand(deps, taskAggregate, childId, { kind: 'delete', id: childId }, ctx, { decideWith: () => ({}) as TaskContext })).position);
+      position = later(position, (await run(deps, ctx, childId, { kind: 'delete', id: childId })).position);
     } catch (error) {
       // Deleted meanwhile: nothing left to do for it.
       if (!(error instanceof DomainError && error.kind === 'not_found')) throw error;
     }
   }
-  const result = await handleCommand(deps, taskAggregate, id, { kind: 'delete', id }, ctx, { decideWith: () => ({}) as TaskContext });
+  const result = await run(deps, ctx, id, { kind: 'delete', id });
   return { position: later(position, result.position) };
 }
