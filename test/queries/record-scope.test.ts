@@ -64,4 +64,14 @@ describe('record-access scope', () => {
   it('a module without a scope is treated as own', async () => {
     expect((await applyRecordScope(db.knex('owned'), principal('all'), 'leads', 'owner_id').pluck('owner_id'))).to.deep.equal([me]);
   });
+  it('several owner columns (a task’s assignee and creator): any of them in scope makes the record visible', async () => {
+    // owner_id as the assignee, a creator column beside it: the stranger's row was created by me.
+    await db.knex.raw('alter table owned add column created_by uuid');
+    await db.knex('owned').where({ owner_id: stranger }).update({ created_by: me });
+    await db.knex('owned').where({ owner_id: subDeptMate }).update({ created_by: teammate });
+    const visible = async (p: Principal) => (await applyRecordScope(db.knex('owned'), p, 'contacts', ['owner_id', 'created_by']).pluck('owner_id')).sort();
+    expect(await visible(principal('own'))).to.deep.equal([me, stranger].sort());
+    expect(await visible(principal('team'))).to.deep.equal([me, teammate, stranger, subDeptMate].sort());
+    expect(await visible(principal('all'))).to.have.length(5);
+  });
 });
