@@ -22,6 +22,12 @@ export interface UsageCounter<Item> {
   count(knex: Knex | Knex.Transaction, tenantId: string, item: Item): Promise<number>;
 }
 
+/** Live (not deleted) rows of the tenant in `table` whose `column` names the item: what most counters count. */
+export async function liveReferences(knex: Knex | Knex.Transaction, table: string, tenantId: string, column: string, id: string): Promise<number> {
+  const row = await knex(table).where({ tenant_id: tenantId, [column]: id }).whereNull('deleted_at').count<{ count: string }[]>('* as count').first();
+  return Number(row?.count ?? 0);
+}
+
 export type UsageDeleteDeps = CommandDeps & {
   knex: Knex;
   /** Resolves once the read models have passed the position; throws `notYetReadable` after its own bound. */

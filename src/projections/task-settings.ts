@@ -1,6 +1,6 @@
 import { TASK_LOOKUP_EVENT_PREFIXES, type TaskLookupKind } from '../events/task-settings.js';
 import type { EventHandler, Projection } from './projection.js';
-import { recordHandlers } from './record-handlers.js';
+import { keyedValueHandler, recordHandlers } from './record-handlers.js';
 
 const LOOKUP = ['name', 'slug', 'color', 'icon', 'position', 'isActive', 'isSystem'];
 
@@ -12,10 +12,7 @@ export const TASK_LOOKUP_TABLES: Record<TaskLookupKind, [table: string, fields: 
 };
 
 const handlers: Record<string, EventHandler> = {
-  TaskSettingChanged: (e, w) => {
-    w.delete('task_settings', { tenant_id: e.metadata.tenantId, key: e.data.key });
-    w.insert('task_settings', { tenant_id: e.metadata.tenantId, key: e.data.key, value: e.data.value, updated_at: e.createdAt });
-  },
+  TaskSettingChanged: keyedValueHandler('task_settings'),
 };
 for (const [lookup, [table, fields]] of Object.entries(TASK_LOOKUP_TABLES) as [TaskLookupKind, [string, string[]]][]) {
   Object.assign(handlers, recordHandlers(TASK_LOOKUP_EVENT_PREFIXES[lookup], table, fields));

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { SettingsCollection } from '../../events/lead-settings.js';
-import { usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
+import { liveReferences, usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
 
 /**
  * Which records use a tenant's lead-settings items (pipelines, stages, priorities…), so an
@@ -15,9 +15,7 @@ const leadUsage: SettingsUsage = {
   module: 'leads',
   async count(knex, tenantId, { collection, id }) {
     const column = LEAD_REFERENCES[collection];
-    if (!column) return 0;
-    const row = await knex('leads').where({ tenant_id: tenantId, [column]: id }).whereNull('deleted_at').count<{ count: string }[]>('* as count').first();
-    return Number(row?.count ?? 0);
+    return column ? liveReferences(knex, 'leads', tenantId, column, id) : 0;
   },
 };
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { TaskLookupKind } from '../../events/task-settings.js';
-import { usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
+import { liveReferences, usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
 
 /**
  * Which records use a tenant's task lookups (types, statuses, priorities), so one in use
@@ -21,10 +21,7 @@ const TASK_REFERENCES: Record<TaskLookupKind, string> = { types: 'type_id', stat
  */
 export const tasksUsingLookup: TaskLookupUsage = {
   module: 'tasks',
-  async count(knex, tenantId, { lookup, id }) {
-    const row = await knex('tasks').where({ tenant_id: tenantId, [TASK_REFERENCES[lookup]]: id }).whereNull('deleted_at').count<{ count: string }[]>('* as count').first();
-    return Number(row?.count ?? 0);
-  },
+  count: (knex, tenantId, { lookup, id }) => liveReferences(knex, 'tasks', tenantId, TASK_REFERENCES[lookup], id),
 };
 
 /**
