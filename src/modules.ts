@@ -9,6 +9,7 @@ import { leadSettingsRouter } from './http/lead-settings/index.js';
 import { leadsRouter } from './http/leads/index.js';
 import { departmentsRouter, rolesRouter, teamsRouter } from './http/organisation.js';
 import { productsRouter } from './http/products.js';
+import { taskLookupRouter, taskLookupsRouter, taskSettingsRouter } from './http/task-settings/index.js';
 import { tasksRouter } from './http/tasks/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
@@ -31,11 +32,13 @@ import { migration0011SessionEpoch } from './projections/migrations/0011_session
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
 import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
 import { migration0014Products } from './projections/migrations/0014_products.js';
+import { migration0016TaskSettings } from './projections/migrations/0016_task_settings.js';
 import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
 import { recordTimelineProjection } from './projections/record-timeline.js';
+import { taskSettingsProjection } from './projections/task-settings.js';
 import { tasksProjection } from './projections/tasks.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
@@ -93,8 +96,8 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
-    // Registration also seeds the tenant's lead settings, which a client reads next.
-    reads: ['identity', 'lead-settings'],
+    // Registration also seeds the tenant's lead and task settings, which a client reads next.
+    reads: ['identity', 'lead-settings', 'task-settings'],
   },
   {
     // The record timeline (activities, notes) that every record kind shares.
@@ -132,6 +135,21 @@ export const modules: ModuleManifest[] = [
       ];
     },
     reads: ['leads', 'lead-settings', 'record-timeline'],
+  },
+  {
+    // Before any `/tasks` entry: the tasks router's `/:id` would otherwise take `lookups`, `settings`, `types`….
+    name: 'task-settings',
+    routes: [
+      { path: '/tasks/lookups', router: taskLookupsRouter },
+      { path: '/tasks/settings', router: taskSettingsRouter },
+      // The reference's paths of the same lookups.
+      { path: '/tasks/types', router: taskLookupRouter('types') },
+      { path: '/tasks/statuses', router: taskLookupRouter('statuses') },
+      { path: '/tasks/priorities', router: taskLookupRouter('priorities') },
+    ],
+    projections: [taskSettingsProjection],
+    migrations: [migration0016TaskSettings],
+    reads: ['task-settings'],
   },
   {
     name: 'products',

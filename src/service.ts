@@ -31,6 +31,7 @@ import { loadPrincipal } from './queries/principal.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
 import { seedMissingLeadSettings } from './commands/leads/lead-commands.js';
+import { seedMissingTaskSettings } from './commands/task-settings/task-settings-commands.js';
 import { completePendingPlans } from './commands/write-plan.js';
 import { allJobs, allMigrations, allProjections, allSagas, modules, type ModuleManifest } from './modules.js';
 import { Scheduler } from './sagas/scheduler.js';
@@ -178,6 +179,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         (error) => logger.error({ err: error }, 'seeding missing lead settings failed'),
       );
       cleanups.push(() => seeding);
+      const seedingTasks = seedMissingTaskSettings(services).then(
+        (seeded) => seeded && logger.info({ seeded }, 'seeded task settings of tenants registered before they existed'),
+        (error) => logger.error({ err: error }, 'seeding missing task settings failed'),
+      );
+      cleanups.push(() => seedingTasks);
     }
     if (runsWorkers && overrides.schedule !== false) {
       const scheduler = new Scheduler({ knex: db.knex, logger }, allJobs(services));

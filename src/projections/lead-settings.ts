@@ -1,6 +1,6 @@
 import { SETTINGS_COLLECTIONS, type SettingsCollection } from '../events/lead-settings.js';
 import type { EventHandler, Projection } from './projection.js';
-import { recordHandlers } from './record-handlers.js';
+import { keyedValueHandler, recordHandlers } from './record-handlers.js';
 
 const CATALOGUE = ['name', 'description', 'isSystem', 'sortOrder'];
 
@@ -20,10 +20,7 @@ export const SETTINGS_TABLES: Record<SettingsCollection, [table: string, fields:
 };
 
 const handlers: Record<string, EventHandler> = {
-  LeadSettingChanged: (e, w) => {
-    w.delete('lead_settings', { tenant_id: e.metadata.tenantId, key: e.data.key });
-    w.insert('lead_settings', { tenant_id: e.metadata.tenantId, key: e.data.key, value: e.data.value, updated_at: e.createdAt });
-  },
+  LeadSettingChanged: keyedValueHandler('lead_settings'),
 };
 for (const [collection, [table, fields]] of Object.entries(SETTINGS_TABLES) as [SettingsCollection, [string, string[]]][]) {
   Object.assign(handlers, recordHandlers(SETTINGS_COLLECTIONS[collection], table, fields));

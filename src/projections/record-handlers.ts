@@ -35,3 +35,11 @@ export function recordHandlers(
     },
   };
 }
+
+/** The handler of a keyed-settings event (`{ key, value }`, the key's whole new value): one row per tenant and key. */
+export function keyedValueHandler(table: string): EventHandler {
+  return (e: RecordedEvent<{ key: string; value: unknown }>, w) => {
+    w.delete(table, { tenant_id: e.metadata.tenantId, key: e.data.key });
+    w.insert(table, { tenant_id: e.metadata.tenantId, key: e.data.key, value: e.data.value, updated_at: e.createdAt });
+  };
+}

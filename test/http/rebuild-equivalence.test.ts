@@ -419,6 +419,17 @@ describe('rebuild equals live, for every event type', () => {
       const doomedProduct = await call(t, 'POST', '/products', { name: `Temp ${unique()}`, code: `TMP-${unique()}`, categoryId: category.body.id });
       await call(t, 'DELETE', `/products/${doomedProduct.body.id}`);
 
+      // Task settings: a lookup of each kind created, changed (moving the default and completed flags), reordered, deleted; a keyed setting.
+      for (const [lookup, extra] of [['types', { description: oddText(r, 1000), defaultDurationMinutes: 45 }], ['statuses', { isCompleted: true }], ['priorities', { level: 5 }]] as const) {
+        const made = await call(t, 'POST', `/tasks/lookups/${lookup}`, { name: `Tâche ✅ ${unique()}`, icon: null, ...extra });
+        await call(t, 'PUT', `/tasks/lookups/${lookup}/${made.body.id}`, { color: '#0a0B0c', ...(lookup === 'types' ? { description: null } : { isDefault: lookup === 'priorities' }) });
+        const ids = (await call(t, 'GET', `/tasks/lookups/${lookup}`)).body.map((item: { id: string }) => item.id);
+        await call(t, 'PUT', `/tasks/lookups/${lookup}/reorder`, { ids: ids.reverse() });
+        const doomed = await call(t, 'POST', `/tasks/lookups/${lookup}`, { name: `Temp ${unique()}` });
+        await call(t, 'DELETE', `/tasks/lookups/${lookup}/${doomed.body.id}`);
+      }
+      await call(t, 'PUT', '/tasks/settings/kanban', { value: { cardFields: ['dueDate', 'étiquettes 🏷'], showSubtasks: false } });
+
       // Lead settings: pipelines, stages and their fields, ownership, visibility, order.
       const defaultPipeline = (await call(t, 'GET', '/lead-settings/pipelines')).body.find((p: { isDefault: boolean }) => p.isDefault).id as string;
       t.pipelines.push(defaultPipeline);

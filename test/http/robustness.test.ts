@@ -52,6 +52,8 @@ describe('robustness: odd input never causes a 500', () => {
   it('leads and lead settings', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Odd' })).body;
     const stage = (await call('GET', '/lead-settings/stages')).body[1];
+    const taskStatus = (await call('GET', '/tasks/lookups/statuses')).body[2];
+    const taskPriority = (await call('GET', '/tasks/lookups/priorities')).body[0];
     const failures = await fuzz([
       ['POST', '/leads', ['lastName', 'email', 'phone', 'priority', 'stageId', 'pipelineId', 'estimatedValue', 'customFields', 'qualification', 'address', 'ownerId', 'website']],
       ['PUT', `/leads/${lead.id}`, ['lastName', 'priority', 'stageId', 'pipelineId', 'estimatedValue', 'customFields', 'qualification', 'ownerId']],
@@ -75,6 +77,17 @@ describe('robustness: odd input never causes a 500', () => {
       ['POST', '/lead-settings/scoring-rules', ['name', 'fieldKey', 'operator', 'value', 'scoreDelta']],
       ['PUT', '/lead-settings/settings', ['sla', 'general', 'stages']],
       ['PUT', '/lead-settings/qualification-threshold', ['threshold', 'autoQualify']],
+      ['POST', '/tasks/lookups/types', ['name', 'color', 'icon', 'position', 'description', 'defaultDurationMinutes']],
+      ['POST', '/tasks/lookups/statuses', ['name', 'isDefault', 'isOpen', 'isCompleted']],
+      ['POST', '/tasks/lookups/priorities', ['name', 'level', 'isDefault']],
+      ['PUT', `/tasks/lookups/statuses/${taskStatus.id}`, ['name', 'color', 'isDefault', 'isCompleted', 'isActive']],
+      ['PUT', `/tasks/lookups/priorities/${taskPriority.id}`, ['name', 'level', 'isDefault', 'position']],
+      ['PUT', '/tasks/lookups/types/reorder', ['ids', 'typeIds']],
+      ['PUT', '/tasks/lookups/statuses/reorder', ['ids', 'statusIds']],
+      ['PUT', '/tasks/statuses/reorder', ['statusIds']],
+      ['PUT', '/tasks/settings/general', ['value', 'defaultTaskType', 'maxSubtaskDepth']],
+      ['PUT', '/tasks/settings/reminders', ['value', 'options']],
+      ['PUT', `/tasks/settings/${'__proto__'}`, ['value']],
     ]);
     for (const key of ['toString', 'valueOf', 'hasOwnProperty', 'constructor', '__proto__', 'custom.toString', 'qualification.valueOf']) {
       const stageFieldValues = JSON.parse(JSON.stringify({ [key]: 'x' }));

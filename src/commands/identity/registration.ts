@@ -5,6 +5,8 @@ import { SEEDED_ROLES } from '../../domain/permissions.js';
 import { executePlan, newStreamWrite, savePlan, type WritePlan } from '../write-plan.js';
 import { leadSettingsAggregate } from '../lead-settings/lead-settings.js';
 import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
+import { taskSettingsAggregate } from '../task-settings/task-settings.js';
+import { taskSettingsSeed } from '../task-settings/task-settings-seed.js';
 import { issueTokens, principalOrFail } from './auth.js';
 import { claimUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
@@ -21,7 +23,7 @@ export interface RegisterInput {
 }
 
 /**
- * Creates the tenant, its seeded roles, department and lead settings, and its first
+ * Creates the tenant, its seeded roles, department, lead and task settings, and its first
  * administrator: one write plan over all their streams, stored in the same transaction
  * as the claims on slug, company name and email (409 when taken) and the password hash.
  * Nothing is written before that transaction commits; after it, the plan is carried out
@@ -84,6 +86,7 @@ function registrationPlan(tenantId: string, userId: string, slug: string, email:
     }, ctx, now),
   );
   writes.push(newStreamWrite(leadSettingsAggregate, tenantId, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx, now));
+  writes.push(newStreamWrite(taskSettingsAggregate, tenantId, { kind: 'seed', events: taskSettingsSeed(randomUUID) }, ctx, now));
   writes.push(
     newStreamWrite(userAggregate, userId, {
       kind: 'create',

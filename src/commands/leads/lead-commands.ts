@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EventStore, Position } from '../../events/store/types.js';
 import type { LeadProductLine } from '../../events/leads.js';
-import { foldRecorded, handleCommand, type CommandContext, type CommandDeps, type CommandResult } from '../aggregate.js';
+import { handleCommand, type CommandContext, type CommandDeps, type CommandResult } from '../aggregate.js';
 import { DomainError, invalid } from '../../domain/errors.js';
 import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideContext, type LeadInput } from './leads.js';
 import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from '../lead-settings/lead-settings.js';
@@ -10,31 +10,17 @@ import { lastPosition } from '../identity/identity-deps.js';
 import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
 import { assertOwner } from '../records/record-commands.js';
 import { eachLimited } from '../../infra/each-limited.js';
+import { tenantStreamCache } from '../tenant-stream-cache.js';
+import { seedTenantsWithout } from '../tenant-seed.js';
 import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from '../lead-settings/settings-usage.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
-const cache = new WeakMap<EventStore, Map<string, { state: LeadSettingsState; revision: number }>>();
-const CACHED_TENANTS = 1_000;
-
 /**
- * A tenant's lead settings as its stream says now: the folded state is kept per process
- * and only the events appended since are read, so every lead command sees current
- * settings for the price of one (usually empty) stream read.
+ * A tenant's lead settings as its stream says now (cached per process: only the events
+ * appended since are read), so every lead command sees current settings.
  */
-export async function loadLeadSettings(store: EventStore, tenantId: string): Promise<LeadSettingsState> {
-  let tenants = cache.get(store);
-  if (!tenants) cache.set(store, (tenants = new Map()));
-  const cached = tenants.get(tenantId) ?? { state: leadSettingsAggregate.initialState, revision: -1 };
-  const events = await store.readStream(settingsStreamId(tenantId), { fromRevision: cached.revision + 1 });
-  if (events.length === 0 && tenants.has(tenantId)) return cached.state;
-  const state = foldRecorded(leadSettingsAggregate, events, cached.state);
-  const revision = events.length ? events[events.length - 1].revision : cached.revision;
-  tenants.delete(tenantId);
-  if (tenants.size >= CACHED_TENANTS) tenants.delete(tenants.keys().next().value!);
-  tenants.set(tenantId, { state, revision });
-  return state;
-}
+export const loadLeadSettings: (store: EventStore, tenantId: string) => Promise<LeadSettingsState> = tenantStreamCache(leadSettingsAggregate, settingsStreamId);
 
 /** The decide context of lead commands: the tenant's settings as they are now, and the time (asked again on a retry). */
 const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<LeadDecideContext> => ({
@@ -146,18 +132,7 @@ export const rescoreLead = (deps: Deps, ctx: CommandContext, id: string) => runA
  * worker start). Seeding is idempotent: a tenant whose stream is already seeded (its read
  * model merely behind) is left as it is.
  */
-export async function seedMissingLeadSettings(deps: Deps): Promise<number> {
-  const tenants: { id: string }[] = await deps.knex('tenants as t')
-    .whereNotExists((q) => q.select(deps.knex.raw('1')).from('lead_settings as s').whereRaw('s.tenant_id = t.id'))
-    .select('t.id');
-  let seeded = 0;
-  for (const { id } of tenants) {
-    const ctx = { tenantId: id, userId: null, correlationId: randomUUID() };
-    const result = await handleCommand(deps, leadSettingsAggregate, id, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx);
-    if (result.events.length) seeded++;
-  }
-  return seeded;
-}
+export const seedMissingLeadSettings = (deps: Deps) => seedTenantsWithout(deps, 'lead_settings', leadSettingsAggregate, leadSettingsSeed);
 
 /**
  * A settings change. A delete counts the item's users (every module's, see

@@ -1,15 +1,7 @@
-import type { Knex } from 'knex';
-import { emptyTaskSettings, type TaskSettingsState } from '../../domain/task-settings.js';
-import type { EventStore } from '../../events/store/types.js';
-
 /**
- * TEMPORARY until the task-settings module is merged: where task commands read the
- * tenant's task settings, and the lock their settings-assigning commands run under.
+ * Where task commands (and the task reads) take the tenant's task settings from, and the
+ * guard that task commands giving a task a type, status or priority run inside: the
+ * task-settings module's cached loader and its lookup-usage guard.
  */
-export async function taskSettings(_store: EventStore, _tenantId: string): Promise<TaskSettingsState> {
-  return emptyTaskSettings();
-}
-
-export function withTaskSettings<T>(_knex: Knex, _tenantId: string, work: () => Promise<T>): Promise<T> {
-  return work();
-}
+export { loadTaskSettings as taskSettings } from '../task-settings/task-settings.js';
+export { assigningTaskLookups as withTaskSettings } from '../task-settings/task-lookup-usage.js';

@@ -15,6 +15,8 @@ const color = z.string().trim().regex(/^#([0-9a-f]{3}|[0-9a-f]{6})$/i, 'a hex co
 const sortOrder = z.number().int().min(0).max(1_000_000);
 const labels = z.array(z.string().trim().min(1).max(200)).max(100);
 const module = z.enum(PIPELINE_MODULES);
+/** Shared with the other settings modules' schemas (task settings). */
+export { name as settingsItemName, color as hexColor };
 
 export const pipelineBody = z
   .object({

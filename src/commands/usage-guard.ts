@@ -1,0 +1,70 @@
+import type { Knex } from 'knex';
+import type { Position } from '../events/store/types.js';
+import { alongside, serially, writesSettled } from '../infra/serial-lock.js';
+import type { CommandDeps } from './aggregate.js';
+import { DomainError, unavailable } from '../domain/errors.js';
+
+/**
+ * Which records use a tenant's configuration items (pipelines, stages, task statuses…),
+ * so that an item in use is never deleted, reliably, whatever runs at the same time.
+ *
+ * A module whose records point at items contributes a counter to the guard's registry and
+ * runs every command that gives a record an item inside `assigning`, deciding against the
+ * configuration as it is then. A delete runs inside `deleting`: it waits for those
+ * commands to finish, keeps new ones out, lets the read models catch up with everything
+ * they wrote, and only then counts. So a command either finished before the count (and is
+ * counted) or starts after the delete (and sees the item gone).
+ */
+export interface UsageCounter<Item> {
+  /** The module whose records are counted. */
+  module: string;
+  /** Live records of the tenant using the item; 0 for items the module does not use. */
+  count(knex: Knex | Knex.Transaction, tenantId: string, item: Item): Promise<number>;
+}
+
+/** Live (not deleted) rows of the tenant in `table` whose `column` names the item: what most counters count. */
+export async function liveReferences(knex: Knex | Knex.Transaction, table: string, tenantId: string, column: string, id: string): Promise<number> {
+  const row = await knex(table).where({ tenant_id: tenantId, [column]: id }).whereNull('deleted_at').count<{ count: string }[]>('* as count').first();
+  return Number(row?.count ?? 0);
+}
+
+export type UsageDeleteDeps = CommandDeps & {
+  knex: Knex;
+  /** Resolves once the read models have passed the position; throws `notYetReadable` after its own bound. */
+  waitForProjections(position: Position | null): Promise<void>;
+};
+
+/** How long a delete waits for earlier writes to become readable before giving up (503). */
+const SETTLE_MS = 5_000;
+
+/** A guard over one kind of configuration, locked per tenant under `name`; `counters` is read at each count, so it may be filled later. */
+export function usageGuard<Item>(name: string, counters: readonly UsageCounter<Item>[]) {
+  const lockKey = (tenantId: string) => `${name}:${tenantId}`;
+
+  /** How many live records of any module use the item. */
+  async function usage(knex: Knex | Knex.Transaction, tenantId: string, item: Item): Promise<number> {
+    const counts = await Promise.all(counters.map((counter) => counter.count(knex, tenantId, item)));
+    return counts.reduce((sum, n) => sum + n, 0);
+  }
+
+  /** Runs a command that gives a record items; many at once, never during a delete. */
+  const assigning = <T>(knex: Knex, tenantId: string, work: () => Promise<T>): Promise<T> => alongside(knex, lockKey(tenantId), work);
+
+  /**
+   * Runs a delete alone for its tenant, with the item's usage counted when no command can
+   * be giving it out and the read models show every record that got it before.
+   */
+  const deleting = <T>(deps: UsageDeleteDeps, tenantId: string, item: Item, work: (inUse: number) => Promise<T>): Promise<T> =>
+    serially(deps.knex, lockKey(tenantId), async (trx) => {
+      // Commands that finished before the lock was granted have committed their events; once
+      // the writes under way then have ended, the log's readable head covers them all.
+      const notYet = () => unavailable('Could not confirm yet whether records still use it: try again in a moment');
+      if (!(await writesSettled(deps.knex, SETTLE_MS))) throw notYet();
+      await deps.waitForProjections(await deps.store.headPosition()).catch((error) => {
+        throw error instanceof DomainError && error.kind === 'accepted' ? notYet() : error;
+      });
+      return work(await usage(trx, tenantId, item));
+    });
+
+  return { usage, assigning, deleting };
+}
