@@ -248,6 +248,29 @@ describe('tasks', () => {
     });
   });
 
+  describe('task lookups', () => {
+    it('a lookup live tasks use is not deleted; an inactive one is refused on create and update', async () => {
+      const name = `Someday ${randomUUID().slice(0, 6)}`;
+      const priority = await call('POST', '/tasks/lookups/priorities', { name, level: 0 });
+      expect(priority.status, JSON.stringify(priority.body)).to.equal(201);
+      const task = await newTask({ priorityId: priority.body.id });
+      expect(task.priorityName).to.equal(name);
+      const refused = await call('DELETE', `/tasks/lookups/priorities/${priority.body.id}`);
+      expect(refused.status).to.equal(400);
+      expect(refused.body.message).to.match(/1 task\(s\) use/);
+      expect((await call('DELETE', `/tasks/${task.id}`)).status).to.equal(200);
+      expect((await call('DELETE', `/tasks/lookups/priorities/${priority.body.id}`)).status).to.equal(200);
+      expect((await call('POST', '/tasks', { title: 'x', priorityId: priority.body.id })).status).to.equal(400);
+
+      const type = await call('POST', '/tasks/lookups/types', { name: `Visit ${randomUUID().slice(0, 6)}` });
+      expect((await call('PUT', `/tasks/lookups/types/${type.body.id}`, { isActive: false })).status).to.equal(200);
+      const inactive = await call('POST', '/tasks', { title: 'x', typeId: type.body.id });
+      expect(inactive.status).to.equal(400);
+      expect(inactive.body.message).to.match(/inactive/);
+      expect((await call('PUT', `/tasks/${(await newTask()).id}`, { typeId: type.body.id })).status).to.equal(400);
+    });
+  });
+
   describe('GET /tasks/entity/:entityType/:entityId', () => {
     it('lists the top-level tasks of a record, open first, then most urgent', async () => {
       const contact = await newContact();
