@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { register } from '../../src/commands/identity/registration.js';
 import { completePendingPlans } from '../../src/commands/write-plan.js';
+import { seedMissingLeadSettings } from '../../src/commands/leads/lead-commands.js';
+import { seedMissingTaskSettings } from '../../src/commands/task-settings/task-settings-commands.js';
 import { listParked } from '../../src/events/subscriptions/parked-events.js';
 import { replayParked } from '../../src/cli/replay-parked.js';
 import { allProjections } from '../../src/modules.js';
@@ -74,6 +76,14 @@ describe('reliability', () => {
       const slug = body.companyName.toLowerCase().replace(/ /g, '-');
       const early = await service.request('POST', '/api/auth/login', { tenantSlug: slug, email: body.email, password: PASSWORD });
       expect(early.status).to.be.oneOf([401, 404]); // no user yet (the tenant may or may not be projected already)
+
+      // The worker-start upgrade seeds leave a tenant mid-registration to its plan (else its own appends would fail).
+      await service.services.waitForProjections(await service.services.store.headPosition());
+      expect(await tenantsWithSlug(slug)).to.have.length(1);
+      await seedMissingLeadSettings(service.services);
+      await seedMissingTaskSettings(service.services);
+      const tenantId = (await tenantsWithSlug(slug))[0].id;
+      expect(await service.services.store.readStream(`task_settings-${tenantId}`)).to.deep.equal([]);
 
       expect(await completePendingPlans(service.services, { olderThanMs: 0, now: new Date() })).to.equal(1);
       const signIn = () => service.request('POST', '/api/auth/login', { tenantSlug: slug, email: body.email, password: PASSWORD });
