@@ -68,7 +68,7 @@ interface Results {
 type Settings = ReturnType<typeof readSettings>;
 
 /** req/s, p50 and p99 of one HTTP load; failed requests (at most 1 %, or the bench fails) shown loudly. */
-function httpFigures(key: string, label: string, load: LoadResult, notes: string, bounds: { atLeast: number; p99Below?: number }): Figure[] {
+function httpFigures(key: string, label: string, load: LoadResult, notes: string, bounds: { atLeast?: number; p99Below?: number }): Figure[] {
   const failed = load.errors ? `; ${load.errors} REQUESTS FAILED, first: ${load.firstError?.slice(0, 80)}` : '';
   return [
     { key: `${key}PerSecond`, label, value: load.rps, decimals: 0, unit: 'req/s', notes: `${notes}; ${load.count} requests${failed}`, atLeast: bounds.atLeast },
@@ -77,16 +77,13 @@ function httpFigures(key: string, label: string, load: LoadResult, notes: string
   ];
 }
 
-/** The tasks phase: the overdue list over a tenant of many tasks, and creates. */
+/** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
+  const reference = (figures: Figure[]) => figures.map((f, i) => (i === 0 ? { ...f, targetText: 'reference' } : f));
   return [
-    ...httpFigures('httpTaskOverdueList', `GET /api/tasks?overdue=true&limit=25, of ${of}`, tasks.overdueList, `${tasks.overdue} overdue; names by join and settings`, {
-      atLeast: 600,
-    }),
-    ...httpFigures('httpTaskCreate', 'POST /api/tasks', tasks.create, `${tasks.connections} connections; lookups checked, waits for the projections`, {
-      atLeast: 250,
-    }),
+    ...reference(httpFigures('httpTaskOverdueList', `GET /api/tasks?overdue=true&limit=25, of ${of}`, tasks.overdueList, `${tasks.overdue} overdue, counted; names by join and settings`, {})),
+    ...reference(httpFigures('httpTaskCreate', 'POST /api/tasks', tasks.create, `${tasks.connections} connections; lookups checked, waits for the projections`, {})),
   ];
 }
 
