@@ -8,7 +8,7 @@ import { contactsRouter } from './http/contacts.js';
 import { leadSettingsRouter } from './http/lead-settings/index.js';
 import { leadsRouter } from './http/leads/index.js';
 import { departmentsRouter, rolesRouter, teamsRouter } from './http/organisation.js';
-import { productsRouter } from './http/products.js';
+import { productsRouter } from './http/products/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
@@ -30,6 +30,7 @@ import { migration0011SessionEpoch } from './projections/migrations/0011_session
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
 import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
 import { migration0014Products } from './projections/migrations/0014_products.js';
+import { migration0015PriceBooksBundles } from './projections/migrations/0015_price_books_bundles.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
@@ -134,7 +135,7 @@ export const modules: ModuleManifest[] = [
     name: 'products',
     routes: [{ path: '/products', router: productsRouter }],
     projections: [productsProjection],
-    migrations: [migration0014Products],
+    migrations: [migration0014Products, migration0015PriceBooksBundles],
     reads: ['products'],
   },
 ];

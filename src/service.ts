@@ -31,6 +31,7 @@ import { loadPrincipal } from './queries/principal.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
 import { seedMissingLeadSettings } from './commands/leads/lead-commands.js';
+import { seedMissingPriceBooks } from './commands/products/price-book-commands.js';
 import { completePendingPlans } from './commands/write-plan.js';
 import { allJobs, allMigrations, allProjections, allSagas, modules, type ModuleManifest } from './modules.js';
 import { Scheduler } from './sagas/scheduler.js';
@@ -178,6 +179,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         (error) => logger.error({ err: error }, 'seeding missing lead settings failed'),
       );
       cleanups.push(() => seeding);
+      const seedingPriceBooks = seedMissingPriceBooks(services).then(
+        (seeded) => seeded && logger.info({ seeded }, 'seeded the Standard price book of tenants registered before price books existed'),
+        (error) => logger.error({ err: error }, 'seeding missing price books failed'),
+      );
+      cleanups.push(() => seedingPriceBooks);
     }
     if (runsWorkers && overrides.schedule !== false) {
       const scheduler = new Scheduler({ knex: db.knex, logger }, allJobs(services));

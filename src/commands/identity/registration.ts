@@ -5,6 +5,7 @@ import { SEEDED_ROLES } from '../../domain/permissions.js';
 import { executePlan, newStreamWrite, savePlan, type WritePlan } from '../write-plan.js';
 import { leadSettingsAggregate } from '../lead-settings/lead-settings.js';
 import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
+import { priceBooksAggregate } from '../products/price-books.js';
 import { issueTokens, principalOrFail } from './auth.js';
 import { claimUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
@@ -84,6 +85,7 @@ function registrationPlan(tenantId: string, userId: string, slug: string, email:
     }, ctx, now),
   );
   writes.push(newStreamWrite(leadSettingsAggregate, tenantId, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx, now));
+  writes.push(newStreamWrite(priceBooksAggregate, tenantId, { kind: 'seed', id: randomUUID() }, ctx, now));
   writes.push(
     newStreamWrite(userAggregate, userId, {
       kind: 'create',

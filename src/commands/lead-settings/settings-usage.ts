@@ -1,9 +1,6 @@
 import type { Knex } from 'knex';
 import type { SettingsCollection } from '../../events/lead-settings.js';
-import type { Position } from '../../events/store/types.js';
-import { alongside, serially, writesSettled } from '../../infra/serial-lock.js';
-import type { CommandDeps } from '../aggregate.js';
-import { DomainError, unavailable } from '../../domain/errors.js';
+import { assigningUsed, deletingUnused, type UsageDeleteDeps } from '../usage-guard.js';
 
 /**
  * Which records use a tenant's settings items (pipelines, stages, priorities…), so that an
@@ -11,11 +8,8 @@ import { DomainError, unavailable } from '../../domain/errors.js';
  *
  * A module whose records point at settings items contributes a counter below and runs
  * every command that gives a record an item (create, stage or pipeline move, priority
- * change…) inside `assigningSettings`, deciding against the settings as they are then.
- * A delete runs inside `deletingSettingsItem`: it waits for those commands to finish, keeps
- * new ones out, lets the read models catch up with everything they wrote, and only then
- * counts. So a command either finished before the count (and is counted) or starts after
- * the delete (and sees the item gone).
+ * change…) inside `assigningSettings`; a delete runs inside `deletingSettingsItem` (the
+ * usage guard of ../usage-guard.ts under the tenant's settings key).
  */
 export interface SettingsUsage {
   /** The module whose records are counted. */
@@ -54,17 +48,10 @@ const lockKey = (tenantId: string) => `settings-usage:${tenantId}`;
 
 /** Runs a command that gives a record settings items; many at once, never during a delete. */
 export function assigningSettings<T>(knex: Knex, tenantId: string, work: () => Promise<T>): Promise<T> {
-  return alongside(knex, lockKey(tenantId), work);
+  return assigningUsed(knex, lockKey(tenantId), work);
 }
 
-export type SettingsDeleteDeps = CommandDeps & {
-  knex: Knex;
-  /** Resolves once the read models have passed the position; throws `notYetReadable` after its own bound. */
-  waitForProjections(position: Position | null): Promise<void>;
-};
-
-/** How long a delete waits for earlier writes to become readable before giving up (503). */
-const SETTLE_MS = 5_000;
+export type SettingsDeleteDeps = UsageDeleteDeps;
 
 /**
  * Runs a settings delete alone for its tenant, with the item's usage counted when no
@@ -76,14 +63,5 @@ export function deletingSettingsItem<T>(
   item: { collection: SettingsCollection; id: string },
   work: (inUse: number) => Promise<T>,
 ): Promise<T> {
-  return serially(deps.knex, lockKey(tenantId), async (trx) => {
-    // Commands that finished before the lock was granted have committed their events; once
-    // the writes under way then have ended, the log's readable head covers them all.
-    const notYet = () => unavailable('Could not confirm yet whether records still use it: try again in a moment');
-    if (!(await writesSettled(deps.knex, SETTLE_MS))) throw notYet();
-    await deps.waitForProjections(await deps.store.headPosition()).catch((error) => {
-      throw error instanceof DomainError && error.kind === 'accepted' ? notYet() : error;
-    });
-    return work(await settingsItemUsage(trx, tenantId, item.collection, item.id));
-  });
+  return deletingUnused(deps, lockKey(tenantId), (trx) => settingsItemUsage(trx, tenantId, item.collection, item.id), work);
 }

@@ -4,9 +4,15 @@ import type { ProductCategoryFields, ProductFields } from '../../events/products
 import { invalid, notFound } from '../../domain/errors.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { claimUnique, releaseUnique } from '../identity/identity-deps.js';
+import type { UsageDeleteDeps } from '../usage-guard.js';
+import { assertCategoryUnused, assertProductUnused, categoryUsage, deletingFromCatalogue, productUsage, usingCatalogue } from './catalogue-usage.js';
 import { checkProduct, productAggregate, productCategoryAggregate } from './product-aggregates.js';
 
 type Deps = CommandDeps & { knex: Knex };
+
+/** A command that gives a product a category runs while no category delete can be counting. */
+const assigningCategory = <T>(deps: Deps, tenantId: string, categoryId: string | null | undefined, work: () => Promise<T>) =>
+  categoryId ? usingCatalogue(deps.knex, tenantId, work) : work();
 
 /** A product code is unique per tenant, case-insensitively, among products not deleted (claimed in unique_claims). */
 const codeScope = 'product-code';
@@ -27,7 +33,10 @@ async function assertCategory(knex: Knex, tenantId: string, categoryId: string |
   if (!row) throw invalid('categoryId does not name a product category of this tenant', [{ path: 'categoryId', message: 'not found', code: 'unknown_reference' }]);
 }
 
-export async function createProduct(deps: Deps, ctx: CommandContext, fields: ProductFields) {
+export const createProduct = (deps: Deps, ctx: CommandContext, fields: ProductFields) =>
+  assigningCategory(deps, ctx.tenantId, fields.categoryId, () => creatingProduct(deps, ctx, fields));
+
+async function creatingProduct(deps: Deps, ctx: CommandContext, fields: ProductFields) {
   checkProduct(fields);
   await assertCategory(deps.knex, ctx.tenantId, fields.categoryId);
   const id = randomUUID();
@@ -48,7 +57,10 @@ async function liveProduct(knex: Knex, tenantId: string, id: string) {
   return row as { code: string | null };
 }
 
-export async function updateProduct(deps: Deps, ctx: CommandContext, id: string, changes: Partial<ProductFields>) {
+export const updateProduct = (deps: Deps, ctx: CommandContext, id: string, changes: Partial<ProductFields>) =>
+  assigningCategory(deps, ctx.tenantId, changes.categoryId, () => updatingProduct(deps, ctx, id, changes));
+
+async function updatingProduct(deps: Deps, ctx: CommandContext, id: string, changes: Partial<ProductFields>) {
   checkProduct(changes);
   const before = await liveProduct(deps.knex, ctx.tenantId, id);
   await assertCategory(deps.knex, ctx.tenantId, changes.categoryId);
@@ -68,11 +80,19 @@ export async function updateProduct(deps: Deps, ctx: CommandContext, id: string,
   return result;
 }
 
-export async function deleteProduct(deps: Deps, ctx: CommandContext, id: string) {
-  const before = await liveProduct(deps.knex, ctx.tenantId, id);
-  const result = await handleCommand(deps, productAggregate, id, { kind: 'delete', id }, ctx);
-  if (before.code) await releaseUnique(deps.knex, codeScope, codeClaim(ctx.tenantId, before.code), id);
-  return result;
+/**
+ * A product that bundles include or leads list is not deleted (400 naming the uses),
+ * counted while nothing can be adding it (catalogue-usage). Its price book entries and its
+ * own bundle items go with it.
+ */
+export function deleteProduct(deps: UsageDeleteDeps, ctx: CommandContext, id: string) {
+  return deletingFromCatalogue(deps, ctx.tenantId, (trx) => productUsage(trx, ctx.tenantId, id), async (usage) => {
+    const before = await liveProduct(deps.knex, ctx.tenantId, id);
+    assertProductUnused(usage);
+    const result = await handleCommand(deps, productAggregate, id, { kind: 'delete', id }, ctx);
+    if (before.code) await releaseUnique(deps.knex, codeScope, codeClaim(ctx.tenantId, before.code), id);
+    return result;
+  });
 }
 
 export async function createProductCategory(deps: Deps, ctx: CommandContext, fields: ProductCategoryFields) {
@@ -84,9 +104,10 @@ export async function createProductCategory(deps: Deps, ctx: CommandContext, fie
 export const updateProductCategory = (deps: Deps, ctx: CommandContext, id: string, changes: Partial<ProductCategoryFields>) =>
   handleCommand(deps, productCategoryAggregate, id, { kind: 'update', id, changes }, ctx);
 
-/** A category that live products use is not deleted (400 naming how many use it). */
-export async function deleteProductCategory(deps: Deps, ctx: CommandContext, id: string) {
-  const used = Number((await deps.knex('products').where({ tenant_id: ctx.tenantId, category_id: id }).whereNull('deleted_at').count({ n: '*' }).first())?.n ?? 0);
-  if (used) throw invalid(`The category is in use by ${used} product${used === 1 ? '' : 's'}; move or delete them first`, [{ path: 'id', message: 'in use', code: 'in_use' }]);
-  return handleCommand(deps, productCategoryAggregate, id, { kind: 'delete', id }, ctx);
+/** A category that live products use is not deleted (400 naming how many use it), counted while no product can be given it. */
+export function deleteProductCategory(deps: UsageDeleteDeps, ctx: CommandContext, id: string) {
+  return deletingFromCatalogue(deps, ctx.tenantId, (trx) => categoryUsage(trx, ctx.tenantId, id), async (inUse) => {
+    assertCategoryUnused(inUse);
+    return handleCommand(deps, productCategoryAggregate, id, { kind: 'delete', id }, ctx);
+  });
 }

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { PriceBookEntryFields, PriceBookFields } from '../../events/products.js';
+import { invalid } from '../../domain/errors.js';
+import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { usingCatalogue } from './catalogue-usage.js';
+import { priceBooksAggregate, type EntryChanges } from './price-books.js';
+
+type Deps = CommandDeps & { knex: Knex };
+
+/** Every command on a tenant's price books goes to its one stream, `price_books-<tenantId>`. */
+const run = (deps: Deps, ctx: CommandContext, command: Parameters<typeof priceBooksAggregate.decide>[0]) =>
+  handleCommand(deps, priceBooksAggregate, ctx.tenantId, command, ctx);
+
+export async function createPriceBook(deps: Deps, ctx: CommandContext, fields: PriceBookFields) {
+  const id = randomUUID();
+  const result = await run(deps, ctx, { kind: 'create-book', id, fields });
+  return { id, position: result.position };
+}
+
+export const updatePriceBook = (deps: Deps, ctx: CommandContext, id: string, changes: Partial<PriceBookFields>) => run(deps, ctx, { kind: 'update-book', id, changes });
+export const deletePriceBook = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, { kind: 'delete-book', id });
+
+/** The product of an entry or a bundle item: a live product of the tenant (another tenant's reads as unknown). */
+export async function assertLiveProduct(knex: Knex, tenantId: string, productId: string): Promise<{ name: string; unitPrice: number; isActive: boolean }> {
+  const row = await knex('products').where({ tenant_id: tenantId, id: productId }).whereNull('deleted_at').first('name', 'unit_price', 'is_active');
+  if (!row) throw invalid('productId does not name a product of this tenant', [{ path: 'productId', message: 'not found', code: 'unknown_reference' }]);
+  return { name: row.name, unitPrice: Number(row.unit_price), isActive: row.is_active };
+}
+
+/**
+ * An entry prices a live product (at the product's own unit price when none is given); it
+ * is added while no delete of that product can be deciding.
+ */
+export function addPriceBookEntry(deps: Deps, ctx: CommandContext, priceBookId: string, given: Omit<PriceBookEntryFields, 'unitPrice'> & { unitPrice?: number }) {
+  return usingCatalogue(deps.knex, ctx.tenantId, async () => {
+    const product = await assertLiveProduct(deps.knex, ctx.tenantId, given.productId);
+    const fields = { ...given, unitPrice: given.unitPrice ?? product.unitPrice };
+    const id = randomUUID();
+    const result = await run(deps, ctx, { kind: 'add-entry', priceBookId, id, fields });
+    return { id, position: result.position };
+  });
+}
+
+export const updatePriceBookEntry = (deps: Deps, ctx: CommandContext, priceBookId: string, id: string, changes: EntryChanges) =>
+  run(deps, ctx, { kind: 'update-entry', priceBookId, id, changes });
+export const removePriceBookEntry = (deps: Deps, ctx: CommandContext, priceBookId: string, id: string) => run(deps, ctx, { kind: 'remove-entry', priceBookId, id });
+
+/**
+ * Tenants registered before price books existed get the Standard book now (run at worker
+ * start). Idempotent: the decider adds nothing to a tenant that has a default book.
+ */
+export async function seedMissingPriceBooks(deps: Deps): Promise<number> {
+  const tenants: { id: string }[] = await deps.knex('tenants as t')
+    .whereNotExists((q) => q.select(deps.knex.raw('1')).from('price_books as b').whereRaw('b.tenant_id = t.id').where('b.is_default', true))
+    .select('t.id');
+  let seeded = 0;
+  for (const { id } of tenants) {
+    const ctx = { tenantId: id, userId: null, correlationId: randomUUID() };
+    const result = await handleCommand(deps, priceBooksAggregate, id, { kind: 'seed', id: randomUUID() }, ctx);
+    if (result.events.length) seeded++;
+  }
+  return seeded;
+}
