@@ -11,6 +11,7 @@ import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
 import { assertOwner } from '../records/record-commands.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from '../lead-settings/settings-usage.js';
+import { withLineProduct, type LineProductGiven } from '../products/line-products.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -79,7 +80,9 @@ export const disqualifyLead = (deps: Deps, ctx: CommandContext, id: string, reas
 export const addLeadNote = (deps: Deps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
   run(deps, ctx, id, { kind: 'add-note', id, ...note });
 
-export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: LeadProductLine) => run(deps, ctx, id, { kind: 'add-product', id, line });
+/** A line names a live, active catalogue product; its name and unit price default to the product's (products/line-products). */
+export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: Omit<LeadProductLine, 'productName' | 'unitPrice'> & LineProductGiven) =>
+  withLineProduct(deps.knex, ctx.tenantId, line, (product) => run(deps, ctx, id, { kind: 'add-product', id, line: { ...line, ...product } }));
 export const updateLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string, changes: Partial<LeadProductLine>) =>
   run(deps, ctx, id, { kind: 'update-product', id, productId, changes });
 export const removeLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string) => run(deps, ctx, id, { kind: 'remove-product', id, productId });
