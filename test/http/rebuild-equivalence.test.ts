@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { handleCommand } from '../../src/commands/aggregate.js';
 import { changeLeadSettings, seedMissingLeadSettings } from '../../src/commands/leads/lead-commands.js';
+import { seedMissingPriceBooks } from '../../src/commands/products/price-book-commands.js';
 import { tenantAggregate } from '../../src/commands/identity/tenants.js';
 import type { SettingsCollection } from '../../src/events/lead-settings.js';
 import { openEventStore } from '../../src/events/store/index.js';
@@ -783,6 +784,7 @@ describe('rebuild equals live, for every event type', () => {
       await handleCommand(service.services, tenantAggregate, oldTenant, { kind: 'register', id: oldTenant, slug: `old-${unique()}`, companyName: `Old Ltd ${unique()}` }, { tenantId: oldTenant, userId: null, correlationId: `equivalence-${unique()}` });
       await settle();
       expect(await seedMissingLeadSettings(service.services)).to.equal(1);
+      expect(await seedMissingPriceBooks(service.services)).to.equal(1);
 
       // Random commands; now and then two tenants' commands at once, so live batches hold several events.
       const done: Record<string, number> = {};

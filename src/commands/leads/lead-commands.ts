@@ -82,7 +82,7 @@ export const addLeadNote = (deps: Deps, ctx: CommandContext, id: string, note: {
 
 /** A line names a live, active catalogue product; its name and unit price default to the product's (products/line-products). */
 export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: Omit<LeadProductLine, 'productName' | 'unitPrice'> & LineProductGiven) =>
-  withLineProduct(deps.knex, ctx.tenantId, line, (product) => run(deps, ctx, id, { kind: 'add-product', id, line: { ...line, ...product } }));
+  withLineProduct(deps, ctx.tenantId, line, (product) => run(deps, ctx, id, { kind: 'add-product', id, line: { ...line, ...product } }));
 export const updateLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string, changes: Partial<LeadProductLine>) =>
   run(deps, ctx, id, { kind: 'update-product', id, productId, changes });
 export const removeLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string) => run(deps, ctx, id, { kind: 'remove-product', id, productId });

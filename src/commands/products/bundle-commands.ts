@@ -5,7 +5,7 @@ import { DomainError, invalid } from '../../domain/errors.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { usingCatalogue } from './catalogue-usage.js';
 import { bundlesAggregate } from './bundles.js';
-import { assertLiveProduct } from './price-book-commands.js';
+import { liveCatalogueProduct } from './product-commands.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -22,7 +22,7 @@ async function namingTheCycle(knex: Knex, tenantId: string, error: unknown): Pro
 /** Adds a live product to a bundle (stream `product_bundles-<tenantId>`), while no delete of it can be deciding. */
 export function addBundleItem(deps: Deps, ctx: CommandContext, bundleId: string, item: BundleItemFields) {
   return usingCatalogue(deps.knex, ctx.tenantId, async () => {
-    await assertLiveProduct(deps.knex, ctx.tenantId, item.productId);
+    await liveCatalogueProduct(deps, ctx.tenantId, item.productId);
     const id = randomUUID();
     try {
       const result = await handleCommand(deps, bundlesAggregate, ctx.tenantId, { kind: 'add-item', bundleId, id, item }, ctx);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { PriceBookEntryFields, PriceBookFields } from '../../events/products.js';
-import { invalid } from '../../domain/errors.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { usingCatalogue } from './catalogue-usage.js';
+import { liveCatalogueProduct } from './product-commands.js';
 import { priceBooksAggregate, type EntryChanges } from './price-books.js';
 
 type Deps = CommandDeps & { knex: Knex };
@@ -21,20 +21,13 @@ export async function createPriceBook(deps: Deps, ctx: CommandContext, fields: P
 export const updatePriceBook = (deps: Deps, ctx: CommandContext, id: string, changes: Partial<PriceBookFields>) => run(deps, ctx, { kind: 'update-book', id, changes });
 export const deletePriceBook = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, { kind: 'delete-book', id });
 
-/** The product of an entry or a bundle item: a live product of the tenant (another tenant's reads as unknown). */
-export async function assertLiveProduct(knex: Knex, tenantId: string, productId: string): Promise<{ name: string; unitPrice: number; isActive: boolean }> {
-  const row = await knex('products').where({ tenant_id: tenantId, id: productId }).whereNull('deleted_at').first('name', 'unit_price', 'is_active');
-  if (!row) throw invalid('productId does not name a product of this tenant', [{ path: 'productId', message: 'not found', code: 'unknown_reference' }]);
-  return { name: row.name, unitPrice: Number(row.unit_price), isActive: row.is_active };
-}
-
 /**
  * An entry prices a live product (at the product's own unit price when none is given); it
  * is added while no delete of that product can be deciding.
  */
 export function addPriceBookEntry(deps: Deps, ctx: CommandContext, priceBookId: string, given: Omit<PriceBookEntryFields, 'unitPrice'> & { unitPrice?: number }) {
   return usingCatalogue(deps.knex, ctx.tenantId, async () => {
-    const product = await assertLiveProduct(deps.knex, ctx.tenantId, given.productId);
+    const product = await liveCatalogueProduct(deps, ctx.tenantId, given.productId);
     const fields = { ...given, unitPrice: given.unitPrice ?? product.unitPrice };
     const id = randomUUID();
     const result = await run(deps, ctx, { kind: 'add-entry', priceBookId, id, fields });

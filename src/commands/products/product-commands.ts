@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { ProductCategoryFields, ProductFields } from '../../events/products.js';
-import { invalid, notFound } from '../../domain/errors.js';
-import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { DomainError, invalid, notFound } from '../../domain/errors.js';
+import { handleCommand, loadAggregate, type CommandContext, type CommandDeps, type EventFold } from '../aggregate.js';
+import type { RecordState } from '../records/record-aggregate.js';
 import { claimUnique, releaseUnique } from '../identity/identity-deps.js';
 import type { UsageDeleteDeps } from '../usage-guard.js';
 import { assertCategoryUnused, assertProductUnused, categoryUsage, deletingFromCatalogue, productUsage, usingCatalogue } from './catalogue-usage.js';
@@ -26,11 +27,36 @@ async function claimCode(knex: Knex, tenantId: string, code: string, productId: 
   throw invalid(`Product code "${code}" already exists`, [{ path: 'code', message: 'already exists', code: 'duplicate' }]);
 }
 
+/**
+ * The fields of a live record of the tenant, read from its stream (not a read model that may
+ * lag behind a delete that just happened), or null: unknown, deleted or another tenant's.
+ */
+async function liveInStream<F>(deps: CommandDeps, aggregate: EventFold<RecordState<F>, never>, tenantId: string, id: string): Promise<F | null> {
+  try {
+    const { state } = await loadAggregate(deps.store, aggregate, id, tenantId);
+    return state.status === 'active' ? state.fields : null;
+  } catch (error) {
+    if (error instanceof DomainError && error.kind === 'not_found') return null;
+    throw error;
+  }
+}
+
 /** A category given on a product must be a live category of the tenant. */
-async function assertCategory(knex: Knex, tenantId: string, categoryId: string | null | undefined): Promise<void> {
+async function assertCategory(deps: CommandDeps, tenantId: string, categoryId: string | null | undefined): Promise<void> {
   if (!categoryId) return;
-  const row = await knex('product_categories').where({ tenant_id: tenantId, id: categoryId }).whereNull('deleted_at').first('id');
-  if (!row) throw invalid('categoryId does not name a product category of this tenant', [{ path: 'categoryId', message: 'not found', code: 'unknown_reference' }]);
+  if (!(await liveInStream(deps, productCategoryAggregate, tenantId, categoryId))) {
+    throw invalid('categoryId does not name a product category of this tenant', [{ path: 'categoryId', message: 'not found', code: 'unknown_reference' }]);
+  }
+}
+
+/**
+ * The product a price book entry, bundle item or sales line names: a live product of the
+ * tenant (400 `unknown_reference` otherwise, another tenant's included).
+ */
+export async function liveCatalogueProduct(deps: CommandDeps, tenantId: string, productId: string): Promise<ProductFields> {
+  const fields = await liveInStream<ProductFields>(deps, productAggregate, tenantId, productId);
+  if (!fields) throw invalid('productId does not name a product of this tenant', [{ path: 'productId', message: 'not found', code: 'unknown_reference' }]);
+  return fields;
 }
 
 export const createProduct = (deps: Deps, ctx: CommandContext, fields: ProductFields) =>
@@ -38,7 +64,7 @@ export const createProduct = (deps: Deps, ctx: CommandContext, fields: ProductFi
 
 async function creatingProduct(deps: Deps, ctx: CommandContext, fields: ProductFields) {
   checkProduct(fields);
-  await assertCategory(deps.knex, ctx.tenantId, fields.categoryId);
+  await assertCategory(deps, ctx.tenantId, fields.categoryId);
   const id = randomUUID();
   if (fields.code) await claimCode(deps.knex, ctx.tenantId, fields.code, id);
   try {
@@ -63,7 +89,7 @@ export const updateProduct = (deps: Deps, ctx: CommandContext, id: string, chang
 async function updatingProduct(deps: Deps, ctx: CommandContext, id: string, changes: Partial<ProductFields>) {
   checkProduct(changes);
   const before = await liveProduct(deps.knex, ctx.tenantId, id);
-  await assertCategory(deps.knex, ctx.tenantId, changes.categoryId);
+  await assertCategory(deps, ctx.tenantId, changes.categoryId);
   const newCode = changes.code && codeClaim(ctx.tenantId, changes.code) !== (before.code && codeClaim(ctx.tenantId, before.code)) ? changes.code : null;
   if (newCode) await claimCode(deps.knex, ctx.tenantId, newCode, id);
   let result;
