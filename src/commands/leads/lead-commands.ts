@@ -12,6 +12,7 @@ import { assertOwner } from '../records/record-commands.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from '../lead-settings/settings-usage.js';
 import { withLineProduct, type LineProductGiven } from '../products/line-products.js';
+import { seedTenantsWithout } from '../tenant-seeds.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -149,18 +150,9 @@ export const rescoreLead = (deps: Deps, ctx: CommandContext, id: string) => runA
  * worker start). Seeding is idempotent: a tenant whose stream is already seeded (its read
  * model merely behind) is left as it is.
  */
-export async function seedMissingLeadSettings(deps: Deps): Promise<number> {
-  const tenants: { id: string }[] = await deps.knex('tenants as t')
-    .whereNotExists((q) => q.select(deps.knex.raw('1')).from('lead_settings as s').whereRaw('s.tenant_id = t.id'))
-    .select('t.id');
-  let seeded = 0;
-  for (const { id } of tenants) {
-    const ctx = { tenantId: id, userId: null, correlationId: randomUUID() };
-    const result = await handleCommand(deps, leadSettingsAggregate, id, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx);
-    if (result.events.length) seeded++;
-  }
-  return seeded;
-}
+export const seedMissingLeadSettings = (deps: Deps): Promise<number> =>
+  seedTenantsWithout(deps, (knex) => knex('lead_settings as s').whereRaw('s.tenant_id = t.id'), (ctx) =>
+    handleCommand(deps, leadSettingsAggregate, ctx.tenantId, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx));
 
 /**
  * A settings change. A delete counts the item's users (every module's, see

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { PriceBookEntryFields, PriceBookFields } from '../../events/products.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { seedTenantsWithout } from '../tenant-seeds.js';
 import { usingCatalogue } from './catalogue-usage.js';
 import { liveCatalogueProduct } from './product-commands.js';
 import { priceBooksAggregate, type EntryChanges } from './price-books.js';
@@ -43,15 +44,6 @@ export const removePriceBookEntry = (deps: Deps, ctx: CommandContext, priceBookI
  * Tenants registered before price books existed get the Standard book now (run at worker
  * start). Idempotent: the decider adds nothing to a tenant that has a default book.
  */
-export async function seedMissingPriceBooks(deps: Deps): Promise<number> {
-  const tenants: { id: string }[] = await deps.knex('tenants as t')
-    .whereNotExists((q) => q.select(deps.knex.raw('1')).from('price_books as b').whereRaw('b.tenant_id = t.id').where('b.is_default', true))
-    .select('t.id');
-  let seeded = 0;
-  for (const { id } of tenants) {
-    const ctx = { tenantId: id, userId: null, correlationId: randomUUID() };
-    const result = await handleCommand(deps, priceBooksAggregate, id, { kind: 'seed', id: randomUUID() }, ctx);
-    if (result.events.length) seeded++;
-  }
-  return seeded;
-}
+export const seedMissingPriceBooks = (deps: Deps): Promise<number> =>
+  seedTenantsWithout(deps, (knex) => knex('price_books as b').whereRaw('b.tenant_id = t.id').where('b.is_default', true), (ctx) =>
+    handleCommand(deps, priceBooksAggregate, ctx.tenantId, { kind: 'seed', id: randomUUID() }, ctx));
