@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Router } from 'express';
 import { completePendingPlans } from './commands/write-plan.js';
+import { seedMissingLeadSettings } from './commands/leads/lead-commands.js';
+import { seedMissingPriceBooks } from './commands/products/price-book-commands.js';
+import { seedMissingTaskSettings } from './commands/task-settings/task-settings-commands.js';
 import { accountsRouter } from './http/accounts.js';
 import { adminRouter } from './http/admin.js';
 import { authRouter } from './http/auth.js';
@@ -8,8 +11,8 @@ import { contactsRouter } from './http/contacts.js';
 import { leadSettingsRouter } from './http/lead-settings/index.js';
 import { leadsRouter } from './http/leads/index.js';
 import { departmentsRouter, rolesRouter, teamsRouter } from './http/organisation.js';
-import { productsRouter } from './http/products.js';
 import { taskLookupRouter, taskLookupsRouter, taskSettingsRouter } from './http/task-settings/index.js';
+import { productsRouter } from './http/products/index.js';
 import { tasksRouter } from './http/tasks/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
@@ -33,6 +36,7 @@ import { migration0012InvitationClaims } from './projections/migrations/0012_inv
 import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
 import { migration0014Products } from './projections/migrations/0014_products.js';
 import { migration0016TaskSettings } from './projections/migrations/0016_task_settings.js';
+import { migration0015PriceBooksBundles } from './projections/migrations/0015_price_books_bundles.js';
 import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
@@ -70,6 +74,11 @@ export interface ModuleManifest {
   jobs?: (services: Services) => Job[];
   /** Projections its responses read after a command (read-your-writes waits for these). */
   reads?: string[];
+  /**
+   * What registration seeds for this module, given at worker start to tenants registered
+   * before the module existed (idempotent; answers how many tenants it wrote to).
+   */
+  upgradeSeeds?: { what: string; run: (services: Services) => Promise<number> }[];
 }
 
 export const modules: ModuleManifest[] = [
@@ -96,8 +105,8 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
-    // Registration also seeds the tenant's lead and task settings, which a client reads next.
-    reads: ['identity', 'lead-settings', 'task-settings'],
+    // Registration also seeds the tenant's lead and task settings and its Standard price book, which a client reads next.
+    reads: ['identity', 'lead-settings', 'task-settings', 'products'],
   },
   {
     // The record timeline (activities, notes) that every record kind shares.
@@ -135,6 +144,7 @@ export const modules: ModuleManifest[] = [
       ];
     },
     reads: ['leads', 'lead-settings', 'record-timeline'],
+    upgradeSeeds: [{ what: 'lead settings', run: seedMissingLeadSettings }],
   },
   {
     // Before any `/tasks` entry: the tasks router's `/:id` would otherwise take `lookups`, `settings`, `types`….
@@ -149,13 +159,15 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [taskSettingsProjection],
     migrations: [migration0016TaskSettings],
+    upgradeSeeds: [{ what: 'task settings', run: seedMissingTaskSettings }],
     reads: ['task-settings'],
   },
   {
     name: 'products',
     routes: [{ path: '/products', router: productsRouter }],
     projections: [productsProjection],
-    migrations: [migration0014Products],
+    migrations: [migration0014Products, migration0015PriceBooksBundles],
+    upgradeSeeds: [{ what: 'the Standard price book', run: seedMissingPriceBooks }],
     reads: ['products'],
   },
   {
@@ -172,3 +184,4 @@ export const allProjections = (list = modules) => list.flatMap((m) => m.projecti
 export const allMigrations = (list = modules) => list.flatMap((m) => m.migrations ?? []);
 export const allSagas = (list = modules) => list.flatMap((m) => m.sagas ?? []);
 export const allJobs = (services: Services, list = modules) => list.flatMap((m) => m.jobs?.(services) ?? []);
+export const allUpgradeSeeds = (list = modules) => list.flatMap((m) => m.upgradeSeeds ?? []);

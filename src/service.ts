@@ -30,10 +30,8 @@ import { checkHealth } from './queries/health.js';
 import { loadPrincipal } from './queries/principal.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
-import { seedMissingLeadSettings } from './commands/leads/lead-commands.js';
-import { seedMissingTaskSettings } from './commands/task-settings/task-settings-commands.js';
 import { completePendingPlans } from './commands/write-plan.js';
-import { allJobs, allMigrations, allProjections, allSagas, modules, type ModuleManifest } from './modules.js';
+import { allJobs, allMigrations, allProjections, allSagas, allUpgradeSeeds, modules, type ModuleManifest } from './modules.js';
 import { Scheduler } from './sagas/scheduler.js';
 
 /** Everything a module needs, built once at start-up and handed down. */
@@ -174,16 +172,13 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       await completePendingPlans(services, { olderThanMs: 0, now: clock.now() }).catch((error) =>
         logger.error({ err: error }, 'completing interrupted multi-stream writes failed; the job tries again every minute'),
       );
-      const seeding = seedMissingLeadSettings(services).then(
-        (seeded) => seeded && logger.info({ seeded }, 'seeded lead settings of tenants registered before they existed'),
-        (error) => logger.error({ err: error }, 'seeding missing lead settings failed'),
-      );
-      cleanups.push(() => seeding);
-      const seedingTasks = seedMissingTaskSettings(services).then(
-        (seeded) => seeded && logger.info({ seeded }, 'seeded task settings of tenants registered before they existed'),
-        (error) => logger.error({ err: error }, 'seeding missing task settings failed'),
-      );
-      cleanups.push(() => seedingTasks);
+      for (const seed of allUpgradeSeeds()) {
+        const seeding = seed.run(services).then(
+          (seeded) => seeded && logger.info({ seeded }, `seeded ${seed.what} of tenants registered before it existed`),
+          (error) => logger.error({ err: error }, `seeding ${seed.what} of older tenants failed`),
+        );
+        cleanups.push(() => seeding);
+      }
     }
     if (runsWorkers && overrides.schedule !== false) {
       const scheduler = new Scheduler({ knex: db.knex, logger }, allJobs(services));

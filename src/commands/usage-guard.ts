@@ -5,16 +5,53 @@ import type { CommandDeps } from './aggregate.js';
 import { DomainError, unavailable } from '../domain/errors.js';
 
 /**
- * Which records use a tenant's configuration items (pipelines, stages, task statuses…),
- * so that an item in use is never deleted, reliably, whatever runs at the same time.
+ * Deletes that must not remove something records still use (a settings item, a task
+ * status, a product category, a product), reliably, whatever runs at the same time.
  *
- * A module whose records point at items contributes a counter to the guard's registry and
- * runs every command that gives a record an item inside `assigning`, deciding against the
- * configuration as it is then. A delete runs inside `deleting`: it waits for those
- * commands to finish, keeps new ones out, lets the read models catch up with everything
- * they wrote, and only then counts. So a command either finished before the count (and is
- * counted) or starts after the delete (and sees the item gone).
+ * Every command that makes a record use such a thing runs inside `assigningUsed` under the
+ * same key, deciding against the state as it is then. A delete runs inside
+ * `deletingUnused`: it waits for those commands to finish, keeps new ones out, lets the
+ * read models catch up with everything they wrote, and only then counts. So a command
+ * either finished before the count (and is counted) or starts after the delete (and sees
+ * the thing gone). `usageGuard` packages both for configuration items counted by a
+ * registry of per-module counters.
  */
+export type UsageDeleteDeps = CommandDeps & {
+  knex: Knex;
+  /** Resolves once the read models have passed the position; throws `notYetReadable` after its own bound. */
+  waitForProjections(position: Position | null): Promise<void>;
+};
+
+/** Runs a command that makes a record use something guarded by `key`; many at once, never during a delete. */
+export function assigningUsed<T>(knex: Knex, key: string, work: () => Promise<T>): Promise<T> {
+  return alongside(knex, key, work);
+}
+
+/** How long a delete waits for earlier writes to become readable before giving up (503). */
+const SETTLE_MS = 5_000;
+
+/**
+ * Runs a delete alone for `key`, with `count` run (on the lock's connection) when no
+ * command can be handing the thing out and the read models show every record that got it before.
+ */
+export function deletingUnused<U, T>(
+  deps: UsageDeleteDeps,
+  key: string,
+  count: (trx: Knex.Transaction) => Promise<U>,
+  work: (usage: U) => Promise<T>,
+): Promise<T> {
+  return serially(deps.knex, key, async (trx) => {
+    // Commands that finished before the lock was granted have committed their events; once
+    // the writes under way then have ended, the log's readable head covers them all.
+    const notYet = () => unavailable('Could not confirm yet whether records still use it: try again in a moment');
+    if (!(await writesSettled(deps.knex, SETTLE_MS))) throw notYet();
+    await deps.waitForProjections(await deps.store.headPosition()).catch((error) => {
+      throw error instanceof DomainError && error.kind === 'accepted' ? notYet() : error;
+    });
+    return work(await count(trx));
+  });
+}
+
 export interface UsageCounter<Item> {
   /** The module whose records are counted. */
   module: string;
@@ -28,15 +65,6 @@ export async function liveReferences(knex: Knex | Knex.Transaction, table: strin
   return Number(row?.count ?? 0);
 }
 
-export type UsageDeleteDeps = CommandDeps & {
-  knex: Knex;
-  /** Resolves once the read models have passed the position; throws `notYetReadable` after its own bound. */
-  waitForProjections(position: Position | null): Promise<void>;
-};
-
-/** How long a delete waits for earlier writes to become readable before giving up (503). */
-const SETTLE_MS = 5_000;
-
 /** A guard over one kind of configuration, locked per tenant under `name`; `counters` is read at each count, so it may be filled later. */
 export function usageGuard<Item>(name: string, counters: readonly UsageCounter<Item>[]) {
   const lockKey = (tenantId: string) => `${name}:${tenantId}`;
@@ -47,24 +75,10 @@ export function usageGuard<Item>(name: string, counters: readonly UsageCounter<I
     return counts.reduce((sum, n) => sum + n, 0);
   }
 
-  /** Runs a command that gives a record items; many at once, never during a delete. */
-  const assigning = <T>(knex: Knex, tenantId: string, work: () => Promise<T>): Promise<T> => alongside(knex, lockKey(tenantId), work);
+  const assigning = <T>(knex: Knex, tenantId: string, work: () => Promise<T>): Promise<T> => assigningUsed(knex, lockKey(tenantId), work);
 
-  /**
-   * Runs a delete alone for its tenant, with the item's usage counted when no command can
-   * be giving it out and the read models show every record that got it before.
-   */
   const deleting = <T>(deps: UsageDeleteDeps, tenantId: string, item: Item, work: (inUse: number) => Promise<T>): Promise<T> =>
-    serially(deps.knex, lockKey(tenantId), async (trx) => {
-      // Commands that finished before the lock was granted have committed their events; once
-      // the writes under way then have ended, the log's readable head covers them all.
-      const notYet = () => unavailable('Could not confirm yet whether records still use it: try again in a moment');
-      if (!(await writesSettled(deps.knex, SETTLE_MS))) throw notYet();
-      await deps.waitForProjections(await deps.store.headPosition()).catch((error) => {
-        throw error instanceof DomainError && error.kind === 'accepted' ? notYet() : error;
-      });
-      return work(await usage(trx, tenantId, item));
-    });
+    deletingUnused(deps, lockKey(tenantId), (trx) => usage(trx, tenantId, item), work);
 
   return { usage, assigning, deleting };
 }

@@ -71,3 +71,59 @@ export async function getProductCategory(knex: Knex, tenantId: string, id: strin
   const r = await knex('product_categories as pc').where({ 'pc.tenant_id': tenantId, 'pc.id': id }).whereNull('pc.deleted_at').first('pc.*', productCount(knex));
   return r ? categoryOf(r) : null;
 }
+
+/** Entries count and show only while their product is live: a deleted product's prices go with it. */
+const liveEntries = (knex: Knex, tenantId: string) =>
+  knex('price_book_entries as e')
+    .join('products as ep', (j) => j.on('ep.id', 'e.product_id').andOnNull('ep.deleted_at'))
+    .where('e.tenant_id', tenantId);
+
+const priceBookOf = (r: any) => ({
+  id: r.id, name: r.name, description: r.description, isDefault: r.is_default, isActive: r.is_active, currency: r.currency, entryCount: r.entry_count,
+});
+
+const priceBooks = (knex: Knex, tenantId: string) =>
+  knex('price_books as b')
+    .where('b.tenant_id', tenantId)
+    .whereNull('b.deleted_at')
+    .select('b.*', liveEntries(knex, tenantId).whereRaw('e.price_book_id = b.id').count('*').as('entry_count'));
+
+/** The default book first, then by name. */
+export async function listPriceBooks(knex: Knex, tenantId: string) {
+  return (await priceBooks(knex, tenantId).orderBy([{ column: 'b.is_default', order: 'desc' }, 'b.name', 'b.id'])).map(priceBookOf);
+}
+
+export async function getPriceBook(knex: Knex, tenantId: string, id: string) {
+  const r = await priceBooks(knex, tenantId).where('b.id', id).first();
+  return r ? priceBookOf(r) : null;
+}
+
+const entryOf = (r: any) => ({
+  id: r.id, productId: r.product_id, productName: r.product_name, unitPrice: r.unit_price, minimumQuantity: r.minimum_quantity,
+  maximumQuantity: r.maximum_quantity, discount: r.discount, discountType: r.discount_type,
+});
+
+const entries = (knex: Knex, tenantId: string, priceBookId: string) =>
+  liveEntries(knex, tenantId).where('e.price_book_id', priceBookId).select('e.*', 'ep.name as product_name');
+
+/** By product name, then quantity range. */
+export async function listPriceBookEntries(knex: Knex, tenantId: string, priceBookId: string) {
+  return (await entries(knex, tenantId, priceBookId).orderBy(['ep.name', 'e.product_id', 'e.minimum_quantity', 'e.id'])).map(entryOf);
+}
+
+export async function getPriceBookEntry(knex: Knex, tenantId: string, priceBookId: string, id: string) {
+  const r = await entries(knex, tenantId, priceBookId).where('e.id', id).first();
+  return r ? entryOf(r) : null;
+}
+
+const bundleItemOf = (r: any) => ({ id: r.id, productId: r.product_id, productName: r.product_name, quantity: r.quantity, isOptional: r.is_optional });
+
+/** A bundle's items in the order they were added. */
+export async function listBundleItems(knex: Knex, tenantId: string, bundleId: string) {
+  const rows = await knex('product_bundle_items as i')
+    .join('products as ip', (j) => j.on('ip.id', 'i.product_id').andOnNull('ip.deleted_at'))
+    .where({ 'i.tenant_id': tenantId, 'i.bundle_id': bundleId })
+    .orderBy(['i.created_at', 'i.id'])
+    .select('i.*', 'ip.name as product_name');
+  return rows.map(bundleItemOf);
+}

@@ -796,7 +796,7 @@ describe('leads', () => {
   describe('lead products and team', () => {
     it('adds, updates and removes product lines with their totals', async () => {
       const lead = await newLead();
-      const productId = randomUUID();
+      const productId = (await call('POST', '/products', { name: 'Catalogue widget', unitPrice: 80 })).body.id;
       const added = await call('POST', `/leads/${lead.id}/products`, { productId, productName: 'Widget', quantity: 3, unitPrice: 100, discount: 50 });
       expect(added.status, JSON.stringify(added.body)).to.equal(201);
       expect(added.body).to.include({ id: productId, productId, productName: 'Widget', quantity: 3, unitPrice: 100, discount: 50, discountType: 'amount', total: 250 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { handleCommand } from '../../src/commands/aggregate.js';
 import { changeLeadSettings, seedMissingLeadSettings } from '../../src/commands/leads/lead-commands.js';
+import { seedMissingPriceBooks } from '../../src/commands/products/price-book-commands.js';
 import { tenantAggregate } from '../../src/commands/identity/tenants.js';
 import type { SettingsCollection } from '../../src/events/lead-settings.js';
 import { openEventStore } from '../../src/events/store/index.js';
@@ -430,6 +431,25 @@ describe('rebuild equals live, for every event type', () => {
       }
       await call(t, 'PUT', '/tasks/settings/kanban', { value: { cardFields: ['dueDate', 'étiquettes 🏷'], showSubtasks: false } });
 
+      // Price books (the default moving there and back), their entries, and bundle items.
+      const standardBook = (await call(t, 'GET', '/products/price-books')).body.find((b: { isDefault: boolean }) => b.isDefault).id as string;
+      const gadget = await call(t, 'POST', '/products', { name: `Gadget 🎁 ${unique()}`, unitPrice: 99.99 });
+      const partnerBook = await call(t, 'POST', '/products/price-books', { name: `Partenaires ${unique()}`, description: oddText(r, 200), currency: 'eur', isActive: true });
+      await call(t, 'PUT', `/products/price-books/${partnerBook.body.id}`, { isDefault: true });
+      await call(t, 'PUT', `/products/price-books/${standardBook}`, { isDefault: true, description: null });
+      const tier = await call(t, 'POST', `/products/price-books/${partnerBook.body.id}/entries`, { productId: gadget.body.id, minimumQuantity: 1, maximumQuantity: 9, discount: 12.5 });
+      await call(t, 'POST', `/products/price-books/${partnerBook.body.id}/entries`, { productId: gadget.body.id, unitPrice: 80, minimumQuantity: 10, discountType: 'fixed', discount: 5 });
+      await call(t, 'PUT', `/products/price-books/${partnerBook.body.id}/entries/${tier.body.id}`, { maximumQuantity: 5.5, unitPrice: 95.555 });
+      const doomedEntry = await call(t, 'POST', `/products/price-books/${standardBook}/entries`, { productId: licence.body.id });
+      await call(t, 'DELETE', `/products/price-books/${standardBook}/entries/${doomedEntry.body.id}`);
+      const doomedBook = await call(t, 'POST', '/products/price-books', { name: `Temp ${unique()}` });
+      await call(t, 'POST', `/products/price-books/${doomedBook.body.id}/entries`, { productId: gadget.body.id });
+      await call(t, 'DELETE', `/products/price-books/${doomedBook.body.id}`);
+      const suite = await call(t, 'POST', '/products', { name: `Suite ${unique()}`, unitPrice: 500 });
+      await call(t, 'POST', `/products/${suite.body.id}/bundle-items`, { productId: gadget.body.id, quantity: 2.5, isOptional: true });
+      const doomedItem = await call(t, 'POST', `/products/${suite.body.id}/bundle-items`, { productId: licence.body.id });
+      await call(t, 'DELETE', `/products/${suite.body.id}/bundle-items/${doomedItem.body.id}`);
+
       // Lead settings: pipelines, stages and their fields, ownership, visibility, order.
       const defaultPipeline = (await call(t, 'GET', '/lead-settings/pipelines')).body.find((p: { isDefault: boolean }) => p.isDefault).id as string;
       t.pipelines.push(defaultPipeline);
@@ -511,8 +531,8 @@ describe('rebuild equals live, for every event type', () => {
       track(t, (await call(t, 'PUT', `/leads/${first.id}`, { company: 'Analytical Corp', qualification: { budget: 'high' }, customFields: { tier: 'gold', nested: { x: [] } } })).body);
       const [, second] = await openStagesOf(t, defaultPipeline);
       await changeStage(t, t.leads.find((l) => l.id === first.id)!, second.id, { unlockReason: '' });
-      await call(t, 'POST', `/leads/${first.id}/products`, { productId: randomUUID(), productName: 'Widget ™', quantity: 2.5, unitPrice: 9.999, discount: 5, discountType: 'percentage' });
-      const product = randomUUID();
+      await call(t, 'POST', `/leads/${first.id}/products`, { productId: gadget.body.id, productName: 'Widget ™', quantity: 2.5, unitPrice: 9.999, discount: 5, discountType: 'percentage' });
+      const product = (await call(t, 'POST', '/products', { name: `Ω ${unique()}`, unitPrice: 3 })).body.id as string;
       await call(t, 'POST', `/leads/${first.id}/products`, { productId: product, unitPrice: 0.01 });
       await call(t, 'PUT', `/leads/${first.id}/products/${product}`, { quantity: 3, productName: null, unitPrice: 2, discount: 0.5 });
       await call(t, 'DELETE', `/leads/${first.id}/products/${product}`);
@@ -639,7 +659,7 @@ describe('rebuild equals live, for every event type', () => {
       [3, 'add product', async (t, r) => {
         const lead = someLead(t);
         if (!lead) return;
-        const productId = randomUUID();
+        const productId = (await call(t, 'POST', '/products', { name: `P ${oddText(r, 150)}`, unitPrice: oddMoney(r) })).body.id as string;
         const line = { quantity: r.pick([1, 0.5, 1000]), unitPrice: oddMoney(r), discount: r.pick([0, 1.5]), discountType: r.pick(['amount', 'percentage']) };
         if (line.discountType === 'amount' && line.discount > line.quantity * line.unitPrice) line.discount = 0;
         await call(t, 'POST', `/leads/${lead.id}/products`, { productId, productName: optionalOddText(r, 200), ...line });
@@ -788,6 +808,7 @@ describe('rebuild equals live, for every event type', () => {
       await handleCommand(service.services, tenantAggregate, oldTenant, { kind: 'register', id: oldTenant, slug: `old-${unique()}`, companyName: `Old Ltd ${unique()}` }, { tenantId: oldTenant, userId: null, correlationId: `equivalence-${unique()}` });
       await settle();
       expect(await seedMissingLeadSettings(service.services)).to.equal(1);
+      expect(await seedMissingPriceBooks(service.services)).to.equal(1);
 
       // Random commands; now and then two tenants' commands at once, so live batches hold several events.
       const done: Record<string, number> = {};

@@ -52,7 +52,8 @@ describe('rebuilding the read models', () => {
       call('DELETE', `/leads/${leadIds[4]}`),
     ]);
     expect(leadChanges.map((r) => r.status)).to.deep.equal([200, 200, 200, 201, 200]);
-    expect((await call('POST', `/leads/${leadIds[2]}/products`, { productId: randomUUID(), productName: 'Widget', quantity: 2, unitPrice: 9.99, discount: 5, discountType: 'percentage' })).status).to.equal(201);
+    const widget = (await call('POST', '/products', { name: 'Widget', unitPrice: 9.99 })).body;
+    expect((await call('POST', `/leads/${leadIds[2]}/products`, { productId: widget.id, productName: 'Widget', quantity: 2, unitPrice: 9.99, discount: 5, discountType: 'percentage' })).status).to.equal(201);
     expect((await call('POST', `/leads/${leadIds[2]}/team`, { userId: plain.user.id, role: 'Observer' })).status).to.equal(201);
 
     const paths = [

@@ -110,7 +110,14 @@ describe('robustness: odd input never causes a 500', () => {
     const account = (await call('POST', '/accounts', { name: 'Odd Co' })).body;
     const category = (await call('POST', '/products/categories', { name: 'Odd category' })).body;
     const product = (await call('POST', '/products', { name: 'Odd product' })).body;
+    const book = (await call('POST', '/products/price-books', { name: 'Odd book' })).body;
+    const entry = (await call('POST', `/products/price-books/${book.id}/entries`, { productId: product.id })).body;
     const failures = await fuzz([
+      ['POST', '/products/price-books', ['name', 'description', 'currency', 'isActive', 'isDefault']],
+      ['PUT', `/products/price-books/${book.id}`, ['name', 'currency', 'isActive', 'isDefault']],
+      ['POST', `/products/price-books/${book.id}/entries`, ['productId', 'unitPrice', 'minimumQuantity', 'maximumQuantity', 'discount', 'discountType']],
+      ['PUT', `/products/price-books/${book.id}/entries/${entry.id}`, ['unitPrice', 'minimumQuantity', 'maximumQuantity', 'discount', 'discountType']],
+      ['POST', `/products/${product.id}/bundle-items`, ['productId', 'quantity', 'isOptional']],
       ['POST', '/products', ['name', 'code', 'categoryId', 'type', 'unitPrice', 'currency', 'taxRate', 'customFields']],
       ['PUT', `/products/${product.id}`, ['name', 'code', 'categoryId', 'unitPrice', 'isActive']],
       ['POST', '/products/categories', ['name', 'description']],
@@ -174,10 +181,13 @@ describe('robustness: odd input never causes a 500', () => {
     await call('POST', '/products', { name: 'Sorted product' });
     await call('POST', '/products', { name: 'Other product' });
     await call('POST', '/products/categories', { name: 'Sorted category' });
+    const sortedBook = (await call('POST', '/products/price-books', { name: 'Sorted book' })).body;
+    const bundle = (await call('POST', '/products', { name: 'Sorted bundle' })).body;
     const task = (await call('POST', '/tasks', { title: 'Sorted task', dueDate: '2030-01-01' })).body;
     await call('POST', '/tasks', { title: 'Other task' });
     const lists = [
-      '/products', '/products/categories',
+      '/products', '/products/categories', '/products/categories/list', '/products/price-books', '/products/price-books/list',
+      `/products/price-books/${sortedBook.id}/entries`, `/products/${bundle.id}/bundle-items`,
       '/contacts', '/accounts', '/leads', '/leads?view=kanban', '/users', '/users/invitations', '/users/lookup/roles',
       '/users/lookup/departments', '/users/lookup/teams', '/users/org-tree', '/roles', '/departments', '/teams',
       '/admin/audit-trail', '/admin/outbox', '/lead-settings/pipelines', '/lead-settings/stages', '/lead-settings/priorities',

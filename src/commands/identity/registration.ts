@@ -7,6 +7,7 @@ import { leadSettingsAggregate } from '../lead-settings/lead-settings.js';
 import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
 import { taskSettingsAggregate } from '../task-settings/task-settings.js';
 import { taskSettingsSeed } from '../task-settings/task-settings-seed.js';
+import { priceBooksAggregate } from '../products/price-books.js';
 import { issueTokens, principalOrFail } from './auth.js';
 import { claimUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
@@ -87,6 +88,7 @@ function registrationPlan(tenantId: string, userId: string, slug: string, email:
   );
   writes.push(newStreamWrite(leadSettingsAggregate, tenantId, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx, now));
   writes.push(newStreamWrite(taskSettingsAggregate, tenantId, { kind: 'seed', events: taskSettingsSeed(randomUUID) }, ctx, now));
+  writes.push(newStreamWrite(priceBooksAggregate, tenantId, { kind: 'seed', id: randomUUID() }, ctx, now));
   writes.push(
     newStreamWrite(userAggregate, userId, {
       kind: 'create',

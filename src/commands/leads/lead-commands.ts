@@ -11,8 +11,9 @@ import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
 import { assertOwner } from '../records/record-commands.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import { tenantStreamCache } from '../tenant-stream-cache.js';
-import { seedTenantsWithout } from '../tenant-seed.js';
 import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from '../lead-settings/settings-usage.js';
+import { withLineProduct, type LineProductGiven } from '../products/line-products.js';
+import { seedTenantsWithout } from '../tenant-seeds.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -65,7 +66,9 @@ export const disqualifyLead = (deps: Deps, ctx: CommandContext, id: string, reas
 export const addLeadNote = (deps: Deps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
   run(deps, ctx, id, { kind: 'add-note', id, ...note });
 
-export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: LeadProductLine) => run(deps, ctx, id, { kind: 'add-product', id, line });
+/** A line names a live, active catalogue product; its name and unit price default to the product's (products/line-products). */
+export const addLeadProduct = (deps: Deps, ctx: CommandContext, id: string, line: Omit<LeadProductLine, 'productName' | 'unitPrice'> & LineProductGiven) =>
+  withLineProduct(deps, ctx.tenantId, line, (product) => run(deps, ctx, id, { kind: 'add-product', id, line: { ...line, ...product } }));
 export const updateLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string, changes: Partial<LeadProductLine>) =>
   run(deps, ctx, id, { kind: 'update-product', id, productId, changes });
 export const removeLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string) => run(deps, ctx, id, { kind: 'remove-product', id, productId });
@@ -132,7 +135,9 @@ export const rescoreLead = (deps: Deps, ctx: CommandContext, id: string) => runA
  * worker start). Seeding is idempotent: a tenant whose stream is already seeded (its read
  * model merely behind) is left as it is.
  */
-export const seedMissingLeadSettings = (deps: Deps) => seedTenantsWithout(deps, 'lead_settings', leadSettingsAggregate, leadSettingsSeed);
+export const seedMissingLeadSettings = (deps: Deps): Promise<number> =>
+  seedTenantsWithout(deps, (knex) => knex('lead_settings as s').whereRaw('s.tenant_id = t.id'), (ctx) =>
+    handleCommand(deps, leadSettingsAggregate, ctx.tenantId, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx));
 
 /**
  * A settings change. A delete counts the item's users (every module's, see

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
-import { seedTenantsWithout } from '../tenant-seed.js';
+import { seedTenantsWithout } from '../tenant-seeds.js';
 import type { UsageDeleteDeps } from '../usage-guard.js';
 import { deletingTaskLookup } from './task-lookup-usage.js';
 import { taskSettingsAggregate, type TaskSettingsCommand } from './task-settings.js';
@@ -19,4 +20,6 @@ export function changeTaskSettings(deps: UsageDeleteDeps, ctx: CommandContext, c
  * Tenants registered before task settings existed get the registration seed (run at
  * worker start; idempotent: a tenant whose stream is already seeded is left as it is).
  */
-export const seedMissingTaskSettings = (deps: CommandDeps & { knex: Knex }) => seedTenantsWithout(deps, 'task_settings', taskSettingsAggregate, taskSettingsSeed);
+export const seedMissingTaskSettings = (deps: CommandDeps & { knex: Knex }): Promise<number> =>
+  seedTenantsWithout(deps, (knex) => knex('task_settings as s').whereRaw('s.tenant_id = t.id'), (ctx) =>
+    handleCommand(deps, taskSettingsAggregate, ctx.tenantId, { kind: 'seed', events: taskSettingsSeed(randomUUID) }, ctx));

@@ -15,9 +15,9 @@ export function mountLeadProductsAndTeam(router: Router, services: Services, { l
   });
   router.post('/:id/products', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');
-    const { productName, ...line } = parseBody(addProductBody, req);
+    const line = parseBody(addProductBody, req);
     await visibleOr404(principalOf(res), id);
-    const result = await addLeadProduct(services, commandContextOf(res), id, { ...line, productName: productName ?? null });
+    const result = await addLeadProduct(services, commandContextOf(res), id, line);
     await services.waitForProjections(result.position);
     const products = await leadProducts(knex, principalOf(res).tenantId, id);
     res.status(201).json(products.find((p) => p.productId === line.productId));

@@ -1,15 +1,17 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { PRODUCT_TYPES } from '../commands/products/product-aggregates.js';
+import { PRODUCT_TYPES } from '../../commands/products/product-aggregates.js';
 import {
   createProduct, createProductCategory, deleteProduct, deleteProductCategory, updateProduct, updateProductCategory,
-} from '../commands/products/product-commands.js';
-import { notFound } from '../domain/errors.js';
-import { getProduct, getProductCategory, listProductCategories, listProducts } from '../queries/products.js';
-import type { Services } from '../service.js';
-import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
-import { customFields, listQueryBase, money, optionalText } from './record-schemas.js';
-import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
+} from '../../commands/products/product-commands.js';
+import { notFound } from '../../domain/errors.js';
+import { getProduct, getProductCategory, listProductCategories, listProducts } from '../../queries/products.js';
+import type { Services } from '../../service.js';
+import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
+import { customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
+import { idParam, paginationQuery, parseBody, parseQuery } from '../validate.js';
+import { mountBundleItems } from './bundles.js';
+import { mountPriceBooks } from './price-books.js';
 
 const productFields = {
   name: z.string().trim().min(1).max(200),
@@ -50,7 +52,7 @@ const withDefaults = (b: z.infer<typeof createBody>) => ({
   customFields: b.customFields ?? {},
 });
 
-/** Spec Part A "Products" (price books and bundles are not built yet). Static paths come before `/:id`. */
+/** Spec Part A "Products": products, categories, price books (price-books.ts), bundles (bundles.ts). Static paths come before `/:id`. */
 export function productsRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
@@ -66,9 +68,12 @@ export function productsRouter(services: Services): Router {
     return found;
   };
 
-  router.get('/categories', requirePermission('products', 'view'), async (_req, res) => {
+  const categories = async (_req: unknown, res: Parameters<typeof principalOf>[0]) => {
     res.json(await listProductCategories(knex, tenantOf(res)));
-  });
+  };
+  router.get('/categories', requirePermission('products', 'view'), categories);
+  // The reference implementation's path for the same list.
+  router.get('/categories/list', requirePermission('products', 'view'), categories);
   router.post('/categories', requirePermission('products', 'create'), async (req, res) => {
     const body = parseBody(categoryCreateBody, req);
     const { id, position } = await createProductCategory(services, commandContextOf(res), { name: body.name, description: body.description ?? null });
@@ -92,6 +97,9 @@ export function productsRouter(services: Services): Router {
     await services.waitForProjections((await deleteProductCategory(services, commandContextOf(res), id)).position);
     res.json({ success: true });
   });
+
+  mountPriceBooks(router, services);
+  mountBundleItems(router, services);
 
   router.post('/', requirePermission('products', 'create'), async (req, res) => {
     const { id, position } = await createProduct(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
