@@ -102,3 +102,11 @@ export function defaultTypeId(state: TaskSettingsState): string | null {
   const slug = taskSettingOf(state, 'general').defaultTaskType;
   return (live.find((t) => t.slug === slug) ?? live[0])?.id ?? null;
 }
+
+/**
+ * Statuses that close a task without completing it (Cancelled): a task in one is neither
+ * overdue nor due, though it has no `completedAt`.
+ */
+export function closedStatusIds(state: TaskSettingsState): string[] {
+  return Object.entries(state.statuses).filter(([, s]) => !s.isOpen && !s.isCompleted).map(([id]) => id);
+}

@@ -301,17 +301,23 @@ describe('tasks', () => {
       await mine(null);
       const done = await mine('2026-01-06T09:00:00Z');
       await call('POST', `/tasks/${done.id}/complete`, {}, me);
+      // Cancelled closes a task without completing it: never overdue or due, still counted in the total.
+      const cancelled = await mine('2026-01-06T09:00:00Z');
+      expect((await call('PUT', `/tasks/${cancelled.id}`, { statusId: lookup('statuses', 'Cancelled') }, me)).status).to.equal(200);
       await newTask({ dueDate: '2026-01-07T08:00:00Z' }); // someone else's
       await newTask({ dueDate: '2026-01-07T08:00:00Z' }, me).then((t) => call('PUT', `/tasks/${t.id}`, { assignedTo: admin.user.id }, me)); // created by me
 
       const counts = async () => (await call('GET', '/tasks/dashboard/counts', undefined, me)).body;
-      expect(await counts()).to.deep.equal({ overdue: 2, dueToday: 3, dueThisWeek: 2, completed: 1, total: 7 });
+      expect(await counts()).to.deep.equal({ overdue: 2, dueToday: 3, dueThisWeek: 2, completed: 1, total: 8 });
+      const overdueIds = (await call('GET', '/tasks?overdue=true&limit=100', undefined, me)).body.data.map((t: { id: string }) => t.id);
+      expect(overdueIds).to.have.length(2).and.not.include(cancelled.id);
+      expect((await call('GET', `/tasks/${cancelled.id}`, undefined, me)).body).to.include({ statusName: 'Cancelled', isOverdue: false, isCompleted: false });
       clock.set('2026-01-08T00:30:00Z'); // past midnight: yesterday's tasks are overdue
-      expect(await counts()).to.deep.equal({ overdue: 3, dueToday: 0, dueThisWeek: 1, completed: 1, total: 7 });
+      expect(await counts()).to.deep.equal({ overdue: 3, dueToday: 0, dueThisWeek: 1, completed: 1, total: 8 });
       clock.set('2026-01-12T08:00:00Z'); // a new week
-      expect(await counts()).to.deep.equal({ overdue: 4, dueToday: 1, dueThisWeek: 1, completed: 1, total: 7 });
+      expect(await counts()).to.deep.equal({ overdue: 4, dueToday: 1, dueThisWeek: 1, completed: 1, total: 8 });
       clock.set('2026-01-12T09:30:00Z');
-      expect(await counts()).to.deep.equal({ overdue: 5, dueToday: 1, dueThisWeek: 0, completed: 1, total: 7 });
+      expect(await counts()).to.deep.equal({ overdue: 5, dueToday: 1, dueThisWeek: 0, completed: 1, total: 8 });
     });
 
     it('lists upcoming tasks with the linked record’s name', async () => {

@@ -48,7 +48,8 @@ export function tasksRouter(services: Services): Router {
   };
 
   router.get('/dashboard/counts', requirePermission('tasks', 'view'), async (_req, res) => {
-    res.json(await taskCounts(knex, principalOf(res), services.clock.now()));
+    const principal = principalOf(res);
+    res.json(await taskCounts(knex, principal, await settingsOf(principal), services.clock.now()));
   });
   router.get('/dashboard/upcoming', requirePermission('tasks', 'view'), async (req, res) => {
     const principal = principalOf(res);

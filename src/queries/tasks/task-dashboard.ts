@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Principal } from '../../domain/principal.js';
-import type { TaskSettingsState } from '../../domain/task-settings.js';
+import { closedStatusIds, type TaskSettingsState } from '../../domain/task-settings.js';
 import { linkedNameSql } from './task-scope.js';
 
 const DAY_MS = 86_400_000;
@@ -24,17 +24,20 @@ const callersTasks = (knex: Knex, principal: Principal) =>
     .where((w) => w.where('t.assigned_to', principal.userId).orWhere('t.created_by', principal.userId));
 
 /**
- * Spec: Counts, for the caller's tasks. `overdue`: open and due before now; `dueToday`: open
+ * Spec: Counts, for the caller's tasks (open: neither completed nor in a closing status such
+ * as Cancelled). `overdue`: open and due before now; `dueToday`: open
  * and due today (UTC; those already past today count as overdue too); `dueThisWeek`: open
  * and due from now to the end of this ISO week; `completed`: ever completed (not reopened);
  * `total`: every live task.
  */
-export async function taskCounts(knex: Knex, principal: Principal, now: Date) {
+export async function taskCounts(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date) {
   const { today, tomorrow, nextWeek } = dayBounds(now);
+  const open = `t.completed_at is null and not (t.status_id = any(?::uuid[]))`;
+  const closed = closedStatusIds(settings);
   const row = await callersTasks(knex, principal).first(
-    knex.raw('count(*) filter (where t.completed_at is null and t.due_date < ?)::int as overdue', [now]),
-    knex.raw('count(*) filter (where t.completed_at is null and t.due_date >= ? and t.due_date < ?)::int as due_today', [today, tomorrow]),
-    knex.raw('count(*) filter (where t.completed_at is null and t.due_date >= ? and t.due_date < ?)::int as due_this_week', [now, nextWeek]),
+    knex.raw(`count(*) filter (where ${open} and t.due_date < ?)::int as overdue`, [closed, now]),
+    knex.raw(`count(*) filter (where ${open} and t.due_date >= ? and t.due_date < ?)::int as due_today`, [closed, today, tomorrow]),
+    knex.raw(`count(*) filter (where ${open} and t.due_date >= ? and t.due_date < ?)::int as due_this_week`, [closed, now, nextWeek]),
     knex.raw('count(*) filter (where t.completed_at is not null)::int as completed'),
     knex.raw('count(*)::int as total'),
   );
@@ -49,6 +52,7 @@ export async function upcomingTasks(knex: Knex, principal: Principal, settings: 
   const byLevel = `{${Object.entries(settings.priorities).sort(([, a], [, b]) => a.level - b.level).map(([id]) => id).join(',')}}`;
   const rows = await callersTasks(knex, principal)
     .whereNull('t.completed_at')
+    .whereRaw('not (t.status_id = any(?::uuid[]))', [closedStatusIds(settings)])
     .where((w) => w.whereNull('t.due_date').orWhere('t.due_date', '<=', new Date(now.getTime() + q.days * DAY_MS)))
     .orderByRaw('t.due_date asc nulls last, array_position(?::uuid[], t.priority_id) desc nulls last, t.created_at desc, t.id', [byLevel])
     .limit(q.limit)

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Principal } from '../../domain/principal.js';
-import type { TaskSettingsState } from '../../domain/task-settings.js';
+import { closedStatusIds, type TaskSettingsState } from '../../domain/task-settings.js';
 import { paginate, sortOf } from '../pagination.js';
 import { containsPattern } from '../search.js';
 import { linkedNameSql, visibleTasks } from './task-scope.js';
@@ -55,7 +55,7 @@ function taskOf(settings: TaskSettingsState, now: Date) {
     entityId: r.entity_id,
     parentTaskId: r.parent_task_id,
     isCompleted: r.completed_at !== null,
-    isOverdue: r.completed_at === null && r.due_date !== null && r.due_date.getTime() < now.getTime(),
+    isOverdue: r.completed_at === null && settings.statuses[r.status_id]?.isOpen !== false && r.due_date !== null && r.due_date.getTime() < now.getTime(),
     completedAt: r.completed_at,
     completedBy: r.completed_by,
     createdBy: r.created_by,
@@ -74,8 +74,12 @@ export async function listTasks(knex: Knex, principal: Principal, settings: Task
   for (const [field, column] of [['statusId', 'status_id'], ['priorityId', 'priority_id'], ['typeId', 'type_id'], ['assignedTo', 'assigned_to'], ['entityType', 'entity_type'], ['entityId', 'entity_id']] as const) {
     if (q[field]) query.where(`t.${column}`, q[field]);
   }
-  if (q.overdue === true) query.whereNull('t.completed_at').where('t.due_date', '<', now);
-  if (q.overdue === false) query.where((w) => w.whereNotNull('t.completed_at').orWhereNull('t.due_date').orWhere('t.due_date', '>=', now));
+  // Overdue: due before now and still open (not completed, not in a closing status such as Cancelled).
+  const closed = closedStatusIds(settings);
+  if (q.overdue === true) query.whereNull('t.completed_at').whereRaw('not (t.status_id = any(?::uuid[]))', [closed]).where('t.due_date', '<', now);
+  if (q.overdue === false) {
+    query.where((w) => w.whereNotNull('t.completed_at').orWhereRaw('t.status_id = any(?::uuid[])', [closed]).orWhereNull('t.due_date').orWhere('t.due_date', '>=', now));
+  }
   if (q.isCompleted === true) query.whereNotNull('t.completed_at');
   if (q.isCompleted === false) query.whereNull('t.completed_at');
   if (q.dueBefore) query.where('t.due_date', '<=', q.dueBefore);
