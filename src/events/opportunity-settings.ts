@@ -3,11 +3,17 @@ import type { DomainEvent } from './domain-event.js';
 /**
  * A tenant's opportunity settings live in one configuration stream,
  * `opportunity_settings-<tenantId>`: the priorities and close reasons opportunities point
- * at. Each collection has `<Prefix>Created` (the whole item), `<Prefix>Updated` (the
+ * at, and the reference's opportunity types and forecast categories. Each collection has
+ * `<Prefix>Created` (the whole item), `<Prefix>Updated` (the
  * changed fields) and `<Prefix>Deleted`. (Opportunity pipelines and stages are not here:
  * they are the lead settings' pipelines with `module: opportunities`.)
  */
-export const OPPORTUNITY_SETTINGS_EVENT_PREFIXES = { priorities: 'OpportunityPriority', closeReasons: 'OpportunityCloseReason' } as const;
+export const OPPORTUNITY_SETTINGS_EVENT_PREFIXES = {
+  priorities: 'OpportunityPriority',
+  closeReasons: 'OpportunityCloseReason',
+  types: 'OpportunityType',
+  forecastCategories: 'ForecastCategory',
+} as const;
 export type OpportunitySettingsCollection = keyof typeof OPPORTUNITY_SETTINGS_EVENT_PREFIXES;
 export const OPPORTUNITY_SETTINGS_COLLECTIONS = Object.keys(OPPORTUNITY_SETTINGS_EVENT_PREFIXES) as OpportunitySettingsCollection[];
 
@@ -36,12 +42,38 @@ export interface CloseReasonFields {
   isSystem: boolean;
 }
 
+/** An opportunity type (New Business, Renewal…); `slug` is fixed at creation: it is the value opportunities keep. */
+export interface OpportunityTypeFields {
+  name: string;
+  slug: string;
+  color: string;
+  description: string | null;
+  sortOrder: number;
+  isActive: boolean;
+  isSystem: boolean;
+}
+
+/** A forecast category: the opportunities whose probability lies in [probabilityMin, probabilityMax] (ranges may overlap). */
+export interface ForecastCategoryFields {
+  name: string;
+  slug: string;
+  color: string;
+  probabilityMin: number;
+  probabilityMax: number;
+  sortOrder: number;
+  isActive: boolean;
+  isSystem: boolean;
+}
+
 export interface OpportunitySettingsFields {
   priorities: OpportunityPriorityFields;
   closeReasons: CloseReasonFields;
+  types: OpportunityTypeFields;
+  forecastCategories: ForecastCategoryFields;
 }
 
+/** `<prefix><Op>` for each prefix of OPPORTUNITY_SETTINGS_EVENT_PREFIXES. */
 export type OpportunitySettingsEvent =
-  | DomainEvent<'OpportunityPriorityCreated' | 'OpportunityCloseReasonCreated', { id: string } & Record<string, unknown>>
-  | DomainEvent<'OpportunityPriorityUpdated' | 'OpportunityCloseReasonUpdated', { id: string; changes: Record<string, unknown> }>
-  | DomainEvent<'OpportunityPriorityDeleted' | 'OpportunityCloseReasonDeleted', { id: string }>;
+  | DomainEvent<`${string}Created`, { id: string } & Record<string, unknown>>
+  | DomainEvent<`${string}Updated`, { id: string; changes: Record<string, unknown> }>
+  | DomainEvent<`${string}Deleted`, { id: string }>;

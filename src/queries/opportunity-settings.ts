@@ -17,17 +17,22 @@ const shapeOf = (collection: OpportunitySettingsCollection) => (row: any) => ({
   updatedAt: row.updated_at as Date,
 });
 
-export async function listOpportunityPriorities(knex: Knex, tenantId: string) {
-  const rows = await live(knex, tenantId, 'priorities').orderBy([{ column: 'sort_order' }, { column: 'name' }, { column: 'id' }]);
-  return rows.map(shapeOf('priorities'));
+export interface OpportunitySettingsFilter {
+  /** Inactive items too (an administrator's full list); otherwise only active ones, the ones to pick from. */
+  includeInactive?: boolean;
+  /** Close reasons of one type. */
+  type?: CloseReasonType;
 }
 
-/** Close reasons, of one type when `type` is given. */
-export async function listCloseReasons(knex: Knex, tenantId: string, type?: CloseReasonType) {
-  const query = live(knex, tenantId, 'closeReasons');
-  if (type) query.where('type', type);
-  const rows = await query.orderBy([{ column: 'type', order: 'desc' }, { column: 'sort_order' }, { column: 'name' }, { column: 'id' }]);
-  return rows.map(shapeOf('closeReasons'));
+export async function listOpportunitySettings(knex: Knex, tenantId: string, collection: OpportunitySettingsCollection, filter: OpportunitySettingsFilter = {}) {
+  const query = live(knex, tenantId, collection);
+  if (!filter.includeInactive) query.where('is_active', true);
+  if (collection === 'closeReasons') {
+    if (filter.type) query.where('type', filter.type);
+    query.orderBy('type', 'desc');
+  }
+  const rows = await query.orderBy([{ column: 'sort_order' }, { column: 'name' }, { column: 'id' }]);
+  return rows.map(shapeOf(collection));
 }
 
 export async function getOpportunitySetting(knex: Knex, tenantId: string, collection: OpportunitySettingsCollection, id: string) {

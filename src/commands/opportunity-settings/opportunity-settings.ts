@@ -8,7 +8,7 @@ import {
   type OpportunitySettingsEvent,
   type OpportunitySettingsFields,
 } from '../../events/opportunity-settings.js';
-import { given, nextSortOrder } from '../lead-settings/lead-settings-items.js';
+import { given, nextSortOrder, slugOf } from '../lead-settings/lead-settings-items.js';
 import { tenantStreamCache } from '../tenant-stream-cache.js';
 
 export type OpportunitySettingsState = { seeded: boolean } & { [C in Collection]: Record<string, OpportunitySettingsFields[C]> };
@@ -16,7 +16,7 @@ export type OpportunitySettingsState = { seeded: boolean } & { [C in Collection]
 /** Plain, serialisable data; the decider needs no context beside it. */
 export type OpportunitySettingsCommand =
   | { kind: 'seed'; events: OpportunitySettingsEvent[] }
-  /** Fields left out take the collection's defaults (`NEW_ITEM`); `sortOrder` absent: after the last (of its type, for close reasons). */
+  /** Fields left out take the collection's defaults (`RULES`); `sortOrder` absent: after the last (of its type, for close reasons). */
   | { kind: 'create'; collection: Collection; id: string; fields: Record<string, unknown> }
   | { kind: 'update'; collection: Collection; id: string; changes: Record<string, unknown> }
   /** `inUse`: how many live records still point at the item (counted under the usage lock, opportunity-settings-usage.ts). */
@@ -26,19 +26,36 @@ export const opportunitySettingsStreamId = (tenantId: string) => `opportunity_se
 
 type Item = Record<string, unknown> & { name: string; sortOrder: number; isSystem: boolean };
 
-/** How each collection differs: its name in messages, what a new item starts as, who its name must differ from, whether one item is the default. */
-const RULES: Record<Collection, { what: string; defaults: Record<string, unknown>; peers: (a: Item, b: Item) => boolean; oneDefault: boolean }> = {
-  priorities: {
-    what: 'Opportunity priority',
-    defaults: { color: '#9CA3AF', icon: 'minus', isDefault: false, isActive: true, isSystem: false },
-    peers: () => true,
-    oneDefault: true,
-  },
-  closeReasons: {
-    what: 'Close reason',
-    defaults: { description: null, isActive: true, isSystem: false },
-    peers: (a, b) => a.type === b.type,
-    oneDefault: false,
+interface CollectionRules {
+  /** Its name in messages. */
+  what: string;
+  /** What a new item starts as where the command leaves a field out. */
+  defaults: Record<string, unknown>;
+  /** Items whose names (and slugs) must differ, and among which a new item goes after the last. */
+  peers: (a: Item, b: Item) => boolean;
+  /** Exactly one live item is the default. */
+  oneDefault?: boolean;
+  /** A slug made from the name at creation, kept afterwards (the value records keep). */
+  slugged?: boolean;
+  /** Further rules an item keeps. */
+  check?: (item: Item) => void;
+}
+
+const everyItem = () => true;
+const RULES: Record<Collection, CollectionRules> = {
+  priorities: { what: 'Opportunity priority', defaults: { color: '#9CA3AF', icon: 'minus', isDefault: false, isActive: true, isSystem: false }, peers: everyItem, oneDefault: true },
+  closeReasons: { what: 'Close reason', defaults: { description: null, isActive: true, isSystem: false }, peers: (a, b) => a.type === b.type },
+  types: { what: 'Opportunity type', defaults: { color: '#6B7280', description: null, isActive: true, isSystem: false }, peers: everyItem, slugged: true },
+  forecastCategories: {
+    what: 'Forecast category',
+    defaults: { color: '#6B7280', isActive: true, isSystem: false },
+    peers: everyItem,
+    slugged: true,
+    check: (item) => {
+      if ((item.probabilityMin as number) > (item.probabilityMax as number)) {
+        throw invalid('probabilityMin must not exceed probabilityMax', [{ path: 'probabilityMin', message: 'above probabilityMax', code: 'invalid_value' }]);
+      }
+    },
   },
 };
 
@@ -67,12 +84,15 @@ function evolve(state: OpportunitySettingsState, e: OpportunitySettingsEvent): O
 
 const sameName = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
-/** Names are unique among an item's peers (close reasons: of the same type), in any case; the default stays active. */
+/** Names (and slugs) are unique among an item's peers (close reasons: of the same type), in any case; the default stays active. */
 function assertSound(state: OpportunitySettingsState, collection: Collection, id: string, item: Item): void {
-  const { what, peers } = RULES[collection];
-  const taken = Object.entries(itemsIn(state, collection)).some(([otherId, other]) => otherId !== id && peers(other, item) && sameName(other.name, item.name));
+  const { what, peers, check } = RULES[collection];
+  const clashes = (other: Item) => sameName(other.name, item.name) || (item.slug !== undefined && other.slug === item.slug);
+  const taken = Object.entries(itemsIn(state, collection)).some(([otherId, other]) => otherId !== id && peers(other, item) && clashes(other));
   if (taken) throw conflict(`${what} "${item.name.trim()}" already exists`);
+  if (item.slug === '') throw invalid(`The name of a ${what.toLowerCase()} needs a letter or digit (it gives the slug)`, [{ path: 'name', message: 'no letter or digit', code: 'invalid_value' }]);
   if (item.isDefault === true && item.isActive === false) throw invalid(`The default ${what.toLowerCase()} must stay active`);
+  check?.(item);
 }
 
 /** Setting the default moves it: the item that had it loses it. */
@@ -86,6 +106,7 @@ function decideCreate(state: OpportunitySettingsState, { collection, id, fields 
   const items = itemsIn(state, collection);
   if (items[id]) throw conflict(`${rules.what} already exists`);
   const item = { ...rules.defaults, ...given(fields) } as Item;
+  if (rules.slugged) item.slug = slugOf(item.name);
   item.sortOrder ??= nextSortOrder(Object.values(items).filter((other) => rules.peers(other, item)));
   assertSound(state, collection, id, item);
   const events = [opportunitySettingCreated(collection, id, item)];
@@ -117,7 +138,7 @@ function decideDelete(state: OpportunitySettingsState, { collection, id, inUse }
 /** The opportunity settings of one tenant: one stream, every rule about its collections in `decide`. */
 export const opportunitySettingsAggregate: Aggregate<OpportunitySettingsState, OpportunitySettingsEvent, OpportunitySettingsCommand> = {
   streamPrefix: 'opportunity_settings',
-  initialState: { seeded: false, priorities: {}, closeReasons: {} },
+  initialState: { seeded: false, priorities: {}, closeReasons: {}, types: {}, forecastCategories: {} },
   evolve,
   decide(command, state) {
     switch (command.kind) {
