@@ -8,7 +8,7 @@ const spec = deciderSpec(opportunitySettingsAggregate);
 let counter = 0;
 const seeded = opportunitySettingsSeed(() => `00000000-0000-4000-8000-${String(++counter).padStart(12, '0')}`);
 const state = spec.given(seeded).state;
-const idOf = (collection: 'priorities' | 'closeReasons', name: string, type?: 'won' | 'lost', from: OpportunitySettingsState = state) =>
+const idOf = (collection: 'priorities' | 'closeReasons' | 'types' | 'forecastCategories', name: string, type?: 'won' | 'lost', from: OpportunitySettingsState = state) =>
   Object.entries(from[collection] as Record<string, { name: string; type?: string }>).find(([, item]) => item.name === name && (!type || item.type === type))![0];
 const defaultOf = (s: OpportunitySettingsState) => Object.entries(s.priorities).filter(([, p]) => p.isDefault).map(([id]) => id);
 
@@ -106,6 +106,43 @@ describe('opportunity settings decider', () => {
       const own = [...seeded, ...spec.given(seeded).when({ kind: 'create', collection: 'closeReasons', id: 'r1', fields: { type: 'won', name: 'Luck', description: 'pure' } }).events];
       spec.given(own).when({ kind: 'delete', collection: 'closeReasons', id: 'r1', inUse: 0 }).then([{ type: 'OpportunityCloseReasonDeleted', data: { id: 'r1' } }]);
       expect(spec.given([...own, { type: 'OpportunityCloseReasonDeleted', data: { id: 'r1' } }]).state.closeReasons).to.not.have.key('r1');
+    });
+  });
+
+  describe('types and forecast categories', () => {
+    it('are seeded with the reference slugs, colours and probability ranges', () => {
+      expect(Object.values(state.types).map((t) => [t.name, t.slug, t.color])).to.deep.equal([
+        ['New Business', 'new_business', '#3B82F6'],
+        ['Renewal', 'renewal', '#10B981'],
+        ['Upsell', 'upsell', '#F59E0B'],
+        ['Cross Sell', 'cross_sell', '#8B5CF6'],
+      ]);
+      expect(Object.values(state.forecastCategories).map((c) => [c.slug, c.probabilityMin, c.probabilityMax, c.color])).to.deep.equal([
+        ['pipeline', 0, 25, '#6B7280'],
+        ['best_case', 26, 50, '#F59E0B'],
+        ['commit', 51, 80, '#3B82F6'],
+        ['closed', 81, 100, '#10B981'],
+        ['omitted', 0, 0, '#EF4444'],
+      ]);
+    });
+
+    it('a new type gets its slug from the name; a rename keeps the slug, which stays taken', () => {
+      spec.given(seeded).when({ kind: 'create', collection: 'types', id: 't1', fields: { name: 'Partner Deal' } }).then([
+        { type: 'OpportunityTypeCreated', data: { id: 't1', color: '#6B7280', description: null, isActive: true, isSystem: false, name: 'Partner Deal', slug: 'partner_deal', sortOrder: 5 } },
+      ]);
+      const renewal = idOf('types', 'Renewal');
+      const renamed = [...seeded, ...spec.given(seeded).when({ kind: 'update', collection: 'types', id: renewal, changes: { name: 'Contract Renewal' } }).events];
+      expect(spec.given(renamed).state.types[renewal]).to.include({ name: 'Contract Renewal', slug: 'renewal' });
+      spec.given(renamed).when({ kind: 'create', collection: 'types', id: 't1', fields: { name: 'Renewal' } }).then(refused('conflict'));
+      spec.given(seeded).when({ kind: 'create', collection: 'types', id: 't1', fields: { name: 'cross-sell' } }).then(refused('conflict'));
+      spec.given(seeded).when({ kind: 'create', collection: 'types', id: 't1', fields: { name: '💾' } }).then(refused('invalid', /letter or digit/));
+    });
+
+    it('a forecast category keeps probabilityMin ≤ probabilityMax (400); ranges may overlap', () => {
+      spec.given(seeded).when({ kind: 'create', collection: 'forecastCategories', id: 'f1', fields: { name: 'Upside', probabilityMin: 60, probabilityMax: 40 } }).then(refused('invalid', /probabilityMin/));
+      expect(spec.given(seeded).when({ kind: 'create', collection: 'forecastCategories', id: 'f1', fields: { name: 'Upside', probabilityMin: 20, probabilityMax: 60 } }).events).to.have.length(1);
+      spec.given(seeded).when({ kind: 'update', collection: 'forecastCategories', id: idOf('forecastCategories', 'Commit'), changes: { probabilityMax: 50 } }).then(refused('invalid'));
+      spec.given(seeded).when({ kind: 'delete', collection: 'forecastCategories', id: idOf('forecastCategories', 'Omitted'), inUse: 0 }).then(refused('invalid', /system/));
     });
   });
 });

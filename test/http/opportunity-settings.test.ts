@@ -187,11 +187,77 @@ describe('opportunity settings', () => {
     });
   });
 
+  describe('types and forecast categories (reference extras)', () => {
+    it('a new tenant has the four types and five forecast categories of the reference', async () => {
+      expect((await list('/types')).map((t) => [t.name, t.slug, t.color, t.sortOrder, t.isSystem])).to.deep.equal([
+        ['New Business', 'new_business', '#3B82F6', 1, true],
+        ['Renewal', 'renewal', '#10B981', 2, true],
+        ['Upsell', 'upsell', '#F59E0B', 3, true],
+        ['Cross Sell', 'cross_sell', '#8B5CF6', 4, true],
+      ]);
+      const categories = await list('/forecast-categories');
+      expect(categories.map((c) => [c.slug, c.probabilityMin, c.probabilityMax, c.color])).to.deep.equal([
+        ['pipeline', 0, 25, '#6B7280'], ['best_case', 26, 50, '#F59E0B'], ['commit', 51, 80, '#3B82F6'], ['closed', 81, 100, '#10B981'], ['omitted', 0, 0, '#EF4444'],
+      ]);
+      expect(categories[0]).to.have.keys('id', 'name', 'slug', 'color', 'probabilityMin', 'probabilityMax', 'sortOrder', 'isSystem', 'isActive', 'createdAt', 'updatedAt');
+    });
+
+    it('create, change and delete a type; the slug follows the first name only', async () => {
+      const name = unique('Partner Deal');
+      const type = await ok('POST', '/types', { name, color: '#123456', description: 'Through a reseller' });
+      expect(type).to.deep.include({ name, slug: name.toLowerCase().replace(/ /g, '_'), color: '#123456', description: 'Through a reseller', isSystem: false });
+      expect(await ok('PUT', `/types/${type.id}`, { name: unique('Reseller'), isActive: false })).to.deep.include({ slug: type.slug, isActive: false });
+      await expectStatus(409, 'POST', '/types', { name: 'new business' });
+      for (const body of [{}, { name: 'x', slug: 'y' }, { name: 'x', color: 'teal' }]) await expectStatus(400, 'POST', '/types', body);
+      await expectStatus(400, 'POST', '/types', { name: '💾' });
+      await ok('DELETE', `/types/${type.id}`);
+      await expectStatus(400, 'DELETE', `/types/${(await named('/types', 'Upsell')).id}`);
+    });
+
+    it('create, change and delete a forecast category; min ≤ max, 0–100 (400)', async () => {
+      const category = await ok('POST', '/forecast-categories', { name: unique('Upside'), probabilityMin: 30, probabilityMax: 70 });
+      expect(category).to.deep.include({ probabilityMin: 30, probabilityMax: 70, color: '#6B7280', isActive: true });
+      expect(await ok('PUT', `/forecast-categories/${category.id}`, { probabilityMax: 90 })).to.deep.include({ probabilityMin: 30, probabilityMax: 90 });
+      await expectStatus(400, 'PUT', `/forecast-categories/${category.id}`, { probabilityMin: 95 });
+      for (const body of [{ name: 'x' }, { name: 'x', probabilityMin: 0, probabilityMax: 101 }, { name: 'x', probabilityMin: -1, probabilityMax: 5 }, { name: 'x', probabilityMin: 9, probabilityMax: 5 }, { name: 'x', probabilityMin: 1.5, probabilityMax: 5 }]) {
+        await expectStatus(400, 'POST', '/forecast-categories', body);
+      }
+      await ok('DELETE', `/forecast-categories/${category.id}`);
+      await expectStatus(404, 'GET', `/forecast-categories/${category.id}`);
+    });
+
+    it('writes are admin only; a user reads them', async () => {
+      await expectStatus(200, 'GET', '/types', undefined, user);
+      await expectStatus(200, 'GET', '/forecast-categories', undefined, user);
+      await expectStatus(403, 'POST', '/types', { name: 'Mine' }, user);
+      await expectStatus(403, 'POST', '/forecast-categories', { name: 'Mine', probabilityMin: 0, probabilityMax: 1 }, user);
+    });
+  });
+
+  describe('inactive items', () => {
+    it('lists show active items; /…/all (administrators only) shows inactive ones too', async () => {
+      const mine = await ok('POST', '/close-reasons', { type: 'lost', name: unique('Dormant') });
+      await ok('PUT', `/close-reasons/${mine.id}`, { isActive: false });
+      expect((await list('/close-reasons?type=lost')).map((r) => r.id)).to.not.include(mine.id);
+      const all = await list('/close-reasons/all?type=lost');
+      expect(all.find((r) => r.id === mine.id)).to.deep.include({ isActive: false });
+      expect(all.every((r) => r.type === 'lost')).to.equal(true);
+      expect(await ok('GET', `/close-reasons/${mine.id}`)).to.deep.include({ isActive: false });
+      for (const path of ['/priorities/all', '/close-reasons/all', '/types/all', '/forecast-categories/all']) {
+        await expectStatus(200, 'GET', path);
+        await expectStatus(403, 'GET', path, undefined, user);
+      }
+      await expectStatus(400, 'GET', '/close-reasons/all?type=maybe');
+    });
+  });
+
   describe('ids', () => {
     it('another tenant\'s, unknown and malformed ids are 404, and the other tenant\'s rows stay as they were', async () => {
       const theirPriority = (await list('/priorities', other))[1];
       const theirReason = (await list('/close-reasons', other))[1];
-      for (const [path, item] of [['/priorities', theirPriority], ['/close-reasons', theirReason]] as const) {
+      const theirType = (await list('/types', other))[1];
+      const theirCategory = (await list('/forecast-categories', other))[1];
+      for (const [path, item] of [['/priorities', theirPriority], ['/close-reasons', theirReason], ['/types', theirType], ['/forecast-categories', theirCategory]] as const) {
         await expectStatus(404, 'GET', `${path}/${item.id}`);
         await expectStatus(404, 'PUT', `${path}/${item.id}`, { name: 'Hijacked' });
         await expectStatus(404, 'DELETE', `${path}/${item.id}`);
@@ -234,6 +300,8 @@ describe('opportunity settings', () => {
         { name: 'Low', is_default: false },
       ]);
       expect(await service.services.knex('opportunity_close_reasons').where({ tenant_id: tenantId }).pluck('type')).to.have.length(16);
+      expect(await service.services.knex('opportunity_types').where({ tenant_id: tenantId }).orderBy('sort_order').pluck('slug')).to.deep.equal(['new_business', 'renewal', 'upsell', 'cross_sell']);
+      expect(await service.services.knex('opportunity_forecast_categories').where({ tenant_id: tenantId }).pluck('slug')).to.have.length(5);
       expect(await seedMissingOpportunitySettings(service.services)).to.equal(0);
       expect(await service.services.store.readStream(`opportunity_settings-${tenantId}`)).to.have.length(stream.length);
     });

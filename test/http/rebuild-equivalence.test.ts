@@ -432,7 +432,7 @@ describe('rebuild equals live, for every event type', () => {
       }
       await call(t, 'PUT', '/tasks/settings/kanban', { value: { cardFields: ['dueDate', 'étiquettes 🏷'], showSubtasks: false } });
 
-      // Opportunity settings: a priority taking the default and giving it back, a close reason of each type changed, own items deleted.
+      // Opportunity settings: a priority taking the default and giving it back, a close reason of each type, a type and a forecast category changed; own items deleted.
       const oppPriorities = (await call(t, 'GET', '/opportunity-settings/priorities')).body as { id: string; isDefault: boolean }[];
       const oppPriority = await call(t, 'POST', '/opportunity-settings/priorities', { name: `Priorité 🔥 ${unique()}`, color: '#a1B2c3', isDefault: true });
       await call(t, 'PUT', `/opportunity-settings/priorities/${oppPriorities.find((p) => p.isDefault)!.id}`, { isDefault: true, icon: 'étoile' });
@@ -444,6 +444,12 @@ describe('rebuild equals live, for every event type', () => {
       }
       const doomedOppPriority = await call(t, 'POST', '/opportunity-settings/priorities', { name: `Temp ${unique()}` });
       await call(t, 'DELETE', `/opportunity-settings/priorities/${doomedOppPriority.body.id}`);
+      const oppType = await call(t, 'POST', '/opportunity-settings/types', { name: `Typé ${unique()}`, description: oddText(r, 300), color: '#FFF' });
+      await call(t, 'PUT', `/opportunity-settings/types/${oppType.body.id}`, { name: `Renommé ${unique()}`, description: null });
+      await call(t, 'DELETE', `/opportunity-settings/types/${oppType.body.id}`);
+      const forecast = await call(t, 'POST', '/opportunity-settings/forecast-categories', { name: `Prévision ${unique()}`, probabilityMin: 10, probabilityMax: 90 });
+      await call(t, 'PUT', `/opportunity-settings/forecast-categories/${forecast.body.id}`, { probabilityMin: 0, isActive: false });
+      await call(t, 'DELETE', `/opportunity-settings/forecast-categories/${forecast.body.id}`);
 
       // Price books (the default moving there and back), their entries, and bundle items.
       const standardBook = (await call(t, 'GET', '/products/price-books')).body.find((b: { isDefault: boolean }) => b.isDefault).id as string;
