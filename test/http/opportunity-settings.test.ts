@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { seedMissingOpportunitySettings } from '../../src/commands/opportunity-settings/opportunity-settings-commands.js';
 import { OPPORTUNITY_SETTINGS_USAGE, type OpportunitySettingsUsage } from '../../src/commands/opportunity-settings/opportunity-settings-usage.js';
+import { httpReplies } from '../support/http-replies.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -12,13 +13,7 @@ describe('opportunity settings', () => {
   let admin: Session;
   let user: Session;
   let other: Session;
-  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api/opportunity-settings${path}`, body, session.auth);
-  const expectStatus = async (status: number, method: string, path: string, body?: unknown, session: Session = admin) => {
-    const res = await call(method, path, body, session);
-    expect(res.status, `${method} ${path} ${JSON.stringify(body)} → ${JSON.stringify(res.body)}`).to.equal(status);
-    return res.body;
-  };
-  const ok = (method: string, path: string, body?: unknown, session: Session = admin) => expectStatus(method === 'POST' ? 201 : 200, method, path, body, session);
+  const { call, expectStatus, ok } = httpReplies(() => service, '/api/opportunity-settings', () => admin);
   const list = async (path: string, session: Session = admin) => (await ok('GET', path, undefined, session)) as Item[];
   const named = async (path: string, name: string, type?: string) => (await list(path)).find((i) => i.name === name && (!type || i.type === type))!;
   const unique = (prefix: string) => `${prefix} ${randomUUID().slice(0, 8)}`;
@@ -26,9 +21,8 @@ describe('opportunity settings', () => {
 
   before(async () => {
     service = await startTestService();
-    admin = await registerTenant(service);
-    other = await registerTenant(service);
-    user = await createUserAs(service, admin, 'user');
+    [admin, other] = [await registerTenant(service), await registerTenant(service)];
+    user = await createUserAs(service, admin, 'user'); // the seeded plain user: opportunities view, create, edit
   });
   after(async () => service.stop());
 

@@ -141,16 +141,9 @@ export const opportunitySettingsAggregate: Aggregate<OpportunitySettingsState, O
   initialState: { seeded: false, priorities: {}, closeReasons: {}, types: {}, forecastCategories: {} },
   evolve,
   decide(command, state) {
-    switch (command.kind) {
-      case 'seed':
-        return state.seeded ? [] : command.events;
-      case 'create':
-        return decideCreate(state, command);
-      case 'update':
-        return decideUpdate(state, command);
-      case 'delete':
-        return decideDelete(state, command);
-    }
+    if (command.kind === 'seed') return state.seeded ? [] : command.events;
+    if (command.kind === 'create') return decideCreate(state, command);
+    return command.kind === 'update' ? decideUpdate(state, command) : decideDelete(state, command);
   },
 };
 
