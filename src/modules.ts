@@ -4,6 +4,7 @@ import { completePendingPlans } from './commands/write-plan.js';
 import { seedMissingLeadSettings } from './commands/leads/lead-commands.js';
 import { seedMissingPriceBooks } from './commands/products/price-book-commands.js';
 import { seedMissingTaskSettings } from './commands/task-settings/task-settings-commands.js';
+import { seedMissingOpportunitySettings } from './commands/opportunity-settings/opportunity-settings-commands.js';
 import { accountsRouter } from './http/accounts.js';
 import { adminRouter } from './http/admin.js';
 import { authRouter } from './http/auth.js';
@@ -14,6 +15,7 @@ import { departmentsRouter, rolesRouter, teamsRouter } from './http/organisation
 import { taskLookupRouter, taskLookupsRouter, taskSettingsRouter } from './http/task-settings/index.js';
 import { productsRouter } from './http/products/index.js';
 import { tasksRouter } from './http/tasks/index.js';
+import { opportunitySettingsRouter } from './http/opportunity-settings/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
@@ -38,6 +40,8 @@ import { migration0014Products } from './projections/migrations/0014_products.js
 import { migration0016TaskSettings } from './projections/migrations/0016_task_settings.js';
 import { migration0015PriceBooksBundles } from './projections/migrations/0015_price_books_bundles.js';
 import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
+import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
+import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
@@ -105,8 +109,8 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
-    // Registration also seeds the tenant's lead and task settings and its Standard price book, which a client reads next.
-    reads: ['identity', 'lead-settings', 'task-settings', 'products'],
+    // Registration also seeds the tenant's lead, task and opportunity settings and its Standard price book, which a client reads next.
+    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings'],
   },
   {
     // The record timeline (activities, notes) that every record kind shares.
@@ -177,6 +181,15 @@ export const modules: ModuleManifest[] = [
     projections: [tasksProjection],
     migrations: [migration0017Tasks],
     reads: ['tasks', 'record-timeline'],
+  },
+  {
+    // Opportunity priorities and close reasons (issue 12); opportunity pipelines and stages are lead settings with module=opportunities.
+    name: 'opportunity-settings',
+    routes: [{ path: '/opportunity-settings', router: opportunitySettingsRouter }],
+    projections: [opportunitySettingsProjection],
+    migrations: [migration0018OpportunitySettings],
+    upgradeSeeds: [{ what: 'opportunity settings', run: seedMissingOpportunitySettings }],
+    reads: ['opportunity-settings'],
   },
 ];
 

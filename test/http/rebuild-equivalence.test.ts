@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { handleCommand } from '../../src/commands/aggregate.js';
 import { changeLeadSettings, seedMissingLeadSettings } from '../../src/commands/leads/lead-commands.js';
 import { seedMissingPriceBooks } from '../../src/commands/products/price-book-commands.js';
+import { seedMissingOpportunitySettings } from '../../src/commands/opportunity-settings/opportunity-settings-commands.js';
 import { tenantAggregate } from '../../src/commands/identity/tenants.js';
 import type { SettingsCollection } from '../../src/events/lead-settings.js';
 import { openEventStore } from '../../src/events/store/index.js';
@@ -431,6 +432,25 @@ describe('rebuild equals live, for every event type', () => {
       }
       await call(t, 'PUT', '/tasks/settings/kanban', { value: { cardFields: ['dueDate', 'étiquettes 🏷'], showSubtasks: false } });
 
+      // Opportunity settings: a priority taking the default and giving it back, a close reason of each type, a type and a forecast category changed; own items deleted.
+      const oppPriorities = (await call(t, 'GET', '/opportunity-settings/priorities')).body as { id: string; isDefault: boolean }[];
+      const oppPriority = await call(t, 'POST', '/opportunity-settings/priorities', { name: `Priorité 🔥 ${unique()}`, color: '#a1B2c3', isDefault: true });
+      await call(t, 'PUT', `/opportunity-settings/priorities/${oppPriorities.find((p) => p.isDefault)!.id}`, { isDefault: true, icon: 'étoile' });
+      await call(t, 'PUT', `/opportunity-settings/priorities/${oppPriority.body.id}`, { isActive: false, sortOrder: 0 });
+      for (const type of ['won', 'lost']) {
+        const reason = await call(t, 'POST', '/opportunity-settings/close-reasons', { type, name: `Raison ✅ ${unique()}`, description: oddText(r, 500) });
+        await call(t, 'PUT', `/opportunity-settings/close-reasons/${reason.body.id}`, { description: null, isActive: false });
+        await call(t, 'DELETE', `/opportunity-settings/close-reasons/${reason.body.id}`);
+      }
+      const doomedOppPriority = await call(t, 'POST', '/opportunity-settings/priorities', { name: `Temp ${unique()}` });
+      await call(t, 'DELETE', `/opportunity-settings/priorities/${doomedOppPriority.body.id}`);
+      const oppType = await call(t, 'POST', '/opportunity-settings/types', { name: `Typé ${unique()}`, description: oddText(r, 300), color: '#FFF' });
+      await call(t, 'PUT', `/opportunity-settings/types/${oppType.body.id}`, { name: `Renommé ${unique()}`, description: null });
+      await call(t, 'DELETE', `/opportunity-settings/types/${oppType.body.id}`);
+      const forecast = await call(t, 'POST', '/opportunity-settings/forecast-categories', { name: `Prévision ${unique()}`, probabilityMin: 10, probabilityMax: 90 });
+      await call(t, 'PUT', `/opportunity-settings/forecast-categories/${forecast.body.id}`, { probabilityMin: 0, isActive: false });
+      await call(t, 'DELETE', `/opportunity-settings/forecast-categories/${forecast.body.id}`);
+
       // Price books (the default moving there and back), their entries, and bundle items.
       const standardBook = (await call(t, 'GET', '/products/price-books')).body.find((b: { isDefault: boolean }) => b.isDefault).id as string;
       const gadget = await call(t, 'POST', '/products', { name: `Gadget 🎁 ${unique()}`, unitPrice: 99.99 });
@@ -809,6 +829,7 @@ describe('rebuild equals live, for every event type', () => {
       await settle();
       expect(await seedMissingLeadSettings(service.services)).to.equal(1);
       expect(await seedMissingPriceBooks(service.services)).to.equal(1);
+      expect(await seedMissingOpportunitySettings(service.services)).to.equal(1);
 
       // Random commands; now and then two tenants' commands at once, so live batches hold several events.
       const done: Record<string, number> = {};

@@ -54,6 +54,10 @@ describe('robustness: odd input never causes a 500', () => {
     const stage = (await call('GET', '/lead-settings/stages')).body[1];
     const taskStatus = (await call('GET', '/tasks/lookups/statuses')).body[2];
     const taskPriority = (await call('GET', '/tasks/lookups/priorities')).body[0];
+    const oppPriority = (await call('GET', '/opportunity-settings/priorities')).body[3];
+    const closeReason = (await call('GET', '/opportunity-settings/close-reasons')).body[0];
+    const oppType = (await call('GET', '/opportunity-settings/types')).body[0];
+    const forecastCategory = (await call('GET', '/opportunity-settings/forecast-categories')).body[0];
     const failures = await fuzz([
       ['POST', '/leads', ['lastName', 'email', 'phone', 'priority', 'stageId', 'pipelineId', 'estimatedValue', 'customFields', 'qualification', 'address', 'ownerId', 'website']],
       ['PUT', `/leads/${lead.id}`, ['lastName', 'priority', 'stageId', 'pipelineId', 'estimatedValue', 'customFields', 'qualification', 'ownerId']],
@@ -88,6 +92,18 @@ describe('robustness: odd input never causes a 500', () => {
       ['PUT', '/tasks/settings/general', ['value', 'defaultTaskType', 'maxSubtaskDepth']],
       ['PUT', '/tasks/settings/reminders', ['value', 'options']],
       ['PUT', `/tasks/settings/${'__proto__'}`, ['value']],
+      ['POST', '/opportunity-settings/priorities', ['name', 'color', 'icon', 'sortOrder', 'isDefault']],
+      ['PUT', `/opportunity-settings/priorities/${oppPriority.id}`, ['name', 'color', 'icon', 'isActive', 'isDefault']],
+      ['DELETE', `/opportunity-settings/priorities/${oppPriority.id}`, []],
+      ['POST', '/opportunity-settings/close-reasons', ['type', 'name', 'description', 'sortOrder']],
+      ['PUT', `/opportunity-settings/close-reasons/${closeReason.id}`, ['name', 'description', 'sortOrder', 'isActive']],
+      ['DELETE', `/opportunity-settings/close-reasons/${closeReason.id}`, []],
+      ['POST', '/opportunity-settings/types', ['name', 'color', 'description', 'sortOrder']],
+      ['PUT', `/opportunity-settings/types/${oppType.id}`, ['name', 'color', 'description', 'isActive']],
+      ['DELETE', `/opportunity-settings/types/${oppType.id}`, []],
+      ['POST', '/opportunity-settings/forecast-categories', ['name', 'probabilityMin', 'probabilityMax', 'color']],
+      ['PUT', `/opportunity-settings/forecast-categories/${forecastCategory.id}`, ['probabilityMin', 'probabilityMax', 'isActive']],
+      ['DELETE', `/opportunity-settings/forecast-categories/${forecastCategory.id}`, []],
     ]);
     for (const key of ['toString', 'valueOf', 'hasOwnProperty', 'constructor', '__proto__', 'custom.toString', 'qualification.valueOf']) {
       const stageFieldValues = JSON.parse(JSON.stringify({ [key]: 'x' }));

@@ -8,6 +8,8 @@ import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
 import { taskSettingsAggregate } from '../task-settings/task-settings.js';
 import { taskSettingsSeed } from '../task-settings/task-settings-seed.js';
 import { priceBooksAggregate } from '../products/price-books.js';
+import { opportunitySettingsAggregate } from '../opportunity-settings/opportunity-settings.js';
+import { opportunitySettingsSeed } from '../opportunity-settings/opportunity-settings-seed.js';
 import { issueTokens, principalOrFail } from './auth.js';
 import { claimUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
@@ -24,7 +26,7 @@ export interface RegisterInput {
 }
 
 /**
- * Creates the tenant, its seeded roles, department, lead and task settings, and its first
+ * Creates the tenant, its seeded roles, department, lead, task and opportunity settings, and its first
  * administrator: one write plan over all their streams, stored in the same transaction
  * as the claims on slug, company name and email (409 when taken) and the password hash.
  * Nothing is written before that transaction commits; after it, the plan is carried out
@@ -89,6 +91,7 @@ function registrationPlan(tenantId: string, userId: string, slug: string, email:
   writes.push(newStreamWrite(leadSettingsAggregate, tenantId, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx, now));
   writes.push(newStreamWrite(taskSettingsAggregate, tenantId, { kind: 'seed', events: taskSettingsSeed(randomUUID) }, ctx, now));
   writes.push(newStreamWrite(priceBooksAggregate, tenantId, { kind: 'seed', id: randomUUID() }, ctx, now));
+  writes.push(newStreamWrite(opportunitySettingsAggregate, tenantId, { kind: 'seed', events: opportunitySettingsSeed(randomUUID) }, ctx, now));
   writes.push(
     newStreamWrite(userAggregate, userId, {
       kind: 'create',

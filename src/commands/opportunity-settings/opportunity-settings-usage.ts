@@ -1,0 +1,38 @@
+import type { Knex } from 'knex';
+import type { OpportunitySettingsCollection } from '../../events/opportunity-settings.js';
+import { usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
+
+/**
+ * Which records use a tenant's opportunity priorities and close reasons, so one in use is
+ * never deleted, whatever runs at the same time (the mechanism: usage-guard.ts).
+ *
+ * HOW THE OPPORTUNITIES MODULE PLUGS IN: (1) write a counter, e.g. `liveReferences(knex,
+ * 'opportunities', tenantId, collection === 'priorities' ? 'priority_id' : 'close_reason_id', id)`
+ * (usage-guard.ts) over its read model, and push it into `OPPORTUNITY_SETTINGS_USAGE`;
+ * (2) run every opportunity command that gives an opportunity a priority or close reason
+ * (create, update, close won/lost, reopen) inside `assigningOpportunitySettings(knex,
+ * tenantId, work)`, deciding against `loadOpportunitySettings` as it is then. A delete
+ * (`deletingOpportunitySetting`) then waits for those commands, lets the read models
+ * catch up and counts, so the count is exact.
+ */
+export type OpportunitySettingsUsage = UsageCounter<{ collection: OpportunitySettingsCollection; id: string }>;
+
+/** Every module whose records use opportunity settings; empty until opportunities exist (see above). */
+export const OPPORTUNITY_SETTINGS_USAGE: OpportunitySettingsUsage[] = [];
+
+const guard = usageGuard('opportunity-settings-usage', OPPORTUNITY_SETTINGS_USAGE);
+
+/** How many live records use the item. */
+export const opportunitySettingUsage = (knex: Knex | Knex.Transaction, tenantId: string, collection: OpportunitySettingsCollection, id: string) =>
+  guard.usage(knex, tenantId, { collection, id });
+
+/** Runs a command that gives a record an opportunity priority or close reason: many at once, never during a delete. */
+export const assigningOpportunitySettings: <T>(knex: Knex, tenantId: string, work: () => Promise<T>) => Promise<T> = guard.assigning;
+
+/** Runs a delete alone for its tenant, with the item's users counted reliably. */
+export const deletingOpportunitySetting = <T>(
+  deps: UsageDeleteDeps,
+  tenantId: string,
+  item: { collection: OpportunitySettingsCollection; id: string },
+  work: (inUse: number) => Promise<T>,
+) => guard.deleting(deps, tenantId, { collection: item.collection, id: item.id }, work);
