@@ -15,6 +15,7 @@ import { departmentsRouter, rolesRouter, teamsRouter } from './http/organisation
 import { taskLookupRouter, taskLookupsRouter, taskSettingsRouter } from './http/task-settings/index.js';
 import { productsRouter } from './http/products/index.js';
 import { tasksRouter } from './http/tasks/index.js';
+import { opportunitiesRouter } from './http/opportunities/index.js';
 import { opportunitySettingsRouter } from './http/opportunity-settings/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
@@ -40,6 +41,7 @@ import { migration0014Products } from './projections/migrations/0014_products.js
 import { migration0016TaskSettings } from './projections/migrations/0016_task_settings.js';
 import { migration0015PriceBooksBundles } from './projections/migrations/0015_price_books_bundles.js';
 import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
+import { migration0019Opportunities } from './projections/migrations/0019_opportunities.js';
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
 import type { Migration } from './projections/migrations/index.js';
@@ -48,6 +50,7 @@ import { productsProjection } from './projections/products.js';
 import { recordTimelineProjection } from './projections/record-timeline.js';
 import { taskSettingsProjection } from './projections/task-settings.js';
 import { tasksProjection } from './projections/tasks.js';
+import { opportunitiesProjection } from './projections/opportunities.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
 import type { Job } from './sagas/scheduler.js';
@@ -190,6 +193,14 @@ export const modules: ModuleManifest[] = [
     migrations: [migration0018OpportunitySettings],
     upgradeSeeds: [{ what: 'opportunity settings', run: seedMissingOpportunitySettings }],
     reads: ['opportunity-settings'],
+  },
+  {
+    // Opportunities (issue 12): records on lead-settings pipelines (module=opportunities) and the opportunity settings.
+    name: 'opportunities',
+    routes: [{ path: '/opportunities', router: opportunitiesRouter }],
+    projections: [opportunitiesProjection],
+    migrations: [migration0019Opportunities],
+    reads: ['opportunities', 'record-timeline'],
   },
 ];
 

@@ -51,7 +51,11 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
     case 'Completed':
       return [on('completed', `${capitalised(kind)} completed`, e.data.completionNotes), ...onLinked('task_completed', `Task completed: ${e.data.title}`, e.data.link)];
     case 'Reopened':
-      return [on('reopened', `${capitalised(kind)} reopened`)];
+      return kind === 'opportunity' ? [on('opportunity_reopened', `Reopened in ${e.data.toStageName}`, e.data.reason)] : [on('reopened', `${capitalised(kind)} reopened`)];
+    case 'Won':
+      return [on('opportunity_won', 'Opportunity won', e.data.notes)];
+    case 'Lost':
+      return [on('opportunity_lost', 'Opportunity lost', e.data.notes)];
     case 'Updated':
       return [on('updated', `Updated: ${Object.keys(e.data.changes ?? {}).join(', ')}`)];
     case 'Deleted':
@@ -69,7 +73,8 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
         { recordType: 'account', recordId: e.data.accountId, activityType: 'contact_unlinked', title: 'Contact unlinked' },
       ];
     case 'StageChanged':
-      return [on('stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason)];
+      // Opportunities use the reference's activity type; leads keep the one they have always written.
+      return [on(kind === 'opportunity' ? 'stage_changed' : 'stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason)];
     case 'ScoreChanged':
       return [on('score_changed', `Score changed from ${e.data.from} to ${e.data.to}`)];
     case 'Disqualified':

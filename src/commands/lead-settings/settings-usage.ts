@@ -19,13 +19,17 @@ const leadUsage: SettingsUsage = {
   },
 };
 
-/**
- * Every module that uses settings items. Opportunities (not built yet) will point at
- * pipelines and their opportunity stages: add their counter here (opportunities by
- * `pipeline_id` and `stage_id`), and run their create, stage-move and pipeline-move
- * commands inside `assigningSettings`, as lead commands do.
- */
-export const SETTINGS_USAGE: SettingsUsage[] = [leadUsage];
+/** Opportunities use pipelines and their opportunity stages; their commands run inside `assigningSettings` too. */
+const opportunityUsage: SettingsUsage = {
+  module: 'opportunities',
+  async count(knex, tenantId, { collection, id }) {
+    const column = collection === 'pipelines' ? 'pipeline_id' : collection === 'stages' ? 'stage_id' : null;
+    return column ? liveReferences(knex, 'opportunities', tenantId, column, id) : 0;
+  },
+};
+
+/** Every module that uses settings items. */
+export const SETTINGS_USAGE: SettingsUsage[] = [leadUsage, opportunityUsage];
 
 const guard = usageGuard('settings-usage', SETTINGS_USAGE);
 

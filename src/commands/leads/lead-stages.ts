@@ -1,6 +1,6 @@
 import { JSON_OBJECT_MAX, LONG_TEXT_MAX, isEmail, isLeadColumn, leadColumnProblem, roundMoney } from '../../domain/field-rules.js';
 import { PROTOTYPE_KEYS } from '../../domain/values.js';
-import type { StageField, StageFields } from '../../events/lead-settings.js';
+import type { PipelineModule, StageField, StageFields } from '../../events/lead-settings.js';
 import type { LeadEvent, LeadFields } from '../../events/leads.js';
 import { invalid, notFound } from '../../domain/errors.js';
 import { leadFieldValue, type ScoredLead } from './lead-scoring.js';
@@ -17,9 +17,9 @@ export type Stage = StageFields & { id: string };
 export const isEmpty = (v: unknown) =>
   v === undefined || v === null || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
 
-/** Active, not closing (won/lost) lead stages of a pipeline, in board order. */
-export const openStages = (settings: LeadSettingsState, pipelineId: string) =>
-  stagesOf(settings, pipelineId, 'leads').filter((s) => s.isActive && !s.isWon && !s.isLost);
+/** Active, not closing (won/lost) stages of a pipeline for a module (leads unless told), in board order. */
+export const openStages = (settings: LeadSettingsState, pipelineId: string, module: PipelineModule = 'leads') =>
+  stagesOf(settings, pipelineId, module).filter((s) => s.isActive && !s.isWon && !s.isLost);
 
 export function stageMove(id: string, lead: LeadView, target: Stage, unlockReason: string | null): LeadEvent {
   return {
@@ -46,10 +46,19 @@ export function targetStage(settings: LeadSettingsState, stageId: string): Stage
   return { id: stageId, ...stage };
 }
 
-/** Movement rules within a pipeline: sequential pipelines step one stage at a time; locked earlier stages need a reason. */
-export function assertMoveAllowed(settings: LeadSettingsState, lead: LeadView, target: Stage, unlockReason: string | null): void {
+/**
+ * Movement rules within a pipeline, for a lead or an opportunity (`module`): sequential
+ * pipelines step one stage at a time; locked earlier stages need a reason.
+ */
+export function assertMoveAllowed(
+  settings: LeadSettingsState,
+  lead: { pipelineId: string; stageId: string },
+  target: Stage,
+  unlockReason: string | null,
+  module: PipelineModule = 'leads',
+): void {
   const pipeline = settings.collections.pipelines[lead.pipelineId];
-  const stages = openStages(settings, lead.pipelineId);
+  const stages = openStages(settings, lead.pipelineId, module);
   const from = stages.findIndex((s) => s.id === lead.stageId);
   const to = stages.findIndex((s) => s.id === target.id);
   if (pipeline?.stageMovement === 'sequential' && from >= 0 && Math.abs(to - from) > 1) {
@@ -81,7 +90,7 @@ function valueOf(lead: Partial<LeadView>, key: string): unknown {
 }
 
 /** Why a stage-field value cannot be taken: lead columns keep their own field rules, other fields their field type. */
-function checkValue(field: StageField | undefined, key: string, value: unknown): string | null {
+export function checkValue(field: StageField | undefined, key: string, value: unknown): string | null {
   if (value === null) return null;
   if (isLeadColumn(key)) return leadColumnProblem(key, value);
   switch (field?.fieldType) {
@@ -133,16 +142,22 @@ export function routeValues(lead: LeadView, stage: Stage, values: Record<string,
   return changes;
 }
 
-/** Required fields of a stage that are empty on the lead; `a||b` means any one of them. */
-export function missingFields(stage: Stage, lead: Partial<LeadView>) {
+/** Required fields of a stage that are empty on a record (`read` gives a field key's value); `a||b` means any one of them. */
+export function missingFieldsOf(stage: Stage, read: (key: string) => unknown) {
   return stage.fields
     .filter((f) => f.isRequired)
-    .filter((f) => f.fieldKey.split('||').every((key) => isEmpty(valueOf(lead, key.trim()))))
+    .filter((f) => f.fieldKey.split('||').every((key) => isEmpty(read(key.trim()))))
     .map((f) => ({ fieldKey: f.fieldKey, fieldLabel: f.fieldLabel }));
 }
 
-export function assertRequiredFields(stage: Stage, lead: Partial<LeadView>): void {
-  const missing = missingFields(stage, lead);
+/** Required fields of a stage that are empty on the lead. */
+export const missingFields = (stage: Stage, lead: Partial<LeadView>) => missingFieldsOf(stage, (key) => valueOf(lead, key));
+
+export const assertRequiredFields = (stage: Stage, lead: Partial<LeadView>) => assertStageFieldsFilled(stage, (key) => valueOf(lead, key));
+
+/** 400 listing the required fields of the stage that are empty on a record (lead or opportunity). */
+export function assertStageFieldsFilled(stage: Stage, read: (key: string) => unknown): void {
+  const missing = missingFieldsOf(stage, read);
   if (missing.length) {
     throw invalid(`Stage "${stage.name}" requires: ${missing.map((m) => m.fieldLabel).join(', ')}`, missing.map((m) => ({ path: m.fieldKey, message: 'required by the stage', code: 'required' })), {
       missingFields: missing,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { OpportunitySettingsCollection } from '../../events/opportunity-settings.js';
-import { usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
+import { liveReferences, usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
 
 /**
  * Which records use a tenant's opportunity priorities and close reasons, so one in use is
@@ -17,8 +17,19 @@ import { usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-gu
  */
 export type OpportunitySettingsUsage = UsageCounter<{ collection: OpportunitySettingsCollection; id: string }>;
 
-/** Every module whose records use opportunity settings; empty until opportunities exist (see above). */
-export const OPPORTUNITY_SETTINGS_USAGE: OpportunitySettingsUsage[] = [];
+const OPPORTUNITY_COLUMNS: Partial<Record<OpportunitySettingsCollection, string>> = { priorities: 'priority_id', types: 'type_id', closeReasons: 'close_reason_id' };
+
+/** Live opportunities by priority, type and (lost) close reason; forecast categories are not stored on opportunities (yet). */
+const opportunitiesUsing: OpportunitySettingsUsage = {
+  module: 'opportunities',
+  async count(knex, tenantId, { collection, id }) {
+    const column = OPPORTUNITY_COLUMNS[collection];
+    return column ? liveReferences(knex, 'opportunities', tenantId, column, id) : 0;
+  },
+};
+
+/** Every module whose records use opportunity settings. */
+export const OPPORTUNITY_SETTINGS_USAGE: OpportunitySettingsUsage[] = [opportunitiesUsing];
 
 const guard = usageGuard('opportunity-settings-usage', OPPORTUNITY_SETTINGS_USAGE);
 

@@ -1,0 +1,43 @@
+import type { DomainEvent } from './domain-event.js';
+import type { CustomFields, NoteAdded } from './records.js';
+
+/** Where an opportunity stands: open, closed won or closed lost (reopen makes it open again). */
+export type OpportunityState = 'open' | 'won' | 'lost';
+
+/** What a user edits on an opportunity (PUT); stage and closing move through their own events. */
+export interface OpportunityFields {
+  name: string;
+  accountId: string;
+  amount: number | null;
+  /** Percent, 0–100. */
+  probability: number;
+  /** A plain date (YYYY-MM-DD). */
+  expectedCloseDate: string | null;
+  /** Opportunity-settings ids. */
+  priorityId: string | null;
+  typeId: string | null;
+  source: string | null;
+  description: string | null;
+  customFields: CustomFields;
+  ownerId: string;
+}
+
+/** A stage as a move names it, with its name at the time (stage history shows it). */
+export interface StageRef {
+  stageId: string;
+  stageName: string;
+}
+
+export type OpportunityEvent =
+  | DomainEvent<'OpportunityCreated', OpportunityFields & { id: string; pipelineId: string; stageId: string; stageName: string }>
+  | DomainEvent<'OpportunityUpdated', { id: string; changes: Partial<OpportunityFields> }>
+  | DomainEvent<'OpportunityDeleted', { id: string }>
+  /** An open opportunity moved to another open stage; `probability` is the target stage's. */
+  | DomainEvent<'OpportunityStageChanged', { id: string; fromStageId: string; fromStageName: string; toStageId: string; toStageName: string; probability: number; unlockReason: string | null }>
+  | DomainEvent<'OpportunityWon', { id: string; fromStageId: string; fromStageName: string; toStageId: string; toStageName: string; amount: number | null; closeDate: string; notes: string | null }>
+  | DomainEvent<
+      'OpportunityLost',
+      { id: string; fromStageId: string; fromStageName: string; toStageId: string; toStageName: string; closeReasonId: string | null; competitorName: string | null; notes: string | null }
+    >
+  | DomainEvent<'OpportunityReopened', { id: string; fromStageId: string; fromStageName: string; toStageId: string; toStageName: string; probability: number; reason: string }>
+  | NoteAdded;

@@ -1,0 +1,137 @@
+import type { Response } from 'express';
+import { Router } from 'express';
+import { loadLeadSettings } from '../../commands/leads/lead-commands.js';
+import { opportunityAggregate } from '../../commands/opportunities/opportunity-aggregate.js';
+import {
+  addOpportunityNote,
+  changeOpportunityStage,
+  closeOpportunityLost,
+  closeOpportunityWon,
+  createOpportunity,
+  deleteOpportunity,
+  reopenOpportunity,
+  updateOpportunity,
+} from '../../commands/opportunities/opportunity-commands.js';
+import { loadOpportunitySettings } from '../../commands/opportunity-settings/opportunity-settings.js';
+import { notFound } from '../../domain/errors.js';
+import type { Principal } from '../../domain/principal.js';
+import type { Position } from '../../events/store/types.js';
+import { getOpportunity, listOpportunities, opportunityVisible, stageHistory, type OpportunityLookups } from '../../queries/opportunities.js';
+import type { Services } from '../../service.js';
+import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
+import { mountRecordSubresources } from '../record-subresources.js';
+import { idParam, parseBody, parseQuery } from '../validate.js';
+import { writtenRecord } from '../written-record.js';
+import { changeStageBody, closeLostBody, closeWonBody, createBody, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
+
+const withDefaults = (b: CreateBody) => ({
+  ...b,
+  amount: b.amount ?? null,
+  expectedCloseDate: b.expectedCloseDate ?? null,
+  source: b.source ?? null,
+  description: b.description ?? null,
+  customFields: b.customFields ?? {},
+});
+
+/** `/opportunities`: records, their stage moves and closing, stage history, and the shared timeline sub-resources. */
+export function opportunitiesRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  const lookupsOf = async (principal: Principal): Promise<OpportunityLookups> => ({
+    pipelines: await loadLeadSettings(services.store, principal.tenantId),
+    settings: await loadOpportunitySettings(services.store, principal.tenantId),
+  });
+  const detail = async (principal: Principal, id: string) => getOpportunity(knex, principal, await lookupsOf(principal), id);
+  const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'opportunities', 'Opportunity', (as) => detail(as, id));
+  const visibleOr404 = async (res: Response, id: string) => {
+    if (!(await opportunityVisible(knex, principalOf(res), id))) throw notFound('Opportunity');
+  };
+  /** Answers with the opportunity as the command left it, once the read models have its events. */
+  const answer = async (res: Response, id: string, position: Position | null) => {
+    await services.waitForProjections(position);
+    res.json(await written(res, id));
+  };
+
+  router.post('/', requirePermission('opportunities', 'create'), async (req, res) => {
+    const body = parseBody(createBody, req);
+    const { id, position } = await createOpportunity(services, commandContextOf(res), withDefaults(body));
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
+    res.status(201).json(await written(res, id));
+  });
+  router.get('/', requirePermission('opportunities', 'view'), async (req, res) => {
+    const principal = principalOf(res);
+    res.json(await listOpportunities(knex, principal, await lookupsOf(principal), parseQuery(listQuery, req)));
+  });
+  router.get('/:id', requirePermission('opportunities', 'view'), async (req, res) => {
+    const found = await detail(principalOf(res), idParam(req, 'id', 'Opportunity'));
+    if (!found) throw notFound('Opportunity');
+    res.json(found);
+  });
+  router.put('/:id', requirePermission('opportunities', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Opportunity');
+    const changes = parseBody(updateBody, req);
+    await visibleOr404(res, id);
+    await answer(res, id, (await updateOpportunity(services, commandContextOf(res), id, changes)).position);
+  });
+  router.delete('/:id', requirePermission('opportunities', 'delete'), async (req, res) => {
+    const id = idParam(req, 'id', 'Opportunity');
+    await visibleOr404(res, id);
+    await services.waitForProjections((await deleteOpportunity(services, commandContextOf(res), id)).position);
+    res.json({ success: true });
+  });
+
+  router.post('/:id/change-stage', requirePermission('opportunities', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Opportunity');
+    const body = parseBody(changeStageBody, req);
+    await visibleOr404(res, id);
+    const result = await changeOpportunityStage(services, commandContextOf(res), id, {
+      stageId: body.stageId,
+      values: body.stageFieldValues ?? {},
+      unlockReason: body.unlockReason ?? null,
+    });
+    await answer(res, id, result.position);
+  });
+  router.post('/:id/close-won', requirePermission('opportunities', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Opportunity');
+    const body = parseBody(closeWonBody, req);
+    await visibleOr404(res, id);
+    const result = await closeOpportunityWon(services, commandContextOf(res), id, {
+      closeDate: body.closeDate ?? null,
+      finalAmount: body.finalAmount ?? null,
+      notes: body.notes ?? null,
+    });
+    await answer(res, id, result.position);
+  });
+  router.post('/:id/close-lost', requirePermission('opportunities', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Opportunity');
+    const body = parseBody(closeLostBody, req);
+    await visibleOr404(res, id);
+    const result = await closeOpportunityLost(services, commandContextOf(res), id, {
+      closeReasonId: body.closeReasonId ?? null,
+      competitorName: body.competitorName ?? null,
+      notes: body.notes ?? null,
+    });
+    await answer(res, id, result.position);
+  });
+  router.post('/:id/reopen', requirePermission('opportunities', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', 'Opportunity');
+    const body = parseBody(reopenBody, req);
+    await visibleOr404(res, id);
+    await answer(res, id, (await reopenOpportunity(services, commandContextOf(res), id, body)).position);
+  });
+  router.get('/:id/stage-history', requirePermission('opportunities', 'view'), async (req, res) => {
+    const id = idParam(req, 'id', 'Opportunity');
+    await visibleOr404(res, id);
+    res.json(await stageHistory(knex, principalOf(res).tenantId, id));
+  });
+
+  mountRecordSubresources(router, services, {
+    module: 'opportunities',
+    recordType: 'opportunity',
+    what: 'Opportunity',
+    aggregate: opportunityAggregate,
+    addNote: addOpportunityNote,
+    visible: (principal, id) => opportunityVisible(knex, principal, id),
+  });
+  return router;
+}

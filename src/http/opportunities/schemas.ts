@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { LONG_TEXT_MAX } from '../../domain/field-rules.js';
+import { customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
+import { paginationQuery, queryDate } from '../validate.js';
+
+/** The request bodies and queries of the opportunity routes. */
+const uuid = z.uuid();
+
+/** A calendar date, `2026-03-31` (an ISO date-time is cut to its UTC date). */
+const calendarDate = z
+  .string()
+  .trim()
+  .max(40)
+  .refine((v) => {
+    const time = Date.parse(v);
+    if (Number.isNaN(time)) return false;
+    const year = new Date(time).getUTCFullYear();
+    return year >= 1 && year <= 9999;
+  }, 'a date such as 2026-03-31')
+  .transform((v) => new Date(Date.parse(v)).toISOString().slice(0, 10));
+
+const probability = z.number().min(0).max(100);
+
+const opportunityFields = {
+  name: z.string().trim().min(1).max(255),
+  accountId: uuid,
+  amount: money.nullable().optional(),
+  probability: probability.optional(),
+  expectedCloseDate: calendarDate.nullable().optional(),
+  /** A priority's id or name. */
+  priority: z.string().trim().min(1).max(100).nullable().optional(),
+  /** A type's slug (new_business…), id or name. */
+  type: z.string().trim().min(1).max(100).nullable().optional(),
+  source: optionalText(255),
+  description: optionalText(LONG_TEXT_MAX),
+  customFields,
+  ownerId: uuid.optional(),
+};
+export const createBody = z.object({ ...opportunityFields, pipelineId: uuid.optional(), stageId: uuid.optional() }).strict();
+/** Stage and pipeline move through change-stage, close-won, close-lost and reopen: in an update they are unknown fields. */
+export const updateBody = z.object(opportunityFields).partial().strict();
+
+export const changeStageBody = z
+  .object({ stageId: uuid, stageFieldValues: z.record(z.string().max(200), z.unknown()).optional(), unlockReason: optionalText(1000) })
+  .strict();
+export const closeWonBody = z.object({ closeDate: calendarDate.nullable().optional(), finalAmount: money.nullable().optional(), notes: optionalText(LONG_TEXT_MAX) }).strict();
+export const closeLostBody = z.object({ closeReasonId: uuid.nullable().optional(), competitorName: optionalText(255), notes: optionalText(LONG_TEXT_MAX) }).strict();
+export const reopenBody = z.object({ stageId: uuid, reason: z.string().trim().min(1).max(1000) }).strict();
+
+const amount = z.coerce.number({ error: 'a number' }).min(0).max(1e13).optional();
+export const listQuery = paginationQuery.extend({
+  ...listQueryBase,
+  stageId: uuid.optional(),
+  pipelineId: uuid.optional(),
+  accountId: uuid.optional(),
+  ownerId: uuid.optional(),
+  /** A priority's id or name. */
+  priority: z.string().trim().max(100).optional(),
+  /** A type's slug, id or name. */
+  type: z.string().trim().max(100).optional(),
+  state: z.enum(['open', 'won', 'lost']).optional(),
+  minAmount: amount,
+  maxAmount: amount,
+  expectedCloseBefore: queryDate.optional(),
+  expectedCloseAfter: queryDate.optional(),
+});
+export type ListQuery = z.infer<typeof listQuery>;
+export type CreateBody = z.infer<typeof createBody>;

@@ -1,0 +1,172 @@
+import type { Knex } from 'knex';
+import type { LeadSettingsState } from '../commands/lead-settings/lead-settings.js';
+import type { OpportunitySettingsState } from '../commands/opportunity-settings/opportunity-settings.js';
+import type { Principal } from '../domain/principal.js';
+import { paginate, sortOf } from './pagination.js';
+import { applyRecordScope } from './record-scope.js';
+import { containsPattern } from './search.js';
+
+/** What opportunity responses read besides the row: stage names and order, priority, type and close-reason names. */
+export interface OpportunityLookups {
+  pipelines: LeadSettingsState;
+  settings: OpportunitySettingsState;
+}
+
+export interface OpportunityListQuery {
+  search?: string;
+  stageId?: string;
+  pipelineId?: string;
+  accountId?: string;
+  ownerId?: string;
+  priority?: string;
+  type?: string;
+  state?: 'open' | 'won' | 'lost';
+  minAmount?: number;
+  maxAmount?: number;
+  expectedCloseBefore?: Date;
+  expectedCloseAfter?: Date;
+  page: number;
+  limit: number;
+  sortBy?: string;
+  sortDir?: string;
+  sortOrder?: string;
+}
+
+/** Live opportunities of the tenant in the caller's `opportunities` scope (`own`: owned by the caller). */
+export function visibleOpportunities(knex: Knex, principal: Principal) {
+  const query = knex('opportunities as o').where('o.tenant_id', principal.tenantId).whereNull('o.deleted_at');
+  return applyRecordScope(query, principal, 'opportunities', 'o.owner_id');
+}
+
+export async function opportunityVisible(knex: Knex, principal: Principal, id: string): Promise<boolean> {
+  return !!(await visibleOpportunities(knex, principal).where('o.id', id).first('o.id'));
+}
+
+const money = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+const fullName = (alias: string) => `nullif(trim(coalesce(${alias}.first_name, '') || ' ' || coalesce(${alias}.last_name, '')), '')`;
+const plainDate = (column: string) => `to_char(${column}, 'YYYY-MM-DD')`;
+
+function selectRows(knex: Knex, principal: Principal) {
+  return visibleOpportunities(knex, principal)
+    .leftJoin('accounts as a', (j) => j.on('a.id', 'o.account_id').andOn('a.tenant_id', 'o.tenant_id'))
+    .leftJoin('users as u', 'u.id', 'o.owner_id')
+    .select(
+      'o.id', 'o.name', 'o.account_id', 'o.pipeline_id', 'o.stage_id', 'o.amount', 'o.probability', 'o.weighted_amount', 'o.priority_id', 'o.type_id',
+      'o.source', 'o.description', 'o.custom_fields', 'o.owner_id', 'o.state', 'o.close_reason_id', 'o.competitor_name', 'o.close_notes', 'o.closed_at',
+      'o.created_by', 'o.created_at', 'o.updated_at', 'a.name as account_name',
+      knex.raw(`${plainDate('o.expected_close_date')} as expected_close_date`),
+      knex.raw(`${plainDate('o.close_date')} as close_date`),
+      knex.raw(`${fullName('u')} as owner_name`),
+    );
+}
+
+/** An opportunity row as every opportunity response shows it. */
+function opportunityOf({ pipelines, settings }: OpportunityLookups) {
+  return (r: any) => ({
+    id: r.id,
+    name: r.name,
+    accountId: r.account_id,
+    accountName: r.account_name ?? null,
+    pipelineId: r.pipeline_id,
+    stageId: r.stage_id,
+    stageName: pipelines.collections.stages[r.stage_id]?.name ?? null,
+    amount: money(r.amount),
+    probability: Number(r.probability),
+    weightedAmount: Number(r.weighted_amount),
+    expectedCloseDate: r.expected_close_date,
+    priority: r.priority_id ? settings.priorities[r.priority_id]?.name ?? null : null,
+    priorityId: r.priority_id,
+    type: r.type_id ? settings.types[r.type_id]?.slug ?? null : null,
+    typeId: r.type_id,
+    source: r.source,
+    description: r.description,
+    customFields: r.custom_fields ?? {},
+    ownerId: r.owner_id,
+    ownerName: r.owner_name,
+    state: r.state,
+    closeDate: r.close_date,
+    closeReasonId: r.close_reason_id,
+    closeReason: r.close_reason_id ? settings.closeReasons[r.close_reason_id]?.name ?? null : null,
+    competitorName: r.competitor_name,
+    closeNotes: r.close_notes,
+    closedAt: r.closed_at,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  });
+}
+
+/** Ids of settings items a filter value names (id, name, or for types the slug); none: a filter that matches nothing. */
+function idsNamed(items: Record<string, { name: string; slug?: string }>, given: string): string[] {
+  const key = given.trim().toLowerCase();
+  return Object.entries(items).filter(([id, item]) => id === given || item.name.trim().toLowerCase() === key || item.slug === key).map(([id]) => id);
+}
+
+const SORTS = {
+  created_at: 'o.created_at', createdAt: 'o.created_at', updated_at: 'o.updated_at', updatedAt: 'o.updated_at', name: 'o.name', amount: 'o.amount',
+  close_date: 'o.expected_close_date', closeDate: 'o.expected_close_date', expected_close_date: 'o.expected_close_date', expectedCloseDate: 'o.expected_close_date',
+  probability: 'o.probability', weighted_amount: 'o.weighted_amount', weightedAmount: 'o.weighted_amount', stage: 'stage', account: 'account', owner: 'owner',
+};
+
+export async function listOpportunities(knex: Knex, principal: Principal, lookups: OpportunityLookups, q: OpportunityListQuery) {
+  const query = selectRows(knex, principal);
+  if (q.search) query.where('o.search_text', 'like', containsPattern(q.search));
+  for (const [field, column] of [['stageId', 'stage_id'], ['pipelineId', 'pipeline_id'], ['accountId', 'account_id'], ['ownerId', 'owner_id'], ['state', 'state']] as const) {
+    if (q[field]) query.where(`o.${column}`, q[field]);
+  }
+  if (q.priority) query.whereIn('o.priority_id', idsNamed(lookups.settings.priorities, q.priority));
+  if (q.type) query.whereIn('o.type_id', idsNamed(lookups.settings.types, q.type));
+  if (q.minAmount !== undefined) query.where('o.amount', '>=', q.minAmount);
+  if (q.maxAmount !== undefined) query.where('o.amount', '<=', q.maxAmount);
+  if (q.expectedCloseBefore) query.where('o.expected_close_date', '<=', q.expectedCloseBefore.toISOString().slice(0, 10));
+  if (q.expectedCloseAfter) query.where('o.expected_close_date', '>=', q.expectedCloseAfter.toISOString().slice(0, 10));
+
+  const sort = sortOf(q, SORTS, 'created_at', 'desc');
+  if (sort.column === 'stage') {
+    const stageOrder = `{${Object.entries(lookups.pipelines.collections.stages).sort(([, a], [, b]) => a.sortOrder - b.sortOrder).map(([id]) => id).join(',')}}`;
+    query.orderByRaw(`array_position(?::uuid[], o.stage_id) ${sort.dir} nulls last, o.id ${sort.dir}`, [stageOrder]);
+  } else if (sort.column === 'account') {
+    query.orderByRaw(`a.name ${sort.dir} nulls last, o.id ${sort.dir}`);
+  } else if (sort.column === 'owner') {
+    query.orderByRaw(`u.first_name ${sort.dir} nulls last, o.id ${sort.dir}`);
+  } else {
+    query.orderByRaw(`${sort.column} ${sort.dir} nulls last, o.id ${sort.dir}`);
+  }
+  return paginate(query, q.page, q.limit, opportunityOf(lookups));
+}
+
+export async function getOpportunity(knex: Knex, principal: Principal, lookups: OpportunityLookups, id: string) {
+  const row = await selectRows(knex, principal).where('o.id', id).first();
+  return row ? opportunityOf(lookups)(row) : null;
+}
+
+/** "2d 3h 4m": the non-zero whole days, hours and minutes of a span ("0m" under a minute). */
+export function durationText(ms: number): string {
+  const minutes = Math.floor(ms / 60_000);
+  const parts = [[Math.floor(minutes / 1440), 'd'], [Math.floor((minutes % 1440) / 60), 'h'], [minutes % 60, 'm']] as const;
+  const text = parts.filter(([n]) => n > 0).map(([n, unit]) => `${n}${unit}`).join(' ');
+  return text || '0m';
+}
+
+/**
+ * An opportunity's stage moves, newest first: `duration` is the time spent in the stage
+ * left (from the entry before to this one), null on the first entry (the create).
+ */
+export async function stageHistory(knex: Knex, tenantId: string, id: string) {
+  const rows = await knex('opportunity_stage_history as h')
+    .leftJoin('users as u', 'u.id', 'h.changed_by')
+    .where({ 'h.tenant_id': tenantId, 'h.opportunity_id': id })
+    .orderBy('h.revision', 'asc')
+    .select('h.id', 'h.from_stage_name', 'h.to_stage_name', 'h.note', 'h.changed_by', 'h.changed_at', 'u.first_name', 'u.last_name');
+  return rows
+    .map((r: any, n: number) => ({
+      id: r.id,
+      fromStage: r.from_stage_name,
+      toStage: r.to_stage_name,
+      changedBy: r.changed_by ? { id: r.changed_by, firstName: r.first_name ?? null, lastName: r.last_name ?? null } : null,
+      changedAt: r.changed_at,
+      duration: n === 0 ? null : durationText(r.changed_at.getTime() - rows[n - 1].changed_at.getTime()),
+      note: r.note,
+    }))
+    .reverse();
+}
