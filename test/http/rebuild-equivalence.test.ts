@@ -589,6 +589,21 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'POST', `/tasks/${doomedTask.body.id}/subtasks`, { title: 'Sous-tâche' });
       await call(t, 'DELETE', `/tasks/${doomedTask.body.id}`);
 
+      // Opportunities: created, updated, moved, lost, reopened, won, noted, deleted (every opportunity event type).
+      const dealAccount = await call(t, 'POST', '/accounts', { name: `Compte ${unique()}` });
+      const oppStages: { id: string; name: string; isWon: boolean; isLost: boolean }[] = (await call(t, 'GET', '/lead-settings/stages?module=opportunities')).body;
+      const openOppStages = oppStages.filter((s) => !s.isWon && !s.isLost);
+      const deal = await call(t, 'POST', '/opportunities', { name: `Affaire 💼 ${unique()}`, accountId: dealAccount.body.id, amount: 1234.5, expectedCloseDate: '2026-03-31', type: 'upsell', customFields: { région: 'Île' } });
+      expect(deal.status, JSON.stringify(deal.body)).to.equal(201);
+      await call(t, 'PUT', `/opportunities/${deal.body.id}`, { description: oddText(r, 500), probability: 42 });
+      expect((await call(t, 'POST', `/opportunities/${deal.body.id}/change-stage`, { stageId: openOppStages[1].id, stageFieldValues: { nextStep: 'Démo' } })).status).to.equal(200);
+      expect((await call(t, 'POST', `/opportunities/${deal.body.id}/close-lost`, { competitorName: 'Concurrent', notes: oddText(r, 200) })).status).to.equal(200);
+      expect((await call(t, 'POST', `/opportunities/${deal.body.id}/reopen`, { stageId: openOppStages[2].id, reason: 'Relancé' })).status).to.equal(200);
+      expect((await call(t, 'POST', `/opportunities/${deal.body.id}/close-won`, { finalAmount: 2000 })).status).to.equal(200);
+      await call(t, 'POST', `/opportunities/${deal.body.id}/notes`, { content: 'Signé ✍️' });
+      const doomedDeal = await call(t, 'POST', '/opportunities', { name: 'Temp', accountId: dealAccount.body.id });
+      await call(t, 'DELETE', `/opportunities/${doomedDeal.body.id}`);
+
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });
       expect(waiting.slaDueAt, 'the seeded SLA policy gives new leads a deadline').to.be.a('string');

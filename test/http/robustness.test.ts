@@ -186,6 +186,33 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('opportunities', async () => {
+    const account = (await call('POST', '/accounts', { name: 'Odd deals' })).body;
+    const stage = (await call('GET', '/lead-settings/stages?module=opportunities')).body[1];
+    const deal = (await call('POST', '/opportunities', { name: 'Odd deal', accountId: account.id })).body;
+    const closed = (await call('POST', '/opportunities', { name: 'Closed deal', accountId: account.id })).body;
+    await call('POST', `/opportunities/${closed.id}/close-lost`, {});
+    const failures = await fuzz([
+      ['POST', '/opportunities', ['name', 'accountId', 'pipelineId', 'stageId', 'amount', 'probability', 'expectedCloseDate', 'priority', 'type', 'customFields', 'ownerId']],
+      ['PUT', `/opportunities/${deal.id}`, ['name', 'accountId', 'amount', 'probability', 'expectedCloseDate', 'priority', 'type', 'customFields']],
+      ['POST', `/opportunities/${deal.id}/change-stage`, ['stageId', 'stageFieldValues', 'unlockReason']],
+      ['POST', `/opportunities/${deal.id}/close-won`, ['closeDate', 'finalAmount', 'notes']],
+      ['POST', `/opportunities/${deal.id}/close-lost`, ['closeReasonId', 'competitorName', 'notes']],
+      ['POST', `/opportunities/${closed.id}/reopen`, ['stageId', 'reason']],
+      ['POST', `/opportunities/${deal.id}/notes`, ['content']],
+    ]);
+    for (const key of ['toString', 'valueOf', 'hasOwnProperty', 'constructor', '__proto__', 'custom.toString', 'customFields.__proto__']) {
+      const stageFieldValues = JSON.parse(JSON.stringify({ [key]: 'x' }));
+      const res = await call('POST', `/opportunities/${deal.id}/change-stage`, { stageId: stage.id, stageFieldValues });
+      if (res.status >= 500) failures.push(`POST /opportunities/:id/change-stage {stageFieldValues: {${key}: "x"}} → ${res.status}`);
+    }
+    for (const query of ['minAmount=x', 'maxAmount[]=1', 'expectedCloseBefore=x', 'priority=%00', 'type[]=a', 'sortBy[]=a', 'limit=1e9', 'search=%ED%A0%80', 'stageId=1', 'state=__proto__']) {
+      const res = await call('GET', `/opportunities?${query}`);
+      if (res.status >= 500) failures.push(`GET /opportunities?${query} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });
@@ -201,6 +228,8 @@ describe('robustness: odd input never causes a 500', () => {
     const bundle = (await call('POST', '/products', { name: 'Sorted bundle' })).body;
     const task = (await call('POST', '/tasks', { title: 'Sorted task', dueDate: '2030-01-01' })).body;
     await call('POST', '/tasks', { title: 'Other task' });
+    const deal = (await call('POST', '/opportunities', { name: 'Sorted deal', accountId: account.id })).body;
+    await call('POST', '/opportunities', { name: 'Other deal', accountId: account.id, amount: 5 });
     const lists = [
       '/products', '/products/categories', '/products/categories/list', '/products/price-books', '/products/price-books/list',
       `/products/price-books/${sortedBook.id}/entries`, `/products/${bundle.id}/bundle-items`,
@@ -212,6 +241,7 @@ describe('robustness: odd input never causes a 500', () => {
       `/leads/${lead.id}/team`, `/contacts/${contact.id}/activities`, `/contacts/${contact.id}/accounts`, `/accounts/${account.id}/children`,
       `/users/${admin.user.id}/direct-reports`,
       '/tasks', '/tasks/dashboard/upcoming', `/tasks/${task.id}/subtasks`, `/tasks/${task.id}/activities`, `/tasks/${task.id}/notes`,
+      '/opportunities', `/opportunities/${deal.id}/stage-history`, `/opportunities/${deal.id}/activities`,
     ];
     const failures: string[] = [];
     for (const list of lists) {
@@ -227,7 +257,7 @@ describe('robustness: odd input never causes a 500', () => {
   });
 
   it('date filters refuse dates PostgreSQL or a client could not hold (outside 0001–9999) with 400', async () => {
-    const filters = ['/admin/audit-trail?from=', '/admin/audit-trail?to=', '/leads/sla/summary?dateFrom=', '/leads/sla/summary?dateTo=', '/tasks?dueBefore=', '/tasks?dueAfter='];
+    const filters = ['/admin/audit-trail?from=', '/admin/audit-trail?to=', '/leads/sla/summary?dateFrom=', '/leads/sla/summary?dateTo=', '/tasks?dueBefore=', '/tasks?dueAfter=', '/opportunities?expectedCloseBefore=', '/opportunities?expectedCloseAfter='];
     const before = await call('GET', '/admin/audit-trail?limit=1');
     for (const filter of filters) {
       for (const date of ['99999-01-01', '-271821-04-20', '294277-01-01', '%2B275760-09-13', '0000-12-31', '10000-01-01T00:00:00Z']) {
