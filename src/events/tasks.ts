@@ -2,7 +2,7 @@ import type { DomainEvent } from './domain-event.js';
 import type { NoteAdded } from './records.js';
 
 /** The kinds of record a task may be linked to (`entityType`). */
-export const TASK_ENTITY_TYPES = ['contact', 'account', 'lead'] as const;
+export const TASK_ENTITY_TYPES = ['contact', 'account', 'lead', 'opportunity'] as const;
 export type TaskEntityType = (typeof TASK_ENTITY_TYPES)[number];
 
 export interface TaskFields {

@@ -282,6 +282,18 @@ describe('opportunities', () => {
     });
   });
 
+  describe('tasks', () => {
+    it('a task can be linked to an opportunity the caller can see; it shows on the opportunity timeline', async () => {
+      const o = await newOpportunity();
+      const task = await call('POST', '/tasks', { title: 'Send proposal', entityType: 'opportunities', entityId: o.id });
+      expect(task.status, JSON.stringify(task.body)).to.equal(201);
+      expect(task.body).to.include({ entityType: 'opportunity', entityId: o.id, entityName: o.name });
+      expect(await activityTypes(o.id)).to.include('task_created');
+      expect((await call('GET', `/tasks/entity/opportunity/${o.id}`)).body.map((t: { id: string }) => t.id)).to.deep.equal([task.body.id]);
+      expect((await call('POST', '/tasks', { title: 'x', entityType: 'opportunity', entityId: o.id }, other)).status).to.equal(400);
+    });
+  });
+
   describe('settings in use', () => {
     it('an opportunity keeps its stage, pipeline, priority, type and close reason from being deleted', async () => {
       const stage = await call('POST', '/lead-settings/stages', { pipelineId, module: 'opportunities', name: `Used ${randomUUID().slice(0, 4)}` });

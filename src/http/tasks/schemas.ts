@@ -20,9 +20,9 @@ const dateTime = z
   .nullable()
   .optional();
 
-/** `contact` or `contacts` (any case) → `contact`. */
+/** `contact` or `contacts`, `opportunity` or `opportunities` (any case) → `contact`, `opportunity`. */
 export const entityType = z.preprocess(
-  (v) => (typeof v === 'string' ? v.trim().toLowerCase().replace(/s$/, '') : v),
+  (v) => (typeof v === 'string' ? v.trim().toLowerCase().replace(/ies$/, 'y').replace(/s$/, '') : v),
   z.enum(TASK_ENTITY_TYPES, { error: `one of ${TASK_ENTITY_TYPES.join(', ')}` }),
 );
 

@@ -18,6 +18,7 @@ export const LINKABLE: Record<TaskEntityType, { table: string; module: string; n
   contact: { table: 'contacts', module: 'contacts', name: (a) => `nullif(trim(coalesce(${a}.first_name, '') || ' ' || coalesce(${a}.last_name, '')), '')` },
   account: { table: 'accounts', module: 'accounts', name: (a) => `${a}.name` },
   lead: { table: 'leads', module: 'leads', name: (a) => `coalesce(nullif(trim(coalesce(${a}.first_name, '') || ' ' || coalesce(${a}.last_name, '')), ''), ${a}.company)` },
+  opportunity: { table: 'opportunities', module: 'opportunities', name: (a) => `${a}.name` },
 };
 
 /** Whether the record exists in the caller's tenant, is live, and lies in the caller's scope of its module. */
