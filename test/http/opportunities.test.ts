@@ -75,6 +75,11 @@ describe('opportunities', () => {
       expect(o).to.deep.include({ stageName: 'Proposal', probability: 33, weightedAmount: 110, priority: 'High', customFields: { region: 'EU' } });
     });
 
+    it('holds the largest amount and a fractional probability', async () => {
+      const o = await newOpportunity({ amount: 1e13, probability: 33.5 });
+      expect(o).to.deep.include({ amount: 1e13, probability: 33.5, weightedAmount: 3.35e12 });
+    });
+
     it('refuses bad input with 400', async () => {
       const otherAccount = await newAccount(other);
       for (const body of [

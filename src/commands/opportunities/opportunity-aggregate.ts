@@ -151,7 +151,8 @@ function decideCreate(command: Of<'create'>, state: OpportunityAggregateState, {
     ...fields,
     name: fields.name.trim(),
     amount: fields.amount == null ? null : roundMoney(fields.amount),
-    probability: probability ?? stage.probability ?? 0,
+    // Percent with 2 decimals, as the read model stores it.
+    probability: probability === undefined ? stage.probability ?? 0 : roundMoney(probability),
     priorityId: priority === undefined ? defaultPriority(settings) : priorityOf(settings, priority),
     typeId: typeOf(settings, type),
   };
@@ -166,6 +167,7 @@ function decideUpdate(command: Of<'update'>, opportunity: OpportunityView, { set
   const changes: Partial<OpportunityFields> = { ...rest };
   if (rest.name) changes.name = rest.name.trim();
   if (typeof rest.amount === 'number') changes.amount = roundMoney(rest.amount);
+  if (typeof rest.probability === 'number') changes.probability = roundMoney(rest.probability);
   if (priority !== undefined) changes.priorityId = priorityOf(settings, priority);
   if (type !== undefined) changes.typeId = typeOf(settings, type);
   const changed = changedFields(opportunity as OpportunityFields, changes);

@@ -16,7 +16,7 @@ export const migration0019Opportunities = {
       t.uuid('account_id').notNullable();
       t.uuid('pipeline_id').notNullable();
       t.uuid('stage_id').notNullable();
-      t.decimal('amount', 15, 2);
+      t.decimal('amount', 18, 2);
       t.decimal('probability', 5, 2).notNullable();
       t.date('expected_close_date');
       t.uuid('priority_id');
@@ -36,7 +36,7 @@ export const migration0019Opportunities = {
       t.timestamp('updated_at', { useTz: true }).notNullable();
       t.timestamp('deleted_at', { useTz: true });
     });
-    await knex.raw('alter table opportunities add column weighted_amount numeric(15,2) generated always as (round(coalesce(amount, 0) * probability / 100, 2)) stored');
+    await knex.raw('alter table opportunities add column weighted_amount numeric(18,2) generated always as (round(coalesce(amount, 0) * probability / 100, 2)) stored');
     await knex.raw(`alter table opportunities add column search_text text generated always as (lower(name || ' ' || coalesce(description, ''))) stored`);
     await knex.raw('create index opportunities_search on opportunities using gin (search_text gin_trgm_ops) where deleted_at is null');
     for (const column of ['created_at', 'updated_at', 'name', 'amount', 'expected_close_date', 'probability', 'weighted_amount', 'owner_id', 'account_id', 'stage_id', 'pipeline_id', 'priority_id', 'type_id', 'close_reason_id']) {
