@@ -7,7 +7,7 @@
  * (200000), BENCH_LAG_RATE appends/s offered during the lag phase (1200; 0 for as fast
  * as possible), BENCH_CONTACTS and BENCH_LEADS in the tenant whose lists the HTTP phase
  * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000).
- * BENCH_ONLY=tasks runs the tasks phase alone.
+ * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase.
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -19,6 +19,7 @@ import { measureHttp, SEARCH_TERM, type HttpResult } from './phases/http.js';
 import { measureLag, type LagResult } from './phases/lag.js';
 import { measureRawCommits } from './phases/raw-commits.js';
 import { measureTaskHttp, type TaskHttpResult } from './phases/tasks-http.js';
+import { measureOpportunityHttp, type OpportunityHttpResult } from './phases/opportunities-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -63,6 +64,7 @@ interface Results {
   lag: LagResult;
   http: HttpResult;
   tasks: TaskHttpResult;
+  opportunities: OpportunityHttpResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
@@ -77,17 +79,24 @@ function httpFigures(key: string, label: string, load: LoadResult, notes: string
   ];
 }
 
+/** Figures the design sets no target for: marked as reference figures. */
+const reference = (figures: Figure[]) => figures.map((f, i) => (i === 0 ? { ...f, targetText: 'reference' } : f));
+
+/** The opportunities phase: creates. No target in the design: reference figures. */
+function opportunityFigures(o: OpportunityHttpResult): Figure[] {
+  return reference(httpFigures('httpOpportunityCreate', 'POST /api/opportunities', o.create, `${o.connections} connections; account, stage and settings checked, waits for the projections`, {}));
+}
+
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
-  const reference = (figures: Figure[]) => figures.map((f, i) => (i === 0 ? { ...f, targetText: 'reference' } : f));
   return [
     ...reference(httpFigures('httpTaskOverdueList', `GET /api/tasks?overdue=true&limit=25, of ${of}`, tasks.overdueList, `${tasks.overdue} overdue, counted; names by join and settings`, {})),
     ...reference(httpFigures('httpTaskCreate', 'POST /api/tasks', tasks.create, `${tasks.connections} connections; lookups checked, waits for the projections`, {})),
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks }: Results, settings: Settings): Figure[] {
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -159,6 +168,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks }: Results, settings
       atLeast: 600,
     }),
     ...taskFigures(tasks),
+    ...opportunityFigures(opportunities),
   ];
 }
 
@@ -188,7 +198,9 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
     { seconds: settings.seconds, connections: settings.httpConnections, tasks: settings.tasks },
   );
 
-  return { results: { raw, appends, rebuilds, lag, http, tasks }, server };
+  const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities }, server };
 }
 
 async function main(): Promise<void> {
@@ -212,6 +224,12 @@ async function main(): Promise<void> {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       const tasks = await measureTaskHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, tasks: settings.tasks });
       process.stdout.write(formatTable(taskFigures(tasks)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'opportunities') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+      process.stdout.write(formatTable(opportunityFigures(opportunities)));
       return;
     }
     const { results, server } = await measure(cleanup, settings);
