@@ -29,21 +29,29 @@ export function stageMove(id: string, lead: LeadView, target: Stage, unlockReaso
 }
 
 /**
- * A stage a request names (in its body) for a lead: an unknown stage (or another tenant's,
- * or an opportunity stage) and an inactive one are both bad input (400), never a 404.
+ * A stage a request names (in its body) for a record of `module`: an unknown stage (or
+ * another tenant's, or another module's) and an inactive one are both bad input (400),
+ * never a 404. Won and lost stages are the caller's to judge.
  */
-export function targetStage(settings: LeadSettingsState, stageId: string): Stage {
+export function activeStageOf(settings: LeadSettingsState, stageId: string, module: PipelineModule): Stage {
   const stage = settings.collections.stages[stageId];
-  if (!stage || stage.module !== 'leads') {
-    throw invalid('stageId does not name a lead stage of this tenant', [{ path: 'stageId', message: 'unknown lead stage', code: 'unknown_reference' }]);
+  const what = module === 'leads' ? 'lead' : 'opportunity';
+  if (!stage || stage.module !== module) {
+    throw invalid(`stageId does not name a${what === 'lead' ? '' : 'n'} ${what} stage of this tenant`, [{ path: 'stageId', message: `unknown ${what} stage`, code: 'unknown_reference' }]);
   }
   if (!stage.isActive) {
-    throw invalid(`Stage "${stage.name}" is inactive: leads cannot be placed in it`, [{ path: 'stageId', message: 'inactive stage', code: 'inactive_reference' }]);
+    throw invalid(`Stage "${stage.name}" is inactive: ${module} cannot be placed in it`, [{ path: 'stageId', message: 'inactive stage', code: 'inactive_reference' }]);
   }
+  return { id: stageId, ...stage };
+}
+
+/** A stage a request names for a lead: active, of the leads module, and not a closing one (convert or disqualify instead). */
+export function targetStage(settings: LeadSettingsState, stageId: string): Stage {
+  const stage = activeStageOf(settings, stageId, 'leads');
   if (stage.isWon || stage.isLost) {
     throw invalid(`"${stage.name}" closes the lead: use ${stage.isWon ? 'convert' : 'disqualify'} instead of a stage change`);
   }
-  return { id: stageId, ...stage };
+  return stage;
 }
 
 /**

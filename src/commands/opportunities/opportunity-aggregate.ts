@@ -4,7 +4,7 @@ import { PROTOTYPE_KEYS, changedFields } from '../../domain/values.js';
 import type { OpportunityEvent, OpportunityFields, OpportunityState } from '../../events/opportunities.js';
 import type { Aggregate } from '../aggregate.js';
 import { defaultPipelineId, stagesOf, type LeadSettingsState } from '../lead-settings/lead-settings.js';
-import { assertMoveAllowed, assertStageFieldsFilled, checkValue, openStages, type Stage } from '../leads/lead-stages.js';
+import { activeStageOf, assertMoveAllowed, assertStageFieldsFilled, checkValue, openStages, type Stage } from '../leads/lead-stages.js';
 import type { OpportunitySettingsState } from '../opportunity-settings/opportunity-settings.js';
 import type { NoteCommand } from '../records/record-aggregate.js';
 
@@ -51,12 +51,7 @@ type Of<K extends OpportunityCommand['kind']> = Extract<OpportunityCommand, { ki
 const problem = (path: string, message: string, code: string) => [{ path, message, code }];
 
 /** An opportunity stage a request names: unknown (another tenant's, a lead stage) or inactive is 400. */
-function opportunityStage(pipelines: LeadSettingsState, stageId: string, path = 'stageId'): Stage {
-  const stage = pipelines.collections.stages[stageId];
-  if (!stage || stage.module !== 'opportunities') throw invalid(`${path} does not name an opportunity stage of this tenant`, problem(path, 'unknown opportunity stage', 'unknown_reference'));
-  if (!stage.isActive) throw invalid(`Stage "${stage.name}" is inactive`, problem(path, 'inactive stage', 'inactive_reference'));
-  return { id: stageId, ...stage };
-}
+const opportunityStage = (pipelines: LeadSettingsState, stageId: string): Stage => activeStageOf(pipelines, stageId, 'opportunities');
 
 /** The closing stage (won or lost) of a pipeline, or 400. */
 function closingStage(pipelines: LeadSettingsState, pipelineId: string, outcome: 'won' | 'lost'): Stage {
