@@ -120,27 +120,37 @@ export function checkValue(field: StageField | undefined, key: string, value: un
   }
 }
 
+/** A custom field's name in a stage-field key: `custom.` or `customFields.` is optional. */
+export const customFieldKey = (key: string) => key.replace(/^(custom|customFields)\./, '');
+
+/**
+ * Goes through the values a stage move gives: `problemOf` says why one cannot be taken
+ * (null: fine), `take` stores a good one; any problems are one 400 listing them all. A key
+ * ending in a prototype property name is refused (it would reach an object's prototype).
+ */
+export function eachStageValue(values: Record<string, unknown>, problemOf: (key: string, value: unknown) => string | null, take: (key: string, value: unknown) => void): void {
+  const problems: { path: string; message: string; code: string }[] = [];
+  for (const [key, value] of Object.entries(values)) {
+    const problem = PROTOTYPE_KEYS.has(key.slice(key.lastIndexOf('.') + 1)) ? 'under another key' : problemOf(key, value);
+    if (problem) problems.push({ path: `stageFieldValues.${key}`, message: `must be ${problem}`, code: 'invalid_value' });
+    else take(key, value);
+  }
+  if (problems.length) throw invalid(`Invalid stage field values: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
+}
+
 /**
  * Stage-field values routed to where they live: lead columns, `qualification.<k>` into
  * qualification, anything else (`custom.` optional) into customFields.
  */
 export function routeValues(lead: LeadView, stage: Stage, values: Record<string, unknown>): Partial<LeadFields> {
-  const problems: { path: string; message: string; code: string }[] = [];
   const changes: Partial<LeadFields> = {};
   let qualification: Record<string, unknown> | null = null;
   let custom: Record<string, unknown> | null = null;
-  for (const [key, value] of Object.entries(values)) {
-    const name = key.slice(key.lastIndexOf('.') + 1);
-    const problem = PROTOTYPE_KEYS.has(name) ? 'under another key' : checkValue(stage.fields.find((f) => f.fieldKey === key), key, value);
-    if (problem) {
-      problems.push({ path: `stageFieldValues.${key}`, message: `must be ${problem}`, code: 'invalid_value' });
-      continue;
-    }
+  eachStageValue(values, (key, value) => checkValue(stage.fields.find((f) => f.fieldKey === key), key, value), (key, value) => {
     if (isLeadColumn(key)) (changes as Record<string, unknown>)[key] = typeof value === 'string' ? value.trim() || null : value;
     else if (key.startsWith('qualification.')) (qualification ??= { ...lead.qualification })[key.slice('qualification.'.length)] = value;
-    else (custom ??= { ...lead.customFields })[key.replace(/^(custom|customFields)\./, '')] = value;
-  }
-  if (problems.length) throw invalid(`Invalid stage field values: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
+    else (custom ??= { ...lead.customFields })[customFieldKey(key)] = value;
+  });
   for (const [name, object] of [['qualification', qualification], ['customFields', custom]] as const) {
     if (object && JSON.stringify(object).length > JSON_OBJECT_MAX) throw invalid(`${name} would exceed 16 KB of JSON`);
   }

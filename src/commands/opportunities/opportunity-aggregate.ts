@@ -1,10 +1,10 @@
 import { conflict, invalid, notFound } from '../../domain/errors.js';
-import { JSON_OBJECT_MAX, roundMoney } from '../../domain/field-rules.js';
-import { PROTOTYPE_KEYS, changedFields } from '../../domain/values.js';
+import { JSON_OBJECT_MAX, MONEY_MAX, roundMoney } from '../../domain/field-rules.js';
+import { changedFields } from '../../domain/values.js';
 import type { OpportunityEvent, OpportunityFields, OpportunityState } from '../../events/opportunities.js';
 import type { Aggregate } from '../aggregate.js';
 import { defaultPipelineId, stagesOf, type LeadSettingsState } from '../lead-settings/lead-settings.js';
-import { activeStageOf, assertMoveAllowed, assertStageFieldsFilled, checkValue, openStages, type Stage } from '../leads/lead-stages.js';
+import { activeStageOf, assertMoveAllowed, assertStageFieldsFilled, checkValue, customFieldKey, eachStageValue, openStages, type Stage } from '../leads/lead-stages.js';
 import type { OpportunitySettingsState } from '../opportunity-settings/opportunity-settings.js';
 import type { NoteCommand } from '../records/record-aggregate.js';
 
@@ -84,35 +84,29 @@ const defaultPriority = (settings: OpportunitySettingsState) => Object.entries(s
 
 /** The value a stage-field key names on an opportunity: `amount`, `closeDate`/`expectedCloseDate`, else a custom field. */
 const COLUMN_KEYS: Record<string, 'amount' | 'expectedCloseDate'> = { amount: 'amount', closeDate: 'expectedCloseDate', expectedCloseDate: 'expectedCloseDate' };
-const customKey = (key: string) => key.replace(/^(custom|customFields)\./, '');
 const reader = (opportunity: Partial<OpportunityView>) => (key: string) =>
-  COLUMN_KEYS[key] ? opportunity[COLUMN_KEYS[key]] : opportunity.customFields?.[customKey(key)];
+  COLUMN_KEYS[key] ? opportunity[COLUMN_KEYS[key]] : opportunity.customFields?.[customFieldKey(key)];
 
 const isPlainDate = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v));
 
+/** Why an opportunity stage-field value cannot be taken: amount and close date by their rules, the rest by the stage field's type. */
+function valueProblem(stage: Stage, key: string, value: unknown): string | null {
+  if (value === null) return null;
+  if (COLUMN_KEYS[key] === 'amount') return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MONEY_MAX ? null : 'an amount (a number ≥ 0)';
+  if (COLUMN_KEYS[key]) return isPlainDate(value) ? null : 'a date (YYYY-MM-DD)';
+  return checkValue(stage.fields.find((f) => f.fieldKey === key), `custom.${customFieldKey(key)}`, value);
+}
+
 /** Stage-field values routed to where they live: amount and close date to their fields, anything else into customFields. */
 function routeValues(opportunity: OpportunityView, stage: Stage, values: Record<string, unknown>): Partial<OpportunityFields> {
-  const problems: { path: string; message: string; code: string }[] = [];
   const changes: Partial<OpportunityFields> = {};
   let custom: Record<string, unknown> | null = null;
-  for (const [key, value] of Object.entries(values)) {
+  eachStageValue(values, (key, value) => valueProblem(stage, key, value), (key, value) => {
     const column = COLUMN_KEYS[key];
-    const why = PROTOTYPE_KEYS.has(customKey(key))
-      ? 'under another key'
-      : column === 'amount'
-        ? value === null || (typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1e13) ? null : 'an amount (a number ≥ 0)'
-        : column
-          ? value === null || isPlainDate(value) ? null : 'a date (YYYY-MM-DD)'
-          : checkValue(stage.fields.find((f) => f.fieldKey === key), `custom.${customKey(key)}`, value);
-    if (why) {
-      problems.push({ path: `stageFieldValues.${key}`, message: `must be ${why}`, code: 'invalid_value' });
-      continue;
-    }
     if (column === 'amount') changes.amount = value === null ? null : roundMoney(value as number);
     else if (column) changes.expectedCloseDate = value as string | null;
-    else (custom ??= { ...opportunity.customFields })[customKey(key)] = value;
-  }
-  if (problems.length) throw invalid(`Invalid stage field values: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
+    else (custom ??= { ...opportunity.customFields })[customFieldKey(key)] = value;
+  });
   if (custom && JSON.stringify(custom).length > JSON_OBJECT_MAX) throw invalid('customFields would exceed 16 KB of JSON');
   if (custom) changes.customFields = custom;
   return changes;
