@@ -30,6 +30,27 @@ export const isPhone = (text: string) => PHONE_PATTERN.test(text);
 export const isWebsite = (text: string) => WEBSITE_PATTERN.test(text);
 
 /** Money: a non-negative amount up to 10 trillion, kept with 2 decimals (rounded half up). */
+/**
+ * A date (`2026-01-31`, 00:00 UTC) or date-time text as a Date, or null when it is not a
+ * real one: unreadable, outside the years 1–9999 (what clients and PostgreSQL both hold), or
+ * a calendar day that does not exist (JavaScript rolls `2026-02-30` over to March 2).
+ */
+export function parseDateText(text: string): Date | null {
+  const value = text.trim();
+  const day = /^(\d{4})-(\d{2})-(\d{2})(?=$|[T ])/.exec(value);
+  const time = Date.parse(day && value.length === 10 ? `${value}T00:00:00Z` : value);
+  if (Number.isNaN(time)) return null;
+  const date = new Date(time);
+  if (date.getUTCFullYear() < 1 || date.getUTCFullYear() > 9999) return null;
+  if (day) {
+    const [y, m, d] = [Number(day[1]), Number(day[2]), Number(day[3])];
+    const calendar = new Date(Date.UTC(2000, m - 1, d));
+    calendar.setUTCFullYear(y);
+    if (calendar.getUTCMonth() !== m - 1 || calendar.getUTCDate() !== d) return null;
+  }
+  return date;
+}
+
 export const MONEY_MAX = 1e13;
 export const isMoney = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MONEY_MAX;
 export const roundMoney = (amount: number) => Math.round(amount * 100) / 100;

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { invalid, notFound } from '../domain/errors.js';
+import { parseDateText } from '../domain/field-rules.js';
 
 export interface ValidationIssue {
   path: string;
@@ -46,10 +47,14 @@ export const paginationQuery = z.object({
 });
 
 /**
- * A date in a query filter (`2026-01-31`, an ISO date-time, or anything Date reads), between
- * the years 1 and 9999: the range every client and PostgreSQL's timestamps hold alike.
- * Outside it (`99999-01-01`, `-271821-04-20`) or unreadable: 400.
+ * A date in a query filter (`2026-01-31`, an ISO date-time, or anything Date reads) that
+ * exists, between the years 1 and 9999 (`parseDateText`); otherwise 400.
  */
-export const queryDate = z.coerce
-  .date({ error: 'a date, such as 2026-01-31 or 2026-01-31T09:00:00Z' })
-  .refine((date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999, 'a date between 0001-01-01 and 9999-12-31');
+export const queryDate = z.string().max(40).transform((v, ctx) => {
+  const date = parseDateText(v);
+  if (!date) {
+    ctx.addIssue({ code: 'custom', message: 'a date, such as 2026-01-31 or 2026-01-31T09:00:00Z (between 0001-01-01 and 9999-12-31)' });
+    return z.NEVER;
+  }
+  return date;
+});

@@ -97,6 +97,8 @@ describe('opportunity decider', () => {
       const decision = spec.given(created()).when(changeStage(PROPOSAL, { amount: 2500, closeDate: '2026-04-30', 'custom.nextStep': 'Demo' }), ctx());
       expect(decision.events[0]).to.deep.equal({ type: 'OpportunityUpdated', data: { id: ID, changes: { amount: 2500, expectedCloseDate: '2026-04-30', customFields: { nextStep: 'Demo' } } } });
       spec.given(created()).when(changeStage(PROPOSAL, { amount: 'lots' }), ctx()).then(refused('invalid', /stageFieldValues.amount/));
+      // A day that does not exist would reach the read model's date column and park the event there.
+      spec.given(created()).when(changeStage(PROPOSAL, { closeDate: '2026-02-30' }), ctx()).then(refused('invalid', /stageFieldValues.closeDate/));
     });
 
     it('refuses won and lost targets, pointing to close-won and close-lost', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isEmail, isPhone, isStageFieldKey, isWebsite, leadColumnProblem, roundMoney } from '../../src/domain/field-rules.js';
+import { isEmail, isPhone, isStageFieldKey, isWebsite, leadColumnProblem, parseDateText, roundMoney } from '../../src/domain/field-rules.js';
 
 describe('field rules (one module for the HTTP schemas and the deciders)', () => {
   describe('a web address', () => {
@@ -29,6 +29,16 @@ describe('field rules (one module for the HTTP schemas and the deciders)', () =>
   it('a phone number is digits, spaces and + ( ) . - /', () => {
     expect(isPhone('+44 (20) 7946-0000')).to.equal(true);
     expect(isPhone('call me')).to.equal(false);
+  });
+
+  it('a date text is read only when its calendar day exists and its year is 1–9999', () => {
+    expect(parseDateText('2026-01-31')?.toISOString()).to.equal('2026-01-31T00:00:00.000Z');
+    expect(parseDateText(' 2028-02-29 ')?.toISOString()).to.equal('2028-02-29T00:00:00.000Z');
+    expect(parseDateText('2026-03-01T09:30:00+02:00')?.toISOString()).to.equal('2026-03-01T07:30:00.000Z');
+    expect(parseDateText('0001-01-01')?.toISOString()).to.equal('0001-01-01T00:00:00.000Z');
+    for (const bad of ['2026-02-30', '2026-02-29', '2026-04-31', '2026-13-01', '2026-00-10', '2026-02-30T10:00:00Z', '10000-01-01', '0000-12-31', 'soon', '']) {
+      expect(parseDateText(bad), bad).to.equal(null);
+    }
   });
 
   it('money keeps 2 decimals', () => {

@@ -96,6 +96,7 @@ describe('opportunities', () => {
         { name: 'x', accountId: account.id, priority: 'Urgentest' },
         { name: 'x', accountId: account.id, type: 'barter' },
         { name: 'x', accountId: account.id, expectedCloseDate: 'soon' },
+        { name: 'x', accountId: account.id, expectedCloseDate: '2026-02-30' },
         { name: 'x', accountId: account.id, ownerId: other.user.id },
         { name: 'x', accountId: account.id, colour: 'red' },
       ]) {

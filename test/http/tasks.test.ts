@@ -102,6 +102,7 @@ describe('tasks', () => {
         { title: 'x', assignedTo: other.user.id },
         { title: 'x', dueDate: 'soon' },
         { title: 'x', dueDate: '99999-01-01' },
+        { title: 'x', dueDate: '2026-02-30' }, // no such day (JavaScript would roll it over to March 2)
         { title: 'x', parentTaskId: randomUUID() },
         { title: 'x', colour: 'red' },
       ]) {

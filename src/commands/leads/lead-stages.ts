@@ -1,4 +1,4 @@
-import { JSON_OBJECT_MAX, LONG_TEXT_MAX, isEmail, isLeadColumn, leadColumnProblem, roundMoney } from '../../domain/field-rules.js';
+import { JSON_OBJECT_MAX, LONG_TEXT_MAX, isEmail, isLeadColumn, leadColumnProblem, parseDateText, roundMoney } from '../../domain/field-rules.js';
 import { PROTOTYPE_KEYS } from '../../domain/values.js';
 import type { PipelineModule, StageField, StageFields } from '../../events/lead-settings.js';
 import type { LeadEvent, LeadFields } from '../../events/leads.js';
@@ -107,7 +107,7 @@ export function checkValue(field: StageField | undefined, key: string, value: un
     case 'checkbox':
       return typeof value === 'boolean' ? null : 'true or false';
     case 'date':
-      return typeof value === 'string' && !Number.isNaN(Date.parse(value)) ? null : 'a date (ISO 8601)';
+      return typeof value === 'string' && parseDateText(value) !== null ? null : 'a date (ISO 8601)';
     case 'select':
       return field.fieldOptions.some((o) => o.value === value) ? null : `one of ${field.fieldOptions.map((o) => o.value).join(', ')}`;
     case 'multiselect':

@@ -1,5 +1,5 @@
 import { conflict, invalid, notFound } from '../../domain/errors.js';
-import { JSON_OBJECT_MAX, MONEY_MAX, roundMoney } from '../../domain/field-rules.js';
+import { JSON_OBJECT_MAX, MONEY_MAX, parseDateText, roundMoney } from '../../domain/field-rules.js';
 import { changedFields } from '../../domain/values.js';
 import type { OpportunityEvent, OpportunityFields, OpportunityState } from '../../events/opportunities.js';
 import type { Aggregate } from '../aggregate.js';
@@ -87,7 +87,7 @@ const COLUMN_KEYS: Record<string, 'amount' | 'expectedCloseDate'> = { amount: 'a
 const reader = (opportunity: Partial<OpportunityView>) => (key: string) =>
   COLUMN_KEYS[key] ? opportunity[COLUMN_KEYS[key]] : opportunity.customFields?.[customFieldKey(key)];
 
-const isPlainDate = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v));
+const isPlainDate = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v) && parseDateText(v) !== null;
 
 /** Why an opportunity stage-field value cannot be taken: amount and close date by their rules, the rest by the stage field's type. */
 function valueProblem(stage: Stage, key: string, value: unknown): string | null {

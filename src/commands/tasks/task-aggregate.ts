@@ -1,3 +1,4 @@
+import { parseDateText } from '../../domain/field-rules.js';
 import { conflict, invalid, notFound } from '../../domain/errors.js';
 import {
   completedStatusId,
@@ -68,7 +69,7 @@ function orDefault(given: string | undefined, fallback: string | null, field: ke
 function checkDates(fields: { dueDate?: string | null; reminderAt?: string | null }): void {
   for (const key of ['dueDate', 'reminderAt'] as const) {
     const value = fields[key];
-    if (value != null && Number.isNaN(Date.parse(value))) throw invalid(`${key} must be a date-time`, [{ path: key, message: 'not a date', code: 'invalid_date' }]);
+    if (value != null && parseDateText(value) === null) throw invalid(`${key} must be a date-time`, [{ path: key, message: 'not a date', code: 'invalid_date' }]);
   }
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LONG_TEXT_MAX } from '../../domain/field-rules.js';
+import { LONG_TEXT_MAX, parseDateText } from '../../domain/field-rules.js';
 import { customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
 
@@ -11,13 +11,8 @@ const calendarDate = z
   .string()
   .trim()
   .max(40)
-  .refine((v) => {
-    const time = Date.parse(v);
-    if (Number.isNaN(time)) return false;
-    const year = new Date(time).getUTCFullYear();
-    return year >= 1 && year <= 9999;
-  }, 'a date such as 2026-03-31')
-  .transform((v) => new Date(Date.parse(v)).toISOString().slice(0, 10));
+  .refine((v) => parseDateText(v) !== null, 'a date such as 2026-03-31')
+  .transform((v) => parseDateText(v)!.toISOString().slice(0, 10));
 
 const probability = z.number().min(0).max(100);
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TASK_ENTITY_TYPES } from '../../events/tasks.js';
+import { parseDateText } from '../../domain/field-rules.js';
 import { optionalText } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
 import { listQueryBase } from '../record-schemas.js';
@@ -10,13 +11,8 @@ const plainDate = /^\d{4}-\d{2}-\d{2}$/;
 const dateTime = z
   .string()
   .trim()
-  .refine((v) => {
-    const time = Date.parse(plainDate.test(v) ? `${v}T00:00:00Z` : v);
-    if (Number.isNaN(time)) return false;
-    const year = new Date(time).getUTCFullYear();
-    return year >= 1 && year <= 9999;
-  }, 'a date-time such as 2026-01-31T09:00:00Z, or a date such as 2026-01-31')
-  .transform((v) => new Date(plainDate.test(v) ? `${v}T00:00:00Z` : v).toISOString())
+  .refine((v) => parseDateText(v) !== null, 'a date-time such as 2026-01-31T09:00:00Z, or a date such as 2026-01-31')
+  .transform((v) => parseDateText(v)!.toISOString())
   .nullable()
   .optional();
 
@@ -53,7 +49,7 @@ const bound = (edge: 'start' | 'end') =>
     .string()
     .max(40)
     .transform((v, ctx) => {
-      const parsed = queryDate.safeParse(plainDate.test(v) ? `${v}T00:00:00Z` : v);
+      const parsed = queryDate.safeParse(v);
       if (!parsed.success) {
         ctx.addIssue({ code: 'custom', message: 'a date, such as 2026-01-31 or 2026-01-31T09:00:00Z' });
         return z.NEVER;
