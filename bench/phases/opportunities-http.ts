@@ -1,7 +1,7 @@
 import type { CleanupStack } from '../cleanup.js';
-import { HttpClient, loadTest, type LoadResult } from '../http-load.js';
-import { elapsedSeconds, log } from '../log.js';
-import { startServiceProcess } from '../service-process.js';
+import { loadTest, type LoadResult } from '../http-load.js';
+import { log } from '../log.js';
+import { serviceWithTenant } from './tenant-service.js';
 
 export interface OpportunityHttpResult {
   create: LoadResult;
@@ -21,19 +21,7 @@ export async function measureOpportunityHttp(
   options: { seconds: number; connections: number },
 ): Promise<OpportunityHttpResult> {
   const { seconds, connections } = options;
-  const startedAt = performance.now();
-  const service = await startServiceProcess(deps.cleanup, deps.databaseUrl);
-  const client = new HttpClient(service.baseUrl, connections);
-  deps.cleanup.push(async () => client.close());
-  log(`opportunities: service listening on ${service.baseUrl} after ${elapsedSeconds(startedAt).toFixed(1)} s`);
-  const registered = await client.json<{ accessToken: string }>('POST', '/api/auth/register', {
-    email: 'bench-opportunities@example.com',
-    password: 'Bench1234',
-    companyName: 'Bench Opportunities Company',
-    firstName: 'Bench',
-    lastName: 'Admin',
-  });
-  client.token = registered.accessToken;
+  const { service, client } = await serviceWithTenant(deps, 'opportunities', connections);
   const accounts: string[] = [];
   for (let n = 0; n < 10; n++) accounts.push((await client.json<{ id: string }>('POST', '/api/accounts', { name: `Account ${n}` })).id);
 

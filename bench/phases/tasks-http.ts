@@ -1,7 +1,7 @@
 import type { CleanupStack } from '../cleanup.js';
-import { HttpClient, loadTest, type HttpResponse, type LoadResult } from '../http-load.js';
+import { loadTest, type HttpResponse, type LoadResult } from '../http-load.js';
 import { elapsedSeconds, log } from '../log.js';
-import { startServiceProcess } from '../service-process.js';
+import { serviceWithTenant } from './tenant-service.js';
 import { settle } from './http.js';
 
 /** Concurrent callers for the untimed seeding. */
@@ -39,19 +39,7 @@ export async function measureTaskHttp(
   options: { seconds: number; connections: number; tasks: number },
 ): Promise<TaskHttpResult> {
   const { seconds, connections } = options;
-  const startedAt = performance.now();
-  const service = await startServiceProcess(deps.cleanup, deps.databaseUrl);
-  const client = new HttpClient(service.baseUrl, Math.max(connections, SEED_CONNECTIONS));
-  deps.cleanup.push(async () => client.close());
-  log(`tasks: service listening on ${service.baseUrl} after ${elapsedSeconds(startedAt).toFixed(1)} s`);
-  const registered = await client.json<{ accessToken: string }>('POST', '/api/auth/register', {
-    email: 'bench-tasks@example.com',
-    password: 'Bench1234',
-    companyName: 'Bench Tasks Company',
-    firstName: 'Bench',
-    lastName: 'Admin',
-  });
-  client.token = registered.accessToken;
+  const { service, client } = await serviceWithTenant(deps, 'tasks', Math.max(connections, SEED_CONNECTIONS));
   const priorityIds = (await client.json<{ id: string }[]>('GET', '/api/tasks/lookups/priorities')).map((p) => p.id);
 
   const now = Date.now();

@@ -1,0 +1,25 @@
+import type { CleanupStack } from '../cleanup.js';
+import { HttpClient } from '../http-load.js';
+import { elapsedSeconds, log } from '../log.js';
+import { startServiceProcess } from '../service-process.js';
+
+/**
+ * A phase's own service process with one freshly registered tenant, and a client signed in
+ * as its administrator (`what` names the phase in logs and in the company's name).
+ */
+export async function serviceWithTenant(deps: { cleanup: CleanupStack; databaseUrl: string }, what: string, connections: number) {
+  const startedAt = performance.now();
+  const service = await startServiceProcess(deps.cleanup, deps.databaseUrl);
+  const client = new HttpClient(service.baseUrl, connections);
+  deps.cleanup.push(async () => client.close());
+  log(`${what}: service listening on ${service.baseUrl} after ${elapsedSeconds(startedAt).toFixed(1)} s`);
+  const registered = await client.json<{ accessToken: string }>('POST', '/api/auth/register', {
+    email: `bench-${what}@example.com`,
+    password: 'Bench1234',
+    companyName: `Bench ${what} company`,
+    firstName: 'Bench',
+    lastName: 'Admin',
+  });
+  client.token = registered.accessToken;
+  return { service, client };
+}
