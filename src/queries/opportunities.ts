@@ -170,3 +170,47 @@ export async function stageHistory(knex: Knex, tenantId: string, id: string) {
     }))
     .reverse();
 }
+
+/** The words of a name that identify it: its first three of three letters or more. */
+const significantWords = (name: string) =>
+  name
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => [...word].length >= 3)
+    .slice(0, 3);
+
+/**
+ * Open opportunities the caller may see that look like the one about to be created: a name
+ * containing one of the significant words of `name`, or the same account. At most 10, those
+ * matching by name first, then the newest.
+ */
+export async function findDuplicateOpportunities(
+  knex: Knex,
+  principal: Principal,
+  lookups: OpportunityLookups,
+  q: { name?: string; accountId?: string; excludeId?: string },
+) {
+  const words = significantWords(q.name ?? '');
+  if (words.length === 0 && !q.accountId) return { duplicates: [] };
+  const nameMatch = words.map(() => 'lower(o.name) like ?').join(' or ');
+  const patterns = words.map(containsPattern);
+  const query = selectRows(knex, principal)
+    .where('o.state', 'open')
+    .where((w) => {
+      if (words.length) w.orWhereRaw(`(${nameMatch})`, patterns);
+      if (q.accountId) w.orWhere('o.account_id', q.accountId);
+    })
+    .limit(10);
+  if (words.length) query.orderByRaw(`(${nameMatch}) desc`, patterns);
+  query.orderBy([{ column: 'o.created_at', order: 'desc' }, { column: 'o.id' }]);
+  if (q.excludeId) query.whereNot('o.id', q.excludeId);
+  const rows = await query;
+  const view = opportunityOf(lookups);
+  return {
+    duplicates: rows.map((row: any) => {
+      const o = view(row);
+      const matchField = words.some((word) => row.name.toLowerCase().includes(word)) ? 'name' : 'account';
+      return { id: o.id, name: o.name, accountId: o.accountId, accountName: o.accountName, stageName: o.stageName, amount: o.amount, ownerName: row.owner_name, matchField };
+    }),
+  };
+}

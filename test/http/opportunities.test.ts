@@ -300,6 +300,45 @@ describe('opportunities', () => {
     });
   });
 
+  describe('check-duplicates', () => {
+    it('finds open look-alikes by significant name words or account, within scope; closed, excluded and foreign ones are left out', async () => {
+      const acc = await newAccount();
+      const tag = randomUUID().slice(0, 6);
+      const byName = await newOpportunity({ name: `Renewal Zephyr-${tag} 2027`, accountId: account.id });
+      const byAccount = await newOpportunity({ name: "Consulting retainer", accountId: acc.id });
+      const closed = await newOpportunity({ name: `Zephyr-${tag} pilot`, accountId: acc.id });
+      expect((await call('POST', `/opportunities/${closed.id}/close-lost`, {})).status).to.equal(200);
+      await newOpportunity({ name: `Zephyr-${tag} elsewhere` }, other).catch(() => null); // another tenant: never seen (its account is not valid there either)
+
+      const res = await call('POST', '/opportunities/check-duplicates', { name: `zephyr-${tag} expansion`, accountId: acc.id });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.duplicates.map((d: { id: string }) => d.id)).to.deep.equal([byName.id, byAccount.id]);
+      expect(res.body.duplicates[0]).to.deep.equal({
+        id: byName.id, name: byName.name, accountId: account.id, accountName: account.name, stageName: 'Qualification', amount: 1000, ownerName: 'Ada Admin', matchField: 'name',
+      });
+      expect(res.body.duplicates[1]).to.include({ matchField: 'account', accountName: acc.name });
+
+      const query = await call('GET', `/opportunities/check-duplicates?name=${encodeURIComponent(`Zephyr-${tag}`)}&excludeId=${byName.id}`);
+      expect(query.body.duplicates.map((d: { id: string }) => d.id)).to.deep.equal([]);
+      // By account alone (no name): every open one of the account, newest first.
+      expect((await call('POST', '/opportunities/check-duplicates', { accountId: acc.id })).body.duplicates.map((d: { id: string }) => d.id)).to.deep.equal([byAccount.id]);
+      // Words under three letters identify nothing; no name and no account finds nothing.
+      expect((await call('POST', '/opportunities/check-duplicates', { name: 'a b 12' })).body).to.deep.equal({ duplicates: [] });
+      expect((await call('POST', '/opportunities/check-duplicates', {})).body).to.deep.equal({ duplicates: [] });
+      // Another tenant, a plain user outside the owner's scope: nothing of these.
+      expect((await call('POST', '/opportunities/check-duplicates', { name: `Zephyr-${tag}` }, other)).body.duplicates).to.deep.equal([]);
+      const me = await createUserAs(service, admin, 'user');
+      expect((await call('POST', '/opportunities/check-duplicates', { name: `Zephyr-${tag}` }, me)).body.duplicates).to.deep.equal([]);
+      // Bad input is 400; no token 401; a role without opportunities 403.
+      for (const body of [{ accountId: 'x' }, { name: 5 }, { name: 'x', colour: 'red' }, { name: '%_\\' }]) {
+        const bad = await call('POST', '/opportunities/check-duplicates', body);
+        expect(bad.status, JSON.stringify(body)).to.equal(typeof body.name === 'string' && Object.keys(body).length === 1 ? 200 : 400);
+      }
+      expect((await service.request('POST', '/api/opportunities/check-duplicates', { name: 'x' })).status).to.equal(401);
+      expect((await call('POST', '/opportunities/check-duplicates', { name: 'x' }, outsider)).status).to.equal(403);
+    });
+  });
+
   describe('settings in use', () => {
     it('an opportunity keeps its stage, pipeline, priority, type and close reason from being deleted', async () => {
       const stage = await call('POST', '/lead-settings/stages', { pipelineId, module: 'opportunities', name: `Used ${randomUUID().slice(0, 4)}` });

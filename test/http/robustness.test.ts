@@ -200,11 +200,16 @@ describe('robustness: odd input never causes a 500', () => {
       ['POST', `/opportunities/${deal.id}/close-lost`, ['closeReasonId', 'competitorName', 'notes']],
       ['POST', `/opportunities/${closed.id}/reopen`, ['stageId', 'reason']],
       ['POST', `/opportunities/${deal.id}/notes`, ['content']],
+      ['POST', '/opportunities/check-duplicates', ['name', 'accountId', 'excludeId']],
     ]);
     for (const key of ['toString', 'valueOf', 'hasOwnProperty', 'constructor', '__proto__', 'custom.toString', 'customFields.__proto__']) {
       const stageFieldValues = JSON.parse(JSON.stringify({ [key]: 'x' }));
       const res = await call('POST', `/opportunities/${deal.id}/change-stage`, { stageId: stage.id, stageFieldValues });
       if (res.status >= 500) failures.push(`POST /opportunities/:id/change-stage {stageFieldValues: {${key}: "x"}} → ${res.status}`);
+    }
+    for (const query of ['name[]=a', 'name=%25%5C_', 'accountId=__proto__']) {
+      const res = await call('GET', `/opportunities/check-duplicates?${query}`);
+      if (res.status >= 500) failures.push(`GET /opportunities/check-duplicates?${query} → ${res.status}`);
     }
     for (const query of ['minAmount=x', 'maxAmount[]=1', 'expectedCloseBefore=x', 'priority=%00', 'type[]=a', 'sortBy[]=a', 'limit=1e9', 'search=%ED%A0%80', 'stageId=1', 'state=__proto__']) {
       const res = await call('GET', `/opportunities?${query}`);

@@ -16,13 +16,13 @@ import { loadOpportunitySettings } from '../../commands/opportunity-settings/opp
 import { notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
 import type { Position } from '../../events/store/types.js';
-import { getOpportunity, listOpportunities, opportunityVisible, stageHistory, type OpportunityLookups } from '../../queries/opportunities.js';
+import { findDuplicateOpportunities, getOpportunity, listOpportunities, opportunityVisible, stageHistory, type OpportunityLookups } from '../../queries/opportunities.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
-import { changeStageBody, closeLostBody, closeWonBody, createBody, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
+import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBody, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
 
 const withDefaults = (b: CreateBody) => ({
   ...b,
@@ -51,6 +51,14 @@ export function opportunitiesRouter(services: Services): Router {
     await services.waitForProjections(position);
     res.json(await written(res, id));
   };
+
+  // Before `/:id`: `check-duplicates` is not an id.
+  const duplicates = async (res: Response, q: { name?: string; accountId?: string; excludeId?: string }) => {
+    const principal = principalOf(res);
+    res.json(await findDuplicateOpportunities(knex, principal, await lookupsOf(principal), q));
+  };
+  router.post('/check-duplicates', requirePermission('opportunities', 'view'), async (req, res) => duplicates(res, parseBody(duplicatesBody, req)));
+  router.get('/check-duplicates', requirePermission('opportunities', 'view'), async (req, res) => duplicates(res, parseQuery(duplicatesBody, req)));
 
   router.post('/', requirePermission('opportunities', 'create'), async (req, res) => {
     const body = parseBody(createBody, req);

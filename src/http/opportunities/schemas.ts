@@ -40,6 +40,8 @@ export const changeStageBody = z
   .strict();
 export const closeWonBody = z.object({ closeDate: calendarDate.nullable().optional(), finalAmount: money.nullable().optional(), notes: optionalText(LONG_TEXT_MAX) }).strict();
 export const closeLostBody = z.object({ closeReasonId: uuid.nullable().optional(), competitorName: optionalText(255), notes: optionalText(LONG_TEXT_MAX) }).strict();
+/** POST body or GET query of check-duplicates. */
+export const duplicatesBody = z.object({ name: z.string().trim().max(255).optional(), accountId: uuid.optional(), excludeId: uuid.optional() }).strict();
 export const reopenBody = z.object({ stageId: uuid, reason: z.string().trim().min(1).max(1000) }).strict();
 
 const amount = z.coerce.number({ error: 'a number' }).min(0).max(1e13).optional();
