@@ -65,6 +65,17 @@ export async function liveReferences(knex: Knex | Knex.Transaction, table: strin
   return Number(row?.count ?? 0);
 }
 
+/** The counter most modules need: live rows of `table` whose column for the item's kind (none: 0) names it. */
+export function columnUsage<Item extends { id: string }>(module: string, table: string, columnOf: (item: Item) => string | null | undefined): UsageCounter<Item> {
+  return {
+    module,
+    async count(knex, tenantId, item) {
+      const column = columnOf(item);
+      return column ? liveReferences(knex, table, tenantId, column, item.id) : 0;
+    },
+  };
+}
+
 /** A guard over one kind of configuration, locked per tenant under `name`; `counters` is read at each count, so it may be filled later. */
 export function usageGuard<Item>(name: string, counters: readonly UsageCounter<Item>[]) {
   const lockKey = (tenantId: string) => `${name}:${tenantId}`;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { SettingsCollection } from '../../events/lead-settings.js';
-import { liveReferences, usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
+import { columnUsage, usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
 
 /**
  * Which records use a tenant's lead-settings items (pipelines, stages, priorities…), so an
@@ -11,22 +11,11 @@ export type SettingsUsage = UsageCounter<{ collection: SettingsCollection; id: s
 
 const LEAD_REFERENCES: Partial<Record<SettingsCollection, string>> = { pipelines: 'pipeline_id', stages: 'stage_id', priorities: 'priority_id' };
 
-const leadUsage: SettingsUsage = {
-  module: 'leads',
-  async count(knex, tenantId, { collection, id }) {
-    const column = LEAD_REFERENCES[collection];
-    return column ? liveReferences(knex, 'leads', tenantId, column, id) : 0;
-  },
-};
+const leadUsage: SettingsUsage = columnUsage('leads', 'leads', ({ collection }) => LEAD_REFERENCES[collection]);
 
 /** Opportunities use pipelines and their opportunity stages; their commands run inside `assigningSettings` too. */
-const opportunityUsage: SettingsUsage = {
-  module: 'opportunities',
-  async count(knex, tenantId, { collection, id }) {
-    const column = collection === 'pipelines' ? 'pipeline_id' : collection === 'stages' ? 'stage_id' : null;
-    return column ? liveReferences(knex, 'opportunities', tenantId, column, id) : 0;
-  },
-};
+const OPPORTUNITY_REFERENCES: Partial<Record<SettingsCollection, string>> = { pipelines: 'pipeline_id', stages: 'stage_id' };
+const opportunityUsage: SettingsUsage = columnUsage('opportunities', 'opportunities', ({ collection }) => OPPORTUNITY_REFERENCES[collection]);
 
 /** Every module that uses settings items. */
 export const SETTINGS_USAGE: SettingsUsage[] = [leadUsage, opportunityUsage];

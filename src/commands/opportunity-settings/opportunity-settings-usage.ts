@@ -1,32 +1,19 @@
 import type { Knex } from 'knex';
 import type { OpportunitySettingsCollection } from '../../events/opportunity-settings.js';
-import { liveReferences, usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
+import { columnUsage, usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
 
 /**
- * Which records use a tenant's opportunity priorities and close reasons, so one in use is
- * never deleted, whatever runs at the same time (the mechanism: usage-guard.ts).
- *
- * HOW THE OPPORTUNITIES MODULE PLUGS IN: (1) write a counter, e.g. `liveReferences(knex,
- * 'opportunities', tenantId, collection === 'priorities' ? 'priority_id' : 'close_reason_id', id)`
- * (usage-guard.ts) over its read model, and push it into `OPPORTUNITY_SETTINGS_USAGE`;
- * (2) run every opportunity command that gives an opportunity a priority or close reason
- * (create, update, close won/lost, reopen) inside `assigningOpportunitySettings(knex,
- * tenantId, work)`, deciding against `loadOpportunitySettings` as it is then. A delete
- * (`deletingOpportunitySetting`) then waits for those commands, lets the read models
- * catch up and counts, so the count is exact.
+ * Which records use a tenant's opportunity settings (priorities, types, close reasons), so
+ * one in use is never deleted, whatever runs at the same time (the mechanism:
+ * usage-guard.ts). Opportunity commands that give an opportunity one of them run inside
+ * `assigningOpportunitySettings`; a delete runs inside `deletingOpportunitySetting`.
  */
 export type OpportunitySettingsUsage = UsageCounter<{ collection: OpportunitySettingsCollection; id: string }>;
 
 const OPPORTUNITY_COLUMNS: Partial<Record<OpportunitySettingsCollection, string>> = { priorities: 'priority_id', types: 'type_id', closeReasons: 'close_reason_id' };
 
 /** Live opportunities by priority, type and (lost) close reason; forecast categories are not stored on opportunities (yet). */
-const opportunitiesUsing: OpportunitySettingsUsage = {
-  module: 'opportunities',
-  async count(knex, tenantId, { collection, id }) {
-    const column = OPPORTUNITY_COLUMNS[collection];
-    return column ? liveReferences(knex, 'opportunities', tenantId, column, id) : 0;
-  },
-};
+const opportunitiesUsing: OpportunitySettingsUsage = columnUsage('opportunities', 'opportunities', ({ collection }) => OPPORTUNITY_COLUMNS[collection]);
 
 /** Every module whose records use opportunity settings. */
 export const OPPORTUNITY_SETTINGS_USAGE: OpportunitySettingsUsage[] = [opportunitiesUsing];
