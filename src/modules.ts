@@ -34,6 +34,7 @@ import { migration0007RecordTotals } from './projections/migrations/0007_record_
 import { migration0008Leads } from './projections/migrations/0008_leads.js';
 import { migration0009ParkedEvents } from './projections/migrations/0009_parked_events.js';
 import { migration0010PendingWritePlans } from './projections/migrations/0010_pending_write_plans.js';
+import { migration0029LeadConversion } from './projections/migrations/0029_lead_conversion.js';
 import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
 import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
@@ -140,7 +141,7 @@ export const modules: ModuleManifest[] = [
       { path: '/lead-settings', router: leadSettingsRouter },
     ],
     projections: [leadSettingsProjection, leadsProjection],
-    migrations: [migration0008Leads, migration0013LeadJobs],
+    migrations: [migration0008Leads, migration0013LeadJobs, migration0029LeadConversion],
     jobs: (services) => {
       const leadJobs = { batchSize: services.config.LEAD_JOB_BATCH_SIZE, timeBudgetMs: services.config.LEAD_JOB_TIME_BUDGET_MS };
       return [
@@ -150,7 +151,8 @@ export const modules: ModuleManifest[] = [
         { name: 'lead-time-rescoring', cron: '* * * * *', run: () => rescoreTimeBasedLeads(services, leadJobs) },
       ];
     },
-    reads: ['leads', 'lead-settings', 'record-timeline'],
+    // A conversion writes contacts, accounts and opportunities, which the client reads next.
+    reads: ['leads', 'lead-settings', 'record-timeline', 'contacts', 'accounts', 'opportunities'],
     upgradeSeeds: [{ what: 'lead settings', run: seedMissingLeadSettings }],
   },
   {

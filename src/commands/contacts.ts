@@ -1,4 +1,4 @@
-import type { ContactEvent, ContactFields } from '../events/contacts.js';
+import type { ContactEvent, ContactFields, CopiedActivity, CopiedNote } from '../events/contacts.js';
 import type { Aggregate } from './aggregate.js';
 import { notFound } from '../domain/errors.js';
 import { decideRecord, evolveRecord, liveFields, type NoteCommand, type RecordCommand, type RecordState } from './records/record-aggregate.js';
@@ -7,7 +7,8 @@ export type ContactCommand =
   | RecordCommand<ContactFields>
   | NoteCommand
   | { kind: 'link-account'; id: string; accountId: string; role: string }
-  | { kind: 'unlink-account'; id: string; accountId: string };
+  | { kind: 'unlink-account'; id: string; accountId: string }
+  | { kind: 'copy-timeline'; id: string; fromRecordType: string; fromRecordId: string; notes: CopiedNote[]; activities: CopiedActivity[] };
 
 /** A contact's fields, and its links to accounts (role per account). */
 export type ContactState = RecordState<ContactFields, { links?: Record<string, string> }>;
@@ -40,6 +41,11 @@ export const contactAggregate: Aggregate<ContactState, ContactEvent, ContactComm
         liveFields(state, 'Contact');
         if (state.status !== 'active' || !state.links?.[command.accountId]) throw notFound('Account link');
         return [{ type: 'ContactUnlinkedFromAccount', data: { id: command.id, accountId: command.accountId } }];
+      case 'copy-timeline': {
+        liveFields(state, 'Contact');
+        const { kind: _kind, ...data } = command;
+        return data.notes.length || data.activities.length ? [{ type: 'ContactTimelineCopied', data }] : [];
+      }
       default:
         return decideRecord('Contact', command, state);
     }

@@ -19,7 +19,7 @@ export async function seedTenantsWithout(
   const tenants: { id: string }[] = await deps.knex('tenants as t')
     .whereNotExists(seededRows(deps.knex).select(deps.knex.raw('1')))
     // One statement, one snapshot: a plan is saved before its tenant event exists and deleted after its last append.
-    .whereNotExists((q) => q.select(deps.knex.raw('1')).from('pending_write_plans as p').whereRaw('p.tenant_id = t.id'))
+    .whereNotExists((q) => q.select(deps.knex.raw('1')).from('pending_write_plans as p').whereRaw("p.tenant_id = t.id and p.kind = 'registration'"))
     .select('t.id');
   let seeded = 0;
   for (const { id } of tenants) {

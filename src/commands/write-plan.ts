@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { EventMetadata, EventStore, ExpectedRevision, NewEvent, Position } from '../events/store/types.js';
+import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type ExpectedRevision, type NewEvent, type Position } from '../events/store/types.js';
 import type { Logger } from '../infra/logger.js';
 import { streamIdOf, type Aggregate, type CommandContext, type DomainEvent } from './aggregate.js';
 
@@ -24,47 +24,74 @@ export interface StreamWrite {
 export interface WritePlan {
   id: string;
   tenantId: string;
-  /** What the plan does, for operators (`registration`, …). */
+  /** What the plan does, for operators (`registration`, `lead-conversion`). */
   kind: string;
+  /** The record the plan is about (`lead-<id>`), so a retry finds a plan cut short; null when none. */
+  subject?: string | null;
   writes: StreamWrite[];
 }
 
-/** The events a command causes on a stream that does not exist yet, with their ids fixed. */
-export function newStreamWrite<State, Event extends DomainEvent, Command>(
-  aggregate: Aggregate<State, Event, Command>,
-  id: string,
-  command: Command,
-  context: CommandContext,
-  now: Date,
-): StreamWrite {
+/**
+ * The plan's first write was refused because its stream moved on after the plan was
+ * decided: nothing of the plan was written, and the plan is dropped. The command decides
+ * again on the stream as it is now.
+ */
+export class PlanSupersededError extends Error {
+  constructor(readonly planId: string) {
+    super('The write plan was decided on a stream that has changed since; decide it again');
+  }
+}
+
+/** Domain events as a stream write: ids fixed now, so running the plan again repeats them. */
+export function streamWrite(streamId: string, expectedRevision: ExpectedRevision, events: DomainEvent[], context: CommandContext, now: Date): StreamWrite {
   const metadata: EventMetadata = {
     tenantId: context.tenantId,
     userId: context.userId,
     correlationId: context.correlationId,
     causationId: context.causationId ?? null,
   };
-  const events = aggregate.decide(command, aggregate.initialState);
-  return {
-    streamId: streamIdOf(aggregate, id),
-    expectedRevision: 'no_stream',
-    events: events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })),
-  };
+  return { streamId, expectedRevision, events: events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })) };
+}
+
+/** The events a command causes on a stream that does not exist yet, with their ids fixed. */
+export function newStreamWrite<State, Event extends DomainEvent, Command, Context = void>(
+  aggregate: Aggregate<State, Event, Command, Context>,
+  id: string,
+  command: Command,
+  context: CommandContext,
+  now: Date,
+  decideContext?: Context,
+): StreamWrite {
+  return streamWrite(streamIdOf(aggregate, id), 'no_stream', aggregate.decide(command, aggregate.initialState, decideContext as Context), context, now);
 }
 
 /** Stores the plan; call it inside the transaction that claims what the plan needs. */
 export async function savePlan(trx: Knex.Transaction, plan: WritePlan, now: Date): Promise<void> {
-  await trx('pending_write_plans').insert({ id: plan.id, tenant_id: plan.tenantId, kind: plan.kind, writes: JSON.stringify(plan.writes), created_at: now });
+  await trx('pending_write_plans').insert({
+    id: plan.id, tenant_id: plan.tenantId, kind: plan.kind, subject: plan.subject ?? null, writes: JSON.stringify(plan.writes), created_at: now,
+  });
 }
 
 /**
  * Appends every stream of the plan in order, then forgets the plan. Run again after a
  * failure, it skips over what went through (same event ids) and goes on.
  * Resolves with the position of the last event written.
+ *
+ * A plan whose first write expects a revision (a conversion guarding on its lead) and is
+ * refused has written nothing: it is dropped (PlanSupersededError). Later writes are new
+ * streams or `any` appends, which a rerun always completes.
  */
 export async function executePlan(deps: { store: EventStore; knex: Knex }, plan: WritePlan): Promise<Position | null> {
   let last: Position | null = null;
-  for (const write of plan.writes) {
-    const result = await deps.store.appendToStream(write.streamId, write.events, { expectedRevision: write.expectedRevision });
+  for (const [index, write] of plan.writes.entries()) {
+    let result;
+    try {
+      result = await deps.store.appendToStream(write.streamId, write.events, { expectedRevision: write.expectedRevision });
+    } catch (error) {
+      if (index > 0 || typeof write.expectedRevision !== 'number' || !(error instanceof WrongExpectedRevisionError)) throw error;
+      await deps.knex('pending_write_plans').where({ id: plan.id }).delete();
+      throw new PlanSupersededError(plan.id);
+    }
     if (!last || result.position.commit > last.commit || (result.position.commit === last.commit && result.position.prepare > last.prepare)) {
       last = result.position;
     }
@@ -86,23 +113,40 @@ export async function completePendingPlans(
     .where('created_at', '<', new Date(options.now.getTime() - options.olderThanMs))
     .orderBy('created_at')
     .limit(100)
-    .select('id', 'tenant_id', 'kind', 'writes');
+    .select('id', 'tenant_id', 'kind', 'subject', 'writes');
   let completed = 0;
   for (const row of rows) {
-    const plan: WritePlan = {
-      id: row.id,
-      tenantId: row.tenant_id,
-      kind: row.kind,
-      writes: (row.writes as StreamWrite[]).map((w) => ({ ...w, events: w.events.map((e) => ({ ...e, createdAt: new Date(e.createdAt) })) })),
-    };
+    const plan = planOfRow(row);
     try {
       await executePlan(deps, plan);
       completed++;
       deps.logger?.info({ plan: plan.id, kind: plan.kind, tenantId: plan.tenantId }, 'completed an interrupted multi-stream write');
     } catch (error) {
+      if (error instanceof PlanSupersededError) {
+        deps.logger?.info({ plan: plan.id, kind: plan.kind, tenantId: plan.tenantId }, 'dropped a multi-stream write that never started: its record changed meanwhile');
+        continue;
+      }
       deps.logger?.error({ err: error, plan: plan.id, kind: plan.kind }, 'an interrupted multi-stream write still cannot complete');
       await deps.knex('pending_write_plans').where({ id: plan.id }).update({ attempts: deps.knex.raw('attempts + 1'), last_error: String((error as Error)?.message ?? error).slice(0, 2000) });
     }
   }
   return completed;
+}
+
+type PlanRow = { id: string; tenant_id: string; kind: string; subject: string | null; writes: StreamWrite[] };
+
+function planOfRow(row: PlanRow): WritePlan {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    kind: row.kind,
+    subject: row.subject,
+    writes: row.writes.map((w) => ({ ...w, events: w.events.map((e) => ({ ...e, createdAt: new Date(e.createdAt) })) })),
+  };
+}
+
+/** The stored plan of a tenant about a record (`lead-<id>`), if one is still pending. */
+export async function pendingPlanAbout(knex: Knex, tenantId: string, kind: string, subject: string): Promise<WritePlan | null> {
+  const row = await knex('pending_write_plans').where({ tenant_id: tenantId, kind, subject }).orderBy('created_at').first('id', 'tenant_id', 'kind', 'subject', 'writes');
+  return row ? planOfRow(row) : null;
 }

@@ -17,8 +17,26 @@ export interface ContactFields {
   ownerId: string;
 }
 
+/** A note or activity of another record, as it was when copied (author and time kept). */
+export interface CopiedNote {
+  noteId: string;
+  content: string;
+  createdBy: string | null;
+  createdAt: string;
+}
+export interface CopiedActivity {
+  activityId: string;
+  activityType: string;
+  title: string;
+  description: string | null;
+  performedBy: string | null;
+  createdAt: string;
+}
+
 export type ContactEvent =
   | RecordEvent<ContactFields, 'Contact'>
   | NoteAdded
   | DomainEvent<'ContactLinkedToAccount', { id: string; accountId: string; role: string }>
-  | DomainEvent<'ContactUnlinkedFromAccount', { id: string; accountId: string }>;
+  | DomainEvent<'ContactUnlinkedFromAccount', { id: string; accountId: string }>
+  /** A converted lead's notes and activities, copied onto the contact it became (conversion settings `copyNotes`, `copyActivities`). */
+  | DomainEvent<'ContactTimelineCopied', { id: string; fromRecordType: string; fromRecordId: string; notes: CopiedNote[]; activities: CopiedActivity[] }>;

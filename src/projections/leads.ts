@@ -57,6 +57,20 @@ export const leadsProjection: Projection = {
         stage_entered_at: e.createdAt,
       });
     },
+    LeadConverted: (e, w) => {
+      moveStageTotal(e, w, e.data.fromStageId, e.data.toStageId);
+      touch(e, w, {
+        status: 'converted',
+        converted_at: e.createdAt,
+        converted_by: e.metadata.userId,
+        converted_contact_id: e.data.contactId,
+        converted_account_id: e.data.accountId,
+        converted_opportunity_id: e.data.opportunityId,
+        conversion_notes: e.data.notes,
+        stage_id: e.data.toStageId,
+        stage_entered_at: e.createdAt,
+      });
+    },
     LeadFirstResponseRecorded: (e, w) => touch(e, w, { first_response_at: e.data.at }),
     LeadSlaBreached: (e, w) => touch(e, w, { sla_breached_at: e.data.at }),
     LeadSlaEscalated: (e, w) => touch(e, w, { sla_escalated_at: e.data.at }),

@@ -77,6 +77,10 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
       return [on(kind === 'opportunity' ? 'stage_changed' : 'stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason)];
     case 'ScoreChanged':
       return [on('score_changed', `Score changed from ${e.data.from} to ${e.data.to}`)];
+    case 'Converted':
+      return [on('converted', 'Lead converted', e.data.notes)];
+    case 'TimelineCopied':
+      return [on('history_copied', `Copied ${e.data.notes.length} note(s) and ${e.data.activities.length} activit${e.data.activities.length === 1 ? 'y' : 'ies'} from the converted ${e.data.fromRecordType}`)];
     case 'Disqualified':
       return [on('disqualified', `Disqualified: ${e.data.reason}`, e.data.notes)];
     case 'FirstResponseRecorded':
@@ -87,6 +91,25 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
       return [on('sla_escalated', 'First-response SLA escalated')];
     default:
       return [on(snake(name), name.replace(/[A-Z]/g, (c, i) => `${i ? ' ' : ''}${i ? c.toLowerCase() : c}`))];
+  }
+}
+
+/** Copied notes and activities keep their author and time; their ids derive from the copy event's, so a rebuild makes the same rows. */
+function copyTimeline(e: RecordedEvent<any>, kind: string, recordId: string, w: ReadModelWriter): void {
+  const base = { tenant_id: e.metadata.tenantId, record_type: kind, record_id: recordId };
+  for (const note of e.data.notes) {
+    w.insert('record_notes', { ...base, id: deterministicId('copied-note', e.id, note.noteId), content: note.content, created_by: note.createdBy, created_at: note.createdAt });
+  }
+  for (const a of e.data.activities) {
+    w.insert('record_activities', {
+      ...base,
+      id: deterministicId('copied-activity', e.id, a.activityId),
+      activity_type: a.activityType,
+      title: a.title,
+      description: a.description,
+      performed_by: a.performedBy,
+      created_at: a.createdAt,
+    });
   }
 }
 
@@ -108,6 +131,7 @@ function write(e: RecordedEvent<any>, w: ReadModelWriter): void {
       created_at: e.createdAt,
     }),
   );
+  if (e.type === 'ContactTimelineCopied') copyTimeline(e, kind, recordId, w);
   if (e.type === 'NoteAdded') {
     w.insert('record_notes', {
       id: e.data.noteId,

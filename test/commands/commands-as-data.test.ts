@@ -44,12 +44,13 @@ describe('commands are plain data: logged as JSON and replayed, they decide the 
       [withLine, { kind: 'remove-product', id: LEAD, productId: 'prod-1' }],
       [running, { kind: 'add-team-member', id: LEAD, userId: 'u-2', role: 'Collaborator' }],
       [withMember, { kind: 'remove-team-member', id: LEAD, userId: 'u-1' }],
+      [running, { kind: 'convert', id: LEAD, contactId: 'c-1', accountId: 'a-1', opportunityId: null, created: { contact: true, account: true, opportunity: false }, notes: null }],
       [aged, { kind: 'rescore', id: LEAD }, ctx(aging, at('2026-02-10T10:00:00'))],
     ];
     // Every kind has its case: a new kind of command fails to compile here until it is added above.
     const kinds: Record<LeadCommand['kind'], true> = {
       create: true, update: true, delete: true, 'change-stage': true, disqualify: true, 'add-note': true, 'check-sla': true, rescore: true,
-      'add-product': true, 'update-product': true, 'remove-product': true, 'add-team-member': true, 'remove-team-member': true,
+      'add-product': true, 'update-product': true, 'remove-product': true, 'add-team-member': true, 'remove-team-member': true, convert: true,
     };
 
     it('covers every kind', () => {

@@ -432,3 +432,47 @@ describe('lead decider: scoring on createdAt (the lead’s creation time) and re
     spec.given(disqualified).when(rescore, ctx(aging, later(31))).then([]);
   });
 });
+
+describe('lead decider: convert', () => {
+  const convert = (overrides: Partial<Extract<LeadCommand, { kind: 'convert' }>> = {}): LeadCommand => ({
+    kind: 'convert', id: LEAD, contactId: 'contact-1', accountId: 'account-1', opportunityId: null,
+    created: { contact: true, account: true, opportunity: false }, notes: 'Signed', ...overrides,
+  });
+
+  it('moves an open lead to its won stage, naming what it became', () => {
+    spec
+      .given(created(quiet))
+      .when(convert(), ctx(quiet))
+      .then([
+        {
+          type: 'LeadConverted',
+          data: {
+            id: LEAD, contactId: 'contact-1', accountId: 'account-1', opportunityId: null, created: { contact: true, account: true, opportunity: false },
+            notes: 'Signed', fromStageId: NEW, fromStageName: 'New', toStageId: CONVERTED, toStageName: 'Converted',
+          },
+        },
+      ]);
+    expect(leadOf(after(created(quiet), convert(), ctx(quiet)))).to.include({ status: 'converted', stageId: CONVERTED });
+  });
+
+  it('counts as the first response while the SLA waits for one', () => {
+    const events = spec.given(created(settings)).when(convert(), ctx(settings, MON_0900)).events;
+    expect(events.map((e) => e.type)).to.deep.equal(['LeadConverted', 'LeadFirstResponseRecorded']);
+  });
+
+  it('is refused once converted, when disqualified, and on a deleted lead', () => {
+    const converted = after(created(quiet), convert(), ctx(quiet));
+    spec.given(converted).when(convert(), ctx(quiet)).then(refused('invalid'));
+    spec.given(converted).when(changeStage(CONTACTED), ctx(quiet)).then(refused('invalid'));
+    spec.given(converted).when(disqualify(NO_BUDGET), ctx(quiet)).then(refused('invalid'));
+    const disqualified = after(created(quiet), disqualify(NO_BUDGET), ctx(quiet));
+    spec.given(disqualified).when(convert(), ctx(quiet)).then(refused('invalid'));
+    spec.given(after(created(quiet), remove)).when(convert(), ctx(quiet)).then(refused('not_found'));
+  });
+
+  it('a pipeline without an active won stage leaves the lead at its stage, converted', () => {
+    const noWon = withSettings(quiet, stageUpdated(CONVERTED, { isActive: false }));
+    const events = spec.given(created(quiet)).when(convert(), ctx(noWon)).events;
+    expect(events[0].data).to.include({ toStageId: NEW, toStageName: 'New' });
+  });
+});

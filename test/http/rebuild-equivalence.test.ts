@@ -98,7 +98,8 @@ class TenantRun {
   ) {}
 
   get liveLeads() {
-    return this.leads.filter((l) => l.status !== 'deleted');
+    // Converted leads are read-only: the random phase leaves them alone.
+    return this.leads.filter((l) => l.status !== 'deleted' && l.status !== 'converted');
   }
   get openLeads() {
     return this.leads.filter((l) => l.status === 'open');
@@ -564,6 +565,16 @@ describe('rebuild equals live, for every event type', () => {
       const lost = await createLead(t, { lastName: 'Perdu', email: '' });
       const disqualified = await call(t, 'POST', `/leads/${lost.id}/disqualify`, { reason: t.reasons[0], notes: 'Pas de budget 💸' });
       track(t, disqualified.body);
+      // Conversion: a contact and an account made, the lead's note and activities copied, an opportunity; then one reusing them.
+      const converting = await createLead(t, { firstName: 'Conv', lastName: 'Ertie', company: `Convert Co ${unique()}` });
+      await call(t, 'POST', `/leads/${converting.id}/notes`, { content: 'Copied along 📋' });
+      const conversion = await call(t, 'POST', `/leads/${converting.id}/convert`, { createOpportunity: true, notes: 'Signed 🖊' });
+      expect(conversion.status, JSON.stringify(conversion.body)).to.equal(200);
+      track(t, conversion.body.lead);
+      const reusing = await createLead(t, { lastName: 'Again' });
+      const reused = await call(t, 'POST', `/leads/${reusing.id}/convert`, { contactId: conversion.body.contactId, accountId: conversion.body.accountId });
+      expect(reused.status, JSON.stringify(reused.body)).to.equal(200);
+      track(t, reused.body.lead);
       const gone = await createLead(t, { firstName: 'Temp' });
       await call(t, 'DELETE', `/leads/${gone.id}`);
       t.leads.find((l) => l.id === gone.id)!.status = 'deleted';

@@ -51,6 +51,7 @@ describe('robustness: odd input never causes a 500', () => {
 
   it('leads and lead settings', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Odd' })).body;
+    const convertible = (await call('POST', '/leads', { lastName: 'Convertible', company: 'Odd Corp' })).body;
     const stage = (await call('GET', '/lead-settings/stages')).body[1];
     const taskStatus = (await call('GET', '/tasks/lookups/statuses')).body[2];
     const taskPriority = (await call('GET', '/tasks/lookups/priorities')).body[0];
@@ -69,6 +70,8 @@ describe('robustness: odd input never causes a 500', () => {
       ['POST', `/leads/${lead.id}/products`, ['productId', 'quantity', 'unitPrice', 'discount', 'discountType']],
       ['POST', `/leads/${lead.id}/team`, ['userId', 'role']],
       ['POST', `/leads/${lead.id}/notes`, ['content']],
+      // `notes` last: the first plain text converts the lead, and later calls only meet "already converted".
+      ['POST', `/leads/${convertible.id}/convert`, ['contactId', 'createAccount', 'accountName', 'createOpportunity', 'opportunityStageId', 'closeDate', 'notes']],
       ['POST', '/lead-settings/pipelines', ['name', 'stageMovement', 'isDefault', 'sortOrder']],
       ['POST', '/lead-settings/stages', ['name', 'pipelineId', 'module', 'probability', 'requiredFields']],
       ['PUT', `/lead-settings/stages/${stage.id}`, ['name', 'probability', 'isActive', 'requiredFields']],

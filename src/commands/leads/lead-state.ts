@@ -63,6 +63,8 @@ export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
       return set({ score: event.data.to });
     case 'LeadDisqualified':
       return set({ status: 'disqualified', disqualificationReason: event.data.reason, stageId: event.data.toStageId, stageName: event.data.toStageName });
+    case 'LeadConverted':
+      return set({ status: 'converted', stageId: event.data.toStageId, stageName: event.data.toStageName });
     case 'LeadFirstResponseRecorded':
       return set({ firstResponseAt: event.data.at });
     case 'LeadSlaBreached':

@@ -40,6 +40,16 @@ export type LeadCommand =
   | { kind: 'delete'; id: string }
   | { kind: 'change-stage'; id: string; stageId: string; values: Record<string, unknown>; unlockReason: string | null }
   | { kind: 'disqualify'; id: string; reason: string; notes: string | null }
+  /** The lead's part of a conversion (lead-conversion.ts decides the other records). */
+  | {
+      kind: 'convert';
+      id: string;
+      contactId: string | null;
+      accountId: string | null;
+      opportunityId: string | null;
+      created: { contact: boolean; account: boolean; opportunity: boolean };
+      notes: string | null;
+    }
   | NoteCommand
   | { kind: 'check-sla'; id: string }
   /** Scores the lead again at the context's `now`: time-based rules (`older_than`) start matching as time passes. */
@@ -242,6 +252,20 @@ function decideDisqualify(command: Of<'disqualify'>, lead: LeadView, { settings,
   ];
 }
 
+/** Open → converted: the lead moves to its pipeline's won stage (or stays where it is when there is none) and becomes read-only. */
+function decideConvert(command: Of<'convert'>, lead: LeadView, { settings, now }: LeadDecideContext): LeadEvent[] {
+  if (lead.status === 'converted') throw invalid('Lead has already been converted', [{ path: 'id', message: 'converted', code: 'already_converted' }]);
+  if (lead.status === 'disqualified') throw invalid('Cannot convert a disqualified lead', [{ path: 'id', message: 'disqualified', code: 'disqualified' }]);
+  const won = stagesOf(settings, lead.pipelineId, 'leads').find((s) => s.isWon && s.isActive);
+  const { kind: _kind, ...data } = command;
+  return [
+    {
+      type: 'LeadConverted',
+      data: { ...data, fromStageId: lead.stageId, fromStageName: lead.stageName, toStageId: won?.id ?? lead.stageId, toStageName: won?.name ?? lead.stageName },
+    },
+    ...firstResponse(command.id, lead, now),
+  ];
+}
 
 /** The lead: its invariants (status, stages, scoring, SLA, products, team) in one pure decide. */
 export const leadAggregate: Aggregate<LeadState, LeadEvent, LeadCommand, LeadDecideContext> = {
@@ -264,6 +288,8 @@ export const leadAggregate: Aggregate<LeadState, LeadEvent, LeadCommand, LeadDec
         return decideChangeStage(command, lead, ctx);
       case 'disqualify':
         return decideDisqualify(command, lead, ctx);
+      case 'convert':
+        return decideConvert(command, lead, ctx);
       case 'add-note':
         return [{ type: 'NoteAdded', data: { recordId: command.id, noteId: command.noteId, content: command.content } }, ...firstResponse(command.id, lead, ctx.now)];
       case 'check-sla':

@@ -5,6 +5,7 @@ import type { Services } from '../../service.js';
 import { mountRecordSubresources } from '../record-subresources.js';
 import { leadAccess } from './access.js';
 import { mountLeadBulk } from './bulk.js';
+import { mountLeadConversion } from './conversion.js';
 import { mountLeadProductsAndTeam } from './products-team.js';
 import { mountLeadRecords } from './records.js';
 import { mountLeadSla } from './sla.js';
@@ -17,6 +18,7 @@ export function leadsRouter(services: Services): Router {
   mountLeadSla(router, services, access);
   mountLeadRecords(router, services, access);
   mountLeadProductsAndTeam(router, services, access);
+  mountLeadConversion(router, services, access);
   mountRecordSubresources(router, services, { module: 'leads', recordType: 'lead', what: 'Lead', aggregate: leadAggregate, addNote: addLeadNote, visible: access.visible });
   return router;
 }

@@ -7,7 +7,7 @@ import { paginationQuery, queryDate } from '../validate.js';
 const uuid = z.uuid();
 
 /** A calendar date, `2026-03-31` (an ISO date-time is cut to its UTC date). */
-const calendarDate = z
+export const calendarDate = z
   .string()
   .trim()
   .max(40)

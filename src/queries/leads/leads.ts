@@ -52,7 +52,7 @@ const LEAD_COLUMNS = [
   'id', 'first_name', 'last_name', 'email', 'phone', 'mobile', 'company', 'title', 'website', 'address', 'source', 'priority_id',
   'estimated_value', 'description', 'custom_fields', 'qualification', 'owner_id', 'pipeline_id', 'stage_id', 'stage_entered_at', 'score',
   'score_breakdown', 'status', 'disqualified_at', 'disqualified_by', 'disqualification_reason_id', 'disqualification_reason',
-  'disqualification_notes', 'sla_due_at', 'first_response_at', 'sla_breached_at', 'sla_escalated_at', 'created_by', 'created_at', 'updated_at',
+  'disqualification_notes', 'converted_at', 'converted_by', 'converted_contact_id', 'converted_account_id', 'converted_opportunity_id', 'conversion_notes', 'sla_due_at', 'first_response_at', 'sla_breached_at', 'sla_escalated_at', 'created_by', 'created_at', 'updated_at',
 ].map((c) => `l.${c}`);
 
 const listColumns = (knex: Knex) => [
@@ -232,6 +232,12 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
     disqualificationReasonId: r.disqualification_reason_id,
     disqualificationReason: r.disqualification_reason,
     disqualificationNotes: r.disqualification_notes,
+    convertedAt: r.converted_at,
+    convertedBy: r.converted_by,
+    convertedContactId: r.converted_contact_id,
+    convertedAccountId: r.converted_account_id,
+    convertedOpportunityId: r.converted_opportunity_id,
+    conversionNotes: r.conversion_notes,
     slaDueAt: r.sla_due_at,
     firstResponseAt: r.first_response_at,
     slaBreachedAt: r.sla_breached_at,

@@ -1,0 +1,265 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { conflict, invalid, notFound, unavailable } from '../../domain/errors.js';
+import type { AccountFields } from '../../events/accounts.js';
+import type { ContactFields, CopiedActivity, CopiedNote } from '../../events/contacts.js';
+import type { Position } from '../../events/store/types.js';
+import type { Logger } from '../../infra/logger.js';
+import { foldRecorded, streamIdOf, type Aggregate, type CommandContext, type CommandDeps, type DomainEvent } from '../aggregate.js';
+import { accountAggregate } from '../accounts.js';
+import { contactAggregate, type ContactCommand } from '../contacts.js';
+import { settingOf } from '../lead-settings/lead-settings.js';
+import { assigningSettings } from '../lead-settings/settings-usage.js';
+import { opportunityAggregate, type OpportunityContext } from '../opportunities/opportunity-aggregate.js';
+import { loadOpportunitySettings } from '../opportunity-settings/opportunity-settings.js';
+import { assigningOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
+import { assertOwner } from '../records/record-commands.js';
+import { executePlan, pendingPlanAbout, PlanSupersededError, savePlan, streamWrite, type StreamWrite, type WritePlan } from '../write-plan.js';
+import { loadLeadSettings } from './lead-commands.js';
+import { leadAggregate, type LeadView } from './leads.js';
+
+/*
+ * Lead conversion touches up to four aggregates (lead, contact, account, opportunity), so
+ * it is one stored write plan (write-plan.ts). The lead's write comes first and expects the
+ * revision the plan was decided on: if the lead moved meanwhile, nothing was written, the
+ * plan is dropped and decided again. Once the lead's write is in, the rest are new streams
+ * (or `any` appends of a link and copied history) with fixed event ids, which a rerun — the
+ * retried request, or the pending-plan job — completes without a second contact, account
+ * or opportunity.
+ */
+
+export const CONVERSION_PLAN = 'lead-conversion';
+
+export interface ConversionRequest {
+  /** Make a contact from the lead, reuse an existing one, or none. */
+  contact: { create: true } | { existingId: string } | null;
+  account: { create: true; name: string | null } | { existingId: string } | null;
+  opportunity: { name: string | null; pipelineId?: string; stageId?: string; amount?: number | null; expectedCloseDate?: string | null } | null;
+  /** Owner of what is created: this user, else the lead's owner. */
+  ownerId?: string;
+  notes: string | null;
+}
+
+export interface ConversionResult {
+  contactId: string | null;
+  accountId: string | null;
+  opportunityId: string | null;
+  position: Position | null;
+}
+
+type Deps = CommandDeps & { knex: Knex; logger?: Logger };
+
+/** At most this many notes and activities are copied onto the contact (the newest). */
+export const COPY_LIMIT = 500;
+
+const leadStream = (id: string) => streamIdOf(leadAggregate, id);
+
+/** Events of several commands on one aggregate, each decided on the state the previous ones left. */
+function decideInTurn<S, E extends DomainEvent, C, X>(aggregate: Aggregate<S, E, C, X>, state: S, commands: C[], context: X): E[] {
+  const events: E[] = [];
+  for (const command of commands) {
+    const decided = aggregate.decide(command, state, context);
+    state = decided.reduce(aggregate.evolve, state);
+    events.push(...decided);
+  }
+  return events;
+}
+
+/** What the contact made from a lead starts with. */
+function contactFieldsOf(lead: LeadView, ownerId: string): ContactFields {
+  return {
+    firstName: lead.firstName,
+    lastName: lead.lastName!,
+    email: lead.email,
+    phone: lead.phone,
+    mobile: lead.mobile,
+    title: lead.title,
+    department: null,
+    source: lead.source,
+    description: lead.description,
+    mailingAddress: lead.address,
+    customFields: lead.customFields,
+    ownerId,
+  };
+}
+
+export const fullName = (lead: Pick<LeadView, 'firstName' | 'lastName'>) => [lead.firstName, lead.lastName].filter((p) => p?.trim()).join(' ');
+
+function accountFieldsOf(lead: LeadView, name: string | null, ownerId: string): AccountFields {
+  const accountName = name?.trim() || lead.company?.trim() || fullName(lead);
+  if (!accountName) throw invalid('The new account needs a name: give accountName, or a company on the lead', [{ path: 'accountName', message: 'required', code: 'required' }]);
+  return {
+    name: accountName,
+    type: null,
+    industry: null,
+    website: lead.website,
+    phone: null,
+    email: null,
+    annualRevenue: null,
+    employees: null,
+    parentAccountId: null,
+    billingAddress: lead.address,
+    shippingAddress: null,
+    description: null,
+    customFields: {},
+    ownerId,
+  };
+}
+
+/** Fields a conversion with these choices needs on the lead and does not find there. */
+export function missingFields(lead: Pick<LeadView, 'lastName'>, createsContact: boolean): string[] {
+  return createsContact && !lead.lastName?.trim() ? ['lastName'] : [];
+}
+
+/** The lead's own notes (from its stream) and its newest activities (from the timeline), as copies. */
+async function leadHistory(deps: Deps, tenantId: string, leadId: string, recorded: { type: string; data: any; metadata: { userId: string | null }; createdAt: Date }[]) {
+  const notes: CopiedNote[] = recorded
+    .filter((e) => e.type === 'NoteAdded')
+    .slice(-COPY_LIMIT)
+    .map((e) => ({ noteId: e.data.noteId, content: e.data.content, createdBy: e.metadata.userId, createdAt: e.createdAt.toISOString() }));
+  const rows = await deps.knex('record_activities')
+    .where({ tenant_id: tenantId, record_type: 'lead', record_id: leadId })
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(COPY_LIMIT)
+    .select('id', 'activity_type', 'title', 'description', 'performed_by', 'created_at');
+  const activities: CopiedActivity[] = rows.reverse().map((r) => ({
+    activityId: r.id,
+    activityType: r.activity_type,
+    title: r.title,
+    description: r.description,
+    performedBy: r.performed_by,
+    createdAt: new Date(r.created_at).toISOString(),
+  }));
+  return { notes, activities };
+}
+
+/** Existing records a conversion reuses must be live records of the tenant. */
+async function assertLive(knex: Knex, tenantId: string, table: 'contacts' | 'accounts', id: string, field: string) {
+  const row = await knex(table).where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
+  if (!row) throw invalid(`${field} does not name a ${table.slice(0, -1)} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
+}
+
+/** The ids a conversion plan gives, read back from its lead event. */
+function resultOf(plan: WritePlan, position: Position | null): ConversionResult {
+  const converted = plan.writes[0].events.find((e) => e.type === 'LeadConverted')!.data as { contactId: string | null; accountId: string | null; opportunityId: string | null };
+  return { contactId: converted.contactId, accountId: converted.accountId, opportunityId: converted.opportunityId, position };
+}
+
+/** Runs a stored plan to its end; a failure half-way leaves it for a retry or the pending-plan job. */
+async function carryOut(deps: Deps, plan: WritePlan): Promise<ConversionResult> {
+  try {
+    return resultOf(plan, await executePlan(deps, plan));
+  } catch (error) {
+    if (error instanceof PlanSupersededError) throw error;
+    deps.logger?.error({ err: error, plan: plan.id }, 'lead conversion stored but not yet fully written; a retry or the pending-plan job completes it');
+    throw unavailable('The conversion was received and will be completed within a minute; retrying the request completes it now');
+  }
+}
+
+/**
+ * Converts a lead (see the comment at the top). A conversion that an earlier request left
+ * half-way is completed and answered instead of deciding a new one.
+ */
+export async function convertLead(deps: Deps, ctx: CommandContext, leadId: string, request: ConversionRequest): Promise<ConversionResult> {
+  const pending = await pendingPlanAbout(deps.knex, ctx.tenantId, CONVERSION_PLAN, leadStream(leadId));
+  if (pending) return carryOut(deps, pending);
+  await assertOwner(deps.knex, ctx.tenantId, request.ownerId);
+  if (request.contact && 'existingId' in request.contact) await assertLive(deps.knex, ctx.tenantId, 'contacts', request.contact.existingId, 'contactId');
+  if (request.account && 'existingId' in request.account) await assertLive(deps.knex, ctx.tenantId, 'accounts', request.account.existingId, 'accountId');
+  if (request.opportunity && !request.account) {
+    throw invalid('An opportunity needs an account: set createAccount or give accountId', [{ path: 'createOpportunity', message: 'needs an account', code: 'needs_account' }]);
+  }
+  return assigningSettings(deps.knex, ctx.tenantId, () =>
+    assigningOpportunitySettings(deps.knex, ctx.tenantId, async () => {
+      for (let attempt = 1; attempt <= 10; attempt++) {
+        const plan = await decidePlan(deps, ctx, leadId, request);
+        try {
+          await deps.knex.transaction((trx) => savePlan(trx, plan, deps.clock.now()));
+        } catch (error) {
+          if ((error as { code?: string }).code === '23505') throw conflict('This lead is being converted by another request');
+          throw error;
+        }
+        try {
+          return await carryOut(deps, plan);
+        } catch (error) {
+          if (!(error instanceof PlanSupersededError)) throw error;
+        }
+      }
+      throw conflict('The lead was changed by someone else meanwhile; try again');
+    }),
+  );
+}
+
+/** Every stream's events of one conversion, decided on the lead and settings as they are now. */
+async function decidePlan(deps: Deps, ctx: CommandContext, leadId: string, request: ConversionRequest): Promise<WritePlan> {
+  const recorded = await deps.store.readStream(leadStream(leadId));
+  // Another tenant's lead reads as absent.
+  if (recorded.length && recorded[0].metadata.tenantId !== ctx.tenantId) throw notFound('Lead');
+  const leadState = foldRecorded(leadAggregate, recorded);
+  if (leadState.status !== 'active') throw notFound('Lead');
+  const lead = leadState.fields;
+  const now = deps.clock.now();
+  const pipelines = await loadLeadSettings(deps.store, ctx.tenantId);
+  const ownerId = request.ownerId ?? lead.ownerId;
+
+  const contactId = request.contact ? ('existingId' in request.contact ? request.contact.existingId : randomUUID()) : null;
+  const accountId = request.account ? ('existingId' in request.account ? request.account.existingId : randomUUID()) : null;
+  const opportunityId = request.opportunity ? randomUUID() : null;
+  const created = { contact: !!request.contact && 'create' in request.contact, account: !!request.account && 'create' in request.account, opportunity: !!opportunityId };
+  const leadEvents = leadAggregate.decide(
+    { kind: 'convert', id: leadId, contactId, accountId, opportunityId, created, notes: request.notes },
+    leadState,
+    { settings: pipelines, now },
+  );
+  const missing = missingFields(lead, created.contact);
+  if (missing.length) {
+    throw invalid(`The lead lacks what the new contact needs: ${missing.join(', ')}`, missing.map((path) => ({ path, message: 'required', code: 'required' })));
+  }
+  const last = recorded[recorded.length - 1];
+  const writes: StreamWrite[] = [streamWrite(leadStream(leadId), last.revision, leadEvents, ctx, now)];
+
+  if (accountId && created.account) {
+    const fields = accountFieldsOf(lead, 'create' in request.account! ? request.account.name : null, ownerId);
+    writes.push(streamWrite(streamIdOf(accountAggregate, accountId), 'no_stream', accountAggregate.decide({ kind: 'create', id: accountId, fields }, accountAggregate.initialState), ctx, now));
+  }
+  if (contactId) {
+    const copy = settingOf(pipelines, 'conversion');
+    const history = await leadHistory(deps, ctx.tenantId, leadId, recorded);
+    const commands: ContactCommand[] = [];
+    if (created.contact) commands.push({ kind: 'create', id: contactId, fields: contactFieldsOf(lead, ownerId) });
+    if (accountId) commands.push({ kind: 'link-account', id: contactId, accountId, role: 'primary' });
+    commands.push({
+      kind: 'copy-timeline',
+      id: contactId,
+      fromRecordType: 'lead',
+      fromRecordId: leadId,
+      notes: copy.copyNotes ? history.notes : [],
+      activities: copy.copyActivities ? history.activities : [],
+    });
+    // An existing contact is decided on as it is now; its events go on with `any` (a link and a copy do not conflict with edits).
+    const contactState = created.contact
+      ? contactAggregate.initialState
+      : foldRecorded(contactAggregate, await deps.store.readStream(streamIdOf(contactAggregate, contactId)));
+    const events = decideInTurn(contactAggregate, contactState, commands, undefined);
+    if (events.length) writes.push(streamWrite(streamIdOf(contactAggregate, contactId), created.contact ? 'no_stream' : 'any', events, ctx, now));
+  }
+  if (opportunityId && request.opportunity) {
+    const o = request.opportunity;
+    const context: OpportunityContext = { pipelines, settings: await loadOpportunitySettings(deps.store, ctx.tenantId), now };
+    const input = {
+      name: o.name?.trim() || `${lead.company?.trim() || lead.lastName?.trim() || fullName(lead) || 'Lead'} - Opportunity`,
+      accountId: accountId!,
+      pipelineId: o.pipelineId,
+      stageId: o.stageId,
+      amount: o.amount ?? lead.estimatedValue,
+      expectedCloseDate: o.expectedCloseDate ?? null,
+      source: lead.source,
+      description: lead.description,
+      customFields: {},
+      ownerId,
+    };
+    const events = opportunityAggregate.decide({ kind: 'create', id: opportunityId, input }, opportunityAggregate.initialState, context);
+    writes.push(streamWrite(streamIdOf(opportunityAggregate, opportunityId), 'no_stream', events, ctx, now));
+  }
+  return { id: randomUUID(), tenantId: ctx.tenantId, kind: CONVERSION_PLAN, subject: leadStream(leadId), writes };
+}
