@@ -16,6 +16,9 @@ import { taskLookupRouter, taskLookupsRouter, taskSettingsRouter } from './http/
 import { productsRouter } from './http/products/index.js';
 import { tasksRouter } from './http/tasks/index.js';
 import { opportunitiesRouter } from './http/opportunities/index.js';
+import { associationsRouter } from './http/associations.js';
+import { associationsProjection } from './projections/associations.js';
+import { migration0030RecordLinks } from './projections/migrations/0030_record_links.js';
 import { opportunitySettingsRouter } from './http/opportunity-settings/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
@@ -203,6 +206,14 @@ export const modules: ModuleManifest[] = [
     projections: [opportunitiesProjection],
     migrations: [migration0019Opportunities],
     reads: ['opportunities', 'record-timeline'],
+  },
+  {
+    // Associations (issue 14): manual links between records of any registry kind, and the links records make themselves.
+    name: 'associations',
+    routes: [{ path: '/associations', router: associationsRouter }],
+    projections: [associationsProjection],
+    migrations: [migration0030RecordLinks],
+    reads: ['associations', 'record-timeline'],
   },
 ];
 

@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../events/store/types.js';
+import { isRegistryType, SINGULAR_OF } from '../domain/record-types.js';
 import { deterministicId } from '../infra/deterministic-id.js';
 import type { Projection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
@@ -113,12 +114,25 @@ function copyTimeline(e: RecordedEvent<any>, kind: string, recordId: string, w: 
   }
 }
 
-function write(e: RecordedEvent<any>, w: ReadModelWriter): void {
-  const dash = e.streamId.indexOf('-');
-  const kind = e.streamId.slice(0, dash);
-  if (!kinds.has(kind)) return;
-  const recordId = e.streamId.slice(dash + 1);
-  activitiesOf(e, kind, recordId).forEach((a, n) =>
+/** A manual link shows on both records' timelines (spec: `record_linked` / `record_unlinked`). */
+function linkActivities(e: RecordedEvent<any>): Activity[] {
+  const linked = e.type === 'AssociationLinked';
+  const ends = [
+    [e.data.sourceType, e.data.sourceId, e.data.targetType],
+    [e.data.targetType, e.data.targetId, e.data.sourceType],
+  ] as const;
+  return ends.map(([type, id, other]) => ({
+    recordType: isRegistryType(type) ? SINGULAR_OF[type] : type,
+    recordId: id,
+    activityType: linked ? 'record_linked' : 'record_unlinked',
+    title: `${linked ? 'Linked to' : 'Unlinked from'} a ${isRegistryType(other) ? SINGULAR_OF[other].replace('_', ' ') : other}`,
+    description: e.data.label,
+  }));
+}
+
+/** An event's activities; the first keeps the event's id, the others derive theirs from it. */
+function insertActivities(e: RecordedEvent<any>, w: ReadModelWriter, activities: Activity[]): void {
+  activities.forEach((a, n) =>
     w.insert('record_activities', {
       id: n === 0 ? e.id : deterministicId('activity', e.id, String(n)),
       tenant_id: e.metadata.tenantId,
@@ -131,6 +145,15 @@ function write(e: RecordedEvent<any>, w: ReadModelWriter): void {
       created_at: e.createdAt,
     }),
   );
+}
+
+function write(e: RecordedEvent<any>, w: ReadModelWriter): void {
+  const dash = e.streamId.indexOf('-');
+  const kind = e.streamId.slice(0, dash);
+  if (kind === 'association') return insertActivities(e, w, linkActivities(e));
+  if (!kinds.has(kind)) return;
+  const recordId = e.streamId.slice(dash + 1);
+  insertActivities(e, w, activitiesOf(e, kind, recordId));
   if (e.type === 'ContactTimelineCopied') copyTimeline(e, kind, recordId, w);
   if (e.type === 'NoteAdded') {
     w.insert('record_notes', {

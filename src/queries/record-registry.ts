@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { can, type Principal } from '../domain/principal.js';
+import { REGISTRY_TYPES, type RegistryType } from '../domain/record-types.js';
 import { applyRecordScope } from './record-scope.js';
 
 /**
@@ -9,8 +10,7 @@ import { applyRecordScope } from './record-scope.js';
  * lies in their scope, what it is called and where it lives. One entry per kind; a module
  * that adds a kind adds its entry here.
  */
-export const REGISTRY_TYPES = ['leads', 'opportunities', 'accounts', 'contacts', 'projects', 'tasks', 'work_requests', 'products'] as const;
-export type RegistryType = (typeof REGISTRY_TYPES)[number];
+export { REGISTRY_TYPES, type RegistryType } from '../domain/record-types.js';
 
 export interface RecordKind {
   type: RegistryType;

@@ -575,6 +575,10 @@ describe('rebuild equals live, for every event type', () => {
       const reused = await call(t, 'POST', `/leads/${reusing.id}/convert`, { contactId: conversion.body.contactId, accountId: conversion.body.accountId });
       expect(reused.status, JSON.stringify(reused.body)).to.equal(200);
       track(t, reused.body.lead);
+      // Associations: a manual link (label cut to 100), unlinked, then linked the other way.
+      const association = await call(t, 'POST', '/associations', { sourceType: 'contacts', sourceId: conversion.body.contactId, targetType: 'leads', targetId: first.id, label: `Lien ${'é'.repeat(120)}` });
+      await call(t, 'DELETE', `/associations/${association.body.id}`);
+      await call(t, 'POST', '/associations', { sourceType: 'lead', sourceId: first.id, targetType: 'contact', targetId: conversion.body.contactId });
       const gone = await createLead(t, { firstName: 'Temp' });
       await call(t, 'DELETE', `/leads/${gone.id}`);
       t.leads.find((l) => l.id === gone.id)!.status = 'deleted';

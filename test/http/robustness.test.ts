@@ -49,7 +49,8 @@ describe('robustness: odd input never causes a 500', () => {
     return failures;
   }
 
-  it('leads and lead settings', async () => {
+  it('leads and lead settings', async function () {
+    this.timeout(180_000);
     const lead = (await call('POST', '/leads', { lastName: 'Odd' })).body;
     const convertible = (await call('POST', '/leads', { lastName: 'Convertible', company: 'Odd Corp' })).body;
     const stage = (await call('GET', '/lead-settings/stages')).body[1];
@@ -71,6 +72,7 @@ describe('robustness: odd input never causes a 500', () => {
       ['POST', `/leads/${lead.id}/team`, ['userId', 'role']],
       ['POST', `/leads/${lead.id}/notes`, ['content']],
       // `notes` last: the first plain text converts the lead, and later calls only meet "already converted".
+      ['POST', '/associations', ['sourceType', 'sourceId', 'targetType', 'targetId', 'label']],
       ['POST', `/leads/${convertible.id}/convert`, ['contactId', 'createAccount', 'accountName', 'createOpportunity', 'opportunityStageId', 'closeDate', 'notes']],
       ['POST', '/lead-settings/pipelines', ['name', 'stageMovement', 'isDefault', 'sortOrder']],
       ['POST', '/lead-settings/stages', ['name', 'pipelineId', 'module', 'probability', 'requiredFields']],
@@ -120,6 +122,14 @@ describe('robustness: odd input never causes a 500', () => {
     for (const query of ['dateFrom=x', 'dateFrom=99999999999999999', 'ownerId=1', 'pipelineId[]=1']) {
       const res = await call('GET', `/leads/sla/summary?${query}`);
       if (res.status >= 500) failures.push(`GET /leads/sla/summary?${query} → ${res.status}`);
+    }
+    for (const query of ['type=contacts&q=%ED%A0%80', 'type[]=a&q=ab', 'type=__proto__&q=ab', 'type=contacts&q[]=a', 'type=contacts&q=%00%00', `type=contacts&q=${'%25'.repeat(100)}`, 'type=contacts&limit=abc', 'type=leads&q=\\%25']) {
+      const res = await call('GET', `/associations/search?${query}`);
+      if (res.status >= 500) failures.push(`GET /associations/search?${query} → ${res.status}`);
+    }
+    for (const path of [`/associations/__proto__/${lead.id}`, `/associations/leads/${lead.id}`, '/associations/constructor/x', '/associations/%ED%A0%80/x']) {
+      const res = await call('GET', path);
+      if (res.status >= 500) failures.push(`GET ${path} → ${res.status}`);
     }
     expect(failures).to.deep.equal([]);
   });
