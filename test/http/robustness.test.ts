@@ -134,7 +134,8 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
-  it('contacts, accounts, users and the organisation', async () => {
+  it('contacts, accounts, users and the organisation', async function () {
+    this.timeout(180_000);
     const contact = (await call('POST', '/contacts', { lastName: 'Odd' })).body;
     const account = (await call('POST', '/accounts', { name: 'Odd Co' })).body;
     const category = (await call('POST', '/products/categories', { name: 'Odd category' })).body;
