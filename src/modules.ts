@@ -16,7 +16,7 @@ import { taskLookupRouter, taskLookupsRouter, taskSettingsRouter } from './http/
 import { productsRouter } from './http/products/index.js';
 import { tasksRouter } from './http/tasks/index.js';
 import { opportunitiesRouter } from './http/opportunities/index.js';
-import { opportunitySettingsRouter } from './http/opportunity-settings/index.js';
+import { opportunitySettingAliases, opportunitySettingsRouter } from './http/opportunity-settings/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
@@ -189,7 +189,8 @@ export const modules: ModuleManifest[] = [
   {
     // Opportunity priorities and close reasons (issue 12); opportunity pipelines and stages are lead settings with module=opportunities.
     name: 'opportunity-settings',
-    routes: [{ path: '/opportunity-settings', router: opportunitySettingsRouter }],
+    // The reference's paths of the same collections (`/opportunities/priorities`…): this module is mounted before opportunities.
+    routes: [{ path: '/opportunity-settings', router: opportunitySettingsRouter }, ...opportunitySettingAliases],
     projections: [opportunitySettingsProjection],
     migrations: [migration0018OpportunitySettings],
     upgradeSeeds: [{ what: 'opportunity settings', run: seedMissingOpportunitySettings }],
