@@ -38,8 +38,9 @@ interface ForecastRow {
 }
 
 /**
- * The forecast of one quarter over the opportunities the caller may see, in one query (the
- * partial indexes of migration 0021 serve each of its three parts):
+ * The forecast of one quarter over the opportunities the caller may see, in one query (an
+ * index range scan for each of its three parts: 0019's by expected close date, 0021's won
+ * and lost ones):
  * - open deals whose expected close date is in the quarter: the pipeline totals and, per
  *   stage, count and sums;
  * - won deals whose close date is in the quarter: `closedWon`;
