@@ -137,6 +137,7 @@ describe('opportunity forecast', () => {
       byStage: [...q1.byStage, line(secondStages.Alpha, 0, 0, 0), line(secondStages.Beta, 1, 1000, 500)],
     });
     expect(await forecast(`pipelineId=${second}&quarter=Q1&year=2026`)).to.deep.include({ totalPipeline: 1000, weightedPipeline: 500, closedWon: 10, closedLost: 20 });
+    expect(await forecast(`pipelineId=${second.toUpperCase()}&quarter=Q1&year=2026`)).to.deep.include({ pipelineId: second, totalPipeline: 1000 });
   });
 
   it('defaults the quarter and the year to today (service clock), each on its own', async () => {

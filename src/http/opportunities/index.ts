@@ -35,7 +35,7 @@ const withDefaults = (b: CreateBody) => ({
   customFields: b.customFields ?? {},
 });
 
-/** `/opportunities`: records, their stage moves and closing, stage history, and the shared timeline sub-resources. */
+/** `/opportunities`: records, their stage moves and closing, stage history, the quarter's forecast, and the shared timeline sub-resources. */
 export function opportunitiesRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;

@@ -67,7 +67,8 @@ export type CreateBody = z.infer<typeof createBody>;
 
 /** `GET /opportunities/forecast`: `quarter` exactly `Q1`…`Q4`, `year` four digits (1000–9999); both default to the current quarter. */
 export const forecastQuery = z.object({
-  pipelineId: uuid.optional(),
+  // Lower case, as the settings keep ids: an upper-case id names the same pipeline.
+  pipelineId: uuid.transform((id) => id.toLowerCase()).optional(),
   quarter: z.enum(QUARTER_NAMES, { error: 'Q1, Q2, Q3 or Q4' }).optional(),
   year: z
     .string()
