@@ -6,7 +6,8 @@
  * Sizes: BENCH_SECONDS per timed phase (10), BENCH_REBUILD_EVENTS in the rebuilt log
  * (200000), BENCH_LAG_RATE appends/s offered during the lag phase (1200; 0 for as fast
  * as possible), BENCH_CONTACTS and BENCH_LEADS in the tenant whose lists the HTTP phase
- * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000).
+ * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000),
+ * BENCH_OPPORTUNITIES in the tenant whose forecast the opportunities phase reads (10000).
  * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase.
  */
 import os from 'node:os';
@@ -54,6 +55,7 @@ function readSettings() {
     contacts: Math.round(numberFromEnv('BENCH_CONTACTS', 10_000)),
     leads: Math.round(numberFromEnv('BENCH_LEADS', 10_000)),
     tasks: Math.round(numberFromEnv('BENCH_TASKS', 10_000)),
+    opportunities: Math.round(numberFromEnv('BENCH_OPPORTUNITIES', 10_000)),
   };
 }
 
@@ -82,9 +84,12 @@ function httpFigures(key: string, label: string, load: LoadResult, notes: string
 /** Figures the design sets no target for: marked as reference figures. */
 const reference = (figures: Figure[]) => figures.map((f, i) => (i === 0 ? { ...f, targetText: 'reference' } : f));
 
-/** The opportunities phase: creates. No target in the design: reference figures. */
+/** The opportunities phase: creates, and the forecast over a tenant of many deals. No target in the design: reference figures. */
 function opportunityFigures(o: OpportunityHttpResult): Figure[] {
-  return reference(httpFigures('httpOpportunityCreate', 'POST /api/opportunities', o.create, `${o.connections} connections; account, stage and settings checked, waits for the projections`, {}));
+  return [
+    ...reference(httpFigures('httpOpportunityCreate', 'POST /api/opportunities', o.create, `${o.connections} connections; account, stage and settings checked, waits for the projections`, {})),
+    ...reference(httpFigures('httpOpportunityForecast', 'GET /api/opportunities/forecast', o.forecast, `${o.connections} connections; current quarter of ${o.opportunities} deals (${o.forecastDeals} open in it)`, {})),
+  ];
 }
 
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
@@ -198,7 +203,7 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
     { seconds: settings.seconds, connections: settings.httpConnections, tasks: settings.tasks },
   );
 
-  const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+  const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities: settings.opportunities });
 
   return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities }, server };
 }
@@ -228,7 +233,7 @@ async function main(): Promise<void> {
     }
     if (process.env.BENCH_ONLY === 'opportunities') {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
-      const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+      const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities: settings.opportunities });
       process.stdout.write(formatTable(opportunityFigures(opportunities)));
       return;
     }

@@ -19,7 +19,7 @@ import { opportunitiesRouter } from './http/opportunities/index.js';
 import { associationsRouter } from './http/associations.js';
 import { associationsProjection } from './projections/associations.js';
 import { migration0030RecordLinks } from './projections/migrations/0030_record_links.js';
-import { opportunitySettingsRouter } from './http/opportunity-settings/index.js';
+import { opportunitySettingAliases, opportunitySettingsRouter } from './http/opportunity-settings/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
@@ -46,6 +46,7 @@ import { migration0016TaskSettings } from './projections/migrations/0016_task_se
 import { migration0015PriceBooksBundles } from './projections/migrations/0015_price_books_bundles.js';
 import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
 import { migration0019Opportunities } from './projections/migrations/0019_opportunities.js';
+import { migration0021OpportunityForecast } from './projections/migrations/0021_opportunity_forecast.js';
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
 import type { Migration } from './projections/migrations/index.js';
@@ -193,7 +194,8 @@ export const modules: ModuleManifest[] = [
   {
     // Opportunity priorities and close reasons (issue 12); opportunity pipelines and stages are lead settings with module=opportunities.
     name: 'opportunity-settings',
-    routes: [{ path: '/opportunity-settings', router: opportunitySettingsRouter }],
+    // The reference's paths of the same collections (`/opportunities/priorities`…): this module is mounted before opportunities.
+    routes: [{ path: '/opportunity-settings', router: opportunitySettingsRouter }, ...opportunitySettingAliases],
     projections: [opportunitySettingsProjection],
     migrations: [migration0018OpportunitySettings],
     upgradeSeeds: [{ what: 'opportunity settings', run: seedMissingOpportunitySettings }],
@@ -204,7 +206,7 @@ export const modules: ModuleManifest[] = [
     name: 'opportunities',
     routes: [{ path: '/opportunities', router: opportunitiesRouter }],
     projections: [opportunitiesProjection],
-    migrations: [migration0019Opportunities],
+    migrations: [migration0019Opportunities, migration0021OpportunityForecast],
     reads: ['opportunities', 'record-timeline'],
   },
   {

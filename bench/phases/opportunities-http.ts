@@ -1,41 +1,80 @@
+import { connectDatabase } from '../../src/infra/database.js';
+import { PostgresEventStore } from '../../src/events/store/postgres.js';
 import type { CleanupStack } from '../cleanup.js';
-import { loadTest, type LoadResult } from '../http-load.js';
-import { log } from '../log.js';
+import { loadTest, type HttpResponse, type LoadResult } from '../http-load.js';
+import { elapsedSeconds, log } from '../log.js';
+import { settle } from './http.js';
+import { seedOpportunities } from './opportunity-seed.js';
 import { serviceWithTenant } from './tenant-service.js';
+
+/** How long the service's projections may take to catch up with the seeded deals. */
+const CATCH_UP_MS = 180_000;
 
 export interface OpportunityHttpResult {
   create: LoadResult;
-  /** Live opportunities of the tenant after the timed creates. */
+  forecast: LoadResult;
+  /** Live opportunities of the tenant the forecast ran over, and how many of them it counted. */
   opportunities: number;
+  forecastDeals: number;
   connections: number;
 }
 
 /**
- * POST /opportunities through HTTP, on its own database and service process: each create
- * checks the account, decides against the tenant's pipelines, stages and opportunity
- * settings inside both usage guards, and waits for the projections (record, stage
- * history, timeline).
+ * Opportunities through HTTP, on their own database and service process: POST
+ * /opportunities (each create checks the account, decides against the tenant's pipelines,
+ * stages and opportunity settings inside both usage guards, and waits for the projections:
+ * record, stage history, timeline), then the tenant is filled up to `opportunities` deals
+ * (seeded untimed through the decider) and GET /opportunities/forecast of the current
+ * quarter is timed over them.
  */
 export async function measureOpportunityHttp(
   deps: { cleanup: CleanupStack; databaseUrl: string },
-  options: { seconds: number; connections: number },
+  options: { seconds: number; connections: number; opportunities: number },
 ): Promise<OpportunityHttpResult> {
   const { seconds, connections } = options;
-  const { service, client } = await serviceWithTenant(deps, 'opportunities', connections);
+  const { service, client, tenantId, userId } = await serviceWithTenant(deps, 'opportunities', connections);
   const accounts: string[] = [];
   for (let n = 0; n < 10; n++) accounts.push((await client.json<{ id: string }>('POST', '/api/accounts', { name: `Account ${n}` })).id);
+
+  const timed = async (what: string, makeRequest: () => Promise<HttpResponse>) => {
+    log(`${what}: ${connections} connections for ${seconds} s`);
+    const result = await loadTest(seconds, connections, makeRequest);
+    service.assertRunning();
+    if (result.count === 0) throw new Error(`${what}: no request completed`);
+    if (result.errors / result.count > 0.01) throw new Error(`${what}: ${result.errors} of ${result.count} requests failed, first: ${result.firstError}`);
+    log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
+    return result;
+  };
+  const total = async () => (await client.json<{ meta: { total: number } }>('GET', '/api/opportunities?limit=1')).meta.total;
 
   let created = 0;
   const body = () => {
     const n = created++;
     return { name: `Deal ${n}`, accountId: accounts[n % accounts.length], amount: 1000 + (n % 97) * 50, expectedCloseDate: '2027-03-31', type: n % 2 ? 'upsell' : 'new_business' };
   };
-  log(`POST /api/opportunities: ${connections} connections for ${seconds} s`);
-  const create = await loadTest(seconds, connections, () => client.request('POST', '/api/opportunities', body()));
-  service.assertRunning();
-  if (create.count === 0) throw new Error('POST /api/opportunities: no request completed');
-  if (create.errors / create.count > 0.01) throw new Error(`POST /api/opportunities: ${create.errors} of ${create.count} requests failed, first: ${create.firstError}`);
-  log(`  ${Math.round(create.rps)} req/s, p50 ${create.p50.toFixed(1)} ms, p99 ${create.p99.toFixed(1)} ms`);
-  const total = (await client.json<{ meta: { total: number } }>('GET', '/api/opportunities?limit=1')).meta.total;
-  return { create, opportunities: total, connections };
+  const create = await timed('POST /api/opportunities', () => client.request('POST', '/api/opportunities', body()));
+
+  const seeded = Math.max(0, options.opportunities - (await total()));
+  const seedStartedAt = performance.now();
+  log(`seeding ${seeded} opportunities through the decider (untimed)`);
+  const db = connectDatabase(deps.databaseUrl, 8);
+  deps.cleanup.push(() => db.close());
+  const store = new PostgresEventStore(db.pool);
+  await store.init({ listen: false });
+  await seedOpportunities(store, { tenantId, userId }, accounts, seeded);
+  await store.close();
+  const expected = created + seeded;
+  while ((await total()) < expected) {
+    if (performance.now() - seedStartedAt > CATCH_UP_MS) throw new Error(`the projections did not catch up with ${seeded} seeded opportunities`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  log(`seeded and projected in ${elapsedSeconds(seedStartedAt).toFixed(1)} s; vacuum and checkpoint`);
+  await settle(deps.databaseUrl);
+
+  const forecastPath = '/api/opportunities/forecast';
+  const first = await client.json<{ byStage: { count: number }[]; totalPipeline: number; closedWon: number; closedLost: number }>('GET', forecastPath);
+  const forecastDeals = first.byStage.reduce((sum, s) => sum + s.count, 0);
+  if (forecastDeals === 0 || first.closedWon === 0 || first.closedLost === 0) throw new Error(`the forecast counted nothing: ${JSON.stringify(first).slice(0, 300)}`);
+  const forecast = await timed(`GET ${forecastPath}`, () => client.request('GET', forecastPath));
+  return { create, forecast, opportunities: await total(), forecastDeals, connections };
 }

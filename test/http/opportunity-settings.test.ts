@@ -14,6 +14,8 @@ describe('opportunity settings', () => {
   let user: Session;
   let other: Session;
   const { call, expectStatus, ok } = httpReplies(() => service, '/api/opportunity-settings', () => admin);
+  /** The reference's duplicate paths of the same collections. */
+  const alias = httpReplies(() => service, '/api/opportunities', () => admin);
   const list = async (path: string, session: Session = admin) => (await ok('GET', path, undefined, session)) as Item[];
   const named = async (path: string, name: string, type?: string) => (await list(path)).find((i) => i.name === name && (!type || i.type === type))!;
   const unique = (prefix: string) => `${prefix} ${randomUUID().slice(0, 8)}`;
@@ -275,6 +277,40 @@ describe('opportunity settings', () => {
         OPPORTUNITY_SETTINGS_USAGE.splice(OPPORTUNITY_SETTINGS_USAGE.indexOf(counter), 1);
       }
       await ok('DELETE', `/close-reasons/${mine.id}`);
+    });
+  });
+
+  describe("the reference's paths under /opportunities", () => {
+    it('answer every read as /opportunity-settings does', async () => {
+      for (const path of ['/priorities', '/close-reasons', '/close-reasons?type=lost', '/types', '/forecast-categories', '/priorities/all', '/forecast-categories/all']) {
+        expect(await alias.ok('GET', path), path).to.deep.equal(await ok('GET', path));
+      }
+      const high = await named('/priorities', 'High');
+      expect(await alias.ok('GET', `/priorities/${high.id}`, undefined, user)).to.deep.equal(await ok('GET', `/priorities/${high.id}`, undefined, user));
+      await alias.expectStatus(400, 'GET', '/close-reasons?type=open');
+      await alias.expectStatus(404, 'GET', `/types/${randomUUID()}`);
+      await alias.expectStatus(403, 'GET', '/priorities/all', undefined, user);
+      await alias.expectStatus(404, 'GET', `/priorities/${high.id}`, undefined, other);
+    });
+
+    it('write through the same admin-only handlers: create, change, delete; a user is 403 and changes nothing', async () => {
+      const before = await list('/priorities');
+      await alias.expectStatus(403, 'POST', '/priorities', { name: unique('Alias') }, user);
+      await alias.expectStatus(403, 'PUT', `/priorities/${before[0].id}`, { name: 'Renamed' }, user);
+      await alias.expectStatus(403, 'DELETE', `/priorities/${before[0].id}`, undefined, user);
+      await alias.expectStatus(400, 'POST', '/priorities', { name: 'x', color: 'red' });
+      expect(await list('/priorities')).to.deep.equal(before);
+
+      const name = unique('Alias');
+      const reply = await alias.call('POST', '/priorities', { name, color: '#112233' });
+      expect(reply.status, JSON.stringify(reply.body)).to.equal(201);
+      expect(reply.headers.get('location')).to.equal(`/api/opportunities/priorities/${reply.body.id}`);
+      expect(await ok('GET', `/priorities/${reply.body.id}`)).to.deep.equal(reply.body);
+      expect(await alias.ok('PUT', `/priorities/${reply.body.id}`, { icon: 'star' })).to.deep.include({ name, icon: 'star' });
+      expect(await alias.ok('DELETE', `/priorities/${reply.body.id}`)).to.deep.equal({ success: true });
+      await expectStatus(404, 'GET', `/priorities/${reply.body.id}`);
+      const reason = await alias.ok('POST', '/close-reasons', { type: 'won', name: unique('Alias reason') });
+      expect((await list('/close-reasons?type=won')).map((r) => r.id)).to.include(reason.id);
     });
   });
 

@@ -229,6 +229,30 @@ describe('robustness: odd input never causes a 500', () => {
       const res = await call('GET', `/opportunities?${query}`);
       if (res.status >= 500) failures.push(`GET /opportunities?${query} → ${res.status}`);
     }
+    for (const query of ['quarter=__proto__', 'quarter[]=Q1', 'quarter=%00', 'year=1e9', 'year=-1', 'year[a]=1', 'year=%ED%A0%80', 'pipelineId=__proto__', 'pipelineId[]=1', `pipelineId=${'f'.repeat(5_000)}`]) {
+      const res = await call('GET', `/opportunities/forecast?${query}`);
+      if (res.status >= 500) failures.push(`GET /opportunities/forecast?${query} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
+  it("opportunity settings at the reference's paths (/opportunities/priorities…)", async () => {
+    const aliasItems: Record<string, { id: string }> = {};
+    for (const path of ['priorities', 'close-reasons', 'types', 'forecast-categories']) aliasItems[path] = (await call('GET', `/opportunities/${path}`)).body[1];
+    const failures = await fuzz([
+      ['POST', '/opportunities/priorities', ['name', 'color', 'icon', 'sortOrder', 'isDefault']],
+      ['PUT', `/opportunities/priorities/${aliasItems.priorities.id}`, ['name', 'color', 'icon', 'isActive', 'isDefault']],
+      ['DELETE', `/opportunities/priorities/${aliasItems.priorities.id}`, []],
+      ['POST', '/opportunities/close-reasons', ['type', 'name', 'description', 'sortOrder']],
+      ['PUT', `/opportunities/close-reasons/${aliasItems['close-reasons'].id}`, ['name', 'description', 'sortOrder', 'isActive']],
+      ['DELETE', `/opportunities/close-reasons/${aliasItems['close-reasons'].id}`, []],
+      ['POST', '/opportunities/types', ['name', 'color', 'description', 'sortOrder']],
+      ['PUT', `/opportunities/types/${aliasItems.types.id}`, ['name', 'color', 'description', 'isActive']],
+      ['DELETE', `/opportunities/types/${aliasItems.types.id}`, []],
+      ['POST', '/opportunities/forecast-categories', ['name', 'probabilityMin', 'probabilityMax', 'color']],
+      ['PUT', `/opportunities/forecast-categories/${aliasItems['forecast-categories'].id}`, ['probabilityMin', 'probabilityMax', 'isActive']],
+      ['DELETE', `/opportunities/forecast-categories/${aliasItems['forecast-categories'].id}`, []],
+    ]);
     expect(failures).to.deep.equal([]);
   });
 
@@ -260,7 +284,7 @@ describe('robustness: odd input never causes a 500', () => {
       `/leads/${lead.id}/team`, `/contacts/${contact.id}/activities`, `/contacts/${contact.id}/accounts`, `/accounts/${account.id}/children`,
       `/users/${admin.user.id}/direct-reports`,
       '/tasks', '/tasks/dashboard/upcoming', `/tasks/${task.id}/subtasks`, `/tasks/${task.id}/activities`, `/tasks/${task.id}/notes`,
-      '/opportunities', `/opportunities/${deal.id}/stage-history`, `/opportunities/${deal.id}/activities`,
+      '/opportunities', '/opportunities/forecast', `/opportunities/${deal.id}/stage-history`, `/opportunities/${deal.id}/activities`,
     ];
     const failures: string[] = [];
     for (const list of lists) {

@@ -14,15 +14,17 @@ import {
 } from '../../commands/opportunities/opportunity-commands.js';
 import { loadOpportunitySettings } from '../../commands/opportunity-settings/opportunity-settings.js';
 import { notFound } from '../../domain/errors.js';
+import { quarterOf } from '../../domain/quarters.js';
 import type { Principal } from '../../domain/principal.js';
 import type { Position } from '../../events/store/types.js';
+import { opportunityForecast } from '../../queries/opportunity-forecast.js';
 import { findDuplicateOpportunities, getOpportunity, listOpportunities, opportunityVisible, stageHistory, type OpportunityLookups } from '../../queries/opportunities.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
-import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBody, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
+import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBody, forecastQuery, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
 
 const withDefaults = (b: CreateBody) => ({
   ...b,
@@ -33,7 +35,7 @@ const withDefaults = (b: CreateBody) => ({
   customFields: b.customFields ?? {},
 });
 
-/** `/opportunities`: records, their stage moves and closing, stage history, and the shared timeline sub-resources. */
+/** `/opportunities`: records, their stage moves and closing, stage history, the quarter's forecast, and the shared timeline sub-resources. */
 export function opportunitiesRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
@@ -59,6 +61,15 @@ export function opportunitiesRouter(services: Services): Router {
   };
   router.post('/check-duplicates', requirePermission('opportunities', 'view'), async (req, res) => duplicates(res, parseBody(duplicatesBody, req)));
   router.get('/check-duplicates', requirePermission('opportunities', 'view'), async (req, res) => duplicates(res, parseQuery(duplicatesBody, req)));
+
+  // Before `/:id`. Quarter and year left out are those of today (the service clock), each on its own.
+  router.get('/forecast', requirePermission('opportunities', 'view'), async (req, res) => {
+    const q = parseQuery(forecastQuery, req);
+    const principal = principalOf(res);
+    const today = quarterOf(services.clock.now());
+    const quarter = { quarter: q.quarter ?? today.quarter, year: q.year ?? today.year };
+    res.json(await opportunityForecast(knex, principal, await loadLeadSettings(services.store, principal.tenantId), { ...quarter, pipelineId: q.pipelineId }));
+  });
 
   router.post('/', requirePermission('opportunities', 'create'), async (req, res) => {
     const body = parseBody(createBody, req);

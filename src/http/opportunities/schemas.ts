@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LONG_TEXT_MAX, parseDateText } from '../../domain/field-rules.js';
+import { QUARTER_NAMES } from '../../domain/quarters.js';
 import { customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
 
@@ -63,3 +64,16 @@ export const listQuery = paginationQuery.extend({
 });
 export type ListQuery = z.infer<typeof listQuery>;
 export type CreateBody = z.infer<typeof createBody>;
+
+/** `GET /opportunities/forecast`: `quarter` exactly `Q1`…`Q4`, `year` four digits (1000–9999); both default to the current quarter. */
+export const forecastQuery = z.object({
+  // Lower case, as the settings keep ids: an upper-case id names the same pipeline.
+  pipelineId: uuid.transform((id) => id.toLowerCase()).optional(),
+  quarter: z.enum(QUARTER_NAMES, { error: 'Q1, Q2, Q3 or Q4' }).optional(),
+  year: z
+    .string()
+    .regex(/^[1-9][0-9]{3}$/, 'a year such as 2026')
+    .transform(Number)
+    .optional(),
+});
+export type ForecastQuery = z.infer<typeof forecastQuery>;

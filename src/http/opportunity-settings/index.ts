@@ -24,17 +24,17 @@ const PATHS: Record<OpportunitySettingsCollection, [path: string, what: string]>
 
 const tenantOf = (res: Response) => principalOf(res).tenantId;
 
-export function opportunitySettingsRouter(services: Services): Router {
-  const router = Router();
-
-  /** Issues the command and waits until the read models show it. */
-  const change = async (res: Response, command: OpportunitySettingsCommand, created?: { id: string; location: string }) => {
-    const result = await changeOpportunitySettings(services, commandContextOf(res), command);
-    await services.waitForProjections(result.position, created);
-  };
-
-  for (const [collection, [path, what]] of Object.entries(PATHS) as [OpportunitySettingsCollection, [string, string]][]) {
+/** One collection's routes, relative to its prefix: list, `/all`, create, and one item. */
+export function opportunitySettingRouter(collection: OpportunitySettingsCollection) {
+  return (services: Services): Router => {
+    const router = Router();
+    const [, what] = PATHS[collection];
     const { create, update, query } = OPPORTUNITY_SETTINGS_BODIES[collection];
+    /** Issues the command and waits until the read models show it. */
+    const change = async (res: Response, command: OpportunitySettingsCommand, created?: { id: string; location: string }) => {
+      const result = await changeOpportunitySettings(services, commandContextOf(res), command);
+      await services.waitForProjections(result.position, created);
+    };
     const item = async (res: Response, id: string) => {
       const found = await getOpportunitySetting(services.knex, tenantOf(res), collection, id);
       if (!found) throw notFound(what);
@@ -44,26 +44,43 @@ export function opportunitySettingsRouter(services: Services): Router {
     const list = async (req: Request, res: Response, includeInactive: boolean) =>
       res.json(await listOpportunitySettings(services.knex, tenantOf(res), collection, { ...parseQuery(query, req), includeInactive }));
 
-    router.get(path, requirePermission('opportunities', 'view'), (req, res) => list(req, res, false));
+    router.get('/', requirePermission('opportunities', 'view'), (req, res) => list(req, res, false));
     // Before `/:id`.
-    router.get(`${path}/all`, requireAdmin, (req, res) => list(req, res, true));
-    router.post(path, requireAdmin, async (req, res) => {
+    router.get('/all', requireAdmin, (req, res) => list(req, res, true));
+    router.post('/', requireAdmin, async (req, res) => {
       const id = randomUUID();
-      const location = `${req.baseUrl}${path}/${id}`;
+      const location = `${req.baseUrl}/${id}`;
       await change(res, { kind: 'create', collection, id, fields: parseBody(create, req) }, { id, location });
       res.status(201).location(location).json(await item(res, id));
     });
-    router.get(`${path}/:id`, requirePermission('opportunities', 'view'), async (req, res) => res.json(await item(res, idOf(req))));
-    router.put(`${path}/:id`, requireAdmin, async (req, res) => {
+    router.get('/:id', requirePermission('opportunities', 'view'), async (req, res) => res.json(await item(res, idOf(req))));
+    router.put('/:id', requireAdmin, async (req, res) => {
       const id = idOf(req);
       await change(res, { kind: 'update', collection, id, changes: parseBody(update, req) });
       res.json(await item(res, id));
     });
-    router.delete(`${path}/:id`, requireAdmin, async (req, res) => {
+    router.delete('/:id', requireAdmin, async (req, res) => {
       await change(res, { kind: 'delete', collection, id: idOf(req), inUse: 0 });
       res.json({ success: true });
     });
+    return router;
+  };
+}
+
+/** `/opportunity-settings`: each collection at its path. */
+export function opportunitySettingsRouter(services: Services): Router {
+  const router = Router();
+  for (const [collection, [path]] of Object.entries(PATHS) as [OpportunitySettingsCollection, [string, string]][]) {
+    router.use(path, opportunitySettingRouter(collection)(services));
   }
   return router;
 }
 
+/**
+ * The reference's duplicates under `/opportunities` (`/opportunities/priorities`…), served by
+ * the same routers; mounted ahead of `/opportunities`, whose `/:id` would take them for ids.
+ */
+export const opportunitySettingAliases = (Object.entries(PATHS) as [OpportunitySettingsCollection, [string, string]][]).map(([collection, [path]]) => ({
+  path: `/opportunities${path}`,
+  router: opportunitySettingRouter(collection),
+}));
