@@ -1,4 +1,4 @@
-import type { RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import {
   addOpportunityLineItem,
   addOpportunityTeamMember,
@@ -30,7 +30,7 @@ export interface OpportunityAccess {
 export function mountOpportunityLines(router: Router, services: Services, { view, edit, visibleOr404 }: OpportunityAccess): void {
   const { knex } = services;
   /** The path's opportunity id, 404 unless the caller may see it. */
-  const visibleId = async (req: Parameters<typeof idParam>[0], res: Parameters<typeof principalOf>[0]) => {
+  const visibleId = async (req: Request, res: Response) => {
     const id = idParam(req, 'id', 'Opportunity');
     await visibleOr404(principalOf(res), id);
     return id;
@@ -39,8 +39,8 @@ export function mountOpportunityLines(router: Router, services: Services, { view
     await services.waitForProjections(position);
     return list();
   };
-  const contacts = (res: Parameters<typeof principalOf>[0], id: string) => opportunityContacts(knex, principalOf(res).tenantId, id);
-  const lineItems = (res: Parameters<typeof principalOf>[0], id: string) => opportunityLineItems(knex, principalOf(res).tenantId, id);
+  const contacts = (res: Response, id: string) => opportunityContacts(knex, principalOf(res).tenantId, id);
+  const lineItems = (res: Response, id: string) => opportunityLineItems(knex, principalOf(res).tenantId, id);
 
   router.get('/:id/contacts', view, async (req, res) => {
     res.json(await contacts(res, await visibleId(req, res)));
