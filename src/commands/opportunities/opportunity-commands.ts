@@ -21,12 +21,12 @@ import type { LineItemInput } from './opportunity-lines.js';
 type Deps = CommandDeps & { knex: Knex };
 
 /** A record a body names (account, contact) must be live in the caller's tenant; another tenant's reads as unknown (400, nothing leaks). */
-async function assertLiveRow(knex: Knex, tenantId: string, table: 'accounts' | 'contacts', field: string, id: string | undefined): Promise<void> {
+async function assertLiveRow(knex: Knex, tenantId: string, table: string, field: string, what: string, id: string | undefined): Promise<void> {
   if (!id) return;
   const row = await knex(table).where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
-  if (!row) throw invalid(`${field} does not name ${table === 'accounts' ? 'an account' : 'a contact'} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
+  if (!row) throw invalid(`${field} does not name ${what} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
 }
-const assertAccount = (knex: Knex, tenantId: string, accountId: string | undefined) => assertLiveRow(knex, tenantId, 'accounts', 'accountId', accountId);
+const assertAccount = (knex: Knex, tenantId: string, accountId: string | undefined) => assertLiveRow(knex, tenantId, 'accounts', 'accountId', 'an account', accountId);
 
 /** The tenant's pipelines, stages and opportunity settings as they are at this attempt, and the time. */
 const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<OpportunityContext> => ({
@@ -84,7 +84,7 @@ const runOnRecord = (deps: Deps, ctx: CommandContext, id: string, command: Oppor
   handleCommand(deps, opportunityAggregate, id, command, ctx, { decideWith: currentContext(deps, ctx) });
 
 export async function setOpportunityContactRole(deps: Deps, ctx: CommandContext, id: string, body: Omit<Body<'set-contact-role'>, 'contactRoleId'>) {
-  await assertLiveRow(deps.knex, ctx.tenantId, 'contacts', 'contactId', body.contactId);
+  await assertLiveRow(deps.knex, ctx.tenantId, 'contacts', 'contactId', 'a contact', body.contactId);
   return runOnRecord(deps, ctx, id, { kind: 'set-contact-role', id, contactRoleId: randomUUID(), ...body });
 }
 export const removeOpportunityContactRole = (deps: Deps, ctx: CommandContext, id: string, ref: string) => runOnRecord(deps, ctx, id, { kind: 'remove-contact-role', id, ref });
