@@ -46,6 +46,7 @@ import { migration0016TaskSettings } from './projections/migrations/0016_task_se
 import { migration0015PriceBooksBundles } from './projections/migrations/0015_price_books_bundles.js';
 import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
 import { migration0019Opportunities } from './projections/migrations/0019_opportunities.js';
+import { migration0020OpportunityLines } from './projections/migrations/0020_opportunity_lines.js';
 import { migration0021OpportunityForecast } from './projections/migrations/0021_opportunity_forecast.js';
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
@@ -206,7 +207,7 @@ export const modules: ModuleManifest[] = [
     name: 'opportunities',
     routes: [{ path: '/opportunities', router: opportunitiesRouter }],
     projections: [opportunitiesProjection],
-    migrations: [migration0019Opportunities, migration0021OpportunityForecast],
+    migrations: [migration0019Opportunities, migration0020OpportunityLines, migration0021OpportunityForecast],
     reads: ['opportunities', 'record-timeline'],
   },
   {

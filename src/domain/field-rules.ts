@@ -55,6 +55,10 @@ export const MONEY_MAX = 1e13;
 export const isMoney = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MONEY_MAX;
 export const roundMoney = (amount: number) => Math.round(amount * 100) / 100;
 
+/** A contact's role on an opportunity: a slug (decision_maker, economic_buyer, any the tenant uses), at most 100 characters. */
+export const CONTACT_ROLE_PATTERN = /^[a-z][a-z0-9_]{0,99}$/;
+export const CONTACT_ROLE_RULE = 'a slug of lower-case letters, digits and underscores, starting with a letter, at most 100 characters (decision_maker, economic_buyer…)';
+
 /** JSON objects a record keeps as given (custom fields, qualification answers): at most 16 KB. */
 export const JSON_OBJECT_MAX = 16_384;
 /** Free text (descriptions, notes, stage-field text): at most 10,000 characters. */

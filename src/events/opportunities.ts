@@ -28,6 +28,28 @@ export interface StageRef {
   stageName: string;
 }
 
+/** A contact's part in a deal; one per (opportunity, contact), at most one primary. */
+export interface OpportunityContactRole {
+  contactRoleId: string;
+  contactId: string;
+  /** A slug such as decision_maker or economic_buyer. */
+  role: string;
+  isPrimary: boolean;
+  notes: string | null;
+}
+
+/** A line item: a catalogue product priced on the deal; `total` is its money after the discount (2 decimals). */
+export interface OpportunityLineItem {
+  productId: string;
+  productName: string;
+  quantity: number;
+  unitPrice: number;
+  discount: number;
+  discountType: 'percentage' | 'fixed';
+  description: string | null;
+  total: number;
+}
+
 export type OpportunityEvent =
   | DomainEvent<'OpportunityCreated', OpportunityFields & { id: string; pipelineId: string; stageId: string; stageName: string }>
   | DomainEvent<'OpportunityUpdated', { id: string; changes: Partial<OpportunityFields> }>
@@ -40,4 +62,14 @@ export type OpportunityEvent =
       { id: string; fromStageId: string; fromStageName: string; toStageId: string; toStageName: string; closeReasonId: string | null; competitorName: string | null; notes: string | null }
     >
   | DomainEvent<'OpportunityReopened', { id: string; fromStageId: string; fromStageName: string; toStageId: string; toStageName: string; probability: number; reason: string }>
+  /** A contact given a role; `isPrimary` true takes primary from whoever had it. */
+  | DomainEvent<'OpportunityContactAdded', OpportunityContactRole & { id: string }>
+  | DomainEvent<'OpportunityContactUpdated', { id: string; contactRoleId: string; contactId: string; changes: Partial<Pick<OpportunityContactRole, 'role' | 'isPrimary' | 'notes'>> }>
+  | DomainEvent<'OpportunityContactRemoved', { id: string; contactRoleId: string; contactId: string }>
+  | DomainEvent<'OpportunityLineItemAdded', OpportunityLineItem & { id: string; itemId: string }>
+  /** `changes` holds the new total whenever the line's money changed. */
+  | DomainEvent<'OpportunityLineItemUpdated', { id: string; itemId: string; changes: Partial<Omit<OpportunityLineItem, 'productId' | 'productName'>> }>
+  | DomainEvent<'OpportunityLineItemRemoved', { id: string; itemId: string }>
+  | DomainEvent<'OpportunityTeamMemberAdded', { id: string; userId: string; role: string }>
+  | DomainEvent<'OpportunityTeamMemberRemoved', { id: string; userId: string }>
   | NoteAdded;

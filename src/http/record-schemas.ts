@@ -57,6 +57,9 @@ export const customFields = z
   .refine((v) => JSON.stringify(v).length <= JSON_OBJECT_MAX, 'customFields must be at most 16 KB of JSON')
   .optional();
 
+/** A record team member (leads, opportunities): a user of the tenant and a free role name. */
+export const teamBody = z.object({ userId: z.uuid(), role: z.string().trim().min(1).max(50).default('member') }).strict();
+
 export const noteBody = z.object({ content: z.string().trim().min(1).max(LONG_TEXT_MAX) }).strict();
 
 export const listQueryBase = {

@@ -3,6 +3,14 @@ import type { Projection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
 import { toColumns } from './columns.js';
 
+const LINE_FIELDS = ['productId', 'productName', 'quantity', 'unitPrice', 'discount', 'discountType', 'description', 'total'] as const;
+const CONTACT_FIELDS = ['role', 'isPrimary', 'notes'] as const;
+
+/** A contact made primary: whoever else was primary on the deal no longer is. */
+async function onlyPrimary(e: RecordedEvent<any>, w: ReadModelWriter): Promise<void> {
+  await w.sql('update opportunity_contacts set is_primary = false where opportunity_id = ? and id <> ? and is_primary', [e.data.id, e.data.contactRoleId]);
+}
+
 const OPPORTUNITY_FIELDS = [
   'name', 'accountId', 'amount', 'probability', 'expectedCloseDate', 'priorityId', 'typeId', 'source', 'description', 'customFields', 'ownerId',
 ] as const;
@@ -24,10 +32,10 @@ function historyRow(e: RecordedEvent<any>, w: ReadModelWriter, note: string | nu
   });
 }
 
-/** The `opportunities` read model (soft-deleted) and `opportunity_stage_history`. */
+/** The `opportunities` read model (soft-deleted), `opportunity_stage_history`, and each deal's contact roles, line items and team. */
 export const opportunitiesProjection: Projection = {
   name: 'opportunities',
-  tables: ['opportunities', 'opportunity_stage_history'],
+  tables: ['opportunities', 'opportunity_stage_history', 'opportunity_contacts', 'opportunity_line_items', 'opportunity_team'],
   handlers: {
     OpportunityCreated: (e, w) => {
       w.insert('opportunities', {
@@ -70,5 +78,49 @@ export const opportunitiesProjection: Projection = {
       });
       historyRow(e, w, `Reopened: ${e.data.reason}`);
     },
+    OpportunityContactAdded: async (e, w) => {
+      if (e.data.isPrimary) await onlyPrimary(e, w);
+      w.insert('opportunity_contacts', {
+        id: e.data.contactRoleId,
+        tenant_id: e.metadata.tenantId,
+        opportunity_id: e.data.id,
+        contact_id: e.data.contactId,
+        ...toColumns(e.data, CONTACT_FIELDS),
+        added_by: e.metadata.userId,
+        created_at: e.createdAt,
+        updated_at: e.createdAt,
+        revision: e.revision,
+      });
+    },
+    OpportunityContactUpdated: async (e, w) => {
+      if (e.data.changes.isPrimary) await onlyPrimary(e, w);
+      w.update('opportunity_contacts', { id: e.data.contactRoleId }, { ...toColumns(e.data.changes, CONTACT_FIELDS), updated_at: e.createdAt });
+    },
+    OpportunityContactRemoved: (e, w) => w.delete('opportunity_contacts', { id: e.data.contactRoleId }),
+    OpportunityLineItemAdded: (e, w) =>
+      w.insert('opportunity_line_items', {
+        id: e.data.itemId,
+        tenant_id: e.metadata.tenantId,
+        opportunity_id: e.data.id,
+        ...toColumns(e.data, LINE_FIELDS),
+        created_at: e.createdAt,
+        updated_at: e.createdAt,
+        revision: e.revision,
+      }),
+    OpportunityLineItemUpdated: (e, w) => w.update('opportunity_line_items', { id: e.data.itemId }, { ...toColumns(e.data.changes, LINE_FIELDS), updated_at: e.createdAt }),
+    OpportunityLineItemRemoved: (e, w) => w.delete('opportunity_line_items', { id: e.data.itemId }),
+    OpportunityTeamMemberAdded: (e, w) => {
+      // A new role replaces the member's row (its added_at restarts, as on leads).
+      w.delete('opportunity_team', { opportunity_id: e.data.id, user_id: e.data.userId });
+      w.insert('opportunity_team', {
+        opportunity_id: e.data.id,
+        user_id: e.data.userId,
+        tenant_id: e.metadata.tenantId,
+        role: e.data.role,
+        added_by: e.metadata.userId,
+        added_at: e.createdAt,
+      });
+    },
+    OpportunityTeamMemberRemoved: (e, w) => w.delete('opportunity_team', { opportunity_id: e.data.id, user_id: e.data.userId }),
   },
 };

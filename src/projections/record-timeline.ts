@@ -73,6 +73,10 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
         on('account_unlinked', 'Unlinked from an account'),
         { recordType: 'account', recordId: e.data.accountId, activityType: 'contact_unlinked', title: 'Contact unlinked' },
       ];
+    case 'ContactAdded':
+      return [on('contact_added', `Contact added as ${e.data.role}`, e.data.notes)];
+    case 'LineItemAdded':
+      return [on('line_item_added', `Line item added: ${e.data.productName}`, e.data.description)];
     case 'StageChanged':
       // Opportunities use the reference's activity type; leads keep the one they have always written.
       return [on(kind === 'opportunity' ? 'stage_changed' : 'stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason)];

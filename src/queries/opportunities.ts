@@ -3,6 +3,7 @@ import type { LeadSettingsState } from '../commands/lead-settings/lead-settings.
 import type { OpportunitySettingsState } from '../commands/opportunity-settings/opportunity-settings.js';
 import type { Principal } from '../domain/principal.js';
 import { paginate, sortOf } from './pagination.js';
+import { opportunityContacts, opportunityLineItems, opportunityTeam } from './opportunity-lines.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
 
@@ -135,9 +136,16 @@ export async function listOpportunities(knex: Knex, principal: Principal, lookup
   return paginate(query, q.page, q.limit, opportunityOf(lookups));
 }
 
+/** The opportunity with its contact roles, line items and team (the list shows none of them). */
 export async function getOpportunity(knex: Knex, principal: Principal, lookups: OpportunityLookups, id: string) {
   const row = await selectRows(knex, principal).where('o.id', id).first();
-  return row ? opportunityOf(lookups)(row) : null;
+  if (!row) return null;
+  const [contacts, lineItems, team] = await Promise.all([
+    opportunityContacts(knex, principal.tenantId, id),
+    opportunityLineItems(knex, principal.tenantId, id),
+    opportunityTeam(knex, principal.tenantId, id),
+  ]);
+  return { ...opportunityOf(lookups)(row), contacts, lineItems, team };
 }
 
 /** "2d 3h 4m": the non-zero whole days, hours and minutes of a span ("0m" under a minute). */

@@ -619,6 +619,24 @@ describe('rebuild equals live, for every event type', () => {
       const doomedDeal = await call(t, 'POST', '/opportunities', { name: 'Temp', accountId: dealAccount.body.id });
       await call(t, 'DELETE', `/opportunities/${doomedDeal.body.id}`);
 
+      // An opportunity's contact roles (added, primary moved, updated, removed), line items (added with the amount following, updated, removed) and team.
+      const lined = await call(t, 'POST', '/opportunities', { name: `Lignes ${unique()}`, accountId: dealAccount.body.id, amount: 10 });
+      const buyer = await call(t, 'POST', '/contacts', { firstName: 'Zoë', lastName: `Acheteuse ${unique()}` });
+      const signer = await call(t, 'POST', '/contacts', { lastName: `Signataire ${unique()}` });
+      await call(t, 'POST', `/opportunities/${lined.body.id}/contacts`, { contactId: buyer.body.id, role: 'economic_buyer', isPrimary: true, notes: oddText(r, 200) });
+      await call(t, 'POST', `/opportunities/${lined.body.id}/contacts`, { contactId: signer.body.id, role: 'decision_maker', isPrimary: true });
+      await call(t, 'POST', `/opportunities/${lined.body.id}/contacts`, { contactId: buyer.body.id, role: 'champion', notes: null });
+      await call(t, 'DELETE', `/opportunities/${lined.body.id}/contacts/${signer.body.id}`);
+      const seat = await call(t, 'POST', '/products', { name: `Siège 💺 ${unique()}`, unitPrice: 49.99 });
+      const lines = await call(t, 'POST', `/opportunities/${lined.body.id}/line-items`, { productId: seat.body.id, quantity: 3, discount: 12.5, description: oddText(r, 200) });
+      await call(t, 'POST', `/opportunities/${lined.body.id}/line-items`, { productId: seat.body.id, unitPrice: 1000, discount: 99.99, discountType: 'fixed' });
+      await call(t, 'PUT', `/opportunities/${lined.body.id}/line-items/${lines.body[0].id}`, { quantity: 1.2345, description: null });
+      await call(t, 'DELETE', `/opportunities/${lined.body.id}/line-items/${lines.body[0].id}`);
+      await call(t, 'POST', `/opportunities/${lined.body.id}/team`, { userId: rep.id, role: 'sales_rep' });
+      await call(t, 'POST', `/opportunities/${lined.body.id}/team`, { userId: rep.id, role: 'Ingénieure' });
+      await call(t, 'POST', `/opportunities/${lined.body.id}/team`, { userId: t.admin.user.id });
+      await call(t, 'DELETE', `/opportunities/${lined.body.id}/team/${t.admin.user.id}`);
+
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });
       expect(waiting.slaDueAt, 'the seeded SLA policy gives new leads a deadline').to.be.a('string');

@@ -200,6 +200,26 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('opportunity contact roles, line items and team', async () => {
+    const account = (await call('POST', '/accounts', { name: 'Odd lines' })).body;
+    const lined = (await call('POST', '/opportunities', { name: 'Lined deal', accountId: account.id })).body;
+    const contact = (await call('POST', '/contacts', { lastName: 'Odd buyer' })).body;
+    await call('POST', `/opportunities/${lined.id}/contacts`, { contactId: contact.id, role: 'decision_maker' });
+    const product = (await call('POST', '/products', { name: 'Odd seat', unitPrice: 10 })).body;
+    const [line] = (await call('POST', `/opportunities/${lined.id}/line-items`, { productId: product.id })).body;
+    await call('POST', `/opportunities/${lined.id}/team`, { userId: admin.user.id });
+    const failures = await fuzz([
+      ['POST', `/opportunities/${lined.id}/contacts`, ['contactId', 'role', 'isPrimary', 'notes']],
+      ['DELETE', `/opportunities/${lined.id}/contacts/${contact.id}`, []],
+      ['POST', `/opportunities/${lined.id}/line-items`, ['productId', 'quantity', 'unitPrice', 'discount', 'discountType', 'description']],
+      ['PUT', `/opportunities/${lined.id}/line-items/${line.id}`, ['quantity', 'unitPrice', 'discount', 'discountType', 'description']],
+      ['DELETE', `/opportunities/${lined.id}/line-items/${line.id}`, []],
+      ['POST', `/opportunities/${lined.id}/team`, ['userId', 'role']],
+      ['DELETE', `/opportunities/${lined.id}/team/${admin.user.id}`, []],
+    ]);
+    expect(failures).to.deep.equal([]);
+  });
+
   it('opportunities', async () => {
     const account = (await call('POST', '/accounts', { name: 'Odd deals' })).body;
     const stage = (await call('GET', '/lead-settings/stages?module=opportunities')).body[1];

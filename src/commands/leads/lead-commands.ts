@@ -9,6 +9,7 @@ import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type
 import { lastPosition } from '../identity/identity-deps.js';
 import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
 import { assertOwner } from '../records/record-commands.js';
+import { assertTeamUser } from '../records/record-team.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import { tenantStreamCache } from '../tenant-stream-cache.js';
 import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from '../lead-settings/settings-usage.js';
@@ -74,9 +75,7 @@ export const updateLeadProduct = (deps: Deps, ctx: CommandContext, id: string, p
 export const removeLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string) => run(deps, ctx, id, { kind: 'remove-product', id, productId });
 
 export async function addLeadTeamMember(deps: Deps, ctx: CommandContext, id: string, userId: string, role: string) {
-  const user = await deps.knex('users').where({ tenant_id: ctx.tenantId, id: userId }).whereNull('deleted_at').first('status');
-  if (!user) throw invalid('userId does not name a user of this tenant', [{ path: 'userId', message: 'not found', code: 'unknown_reference' }]);
-  if (user.status !== 'active') throw invalid('The user is not active');
+  await assertTeamUser(deps.knex, ctx.tenantId, userId);
   return run(deps, ctx, id, { kind: 'add-team-member', id, userId, role });
 }
 

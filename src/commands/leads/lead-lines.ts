@@ -1,16 +1,16 @@
 import { roundMoney } from '../../domain/field-rules.js';
+import { lineDiscountProblem } from '../../domain/sales-lines.js';
 import { changedFields } from '../../domain/values.js';
 import type { LeadEvent, LeadProductLine } from '../../events/leads.js';
 import { conflict, invalid, notFound } from '../../domain/errors.js';
+import { teamChange } from '../records/record-team.js';
 import type { LeadCommand, LeadView } from './leads.js';
 
 /** The lead decider's product lines and record team: what may be added, changed and removed. Pure. */
 
 function checkLine(line: Pick<LeadProductLine, 'quantity' | 'unitPrice' | 'discount' | 'discountType'>): void {
-  const gross = line.quantity * line.unitPrice;
-  if (line.discountType === 'percentage' ? line.discount > 100 : line.discount > gross) {
-    throw invalid(line.discountType === 'percentage' ? 'A percentage discount is at most 100' : 'The discount cannot exceed quantity × unit price');
-  }
+  const problem = lineDiscountProblem(line);
+  if (problem) throw invalid(problem);
 }
 
 /** Prices and discounts are money: 2 decimals. */
@@ -39,11 +39,7 @@ export function decideProducts(command: Extract<LeadCommand, { kind: 'add-produc
 }
 
 export function decideTeam(command: Extract<LeadCommand, { kind: 'add-team-member' | 'remove-team-member' }>, lead: LeadView): LeadEvent[] {
-  const id = command.id;
-  if (command.kind === 'add-team-member') {
-    if (lead.team[command.userId] === command.role) return [];
-    return [{ type: 'LeadTeamMemberAdded', data: { id, userId: command.userId, role: command.role } }];
-  }
-  if (!(command.userId in lead.team)) throw notFound('Team member');
-  return [{ type: 'LeadTeamMemberRemoved', data: { id, userId: command.userId } }];
+  const change = teamChange(lead.team, command);
+  if (!change) return [];
+  return 'added' in change ? [{ type: 'LeadTeamMemberAdded', data: { id: command.id, ...change.added } }] : [{ type: 'LeadTeamMemberRemoved', data: { id: command.id, ...change.removed } }];
 }

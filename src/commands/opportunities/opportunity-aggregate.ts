@@ -1,12 +1,14 @@
 import { conflict, invalid, notFound } from '../../domain/errors.js';
 import { JSON_OBJECT_MAX, MONEY_MAX, parseDateText, roundMoney } from '../../domain/field-rules.js';
 import { changedFields } from '../../domain/values.js';
-import type { OpportunityEvent, OpportunityFields, OpportunityState } from '../../events/opportunities.js';
+import type { OpportunityContactRole, OpportunityEvent, OpportunityFields, OpportunityLineItem, OpportunityState } from '../../events/opportunities.js';
 import type { Aggregate } from '../aggregate.js';
 import { defaultPipelineId, stagesOf, type LeadSettingsState } from '../lead-settings/lead-settings.js';
 import { activeStageOf, assertMoveAllowed, assertStageFieldsFilled, checkValue, customFieldKey, eachStageValue, openStages, type Stage } from '../leads/lead-stages.js';
 import type { OpportunitySettingsState } from '../opportunity-settings/opportunity-settings.js';
 import type { NoteCommand } from '../records/record-aggregate.js';
+import type { TeamMemberCommand } from '../records/record-team.js';
+import { decideContactRole, decideLineItem, decideOpportunityTeam, withPrimary, type LineItemInput } from './opportunity-lines.js';
 
 /** An opportunity as its own events say it is. */
 export interface OpportunityView extends OpportunityFields {
@@ -14,6 +16,12 @@ export interface OpportunityView extends OpportunityFields {
   stageId: string;
   stageName: string;
   state: OpportunityState;
+  /** Contact roles by contact id. */
+  contacts: Record<string, Omit<OpportunityContactRole, 'contactId'>>;
+  /** Line items by item id, in the order they were added. */
+  lineItems: Record<string, OpportunityLineItem>;
+  /** Team roles by user id. */
+  team: Record<string, string>;
 }
 
 export type OpportunityAggregateState = { status: 'absent' } | { status: 'active' | 'deleted'; fields: OpportunityView };
@@ -37,6 +45,14 @@ export type OpportunityCommand =
   | { kind: 'close-won'; id: string; closeDate: string | null; finalAmount: number | null; notes: string | null }
   | { kind: 'close-lost'; id: string; closeReasonId: string | null; competitorName: string | null; notes: string | null }
   | { kind: 'reopen'; id: string; stageId: string; reason: string }
+  /** Upserts the contact's role; `contactRoleId` names it only if it is new; isPrimary and notes left out keep theirs. */
+  | { kind: 'set-contact-role'; id: string; contactRoleId: string; contactId: string; role: string; isPrimary?: boolean; notes?: string | null }
+  /** `ref`: a contact-role id or the contact's id. */
+  | { kind: 'remove-contact-role'; id: string; ref: string }
+  | { kind: 'add-line-item'; id: string; itemId: string; line: LineItemInput }
+  | { kind: 'update-line-item'; id: string; itemId: string; changes: Partial<Omit<LineItemInput, 'productId' | 'productName'>> }
+  | { kind: 'remove-line-item'; id: string; itemId: string }
+  | TeamMemberCommand
   | NoteCommand;
 
 /** The tenant's pipelines and stages (lead settings), its opportunity settings, and the time. */
@@ -221,7 +237,7 @@ function decideReopen(command: Of<'reopen'>, opportunity: OpportunityView, { pip
 function evolve(state: OpportunityAggregateState, event: OpportunityEvent): OpportunityAggregateState {
   if (event.type === 'OpportunityCreated') {
     const { id: _id, ...fields } = event.data;
-    return { status: 'active', fields: { ...fields, state: 'open' } };
+    return { status: 'active', fields: { ...fields, state: 'open', contacts: {}, lineItems: {}, team: {} } };
   }
   if (state.status === 'absent') return state;
   const at = (d: { toStageId: string; toStageName: string }) => ({ stageId: d.toStageId, stageName: d.toStageName });
@@ -238,6 +254,34 @@ function evolve(state: OpportunityAggregateState, event: OpportunityEvent): Oppo
       return { ...state, fields: { ...state.fields, ...at(event.data), probability: 0, state: 'lost' } };
     case 'OpportunityReopened':
       return { ...state, fields: { ...state.fields, ...at(event.data), probability: event.data.probability, state: 'open' } };
+    case 'OpportunityContactAdded': {
+      const { id: _id, contactId, ...role } = event.data;
+      return { ...state, fields: { ...state.fields, contacts: withPrimary(state.fields.contacts, contactId, role) } };
+    }
+    case 'OpportunityContactUpdated':
+      return { ...state, fields: { ...state.fields, contacts: withPrimary(state.fields.contacts, event.data.contactId, event.data.changes) } };
+    case 'OpportunityContactRemoved': {
+      const { [event.data.contactId]: _removed, ...contacts } = state.fields.contacts;
+      return { ...state, fields: { ...state.fields, contacts } };
+    }
+    case 'OpportunityLineItemAdded': {
+      const { id: _id, itemId, ...line } = event.data;
+      return { ...state, fields: { ...state.fields, lineItems: { ...state.fields.lineItems, [itemId]: line } } };
+    }
+    case 'OpportunityLineItemUpdated': {
+      const { itemId, changes } = event.data;
+      return { ...state, fields: { ...state.fields, lineItems: { ...state.fields.lineItems, [itemId]: { ...state.fields.lineItems[itemId], ...changes } } } };
+    }
+    case 'OpportunityLineItemRemoved': {
+      const { [event.data.itemId]: _removed, ...lineItems } = state.fields.lineItems;
+      return { ...state, fields: { ...state.fields, lineItems } };
+    }
+    case 'OpportunityTeamMemberAdded':
+      return { ...state, fields: { ...state.fields, team: { ...state.fields.team, [event.data.userId]: event.data.role } } };
+    case 'OpportunityTeamMemberRemoved': {
+      const { [event.data.userId]: _removed, ...team } = state.fields.team;
+      return { ...state, fields: { ...state.fields, team } };
+    }
     default:
       return state;
   }
@@ -262,10 +306,20 @@ function decide(command: OpportunityCommand, state: OpportunityAggregateState, c
       return decideCloseLost(command, opportunity, context);
     case 'reopen':
       return decideReopen(command, opportunity, context);
+    case 'set-contact-role':
+    case 'remove-contact-role':
+      return decideContactRole(command, opportunity);
+    case 'add-line-item':
+    case 'update-line-item':
+    case 'remove-line-item':
+      return decideLineItem(command, opportunity);
+    case 'add-team-member':
+    case 'remove-team-member':
+      return decideOpportunityTeam(command, opportunity);
   }
 }
 
-/** An opportunity: open → won | lost → (reopen) open, moved along its pipeline's opportunity stages. */
+/** An opportunity: open → won | lost → (reopen) open, moved along its pipeline's opportunity stages; its contact roles, line items and team. */
 export const opportunityAggregate: Aggregate<OpportunityAggregateState, OpportunityEvent, OpportunityCommand, OpportunityContext> = {
   streamPrefix: 'opportunity',
   initialState: { status: 'absent' },

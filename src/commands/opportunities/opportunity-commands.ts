@@ -5,7 +5,9 @@ import { assigningSettings } from '../lead-settings/settings-usage.js';
 import { loadLeadSettings } from '../leads/lead-commands.js';
 import { loadOpportunitySettings } from '../opportunity-settings/opportunity-settings.js';
 import { assigningOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
+import { withLineProduct, type LineProductGiven } from '../products/line-products.js';
 import { assertOwner } from '../records/record-commands.js';
+import { assertTeamUser } from '../records/record-team.js';
 import { invalid } from '../../domain/errors.js';
 import {
   opportunityAggregate,
@@ -14,15 +16,24 @@ import {
   type OpportunityContext,
   type OpportunityInput,
 } from './opportunity-aggregate.js';
+import type { LineItemInput } from './opportunity-lines.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
-/** An account must be a live account of the caller's tenant; another tenant's reads as unknown (400, nothing leaks). */
-async function assertAccount(knex: Knex, tenantId: string, accountId: string | undefined): Promise<void> {
-  if (!accountId) return;
-  const row = await knex('accounts').where({ tenant_id: tenantId, id: accountId }).whereNull('deleted_at').first('id');
-  if (!row) throw invalid('accountId does not name an account of this tenant', [{ path: 'accountId', message: 'not found', code: 'unknown_reference' }]);
+/** A record a body names (account, contact) must be live in the caller's tenant; another tenant's reads as unknown (400, nothing leaks). */
+async function assertLiveRow(knex: Knex, tenantId: string, table: string, field: string, what: string, id: string | undefined): Promise<void> {
+  if (!id) return;
+  const row = await knex(table).where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
+  if (!row) throw invalid(`${field} does not name ${what} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
 }
+const assertAccount = (knex: Knex, tenantId: string, accountId: string | undefined) => assertLiveRow(knex, tenantId, 'accounts', 'accountId', 'an account', accountId);
+
+/** The tenant's pipelines, stages and opportunity settings as they are at this attempt, and the time. */
+const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<OpportunityContext> => ({
+  pipelines: await loadLeadSettings(deps.store, ctx.tenantId),
+  settings: await loadOpportunitySettings(deps.store, ctx.tenantId),
+  now: deps.clock.now(),
+});
 
 /**
  * Runs an opportunity command against the tenant's pipelines, stages and opportunity
@@ -35,11 +46,7 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCo
     assigningOpportunitySettings(deps.knex, ctx.tenantId, () =>
       handleCommand(deps, opportunityAggregate, id, command, ctx, {
         newStream: command.kind === 'create',
-        decideWith: async (): Promise<OpportunityContext> => ({
-          pipelines: await loadLeadSettings(deps.store, ctx.tenantId),
-          settings: await loadOpportunitySettings(deps.store, ctx.tenantId),
-          now: deps.clock.now(),
-        }),
+        decideWith: currentContext(deps, ctx),
       }),
     ),
   );
@@ -68,3 +75,32 @@ export const closeOpportunityLost = (deps: Deps, ctx: CommandContext, id: string
 export const reopenOpportunity = (deps: Deps, ctx: CommandContext, id: string, body: Body<'reopen'>) => run(deps, ctx, id, { kind: 'reopen', id, ...body });
 export const addOpportunityNote = (deps: Deps, ctx: CommandContext, id: string, note: { noteId: string; content: string }) =>
   run(deps, ctx, id, { kind: 'add-note', id, ...note });
+
+/**
+ * Contact roles, line items and team assign no settings item, so they run outside the
+ * settings usage guards (a line item runs inside the catalogue's, below).
+ */
+const runOnRecord = (deps: Deps, ctx: CommandContext, id: string, command: OpportunityCommand) =>
+  handleCommand(deps, opportunityAggregate, id, command, ctx, { decideWith: currentContext(deps, ctx) });
+
+export async function setOpportunityContactRole(deps: Deps, ctx: CommandContext, id: string, body: Omit<Body<'set-contact-role'>, 'contactRoleId'>) {
+  await assertLiveRow(deps.knex, ctx.tenantId, 'contacts', 'contactId', 'a contact', body.contactId);
+  return runOnRecord(deps, ctx, id, { kind: 'set-contact-role', id, contactRoleId: randomUUID(), ...body });
+}
+export const removeOpportunityContactRole = (deps: Deps, ctx: CommandContext, id: string, ref: string) => runOnRecord(deps, ctx, id, { kind: 'remove-contact-role', id, ref });
+
+/** A line names a live, active catalogue product; its name and unit price default to the product's (products/line-products). */
+export async function addOpportunityLineItem(deps: Deps, ctx: CommandContext, id: string, line: Omit<LineItemInput, 'productName' | 'unitPrice'> & LineProductGiven) {
+  const itemId = randomUUID();
+  const result = await withLineProduct(deps, ctx.tenantId, line, (product) => runOnRecord(deps, ctx, id, { kind: 'add-line-item', id, itemId, line: { ...line, ...product } }));
+  return { itemId, position: result.position };
+}
+export const updateOpportunityLineItem = (deps: Deps, ctx: CommandContext, id: string, itemId: string, changes: Body<'update-line-item'>['changes']) =>
+  runOnRecord(deps, ctx, id, { kind: 'update-line-item', id, itemId, changes });
+export const removeOpportunityLineItem = (deps: Deps, ctx: CommandContext, id: string, itemId: string) => runOnRecord(deps, ctx, id, { kind: 'remove-line-item', id, itemId });
+
+export async function addOpportunityTeamMember(deps: Deps, ctx: CommandContext, id: string, userId: string, role: string) {
+  await assertTeamUser(deps.knex, ctx.tenantId, userId);
+  return runOnRecord(deps, ctx, id, { kind: 'add-team-member', id, userId, role });
+}
+export const removeOpportunityTeamMember = (deps: Deps, ctx: CommandContext, id: string, userId: string) => runOnRecord(deps, ctx, id, { kind: 'remove-team-member', id, userId });

@@ -3,9 +3,10 @@ import { addLeadProduct, addLeadTeamMember, removeLeadProduct, removeLeadTeamMem
 import { leadProducts, leadTeam } from '../../queries/leads/leads.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf } from '../authenticate.js';
+import { mountRecordTeam } from '../record-team.js';
 import { idParam, parseBody } from '../validate.js';
 import type { LeadAccess } from './access.js';
-import { addProductBody, teamBody, updateProductBody } from './schemas.js';
+import { addProductBody, updateProductBody } from './schemas.js';
 
 /** A lead's product lines (`/:id/products`) and team (`/:id/team`). */
 export function mountLeadProductsAndTeam(router: Router, services: Services, { leadId, visibleOr404, view, edit }: LeadAccess): void {
@@ -39,22 +40,13 @@ export function mountLeadProductsAndTeam(router: Router, services: Services, { l
     res.json({ success: true });
   });
 
-  router.get('/:id/team', view, async (req, res) => {
-    res.json(await leadTeam(knex, principalOf(res).tenantId, await leadId(req, res)));
-  });
-  router.post('/:id/team', edit, async (req, res) => {
-    const id = idParam(req, 'id', 'Lead');
-    const { userId, role } = parseBody(teamBody, req);
-    await visibleOr404(principalOf(res), id);
-    const result = await addLeadTeamMember(services, commandContextOf(res), id, userId, role);
-    await services.waitForProjections(result.position);
-    res.status(201).json(await leadTeam(knex, principalOf(res).tenantId, id));
-  });
-  router.delete('/:id/team/:userId', edit, async (req, res) => {
-    const id = idParam(req, 'id', 'Lead');
-    const userId = idParam(req, 'userId', 'Team member');
-    await visibleOr404(principalOf(res), id);
-    await services.waitForProjections((await removeLeadTeamMember(services, commandContextOf(res), id, userId)).position);
-    res.json({ success: true });
+  mountRecordTeam(router, services, {
+    what: 'Lead',
+    view,
+    edit,
+    visibleOr404,
+    team: (s, tenantId, id) => leadTeam(s.knex, tenantId, id),
+    add: addLeadTeamMember,
+    remove: removeLeadTeamMember,
   });
 }

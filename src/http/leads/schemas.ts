@@ -135,7 +135,6 @@ export const addProductBody = z
   .object({ productId: uuid, ...productLine, unitPrice: money.optional(), quantity: productLine.quantity.default(1), discount: money.default(0), discountType: productLine.discountType.default('amount') })
   .strict();
 export const updateProductBody = z.object(productLine).partial().strict();
-export const teamBody = z.object({ userId: uuid, role: z.string().trim().min(1).max(50).default('member') }).strict();
 export const summaryQuery = z.object({
   ownerId: uuid.optional(),
   assignedTo: uuid.optional(),

@@ -24,6 +24,7 @@ import { commandContextOf, principalOf, requirePermission } from '../authenticat
 import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
+import { mountOpportunityLines } from './lines.js';
 import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBody, forecastQuery, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
 
 const withDefaults = (b: CreateBody) => ({
@@ -35,7 +36,7 @@ const withDefaults = (b: CreateBody) => ({
   customFields: b.customFields ?? {},
 });
 
-/** `/opportunities`: records, their stage moves and closing, stage history, the quarter's forecast, and the shared timeline sub-resources. */
+/** `/opportunities`: records, their stage moves and closing, stage history, the quarter's forecast, contact roles, line items, team, and the shared timeline sub-resources. */
 export function opportunitiesRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
@@ -45,9 +46,10 @@ export function opportunitiesRouter(services: Services): Router {
   });
   const detail = async (principal: Principal, id: string) => getOpportunity(knex, principal, await lookupsOf(principal), id);
   const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'opportunities', 'Opportunity', (as) => detail(as, id));
-  const visibleOr404 = async (res: Response, id: string) => {
-    if (!(await opportunityVisible(knex, principalOf(res), id))) throw notFound('Opportunity');
+  const visibleTo = async (principal: Principal, id: string) => {
+    if (!(await opportunityVisible(knex, principal, id))) throw notFound('Opportunity');
   };
+  const visibleOr404 = (res: Response, id: string) => visibleTo(principalOf(res), id);
   /** Answers with the opportunity as the command left it, once the read models have its events. */
   const answer = async (res: Response, id: string, position: Position | null) => {
     await services.waitForProjections(position);
@@ -144,6 +146,11 @@ export function opportunitiesRouter(services: Services): Router {
     res.json(await stageHistory(knex, principalOf(res).tenantId, id));
   });
 
+  mountOpportunityLines(router, services, {
+    view: requirePermission('opportunities', 'view'),
+    edit: requirePermission('opportunities', 'edit'),
+    visibleOr404: visibleTo,
+  });
   mountRecordSubresources(router, services, {
     module: 'opportunities',
     recordType: 'opportunity',

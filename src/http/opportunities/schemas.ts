@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LONG_TEXT_MAX, parseDateText } from '../../domain/field-rules.js';
+import { CONTACT_ROLE_PATTERN, CONTACT_ROLE_RULE, LONG_TEXT_MAX, parseDateText } from '../../domain/field-rules.js';
 import { QUARTER_NAMES } from '../../domain/quarters.js';
 import { customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
@@ -44,6 +44,32 @@ export const closeLostBody = z.object({ closeReasonId: uuid.nullable().optional(
 /** POST body or GET query of check-duplicates. */
 export const duplicatesBody = z.object({ name: z.string().trim().max(255).optional(), accountId: uuid.optional(), excludeId: uuid.optional() }).strict();
 export const reopenBody = z.object({ stageId: uuid, reason: z.string().trim().min(1).max(1000) }).strict();
+
+/** A contact's role on the deal, upserted per contact; isPrimary and notes left out keep what the role had. */
+export const contactRoleBody = z
+  .object({ contactId: uuid, role: z.string().trim().toLowerCase().regex(CONTACT_ROLE_PATTERN, CONTACT_ROLE_RULE), isPrimary: z.boolean().optional(), notes: optionalText(LONG_TEXT_MAX) })
+  .strict();
+
+const lineItemFields = {
+  quantity: z.number().positive().max(1e9),
+  unitPrice: money,
+  discount: money,
+  /** percentage: that share of quantity × unit price off; fixed: money off the line. */
+  discountType: z.enum(['percentage', 'fixed']),
+  description: optionalText(LONG_TEXT_MAX),
+};
+/** A line item: the product's name and price unless given; the product stays (to change it, remove the line and add another). */
+export const addLineItemBody = z
+  .object({
+    productId: uuid,
+    ...lineItemFields,
+    quantity: lineItemFields.quantity.default(1),
+    unitPrice: money.optional(),
+    discount: money.default(0),
+    discountType: lineItemFields.discountType.default('percentage'),
+  })
+  .strict();
+export const updateLineItemBody = z.object(lineItemFields).partial().strict();
 
 const amount = z.coerce.number({ error: 'a number' }).min(0).max(1e13).optional();
 export const listQuery = paginationQuery.extend({

@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
-import { roundMoney } from '../../domain/field-rules.js';
+import { lineTotal } from '../../domain/sales-lines.js';
 import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
 import { prepared } from '../prepared.js';
 import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';
+import { recordTeam } from '../record-team.js';
 import { containsPattern } from '../search.js';
 
 export interface LeadListQuery {
@@ -150,8 +151,6 @@ function productLine(r: any) {
   const quantity = Number(r.quantity);
   const unitPrice = Number(r.unit_price);
   const discount = Number(r.discount);
-  const gross = quantity * unitPrice;
-  const total = r.discount_type === 'percentage' ? gross * (1 - discount / 100) : gross - discount;
   return {
     id: r.product_id,
     productId: r.product_id,
@@ -160,7 +159,7 @@ function productLine(r: any) {
     unitPrice,
     discount,
     discountType: r.discount_type,
-    total: roundMoney(total),
+    total: lineTotal({ quantity, unitPrice, discount, discountType: r.discount_type }),
     addedAt: r.added_at,
   };
 }
@@ -171,29 +170,7 @@ export async function leadProducts(knex: Knex, tenantId: string, leadId: string)
   return (await productRows(knex, tenantId).where('lp.lead_id', leadId).select('lp.*')).map(productLine);
 }
 
-function teamMember(r: any) {
-  return {
-    userId: r.user_id,
-    firstName: r.first_name,
-    lastName: r.last_name,
-    email: r.email,
-    role: r.role,
-    addedBy: r.added_by_name,
-    addedAt: r.added_at,
-  };
-}
-
-const teamRows = (knex: Knex, tenantId: string) =>
-  knex('lead_team as t')
-    .join('users as u', 'u.id', 't.user_id')
-    .leftJoin('users as a', 'a.id', 't.added_by')
-    .where('t.tenant_id', tenantId)
-    .orderBy(['t.added_at', 't.user_id'])
-    .select('t.*', 'u.first_name', 'u.last_name', 'u.email', knex.raw(`${fullName('a')} as added_by_name`));
-
-export async function leadTeam(knex: Knex, tenantId: string, leadId: string) {
-  return (await teamRows(knex, tenantId).where('t.lead_id', leadId)).map(teamMember);
-}
+export const leadTeam = (knex: Knex, tenantId: string, leadId: string) => recordTeam(knex, 'lead_team', 'lead_id', tenantId, leadId);
 
 export async function getLead(knex: Knex, principal: Principal, id: string) {
   const r = await prepared(

@@ -1,0 +1,25 @@
+import type { Knex } from 'knex';
+import { invalid, notFound } from '../../domain/errors.js';
+
+/**
+ * A record's team (leads, opportunities): users working on it, each with one role. The
+ * decision and the user check are the same for every record kind; each decider names
+ * the events it records.
+ */
+export type TeamMemberCommand = { kind: 'add-team-member'; id: string; userId: string; role: string } | { kind: 'remove-team-member'; id: string; userId: string };
+
+export type TeamChange = { added: { userId: string; role: string } } | { removed: { userId: string } } | null;
+
+/** What a team command changes: an add of the role the member already has changes nothing; removing a non-member is 404. */
+export function teamChange(team: Record<string, string>, command: TeamMemberCommand): TeamChange {
+  if (command.kind === 'add-team-member') return team[command.userId] === command.role ? null : { added: { userId: command.userId, role: command.role } };
+  if (!Object.hasOwn(team, command.userId)) throw notFound('Team member');
+  return { removed: { userId: command.userId } };
+}
+
+/** A team member is an active, live user of the caller's tenant (another tenant's: 400 unknown reference). */
+export async function assertTeamUser(knex: Knex, tenantId: string, userId: string): Promise<void> {
+  const user = await knex('users').where({ tenant_id: tenantId, id: userId }).whereNull('deleted_at').first('status');
+  if (!user) throw invalid('userId does not name a user of this tenant', [{ path: 'userId', message: 'not found', code: 'unknown_reference' }]);
+  if (user.status !== 'active') throw invalid('The user is not active');
+}

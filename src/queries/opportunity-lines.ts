@@ -1,0 +1,42 @@
+import type { Knex } from 'knex';
+import { recordTeam } from './record-team.js';
+
+/** An opportunity's contact roles (primary first, then as added) with the contacts' names and email. */
+export async function opportunityContacts(knex: Knex, tenantId: string, opportunityId: string) {
+  const rows = await knex('opportunity_contacts as oc')
+    .leftJoin('contacts as c', (j) => j.on('c.id', 'oc.contact_id').andOn('c.tenant_id', 'oc.tenant_id'))
+    .where({ 'oc.tenant_id': tenantId, 'oc.opportunity_id': opportunityId })
+    .orderBy([{ column: 'oc.is_primary', order: 'desc' }, { column: 'oc.revision' }])
+    .select('oc.*', 'c.first_name', 'c.last_name', 'c.email');
+  return rows.map((r: any) => ({
+    id: r.id,
+    contactId: r.contact_id,
+    firstName: r.first_name ?? null,
+    lastName: r.last_name ?? null,
+    email: r.email ?? null,
+    role: r.role,
+    isPrimary: r.is_primary,
+    notes: r.notes,
+    createdAt: r.created_at,
+  }));
+}
+
+/** An opportunity's line items, as added; numeric columns arrive as strings. */
+export async function opportunityLineItems(knex: Knex, tenantId: string, opportunityId: string) {
+  const rows = await knex('opportunity_line_items').where({ tenant_id: tenantId, opportunity_id: opportunityId }).orderBy('revision');
+  return rows.map((r: any) => ({
+    id: r.id,
+    productId: r.product_id,
+    productName: r.product_name,
+    quantity: Number(r.quantity),
+    unitPrice: Number(r.unit_price),
+    discount: Number(r.discount),
+    discountType: r.discount_type,
+    total: Number(r.total),
+    description: r.description,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  }));
+}
+
+export const opportunityTeam = (knex: Knex, tenantId: string, opportunityId: string) => recordTeam(knex, 'opportunity_team', 'opportunity_id', tenantId, opportunityId);
