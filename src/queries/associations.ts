@@ -44,6 +44,8 @@ const RELATIONS: Relation[] = [
   { from: 'accounts', to: 'contacts', via: 'account contact', ids: column('contact_accounts', 'contact_id', { account_id: '$id' }) },
   { from: 'opportunities', to: 'accounts', via: 'opportunity account', ids: column('opportunities', 'account_id', { id: '$id' }) },
   { from: 'accounts', to: 'opportunities', via: 'opportunity account', ids: column('opportunities', 'id', { account_id: '$id' }) },
+  { from: 'opportunities', to: 'contacts', via: 'opportunity contact', ids: column('opportunity_contacts', 'contact_id', { opportunity_id: '$id' }) },
+  { from: 'contacts', to: 'opportunities', via: 'opportunity contact', ids: column('opportunity_contacts', 'opportunity_id', { contact_id: '$id' }) },
   { from: 'accounts', to: 'accounts', via: 'parent account', ids: column('accounts', 'parent_account_id', { id: '$id' }) },
   { from: 'accounts', to: 'accounts', via: 'child account', ids: column('accounts', 'id', { parent_account_id: '$id' }) },
   ...TASK_LINKED.flatMap((type): Relation[] => [
@@ -77,6 +79,8 @@ async function derivedLinks(knex: Knex, tenantId: string, type: RegistryType, id
   // One round trip: every relation's ids, tagged with its index.
   const union = relations.map((r, n) => knex.select(knex.raw('?::int as n', [n]), 'id').from(r.ids(knex, tenantId, id).as(`r${n}`)));
   const rows: { n: number; id: string }[] = await knex.unionAll(union, true);
+  // In relation order, so a record linked two ways shows the first relation's `via`.
+  rows.sort((a, b) => a.n - b.n);
   return rows.filter((r) => !(relations[r.n].to === type && r.id === id)).map((r) => ({ type: relations[r.n].to, id: r.id, via: relations[r.n].via, associationId: null, associationLabel: null }));
 }
 

@@ -138,7 +138,16 @@ describe('associations', () => {
         ['accounts', ['converted lead']],
         ['contacts', ['converted lead']],
       ]);
-      expect((await groups('contacts', converted.body.contactId)).find((g) => g.type === 'leads')!.records[0]).to.include({ id: lead.id, via: 'converted lead' });
+      const contactGroups = await groups('contacts', converted.body.contactId);
+      expect(contactGroups.find((g) => g.type === 'leads')!.records[0]).to.include({ id: lead.id, via: 'converted lead' });
+      // The converted contact is the deal's primary contact: a derived link both ways.
+      expect(contactGroups.find((g) => g.type === 'opportunities')!.records[0]).to.include({ id: converted.body.opportunityId, via: 'opportunity contact' });
+      const dealGroups = await groups('opportunities', converted.body.opportunityId);
+      expect(dealGroups.find((g) => g.type === 'contacts')!.records[0]).to.include({ id: converted.body.contactId });
+      const other = await contact();
+      expect((await call('POST', `/opportunities/${converted.body.opportunityId}/contacts`, { contactId: other.id, role: 'champion' })).status).to.equal(201);
+      const withRole = (await groups('opportunities', converted.body.opportunityId)).find((g) => g.type === 'contacts')!;
+      expect(withRole.records.find((r) => r.id === other.id)).to.include({ via: 'opportunity contact', removable: false });
       const task = await create('/tasks', { title: 'Call back', entityType: 'opportunity', entityId: converted.body.opportunityId });
       expect((await groups('tasks', task.id))[0]).to.deep.include({ type: 'opportunities' });
       expect((await groups('opportunities', converted.body.opportunityId)).find((g) => g.type === 'tasks')!.records[0]).to.include({ id: task.id, label: 'Call back' });

@@ -121,6 +121,25 @@ describe('lead conversion', () => {
       expect(res.body.lead.convertedOpportunityId).to.equal(res.body.opportunityId);
     });
 
+    it('the lead\'s products become line items (the amount is their sum unless given) and the contact the deal\'s primary contact', async () => {
+      const product = (await call('POST', '/products', { name: `Seat ${randomUUID().slice(0, 6)}`, unitPrice: 100 })).body;
+      const lead = await newLead({ estimatedValue: 1 });
+      expect((await call('POST', `/leads/${lead.id}/products`, { productId: product.id, quantity: 3, discount: 10, discountType: 'percentage' })).status).to.equal(201);
+      const res = await convert(lead.id, { createOpportunity: true });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const opportunity = (await call('GET', `/opportunities/${res.body.opportunityId}`)).body;
+      expect(opportunity.amount).to.equal(270);
+      expect(opportunity.lineItems.map((l: Record<string, unknown>) => [l.productId, l.productName, l.quantity, l.unitPrice, l.discountType, l.total])).to.deep.equal([
+        [product.id, product.name, 3, 100, 'percentage', 270],
+      ]);
+      expect(opportunity.contacts.map((c: Record<string, unknown>) => [c.contactId, c.role, c.isPrimary])).to.deep.equal([[res.body.contactId, 'primary_contact', true]]);
+
+      const given = await newLead();
+      await call('POST', `/leads/${given.id}/products`, { productId: product.id, quantity: 1 });
+      const negotiated = await convert(given.id, { createOpportunity: true, amount: 80 });
+      expect((await call('GET', `/opportunities/${negotiated.body.opportunityId}`)).body).to.include({ amount: 80 });
+    });
+
     it('reuses an existing contact and account (the reference names too) and creates neither', async () => {
       const lead = await newLead();
       const contact = (await call('POST', '/contacts', { firstName: 'Old', lastName: 'Friend' })).body;

@@ -10,7 +10,7 @@ import { accountAggregate } from '../accounts.js';
 import { contactAggregate, type ContactCommand } from '../contacts.js';
 import { settingOf } from '../lead-settings/lead-settings.js';
 import { assigningSettings } from '../lead-settings/settings-usage.js';
-import { opportunityAggregate, type OpportunityContext } from '../opportunities/opportunity-aggregate.js';
+import { opportunityAggregate, type OpportunityCommand, type OpportunityContext } from '../opportunities/opportunity-aggregate.js';
 import { loadOpportunitySettings } from '../opportunity-settings/opportunity-settings.js';
 import { assigningOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
 import { assertOwner } from '../records/record-commands.js';
@@ -131,6 +131,14 @@ async function leadHistory(deps: Deps, tenantId: string, leadId: string, recorde
     createdAt: new Date(r.created_at).toISOString(),
   }));
   return { notes, activities };
+}
+
+/** Catalogue names of products whose lead line has none. */
+async function productNames(knex: Knex, tenantId: string, lines: { productId: string; productName: string | null }[]): Promise<Map<string, string>> {
+  const ids = lines.filter((l) => !l.productName).map((l) => l.productId);
+  if (!ids.length) return new Map();
+  const rows: { id: string; name: string }[] = await knex('products').where('tenant_id', tenantId).whereIn('id', ids).select('id', 'name');
+  return new Map(rows.map((r) => [r.id, r.name]));
 }
 
 /** Existing records a conversion reuses must be live records of the tenant. */
@@ -258,7 +266,29 @@ async function decidePlan(deps: Deps, ctx: CommandContext, leadId: string, reque
       customFields: {},
       ownerId,
     };
-    const events = opportunityAggregate.decide({ kind: 'create', id: opportunityId, input }, opportunityAggregate.initialState, context);
+    const commands: OpportunityCommand[] = [{ kind: 'create', id: opportunityId, input }];
+    // The contact becomes the deal's primary contact; the lead's products its line items (the amount follows them).
+    if (contactId) commands.push({ kind: 'set-contact-role', id: opportunityId, contactRoleId: randomUUID(), contactId, role: 'primary_contact', isPrimary: true });
+    const names = await productNames(deps.knex, ctx.tenantId, Object.values(lead.products));
+    for (const line of Object.values(lead.products)) {
+      commands.push({
+        kind: 'add-line-item',
+        id: opportunityId,
+        itemId: randomUUID(),
+        line: {
+          productId: line.productId,
+          productName: line.productName ?? names.get(line.productId) ?? 'Product',
+          quantity: line.quantity,
+          unitPrice: line.unitPrice,
+          discount: line.discount,
+          discountType: line.discountType === 'amount' ? 'fixed' : 'percentage',
+          description: null,
+        },
+      });
+    }
+    // An amount the request gives is the negotiated figure: it stands over the lines' sum.
+    if (o.amount != null && Object.keys(lead.products).length) commands.push({ kind: 'update', id: opportunityId, changes: { amount: o.amount } });
+    const events = decideInTurn(opportunityAggregate, opportunityAggregate.initialState, commands, context);
     writes.push(streamWrite(streamIdOf(opportunityAggregate, opportunityId), 'no_stream', events, ctx, now));
   }
   return { id: randomUUID(), tenantId: ctx.tenantId, kind: CONVERSION_PLAN, subject: leadStream(leadId), writes };
