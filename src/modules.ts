@@ -18,6 +18,7 @@ import { tasksRouter } from './http/tasks/index.js';
 import { opportunitiesRouter } from './http/opportunities/index.js';
 import { opportunitySettingsRouter } from './http/opportunity-settings/index.js';
 import { usersRouter } from './http/users.js';
+import { publicLogosRouter, uploadsRouter } from './http/uploads/index.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
@@ -43,6 +44,8 @@ import { migration0015PriceBooksBundles } from './projections/migrations/0015_pr
 import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
 import { migration0019Opportunities } from './projections/migrations/0019_opportunities.js';
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
+import { migration0022Documents } from './projections/migrations/0022_documents.js';
+import { migration0023AvatarsLogos } from './projections/migrations/0023_avatars_logos.js';
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
@@ -51,6 +54,7 @@ import { recordTimelineProjection } from './projections/record-timeline.js';
 import { taskSettingsProjection } from './projections/task-settings.js';
 import { tasksProjection } from './projections/tasks.js';
 import { opportunitiesProjection } from './projections/opportunities.js';
+import { uploadsProjection } from './projections/uploads.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
 import type { Job } from './sagas/scheduler.js';
@@ -201,6 +205,17 @@ export const modules: ModuleManifest[] = [
     projections: [opportunitiesProjection],
     migrations: [migration0019Opportunities],
     reads: ['opportunities', 'record-timeline'],
+  },
+  {
+    // Documents on every record kind of the registry, pictures and the company logo (issue 13); bytes in FileStorage (local folder or S3).
+    name: 'uploads',
+    routes: [
+      { path: '/upload', router: uploadsRouter },
+      { path: '/public/logos', router: publicLogosRouter, public: true },
+    ],
+    projections: [uploadsProjection],
+    migrations: [migration0022Documents, migration0023AvatarsLogos],
+    reads: ['uploads'],
   },
 ];
 
