@@ -147,6 +147,8 @@ describe('uploads: documents on every record kind, pictures, company logo (local
       expect(res.status, `${what}: ${JSON.stringify(res.body)}`).to.equal(status);
       expect(res.body.statusCode, what).to.equal(status);
     }
+    const encoded = await sendMultipart(service.url, `/api/upload/document/contacts/${contactId}`, [pdf()], { ...admin.auth, 'content-encoding': 'gzip' });
+    expect(encoded.status, 'a compressed body').to.equal(415);
     expect(await documentRows()).to.equal(before.rows);
     expect(await storedFiles()).to.deep.equal(before.files);
   });
