@@ -8,7 +8,8 @@
  * as possible), BENCH_CONTACTS and BENCH_LEADS in the tenant whose lists the HTTP phase
  * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000),
  * BENCH_OPPORTUNITIES in the tenant whose forecast the opportunities phase reads (10000).
- * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase.
+ * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase,
+ * BENCH_ONLY=uploads the uploads phase (10 clients × 25 MB at once, the service's memory).
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -21,6 +22,7 @@ import { measureLag, type LagResult } from './phases/lag.js';
 import { measureRawCommits } from './phases/raw-commits.js';
 import { measureTaskHttp, type TaskHttpResult } from './phases/tasks-http.js';
 import { measureOpportunityHttp, type OpportunityHttpResult } from './phases/opportunities-http.js';
+import { measureUploads, type UploadsResult } from './phases/uploads-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -67,9 +69,13 @@ interface Results {
   http: HttpResult;
   tasks: TaskHttpResult;
   opportunities: OpportunityHttpResult;
+  uploads: UploadsResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
+
+/** The issue's load: ten clients each uploading the largest file allowed, at once. */
+const UPLOAD_LOAD = { clients: 10, fileMegabytes: 25 };
 
 /** req/s, p50 and p99 of one HTTP load; failed requests (at most 1 %, or the bench fails) shown loudly. */
 function httpFigures(key: string, label: string, load: LoadResult, notes: string, bounds: { atLeast?: number; p99Below?: number }): Figure[] {
@@ -92,6 +98,15 @@ function opportunityFigures(o: OpportunityHttpResult): Figure[] {
   ];
 }
 
+/** The uploads phase: memory of the service while clients upload large files at once. Reference figures. */
+function uploadFigures(u: UploadsResult): Figure[] {
+  const what = `${u.clients} clients × ${u.fileMegabytes} MB at once`;
+  return reference([
+    { key: 'uploadsRssPeakMb', label: `service RSS peak, ${what}`, value: u.rssPeakMb, decimals: 0, unit: 'MB', notes: `${u.rssBeforeMb.toFixed(0)} MB before, ${u.rssAfterMb.toFixed(0)} MB after` },
+    { key: 'uploadsMegabytesPerSecond', label: '  upload throughput', value: u.megabytesPerSecond, decimals: 0, unit: 'MB/s', notes: `${u.seconds.toFixed(1)} s, streamed to local storage` },
+  ]);
+}
+
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
@@ -101,7 +116,7 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities }: Results, settings: Settings): Figure[] {
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -174,6 +189,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities }: Re
     }),
     ...taskFigures(tasks),
     ...opportunityFigures(opportunities),
+    ...uploadFigures(uploads),
   ];
 }
 
@@ -205,7 +221,9 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
 
   const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities: settings.opportunities });
 
-  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities }, server };
+  const uploads = await measureUploads({ cleanup, databaseUrl: await freshDatabase() }, UPLOAD_LOAD);
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads }, server };
 }
 
 async function main(): Promise<void> {
@@ -235,6 +253,11 @@ async function main(): Promise<void> {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities: settings.opportunities });
       process.stdout.write(formatTable(opportunityFigures(opportunities)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'uploads') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      process.stdout.write(formatTable(uploadFigures(await measureUploads({ cleanup, databaseUrl: await freshDatabase() }, UPLOAD_LOAD))));
       return;
     }
     const { results, server } = await measure(cleanup, settings);

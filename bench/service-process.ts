@@ -12,6 +12,8 @@ const TAIL_CHARS = 8_000;
 export interface ServiceProcess {
   /** e.g. `http://127.0.0.1:41234` */
   baseUrl: string;
+  /** The service's process id (a phase may read its memory from /proc). */
+  pid: number;
   /** Throws, with the end of the service's output, if the process is gone. */
   assertRunning(): void;
 }
@@ -20,12 +22,12 @@ export interface ServiceProcess {
  * Runs `src/main.ts` as its own process, as `npm run dev` does, so the load generator
  * does not share its event loop (nor its CPU time slice). Stopped by `cleanup` with SIGTERM.
  */
-export async function startServiceProcess(cleanup: CleanupStack, databaseUrl: string): Promise<ServiceProcess> {
+export async function startServiceProcess(cleanup: CleanupStack, databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: fileURLToPath(new URL('..', import.meta.url)),
     // info, the service's default: the `service listening` line carries the port, and the
     // one log line per request is part of what a request costs in production.
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ROLE: 'all' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ROLE: 'all', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let tail = '';
@@ -72,6 +74,7 @@ export async function startServiceProcess(cleanup: CleanupStack, databaseUrl: st
   }).finally(() => clearTimeout(timer));
   return {
     baseUrl: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     assertRunning: () => {
       if (exitCode !== null) throw failure(`exited with ${exitCode}`);
     },

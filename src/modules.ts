@@ -21,6 +21,7 @@ import { associationsProjection } from './projections/associations.js';
 import { migration0030RecordLinks } from './projections/migrations/0030_record_links.js';
 import { opportunitySettingAliases, opportunitySettingsRouter } from './http/opportunity-settings/index.js';
 import { usersRouter } from './http/users.js';
+import { publicLogosRouter, uploadsRouter } from './http/uploads/index.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
@@ -49,6 +50,8 @@ import { migration0019Opportunities } from './projections/migrations/0019_opport
 import { migration0020OpportunityLines } from './projections/migrations/0020_opportunity_lines.js';
 import { migration0021OpportunityForecast } from './projections/migrations/0021_opportunity_forecast.js';
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
+import { migration0022Documents } from './projections/migrations/0022_documents.js';
+import { migration0023AvatarsLogos } from './projections/migrations/0023_avatars_logos.js';
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
@@ -57,6 +60,7 @@ import { recordTimelineProjection } from './projections/record-timeline.js';
 import { taskSettingsProjection } from './projections/task-settings.js';
 import { tasksProjection } from './projections/tasks.js';
 import { opportunitiesProjection } from './projections/opportunities.js';
+import { uploadsProjection } from './projections/uploads.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
 import type { Job } from './sagas/scheduler.js';
@@ -217,6 +221,17 @@ export const modules: ModuleManifest[] = [
     projections: [associationsProjection],
     migrations: [migration0030RecordLinks],
     reads: ['associations', 'record-timeline'],
+  },
+  {
+    // Documents on every record kind of the registry, pictures and the company logo (issue 13); bytes in FileStorage (local folder or S3).
+    name: 'uploads',
+    routes: [
+      { path: '/upload', router: uploadsRouter },
+      { path: '/public/logos', router: publicLogosRouter, public: true },
+    ],
+    projections: [uploadsProjection],
+    migrations: [migration0022Documents, migration0023AvatarsLogos],
+    reads: ['uploads'],
   },
 ];
 

@@ -7,9 +7,9 @@ import { startServiceProcess } from '../service-process.js';
  * A phase's own service process with one freshly registered tenant, and a client signed in
  * as its administrator, with their ids (`what` names the phase in logs and in the company's name).
  */
-export async function serviceWithTenant(deps: { cleanup: CleanupStack; databaseUrl: string }, what: string, connections: number) {
+export async function serviceWithTenant(deps: { cleanup: CleanupStack; databaseUrl: string }, what: string, connections: number, env: Record<string, string> = {}) {
   const startedAt = performance.now();
-  const service = await startServiceProcess(deps.cleanup, deps.databaseUrl);
+  const service = await startServiceProcess(deps.cleanup, deps.databaseUrl, env);
   const client = new HttpClient(service.baseUrl, connections);
   deps.cleanup.push(async () => client.close());
   log(`${what}: service listening on ${service.baseUrl} after ${elapsedSeconds(startedAt).toFixed(1)} s`);
@@ -21,5 +21,5 @@ export async function serviceWithTenant(deps: { cleanup: CleanupStack; databaseU
     lastName: 'Admin',
   });
   client.token = registered.accessToken;
-  return { service, client, tenantId: registered.tenant.id, userId: registered.user.id };
+  return { service, client, tenantId: registered.tenant.id, userId: registered.user.id, accessToken: registered.accessToken };
 }

@@ -5,14 +5,16 @@ import { notFound } from '../domain/errors.js';
 import type { Position } from '../events/store/types.js';
 import { recordHistory } from '../queries/history.js';
 import type { Principal } from '../domain/principal.js';
-import { recordActivities, recordDocuments, recordNotes } from '../queries/record-subresources.js';
+import { recordKind, recordVisible } from '../queries/record-registry.js';
+import { recordActivities, recordNotes } from '../queries/record-subresources.js';
+import { recordDocuments } from '../queries/uploads.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { noteBody } from './record-schemas.js';
 import { idParam, parseBody } from './validate.js';
 
 /**
- * `/:id/activities`, `/history`, `/documents`, `/notes` (GET and POST) for one record
+ * `/:id/activities`, `/history`, `/documents` (GET), `/notes` (GET and POST) for one record
  * kind, relative to the module router's own prefix. `visible` says whether the caller may see the record (its scope); anything
  * else answers 404, as for a record of another tenant.
  */
@@ -45,9 +47,7 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
     const id = await visibleId(req, res);
     res.json((await recordHistory(services, options.aggregate, id, principalOf(res).tenantId)) ?? []);
   });
-  router.get('/:id/documents', view, async (req, res) => {
-    res.json(await recordDocuments(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
-  });
+  mountRecordDocuments(router, services, options.recordType, visibleId);
   router.get('/:id/notes', view, async (req, res) => {
     res.json(await recordNotes(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
   });
@@ -59,5 +59,31 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
     await services.waitForProjections(result.position, { id: noteId, location: `${req.baseUrl}/${id}/notes` });
     const [note] = (await recordNotes(knex, principalOf(res).tenantId, options.recordType, id)).filter((n) => n.id === noteId);
     res.status(201).json(note);
+  });
+}
+
+/**
+ * `GET /:id/documents` of a registry kind (`recordType` singular or plural): its live
+ * documents the caller's visibility tags allow, for a record the caller may see.
+ * Uploading, downloading and deleting are under `/upload/document/…`.
+ */
+export function mountRecordDocuments(
+  router: Router,
+  services: Services,
+  recordType: string,
+  visibleId?: (req: Request, res: Response) => Promise<string>,
+): void {
+  const kind = recordKind(recordType);
+  if (!kind) throw new Error(`${recordType} is not a record kind of the registry`);
+  const checked =
+    visibleId ??
+    (async (req: Request, res: Response) => {
+      const id = idParam(req, 'id', kind.noun);
+      if (!(await recordVisible(services.knex, principalOf(res), kind, id))) throw notFound(kind.noun);
+      return id;
+    });
+  router.get('/:id/documents', requirePermission(kind.module, 'view'), async (req, res) => {
+    const id = await checked(req, res);
+    res.json(await recordDocuments(services.knex, principalOf(res), kind, id, services.config.API_BASE_PATH));
   });
 }

@@ -47,6 +47,16 @@ export const configSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5000, 1),
   LEAD_JOB_BATCH_SIZE: int(500, 1),
   LEAD_JOB_TIME_BUDGET_MS: int(45000, 1),
+  // Uploads: stored under UPLOAD_DIR, or in an S3-compatible bucket when S3_BUCKET is set.
+  UPLOAD_DIR: z.string().default('./data/uploads'),
+  UPLOAD_MAX_BYTES: int(25 * 1024 * 1024, 1),
+  IMAGE_MAX_BYTES: int(5 * 1024 * 1024, 1),
+  S3_BUCKET: optional(z.string()),
+  S3_ENDPOINT: optional(z.url()),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_ACCESS_KEY: optional(z.string()),
+  S3_SECRET_KEY: optional(z.string()),
+  S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
 }).superRefine((config, context) => {
   // An idle keep-alive connection is closed before a request on it could run into the headers timeout,
   // and the headers must arrive within the time the whole request has (Node refuses otherwise).

@@ -29,14 +29,3 @@ export async function recordNotes(knex: Knex, tenantId: string, recordType: stri
     .select('n.*', knex.raw(`${performer} as author`));
   return rows.map((r: any) => ({ id: r.id, content: r.content, createdBy: r.author, createdById: r.created_by, createdAt: r.created_at }));
 }
-
-/** A record's documents (spec: Document); uploading them comes with the uploads module. */
-export async function recordDocuments(knex: Knex, tenantId: string, recordType: string, recordId: string) {
-  const rows = await knex('record_documents as d')
-    .leftJoin('users as u', 'u.id', 'd.uploaded_by')
-    .where({ 'd.tenant_id': tenantId, 'd.record_type': recordType, 'd.record_id': recordId })
-    .whereNull('d.deleted_at')
-    .orderBy('d.uploaded_at', 'desc')
-    .select('d.*', knex.raw(`${performer} as uploader`));
-  return rows.map((r: any) => ({ id: r.id, name: r.name, type: r.mime_type, size: Number(r.size), uploadedBy: r.uploader, uploadedAt: r.uploaded_at }));
-}

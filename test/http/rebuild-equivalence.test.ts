@@ -17,6 +17,7 @@ import { eventCatalogue } from '../support/event-catalogue.js';
 import { login, PASSWORD, registerTenant, type Session } from '../support/identity.js';
 import { longText, oddAddress, oddCustomFields, oddEmail, oddMoney, oddPhone, oddText, oddWebsite, optionalOddText } from '../support/odd-values.js';
 import { Random } from '../support/random.js';
+import { MAGIC, sendMultipart, type Part } from '../support/multipart.js';
 import { compareSnapshots, describeDifferences, rowCount, snapshotTables } from '../support/read-models.js';
 import { startTestService } from '../support/service.js';
 import { until } from '../support/wait.js';
@@ -636,6 +637,25 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'POST', `/opportunities/${lined.body.id}/team`, { userId: rep.id, role: 'Ingénieure' });
       await call(t, 'POST', `/opportunities/${lined.body.id}/team`, { userId: t.admin.user.id });
       await call(t, 'DELETE', `/opportunities/${lined.body.id}/team/${t.admin.user.id}`);
+
+      // Uploads: documents on two kinds (one soft-deleted), a picture twice, the company logo twice.
+      const upload = async (path: string, parts: Part[]) => {
+        tick(t);
+        const res = await sendMultipart(service.url, `/api${path}`, parts, t.admin.auth);
+        expect(res.status, `${path} ${JSON.stringify(res.body)}`).to.equal(201);
+        return res.body as { id: string };
+      };
+      const pdfPart = (filename: string): Part => ({ name: 'file', filename, contentType: 'application/pdf', content: MAGIC.pdf });
+      const pngPart: Part = { name: 'file', filename: 'visage.png', contentType: 'image/png', content: MAGIC.png };
+      const brochure = await upload(`/upload/document/opportunities/${deal.body.id}`, [pdfPart(`Brochure ${unique()} 📄.pdf`), { name: 'visibility', value: 'owner_team' }]);
+      await upload(`/upload/document/contact/${contact.body.id}`, [{ name: 'file', filename: 'chiffres.csv', contentType: 'text/csv', content: MAGIC.text }, { name: 'visibility', value: 'restricted' }]);
+      await upload(`/upload/document/tasks/${task.body.id}`, [pdfPart('../../ordre.pdf')]);
+      await call(t, 'DELETE', `/upload/document/opportunities/${deal.body.id}/${brochure.id}`);
+      await upload(`/upload/avatar/contacts/${contact.body.id}`, [pngPart]);
+      await upload(`/upload/avatar/contacts/${contact.body.id}`, [pngPart]);
+      await upload(`/upload/avatar/users/${t.admin.user.id}`, [pngPart]);
+      await upload('/upload/logo', [pngPart]);
+      await upload('/upload/logo', [pngPart]);
 
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { registerTenant, type Session } from '../support/identity.js';
+import { MAGIC, sendMultipart, type Part } from '../support/multipart.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /**
@@ -273,6 +274,37 @@ describe('robustness: odd input never causes a 500', () => {
       ['PUT', `/opportunities/forecast-categories/${aliasItems['forecast-categories'].id}`, ['probabilityMin', 'probabilityMax', 'isActive']],
       ['DELETE', `/opportunities/forecast-categories/${aliasItems['forecast-categories'].id}`, []],
     ]);
+    expect(failures).to.deep.equal([]);
+  });
+
+  it('uploads: JSON bodies and odd multipart forms', async () => {
+    const contact = (await call('POST', '/contacts', { lastName: 'Odd upload' })).body.id;
+    const doc = await sendMultipart(service.url, `/api/upload/document/contacts/${contact}`, [{ name: 'file', filename: 'a.pdf', contentType: 'application/pdf', content: MAGIC.pdf }], admin.auth);
+    expect(doc.status).to.equal(201);
+    // The JSON fuzz: an upload endpoint takes multipart only (415), never a 500.
+    const failures = await fuzz([
+      ['POST', `/upload/document/contacts/${contact}`, ['file', 'visibility']],
+      ['DELETE', `/upload/document/contacts/${contact}/${doc.body.id}`, ['visibility']],
+      ['POST', `/upload/avatar/contacts/${contact}`, ['file']],
+      ['POST', '/upload/logo', ['file']],
+    ]);
+    // Odd values in every part of a form: names, types, visibility, extra and repeated parts.
+    const oddText = ['', ' ', '..', '../..', '__proto__', 'constructor', '😀.pdf', 'a'.repeat(2_000), "'; drop table record_documents; --", '%00.pdf', '\\server\\share.pdf'];
+    const targets = [`/upload/document/contacts/${contact}`, `/upload/avatar/contacts/${contact}`, '/upload/logo', `/upload/document/__proto__/${contact}`, `/upload/avatar/users/${contact}`];
+    for (const target of targets) {
+      for (const value of oddText) {
+        const forms: Part[][] = [
+          [{ name: 'file', filename: value, contentType: 'application/pdf', content: MAGIC.pdf }],
+          [{ name: 'file', filename: 'a.pdf', contentType: value, content: MAGIC.pdf }],
+          [{ name: 'file', filename: 'a.pdf', contentType: 'application/pdf', content: MAGIC.pdf }, { name: 'visibility', value }],
+          [{ name: value || 'x', value }, { name: 'file', filename: 'b.png', contentType: 'image/png', content: MAGIC.png }, { name: 'file', filename: 'c.png', contentType: 'image/png', content: value }],
+        ];
+        for (const form of forms) {
+          const res = await sendMultipart(service.url, `/api${target}`, form, admin.auth);
+          if (res.status >= 500) failures.push(`POST ${target} ${JSON.stringify(form).slice(0, 120)} → ${res.status}`);
+        }
+      }
+    }
     expect(failures).to.deep.equal([]);
   });
 

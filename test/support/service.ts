@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import knexFactory from 'knex';
 import { loadConfig } from '../../src/infra/config.js';
 import { startService, type RunningService, type ServiceOverrides } from '../../src/service.js';
@@ -54,6 +56,8 @@ export async function startTestService(
     DATABASE_URL: databaseUrl,
     RUNNER_LOCK_RETRY_MS: '200',
     AUTH_CACHE_MS: '0',
+    // Uploaded files of tests go to a scratch folder, not ./data.
+    UPLOAD_DIR: path.join(os.tmpdir(), 'crm-test-uploads'),
     ...env,
   });
   const setup = knexFactory({ client: 'pg', connection: databaseUrl });

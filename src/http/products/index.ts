@@ -10,6 +10,7 @@ import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from '../validate.js';
+import { mountRecordDocuments } from '../record-subresources.js';
 import { mountBundleItems } from './bundles.js';
 import { mountPriceBooks } from './price-books.js';
 
@@ -125,5 +126,7 @@ export function productsRouter(services: Services): Router {
     await services.waitForProjections((await deleteProduct(services, commandContextOf(res), id)).position);
     res.json({ success: true });
   });
+  // Documents are uploaded with POST /upload/document/products/:id (spec Part B).
+  mountRecordDocuments(router, services, 'products');
   return router;
 }
