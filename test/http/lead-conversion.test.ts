@@ -4,6 +4,7 @@ import { convertLead } from '../../src/commands/leads/lead-conversion.js';
 import { completePendingPlans } from '../../src/commands/write-plan.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { queryRows } from '../support/database.js';
+import { MAGIC, sendMultipart } from '../support/multipart.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 describe('lead conversion', () => {
@@ -109,6 +110,22 @@ describe('lead conversion', () => {
       const leadActivities = (await call('GET', `/leads/${lead.id}/activities`)).body.map((a: { activityType: string }) => a.activityType);
       expect(leadActivities).to.include('converted');
       expect(await madeFrom(lead.id)).to.deep.equal({ contacts: 1, accounts: 1, opportunities: 0 });
+    });
+
+    it('copies the lead\'s live documents onto the contact (same bytes), not its deleted ones', async () => {
+      const lead = await newLead();
+      const upload = (filename: string) =>
+        sendMultipart(service.url, `/api/upload/document/leads/${lead.id}`, [{ name: 'file', filename, contentType: 'application/pdf', content: MAGIC.pdf }], admin.auth);
+      const kept = await upload('offer.pdf');
+      const dropped = await upload('draft.pdf');
+      expect([kept.status, dropped.status]).to.deep.equal([201, 201]);
+      expect((await call('DELETE', `/upload/document/leads/${lead.id}/${dropped.body.id}`)).status).to.equal(200);
+      const res = await convert(lead.id);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const documents = (await call('GET', `/contacts/${res.body.contactId}/documents`)).body;
+      expect(documents.map((d: { name: string }) => d.name)).to.deep.equal(['offer.pdf']);
+      const download = await service.request('GET', `/api/upload/document/contacts/${res.body.contactId}/${documents[0].id}`, undefined, admin.auth);
+      expect(download.status).to.equal(200);
     });
 
     it('with createOpportunity: an opportunity on the new account in the given stage, named after the company, worth the lead', async () => {

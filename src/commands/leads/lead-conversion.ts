@@ -8,6 +8,7 @@ import type { Logger } from '../../infra/logger.js';
 import { foldRecorded, streamIdOf, type Aggregate, type CommandContext, type CommandDeps, type DomainEvent } from '../aggregate.js';
 import { accountAggregate } from '../accounts.js';
 import { contactAggregate, type ContactCommand } from '../contacts.js';
+import { documentAggregate } from '../uploads.js';
 import { settingOf } from '../lead-settings/lead-settings.js';
 import { assigningSettings } from '../lead-settings/settings-usage.js';
 import { opportunityAggregate, type OpportunityCommand, type OpportunityContext } from '../opportunities/opportunity-aggregate.js';
@@ -141,6 +142,28 @@ async function productNames(knex: Knex, tenantId: string, lines: { productId: st
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
+/**
+ * The lead's live documents as new documents of the contact: the same stored bytes (deletes
+ * are soft, so bytes are never removed under a copy), the same name, type, uploader and
+ * visibility, each on its own new stream.
+ */
+async function documentCopies(knex: Knex, ctx: CommandContext, leadId: string, contactId: string, now: Date): Promise<StreamWrite[]> {
+  const rows = await knex('record_documents')
+    .where({ tenant_id: ctx.tenantId, record_type: 'lead', record_id: leadId })
+    .whereNull('deleted_at')
+    .orderBy([{ column: 'uploaded_at' }, { column: 'id' }])
+    .limit(COPY_LIMIT)
+    .select('name', 'mime_type', 'size', 'storage_key', 'uploaded_by', 'visibility', 'disposition');
+  return rows.map((r) => {
+    const id = randomUUID();
+    const document = {
+      id, recordType: 'contact', recordId: contactId, name: r.name, mimeType: r.mime_type, size: Number(r.size), storageKey: r.storage_key,
+      uploadedBy: r.uploaded_by, visibility: r.visibility, disposition: r.disposition,
+    };
+    return streamWrite(streamIdOf(documentAggregate, id), 'no_stream', documentAggregate.decide({ kind: 'upload', document }, documentAggregate.initialState), ctx, now);
+  });
+}
+
 /** Existing records a conversion reuses must be live records of the tenant. */
 async function assertLive(knex: Knex, tenantId: string, table: 'contacts' | 'accounts', id: string, field: string) {
   const row = await knex(table).where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
@@ -250,6 +273,7 @@ async function decidePlan(deps: Deps, ctx: CommandContext, leadId: string, reque
       : foldRecorded(contactAggregate, await deps.store.readStream(streamIdOf(contactAggregate, contactId)));
     const events = decideInTurn(contactAggregate, contactState, commands, undefined);
     if (events.length) writes.push(streamWrite(streamIdOf(contactAggregate, contactId), created.contact ? 'no_stream' : 'any', events, ctx, now));
+    if (copy.copyDocuments) writes.push(...(await documentCopies(deps.knex, ctx, leadId, contactId, now)));
   }
   if (opportunityId && request.opportunity) {
     const o = request.opportunity;
