@@ -1,0 +1,15 @@
+/** Time tracking rules (spec Part B, Limits): an entry lasts 1 to 1440 minutes; a stopped timer logs its elapsed minutes within the same bounds. */
+export const ENTRY_MINUTES_MIN = 1;
+export const ENTRY_MINUTES_MAX = 1440;
+
+export const isEntryMinutes = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= ENTRY_MINUTES_MIN && value <= ENTRY_MINUTES_MAX;
+
+/** Whole minutes between start and end (rounded), at least 1 and at most 24 hours. */
+export function elapsedEntryMinutes(startedAt: Date, endedAt: Date): number {
+  const minutes = Math.round((endedAt.getTime() - startedAt.getTime()) / 60_000);
+  return Math.min(ENTRY_MINUTES_MAX, Math.max(ENTRY_MINUTES_MIN, minutes));
+}
+
+/** The UTC calendar day of a moment, as an entry's `loggedAt` (`2026-01-31`). */
+export const dayOf = (moment: Date): string => moment.toISOString().slice(0, 10);
