@@ -17,6 +17,7 @@ import { productsRouter } from './http/products/index.js';
 import { tasksRouter } from './http/tasks/index.js';
 import { opportunitiesRouter } from './http/opportunities/index.js';
 import { opportunitySettingsRouter } from './http/opportunity-settings/index.js';
+import { timeEntriesRouter } from './http/time-entries/index.js';
 import { usersRouter } from './http/users.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
@@ -43,6 +44,8 @@ import { migration0015PriceBooksBundles } from './projections/migrations/0015_pr
 import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
 import { migration0019Opportunities } from './projections/migrations/0019_opportunities.js';
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
+import { migration0027TimeEntries } from './projections/migrations/0027_time_entries.js';
+import { migration0028RunningTimers } from './projections/migrations/0028_running_timers.js';
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
@@ -51,6 +54,7 @@ import { recordTimelineProjection } from './projections/record-timeline.js';
 import { taskSettingsProjection } from './projections/task-settings.js';
 import { tasksProjection } from './projections/tasks.js';
 import { opportunitiesProjection } from './projections/opportunities.js';
+import { timeEntriesProjection } from './projections/time-entries.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
 import type { Job } from './sagas/scheduler.js';
@@ -201,6 +205,15 @@ export const modules: ModuleManifest[] = [
     projections: [opportunitiesProjection],
     migrations: [migration0019Opportunities],
     reads: ['opportunities', 'record-timeline'],
+  },
+  {
+    // Time entries and the per-user timer (issue 14): entries on any registry record; closing a work request discards timers on it.
+    name: 'time-entries',
+    routes: [{ path: '/time-entries', router: timeEntriesRouter }],
+    projections: [timeEntriesProjection],
+    migrations: [migration0027TimeEntries, migration0028RunningTimers],
+    sagas: [],
+    reads: ['time-entries'],
   },
 ];
 

@@ -13,3 +13,19 @@ export function elapsedEntryMinutes(startedAt: Date, endedAt: Date): number {
 
 /** The UTC calendar day of a moment, as an entry's `loggedAt` (`2026-01-31`). */
 export const dayOf = (moment: Date): string => moment.toISOString().slice(0, 10);
+
+export interface Billing {
+  isBillable: boolean;
+  hourlyRate: number | null;
+  currency: string | null;
+}
+
+/** The currency of a rate given without one. */
+export const DEFAULT_CURRENCY = 'USD';
+
+/** An entry's billing: what the request gives, else the record's defaults (spec rule 2); a rate without a currency is in USD. */
+export function billingOf(defaults: Billing, given: Partial<Billing>): Billing {
+  const hourlyRate = given.hourlyRate !== undefined ? given.hourlyRate : defaults.hourlyRate;
+  const currency = given.currency !== undefined ? given.currency : defaults.currency;
+  return { isBillable: given.isBillable ?? defaults.isBillable, hourlyRate, currency: currency ?? (hourlyRate != null ? DEFAULT_CURRENCY : null) };
+}
