@@ -57,6 +57,7 @@ import { opportunitiesProjection } from './projections/opportunities.js';
 import { timeEntriesProjection } from './projections/time-entries.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
+import { workRequestTimersSaga } from './sagas/work-request-timers.js';
 import type { Job } from './sagas/scheduler.js';
 import type { Services } from './service.js';
 
@@ -212,7 +213,7 @@ export const modules: ModuleManifest[] = [
     routes: [{ path: '/time-entries', router: timeEntriesRouter }],
     projections: [timeEntriesProjection],
     migrations: [migration0027TimeEntries, migration0028RunningTimers],
-    sagas: [],
+    sagas: [workRequestTimersSaga],
     reads: ['time-entries'],
   },
 ];

@@ -2,6 +2,9 @@ import type { Projection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 import { toColumns } from './columns.js';
 
+/** The work-request events after which no timer may run on the request (names agreed with the work-requests module). */
+export const WORK_REQUEST_CLOSING_EVENTS = ['WorkRequestCompleted', 'WorkRequestCancelled', 'WorkRequestDeleted'];
+
 export const TIME_ENTRY_FIELDS = [
   'userId', 'entityType', 'entityId', 'taskId', 'description', 'minutes', 'loggedAt', 'startedAt', 'endedAt', 'source', 'isBillable', 'hourlyRate', 'currency',
 ] as const;
@@ -19,9 +22,14 @@ export const timeEntriesProjection: Projection = {
         user_id: e.data.userId,
         tenant_id: e.metadata.tenantId,
         ...toColumns(e.data, ['runId', 'entityType', 'entityId', 'taskId', 'description', 'startedAt']),
+        started_commit: e.position.commit.toString(),
+        started_prepare: e.position.prepare.toString(),
       });
     },
     TimerStopped: (e, w) => w.delete('running_timers', { user_id: e.data.userId }),
     TimerDiscarded: (e, w) => w.delete('running_timers', { user_id: e.data.userId }),
+    // No rows change here: handling these makes the runner store its checkpoint once past them at once (pages of
+    // no interest are checkpointed lazily), which is what the work-request saga waits for before it reads running_timers.
+    ...Object.fromEntries(WORK_REQUEST_CLOSING_EVENTS.map((type) => [type, () => {}])),
   },
 };

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Position } from '../../events/store/types.js';
 import type { TimerRun } from '../../events/time-entries.js';
 import { recordKind } from '../record-registry.js';
 
@@ -23,8 +24,11 @@ export async function runningTimerView(knex: Knex, tenantId: string, run: TimerR
   };
 }
 
-/** The running timers on a record, any user's (the work-request saga discards them). */
-export async function runningTimersOn(knex: Knex, tenantId: string, entityType: string, entityId: string): Promise<{ userId: string; runId: string }[]> {
-  const rows = await knex('running_timers').where({ tenant_id: tenantId, entity_type: entityType, entity_id: entityId }).select('user_id', 'run_id');
+/** The timers running on a record, any user's, that were started before `before` in the log (the work-request saga discards them). */
+export async function runningTimersOn(knex: Knex, tenantId: string, entityType: string, entityId: string, before: Position): Promise<{ userId: string; runId: string }[]> {
+  const rows = await knex('running_timers')
+    .where({ tenant_id: tenantId, entity_type: entityType, entity_id: entityId })
+    .whereRaw('(started_commit, started_prepare) < (?::bigint, ?::bigint)', [before.commit.toString(), before.prepare.toString()])
+    .select('user_id', 'run_id');
   return rows.map((r: { user_id: string; run_id: string }) => ({ userId: r.user_id, runId: r.run_id }));
 }
