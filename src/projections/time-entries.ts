@@ -2,9 +2,6 @@ import type { Projection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 import { toColumns } from './columns.js';
 
-/** The work-request events after which no timer may run on the request (names agreed with the work-requests module). */
-export const WORK_REQUEST_CLOSING_EVENTS = ['WorkRequestCompleted', 'WorkRequestCancelled', 'WorkRequestDeleted'];
-
 export const TIME_ENTRY_FIELDS = [
   'userId', 'entityType', 'entityId', 'taskId', 'description', 'minutes', 'loggedAt', 'startedAt', 'endedAt', 'source', 'isBillable', 'hourlyRate', 'currency',
 ] as const;
@@ -28,8 +25,5 @@ export const timeEntriesProjection: Projection = {
     },
     TimerStopped: (e, w) => w.delete('running_timers', { user_id: e.data.userId }),
     TimerDiscarded: (e, w) => w.delete('running_timers', { user_id: e.data.userId }),
-    // No rows change here: handling these makes the runner store its checkpoint once past them at once (pages of
-    // no interest are checkpointed lazily), which is what the work-request saga waits for before it reads running_timers.
-    ...Object.fromEntries(WORK_REQUEST_CLOSING_EVENTS.map((type) => [type, () => {}])),
   },
 };
