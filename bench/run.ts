@@ -7,7 +7,8 @@
  * (200000), BENCH_LAG_RATE appends/s offered during the lag phase (1200; 0 for as fast
  * as possible), BENCH_CONTACTS and BENCH_LEADS in the tenant whose lists the HTTP phase
  * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000).
- * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase.
+ * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase,
+ * BENCH_ONLY=time-entries the time entries and timer phase.
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -20,6 +21,7 @@ import { measureLag, type LagResult } from './phases/lag.js';
 import { measureRawCommits } from './phases/raw-commits.js';
 import { measureTaskHttp, type TaskHttpResult } from './phases/tasks-http.js';
 import { measureOpportunityHttp, type OpportunityHttpResult } from './phases/opportunities-http.js';
+import { measureTimeEntryHttp, type TimeEntryHttpResult } from './phases/time-entries-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -65,6 +67,7 @@ interface Results {
   http: HttpResult;
   tasks: TaskHttpResult;
   opportunities: OpportunityHttpResult;
+  timeEntries: TimeEntryHttpResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
@@ -87,6 +90,14 @@ function opportunityFigures(o: OpportunityHttpResult): Figure[] {
   return reference(httpFigures('httpOpportunityCreate', 'POST /api/opportunities', o.create, `${o.connections} connections; account, stage and settings checked, waits for the projections`, {}));
 }
 
+/** The time entries phase: logging by hand, and a timer started and stopped. No target in the design: reference figures. */
+function timeEntryFigures(t: TimeEntryHttpResult): Figure[] {
+  return [
+    ...reference(httpFigures('httpTimeEntryCreate', 'POST /api/time-entries', t.create, `${t.connections} connections; record and task checked, waits for the projection`, {})),
+    ...reference(httpFigures('httpTimerStartStop', 'POST timer/start then timer/stop (pairs)', t.timer, `${t.connections} users; a stop logs the entry and ends the run (two streams)`, {})),
+  ];
+}
+
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
@@ -96,7 +107,7 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities }: Results, settings: Settings): Figure[] {
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, timeEntries }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -169,6 +180,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities }: Re
     }),
     ...taskFigures(tasks),
     ...opportunityFigures(opportunities),
+    ...timeEntryFigures(timeEntries),
   ];
 }
 
@@ -200,7 +212,9 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
 
   const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
 
-  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities }, server };
+  const timeEntries = await measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, timeEntries }, server };
 }
 
 async function main(): Promise<void> {
@@ -230,6 +244,12 @@ async function main(): Promise<void> {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
       process.stdout.write(formatTable(opportunityFigures(opportunities)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'time-entries') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const timeEntries = await measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+      process.stdout.write(formatTable(timeEntryFigures(timeEntries)));
       return;
     }
     const { results, server } = await measure(cleanup, settings);
