@@ -196,6 +196,18 @@ describe('time entries', () => {
     });
   });
 
+  it('needs a token (401) and time_entries.view to read (403)', async () => {
+    for (const path of ['/time-entries', '/time-entries/summary', '/time-entries/timer', `/time-entries/${randomUUID()}`]) {
+      expect((await service.request('GET', `/api${path}`)).status, path).to.equal(401);
+    }
+    const noTime = await call('POST', '/roles', { name: 'no-time', level: 5, permissions: { contacts: { view: true } }, recordAccess: {} });
+    expect(noTime.status, JSON.stringify(noTime.body)).to.equal(201);
+    const outsider = await createUserAs(service, admin, 'no-time');
+    for (const path of ['/time-entries', '/time-entries/summary', '/time-entries/timer']) {
+      expect((await call('GET', path, undefined, outsider)).status, path).to.equal(403);
+    }
+  });
+
   describe('PUT and DELETE /time-entries/:id', () => {
     it('updates the caller\'s entry field by field and writes TimeEntryUpdated', async () => {
       const entry = await log({ minutes: 30 });
