@@ -9,7 +9,8 @@
  * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000),
  * BENCH_OPPORTUNITIES in the tenant whose forecast the opportunities phase reads (10000).
  * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase,
- * BENCH_ONLY=uploads the uploads phase (10 clients × 25 MB at once, the service's memory).
+ * BENCH_ONLY=uploads the uploads phase (10 clients × 25 MB at once, the service's memory),
+ * BENCH_ONLY=time-entries the time entries and timer phase.
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -23,6 +24,7 @@ import { measureRawCommits } from './phases/raw-commits.js';
 import { measureTaskHttp, type TaskHttpResult } from './phases/tasks-http.js';
 import { measureOpportunityHttp, type OpportunityHttpResult } from './phases/opportunities-http.js';
 import { measureUploads, type UploadsResult } from './phases/uploads-http.js';
+import { measureTimeEntryHttp, type TimeEntryHttpResult } from './phases/time-entries-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -70,6 +72,7 @@ interface Results {
   tasks: TaskHttpResult;
   opportunities: OpportunityHttpResult;
   uploads: UploadsResult;
+  timeEntries: TimeEntryHttpResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
@@ -107,6 +110,14 @@ function uploadFigures(u: UploadsResult): Figure[] {
   ]);
 }
 
+/** The time entries phase: logging by hand, and a timer started and stopped. No target in the design: reference figures. */
+function timeEntryFigures(t: TimeEntryHttpResult): Figure[] {
+  return [
+    ...reference(httpFigures('httpTimeEntryCreate', 'POST /api/time-entries', t.create, `${t.connections} connections; record and task checked, waits for the projection`, {})),
+    ...reference(httpFigures('httpTimerStartStop', 'POST timer/start then timer/stop (pairs)', t.timer, `${t.connections} users; a stop logs the entry and ends the run (two streams)`, {})),
+  ];
+}
+
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
@@ -116,7 +127,7 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads }: Results, settings: Settings): Figure[] {
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -190,6 +201,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uplo
     ...taskFigures(tasks),
     ...opportunityFigures(opportunities),
     ...uploadFigures(uploads),
+    ...timeEntryFigures(timeEntries),
   ];
 }
 
@@ -223,7 +235,9 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
 
   const uploads = await measureUploads({ cleanup, databaseUrl: await freshDatabase() }, UPLOAD_LOAD);
 
-  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads }, server };
+  const timeEntries = await measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries }, server };
 }
 
 async function main(): Promise<void> {
@@ -258,6 +272,12 @@ async function main(): Promise<void> {
     if (process.env.BENCH_ONLY === 'uploads') {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       process.stdout.write(formatTable(uploadFigures(await measureUploads({ cleanup, databaseUrl: await freshDatabase() }, UPLOAD_LOAD))));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'time-entries') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const timeEntries = await measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+      process.stdout.write(formatTable(timeEntryFigures(timeEntries)));
       return;
     }
     const { results, server } = await measure(cleanup, settings);

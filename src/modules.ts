@@ -20,6 +20,7 @@ import { associationsRouter } from './http/associations.js';
 import { associationsProjection } from './projections/associations.js';
 import { migration0030RecordLinks } from './projections/migrations/0030_record_links.js';
 import { opportunitySettingAliases, opportunitySettingsRouter } from './http/opportunity-settings/index.js';
+import { timeEntriesRouter } from './http/time-entries/index.js';
 import { usersRouter } from './http/users.js';
 import { publicLogosRouter, uploadsRouter } from './http/uploads/index.js';
 import { accountsProjection } from './projections/accounts.js';
@@ -52,6 +53,8 @@ import { migration0021OpportunityForecast } from './projections/migrations/0021_
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
 import { migration0022Documents } from './projections/migrations/0022_documents.js';
 import { migration0023AvatarsLogos } from './projections/migrations/0023_avatars_logos.js';
+import { migration0027TimeEntries } from './projections/migrations/0027_time_entries.js';
+import { migration0028RunningTimers } from './projections/migrations/0028_running_timers.js';
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
@@ -61,8 +64,10 @@ import { taskSettingsProjection } from './projections/task-settings.js';
 import { tasksProjection } from './projections/tasks.js';
 import { opportunitiesProjection } from './projections/opportunities.js';
 import { uploadsProjection } from './projections/uploads.js';
+import { timeEntriesProjection } from './projections/time-entries.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
+import { workRequestTimersSaga } from './sagas/work-request-timers.js';
 import type { Job } from './sagas/scheduler.js';
 import type { Services } from './service.js';
 
@@ -232,6 +237,15 @@ export const modules: ModuleManifest[] = [
     projections: [uploadsProjection],
     migrations: [migration0022Documents, migration0023AvatarsLogos],
     reads: ['uploads'],
+  },
+  {
+    // Time entries and the per-user timer (issue 14): entries on any registry record; closing a work request discards timers on it.
+    name: 'time-entries',
+    routes: [{ path: '/time-entries', router: timeEntriesRouter }],
+    projections: [timeEntriesProjection],
+    migrations: [migration0027TimeEntries, migration0028RunningTimers],
+    sagas: [workRequestTimersSaga],
+    reads: ['time-entries'],
   },
 ];
 

@@ -138,6 +138,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           knex: db.knex,
           locks,
           logger,
+          clock,
           batchSize: config.PROJECTION_BATCH_SIZE,
           lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
           retry: overrides.sagaRetry ?? retry,

@@ -13,7 +13,7 @@ export async function serviceWithTenant(deps: { cleanup: CleanupStack; databaseU
   const client = new HttpClient(service.baseUrl, connections);
   deps.cleanup.push(async () => client.close());
   log(`${what}: service listening on ${service.baseUrl} after ${elapsedSeconds(startedAt).toFixed(1)} s`);
-  const registered = await client.json<{ accessToken: string; user: { id: string }; tenant: { id: string } }>('POST', '/api/auth/register', {
+  const registered = await client.json<{ accessToken: string; user: { id: string }; tenant: { id: string; slug: string } }>('POST', '/api/auth/register', {
     email: `bench-${what}@example.com`,
     password: 'Bench1234',
     companyName: `Bench ${what} company`,
@@ -21,5 +21,5 @@ export async function serviceWithTenant(deps: { cleanup: CleanupStack; databaseU
     lastName: 'Admin',
   });
   client.token = registered.accessToken;
-  return { service, client, tenantId: registered.tenant.id, userId: registered.user.id, accessToken: registered.accessToken };
+  return { service, client, tenantId: registered.tenant.id, tenantSlug: registered.tenant.slug, userId: registered.user.id, accessToken: registered.accessToken };
 }

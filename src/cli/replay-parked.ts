@@ -3,6 +3,7 @@ import type { EventStore, RecordedEvent } from '../events/store/types.js';
 import { unpark, type ParkedEvent } from '../events/subscriptions/parked-events.js';
 import { applyEvents, type Projection } from '../projections/projection.js';
 import { sagaContext, type Saga } from '../sagas/saga.js';
+import { systemClock } from '../infra/clock.js';
 
 export type ReplayOutcome = { id: number; replayed: true } | { id: number; replayed: false; error: string };
 
@@ -37,7 +38,7 @@ export async function replayParked(
 }
 
 async function redeliver(
-  deps: { projections: Projection[]; sagas: Saga[] },
+  deps: { store: EventStore; knex: Knex; projections: Projection[]; sagas: Saga[] },
   entry: ParkedEvent,
   event: RecordedEvent,
   trx: Knex.Transaction,
@@ -50,7 +51,7 @@ async function redeliver(
   }
   const saga = deps.sagas.find((s) => s.name === entry.name);
   if (!saga) throw new Error(`no saga named ${entry.name}`);
-  await saga.handle(event, sagaContext(saga, event, entry.attempts + 1));
+  await saga.handle(event, sagaContext(saga, event, entry.attempts + 1, { store: deps.store, knex: deps.knex, clock: systemClock }));
 }
 
 /** One line per parked event, for a terminal. */

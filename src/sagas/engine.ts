@@ -3,6 +3,7 @@ import type { EventStore } from '../events/store/types.js';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { runWhileHoldingLock } from '../infra/exclusive-loop.js';
 import type { Logger } from '../infra/logger.js';
+import type { Clock } from '../infra/clock.js';
 import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { runSaga } from './runner.js';
 import type { Saga } from './saga.js';
@@ -18,6 +19,7 @@ export class SagaEngine {
       knex: Knex;
       locks: AdvisoryLocks;
       logger: Logger;
+      clock?: Clock;
       batchSize: number;
       lockRetryMs: number;
       retry?: RetryPolicy;

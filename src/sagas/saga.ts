@@ -1,8 +1,18 @@
+import type { Knex } from 'knex';
 import { deterministicId } from '../infra/deterministic-id.js';
+import type { Clock } from '../infra/clock.js';
 import type { CommandContext } from '../commands/aggregate.js';
-import type { RecordedEvent } from '../events/store/types.js';
+import type { EventStore, RecordedEvent } from '../events/store/types.js';
+
+/** What a saga's commands and reads need: the event store, the read models and the service's clock. */
+export interface SagaDeps {
+  store: EventStore;
+  knex: Knex;
+  clock: Clock;
+}
 
 export interface SagaContext {
+  deps: SagaDeps;
   /** 1 for the first delivery; higher when retrying after a failure. */
   attempt: number;
   /** Context for commands the saga issues: caused by this event, in its tenant and correlation. */
@@ -27,8 +37,9 @@ export interface Saga {
   handle(event: RecordedEvent<any>, context: SagaContext): Promise<void>;
 }
 
-export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number): SagaContext {
+export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, deps: SagaDeps): SagaContext {
   return {
+    deps,
     attempt,
     command: {
       tenantId: event.metadata.tenantId,

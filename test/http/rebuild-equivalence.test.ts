@@ -657,6 +657,21 @@ describe('rebuild equals live, for every event type', () => {
       await upload('/upload/logo', [pngPart]);
       await upload('/upload/logo', [pngPart]);
 
+      // Time entries and the timer: logged (billable, with a task), updated, deleted; a timer stopped into an entry, another discarded.
+      const hours = await call(t, 'POST', '/time-entries', {
+        entityType: 'contacts', entityId: contact.body.id, minutes: 95, loggedAt: '2026-01-02', description: oddText(r, 500), taskId: task.body.id, isBillable: true, hourlyRate: 87.5, currency: 'eur',
+      });
+      expect(hours.status, JSON.stringify(hours.body)).to.equal(201);
+      await call(t, 'PUT', `/time-entries/${hours.body.id}`, { minutes: 100, description: null, hourlyRate: 90 });
+      const doomedHours = await call(t, 'POST', '/time-entries', { entityType: 'leads', entityId: first.id, minutes: 5 });
+      await call(t, 'DELETE', `/time-entries/${doomedHours.body.id}`);
+      await call(t, 'POST', '/time-entries/timer/start', { entityType: 'opportunities', entityId: deal.body.id, taskId: task.body.id, description: 'Négociation ⏱' });
+      clock.advance(47 * 60_000);
+      await call(t, 'POST', '/time-entries/timer/stop', { isBillable: true });
+      await call(t, 'POST', '/time-entries/timer/start', { entityType: 'accounts', entityId: dealAccount.body.id });
+      await call(t, 'DELETE', '/time-entries/timer');
+      await call(t, 'POST', '/time-entries/timer/start', { entityType: 'contacts', entityId: contact.body.id }); // left running
+
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });
       expect(waiting.slaDueAt, 'the seeded SLA policy gives new leads a deadline').to.be.a('string');
@@ -683,6 +698,9 @@ describe('rebuild equals live, for every event type', () => {
         t.contacts = t.contacts.filter((c) => c !== id);
         t.links = t.links.filter(([c]) => c !== id);
       }],
+      [3, 'log time', async (t, r) => t.contacts.length && call(t, 'POST', '/time-entries', {
+        entityType: 'contacts', entityId: r.pick(t.contacts), minutes: r.between(1, 1440), isBillable: r.chance(0.5), hourlyRate: r.chance(0.5) ? r.between(0, 300) : null,
+      })],
       [4, 'create account', async (t, r) => t.accounts.push((await call(t, 'POST', '/accounts', accountBody(t, r.chance(0.3)))).body.id)],
       [4, 'update account', async (t, r) => {
         const id = r.pick(t.accounts);

@@ -221,6 +221,41 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('time entries and the timer', async () => {
+    const contact = (await call('POST', '/contacts', { lastName: 'Odd hours' })).body;
+    const logged = { entityType: 'contacts', entityId: contact.id, minutes: 30 };
+    const entry = (await call('POST', '/time-entries', logged)).body;
+    const failures = await fuzz([
+      ['POST', '/time-entries', ['entityType', 'entityId', 'minutes', 'loggedAt', 'description', 'taskId', 'isBillable', 'hourlyRate', 'currency']],
+      ['PUT', `/time-entries/${entry.id}`, ['minutes', 'loggedAt', 'description', 'taskId', 'isBillable', 'hourlyRate', 'currency']],
+      ['DELETE', `/time-entries/${entry.id}`, []],
+      ['POST', '/time-entries/timer/start', ['entityType', 'entityId', 'taskId', 'description']],
+      ['POST', '/time-entries/timer/stop', ['minutes', 'description', 'isBillable']],
+      ['DELETE', '/time-entries/timer', []],
+    ]);
+    // Each odd value beside otherwise valid fields, so it reaches the record lookups, the decider and the read model.
+    const fresh = (await call('POST', '/time-entries', logged)).body;
+    for (const [method, path, base, fields] of [
+      ['POST', '/time-entries', logged, ['entityType', 'entityId', 'minutes', 'loggedAt', 'taskId', 'hourlyRate', 'currency']],
+      ['PUT', `/time-entries/${fresh.id}`, { minutes: 20 }, ['loggedAt', 'taskId', 'hourlyRate', 'currency']],
+      ['POST', '/time-entries/timer/start', { entityType: 'contacts', entityId: contact.id }, ['entityType', 'entityId', 'taskId']],
+    ] as const) {
+      for (const field of fields) {
+        for (const value of ODD_VALUES) {
+          const res = await call(method, path, { ...base, [field]: value });
+          if (res.status >= 500) failures.push(`${method} ${path} {…, ${field}: ${JSON.stringify(value).slice(0, 40)}} → ${res.status}`);
+        }
+      }
+    }
+    for (const query of ['entityType=__proto__&entityId=1', `entityType=constructor&entityId=${contact.id}`, 'from=x', 'to[]=1', 'limit=1e9', 'page=-1', 'userId=%00', 'from=99999-01-01']) {
+      for (const path of ['/time-entries', '/time-entries/summary']) {
+        const res = await call('GET', `${path}?${query}`);
+        if (res.status >= 500) failures.push(`GET ${path}?${query} → ${res.status}`);
+      }
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('opportunities', async () => {
     const account = (await call('POST', '/accounts', { name: 'Odd deals' })).body;
     const stage = (await call('GET', '/lead-settings/stages?module=opportunities')).body[1];

@@ -1,0 +1,35 @@
+import type { Knex } from 'knex';
+import { comparePositions, isAtOrAfter } from '../events/store/position.js';
+import type { EventStore, Position } from '../events/store/types.js';
+import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
+import { sleep } from '../infra/signal.js';
+import { handles, type Projection } from '../projections/projection.js';
+
+const GAP_PAGE = 500;
+
+/**
+ * Waits until a projection's tables reflect every event it handles that comes before
+ * `position` in the log, so a saga reading them sees what happened before the event it
+ * reacts to. The stored checkpoint can stay behind over events of no interest to the
+ * projection (it is stored lazily then), so when it is behind, the log in between is
+ * read: nothing there the projection handles means its tables are already as of
+ * `position`. Throws after `timeoutMs`: the saga runner retries the event later.
+ */
+export async function awaitProjection(
+  deps: { store: EventStore; knex: Knex },
+  projection: Projection,
+  position: Position,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
+    const checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
+    if (isAtOrAfter(checkpoint, position)) return;
+    const gap = await deps.store.readAll({ from: checkpoint, maxCount: GAP_PAGE });
+    const before = gap.filter((e) => comparePositions(e.position, position) < 0);
+    const reachesPosition = before.length < gap.length;
+    if (reachesPosition && !before.some((e) => handles(projection, e.type))) return;
+    if (Date.now() >= deadline) throw new Error(`projection ${projection.name} has not reached ${position.commit}/${position.prepare} yet`);
+    await sleep(pause);
+  }
+}
