@@ -18,6 +18,7 @@ import { tasksRouter } from './http/tasks/index.js';
 import { opportunitiesRouter } from './http/opportunities/index.js';
 import { opportunitySettingsRouter } from './http/opportunity-settings/index.js';
 import { usersRouter } from './http/users.js';
+import { workRequestSettingsRouter } from './http/work-request-settings/index.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
@@ -44,6 +45,8 @@ import { migration0017Tasks } from './projections/migrations/0017_tasks.js';
 import { migration0019Opportunities } from './projections/migrations/0019_opportunities.js';
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
+import { migration0024WorkRequestSettings } from './projections/migrations/0024_work_request_settings.js';
+import { workRequestSettingsProjection } from './projections/work-request-settings.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
@@ -201,6 +204,14 @@ export const modules: ModuleManifest[] = [
     projections: [opportunitiesProjection],
     migrations: [migration0019Opportunities],
     reads: ['opportunities', 'record-timeline'],
+  },
+  {
+    // Work request types, pipelines and stages (issue 14); tenants start with none.
+    name: 'work-request-settings',
+    routes: [{ path: '/work-request-settings', router: workRequestSettingsRouter }],
+    projections: [workRequestSettingsProjection],
+    migrations: [migration0024WorkRequestSettings],
+    reads: ['work-request-settings'],
   },
 ];
 
