@@ -19,6 +19,7 @@ import { opportunitiesRouter } from './http/opportunities/index.js';
 import { opportunitySettingsRouter } from './http/opportunity-settings/index.js';
 import { usersRouter } from './http/users.js';
 import { workRequestSettingsRouter } from './http/work-request-settings/index.js';
+import { workRequestsRouter } from './http/work-requests/index.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
@@ -47,6 +48,8 @@ import { migration0018OpportunitySettings } from './projections/migrations/0018_
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
 import { migration0024WorkRequestSettings } from './projections/migrations/0024_work_request_settings.js';
 import { workRequestSettingsProjection } from './projections/work-request-settings.js';
+import { migration0025WorkRequests } from './projections/migrations/0025_work_requests.js';
+import { workRequestsProjection } from './projections/work-requests.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
@@ -212,6 +215,14 @@ export const modules: ModuleManifest[] = [
     projections: [workRequestSettingsProjection],
     migrations: [migration0024WorkRequestSettings],
     reads: ['work-request-settings'],
+  },
+  {
+    // Work requests (issue 14): numbered per tenant, a lifecycle, stage moves on the work request pipelines.
+    name: 'work-requests',
+    routes: [{ path: '/work-requests', router: workRequestsRouter }],
+    projections: [workRequestsProjection],
+    migrations: [migration0025WorkRequests],
+    reads: ['work-requests', 'record-timeline'],
   },
 ];
 

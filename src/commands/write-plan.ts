@@ -29,13 +29,14 @@ export interface WritePlan {
   writes: StreamWrite[];
 }
 
-/** The events a command causes on a stream that does not exist yet, with their ids fixed. */
-export function newStreamWrite<State, Event extends DomainEvent, Command>(
-  aggregate: Aggregate<State, Event, Command>,
+/** The events a command causes on a stream that does not exist yet, with their ids fixed (`decideWith`: the decider's context, if it needs one). */
+export function newStreamWrite<State, Event extends DomainEvent, Command, Context = void>(
+  aggregate: Aggregate<State, Event, Command, Context>,
   id: string,
   command: Command,
   context: CommandContext,
   now: Date,
+  decideWith?: Context,
 ): StreamWrite {
   const metadata: EventMetadata = {
     tenantId: context.tenantId,
@@ -43,7 +44,7 @@ export function newStreamWrite<State, Event extends DomainEvent, Command>(
     correlationId: context.correlationId,
     causationId: context.causationId ?? null,
   };
-  const events = aggregate.decide(command, aggregate.initialState);
+  const events = aggregate.decide(command, aggregate.initialState, decideWith as Context);
   return {
     streamId: streamIdOf(aggregate, id),
     expectedRevision: 'no_stream',
