@@ -21,8 +21,10 @@ export const workRequestSettingsProjection: Projection = {
   tables: Object.values(WORK_REQUEST_SETTINGS_TABLES).map(([table]) => table),
   handlers: Object.assign(
     {},
-    ...(Object.entries(WORK_REQUEST_SETTINGS_TABLES) as [WorkRequestSettingsCollection, [string, string[]]][]).map(([collection, [table, fields]]) =>
-      recordHandlers(WORK_REQUEST_SETTINGS_EVENT_PREFIXES[collection], table, fields),
-    ),
+    ...(Object.entries(WORK_REQUEST_SETTINGS_TABLES) as [WorkRequestSettingsCollection, [string, string[]]][]).map(([collection, [table, fields]]) => {
+      // Items are deactivated, never deleted: no `…Deleted` event exists to handle.
+      const { [`${WORK_REQUEST_SETTINGS_EVENT_PREFIXES[collection]}Deleted`]: _never, ...handlers } = recordHandlers(WORK_REQUEST_SETTINGS_EVENT_PREFIXES[collection], table, fields);
+      return handlers;
+    }),
   ),
 };

@@ -39,7 +39,6 @@ describe('work requests', () => {
     other = await registerTenant(service);
     [member, lead, requester, stranger] = [await createUserAs(service, admin, 'user'), await createUserAs(service, admin, 'user'), await createUserAs(service, admin, 'user'), await createUserAs(service, admin, 'user')];
     team = (await service.request('POST', '/api/teams', { name: unique('Design'), leadId: lead.user.id, memberIds: [member.user.id] }, admin.auth)).body;
-    // Sessions carry team ids at sign-in: sign in again now that the team exists.
     pipeline = await settings.ok('POST', '/pipelines', { name: unique('Design flow') });
     stages = {};
     for (const [name, flags] of [['To do', {}], ['Doing', {}], ['Review', {}], ['Done', { isWon: true }], ['Dropped', { isLost: true }]] as const) {
