@@ -7,7 +7,8 @@
  * (200000), BENCH_LAG_RATE appends/s offered during the lag phase (1200; 0 for as fast
  * as possible), BENCH_CONTACTS and BENCH_LEADS in the tenant whose lists the HTTP phase
  * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000).
- * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase.
+ * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase,
+ * BENCH_ONLY=work-requests the work requests phase (BENCH_WORK_REQUESTS in its tenant, 10000).
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -20,6 +21,7 @@ import { measureLag, type LagResult } from './phases/lag.js';
 import { measureRawCommits } from './phases/raw-commits.js';
 import { measureTaskHttp, type TaskHttpResult } from './phases/tasks-http.js';
 import { measureOpportunityHttp, type OpportunityHttpResult } from './phases/opportunities-http.js';
+import { measureWorkRequestHttp, WORK_REQUEST_LIST_PATH, type WorkRequestHttpResult } from './phases/work-requests-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -54,6 +56,7 @@ function readSettings() {
     contacts: Math.round(numberFromEnv('BENCH_CONTACTS', 10_000)),
     leads: Math.round(numberFromEnv('BENCH_LEADS', 10_000)),
     tasks: Math.round(numberFromEnv('BENCH_TASKS', 10_000)),
+    workRequests: Math.round(numberFromEnv('BENCH_WORK_REQUESTS', 10_000)),
   };
 }
 
@@ -65,6 +68,7 @@ interface Results {
   http: HttpResult;
   tasks: TaskHttpResult;
   opportunities: OpportunityHttpResult;
+  workRequests: WorkRequestHttpResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
@@ -87,6 +91,12 @@ function opportunityFigures(o: OpportunityHttpResult): Figure[] {
   return reference(httpFigures('httpOpportunityCreate', 'POST /api/opportunities', o.create, `${o.connections} connections; account, stage and settings checked, waits for the projections`, {}));
 }
 
+/** The work requests phase: a status-filtered list page over a tenant of many requests. No target in the design: a reference figure. */
+function workRequestFigures(w: WorkRequestHttpResult): Figure[] {
+  const of = w.requests.toLocaleString('en-US');
+  return reference(httpFigures('httpWorkRequestStatusList', `GET ${WORK_REQUEST_LIST_PATH}, of ${of}`, w.statusList, `${w.matching} match, counted; rows shaped from settings and one query per name kind`, {}));
+}
+
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
@@ -96,7 +106,7 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities }: Results, settings: Settings): Figure[] {
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, workRequests }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -169,6 +179,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities }: Re
     }),
     ...taskFigures(tasks),
     ...opportunityFigures(opportunities),
+    ...workRequestFigures(workRequests),
   ];
 }
 
@@ -200,7 +211,12 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
 
   const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
 
-  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities }, server };
+  const workRequests = await measureWorkRequestHttp(
+    { cleanup, databaseUrl: await freshDatabase() },
+    { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests },
+  );
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, workRequests }, server };
 }
 
 async function main(): Promise<void> {
@@ -230,6 +246,12 @@ async function main(): Promise<void> {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
       process.stdout.write(formatTable(opportunityFigures(opportunities)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'work-requests') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const workRequests = await measureWorkRequestHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests });
+      process.stdout.write(formatTable(workRequestFigures(workRequests)));
       return;
     }
     const { results, server } = await measure(cleanup, settings);

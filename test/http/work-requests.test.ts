@@ -150,6 +150,9 @@ describe('work requests', () => {
       expect(history[1].note).to.equal('Ready');
       const activities = await api.expectStatus(200, 'GET', `/${r.id}/activities`, undefined, member);
       expect(activities.map((a: any) => a.activityType)).to.include.members(['created', 'stage_change', 'completed']);
+      const paged = await api.expectStatus(200, 'GET', `/${r.id}/activities?limit=2&page=2`, undefined, member);
+      expect(paged.map((a: any) => a.id)).to.deep.equal(activities.slice(2, 4).map((a: any) => a.id));
+      await api.expectStatus(400, 'GET', `/${r.id}/activities?limit=201`, undefined, member);
       expect(await api.expectStatus(200, 'GET', `/${r.id}/documents`, undefined, member)).to.deep.equal([]);
       await api.expectStatus(400, 'POST', `/${r.id}/change-stage`, { stageId: stages.Doing.id }, member);
       await api.expectStatus(400, 'PUT', `/${r.id}`, { title: 'Closed' });

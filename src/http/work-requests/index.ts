@@ -5,6 +5,7 @@ import { loadWorkRequestSettings } from '../../commands/work-request-settings/wo
 import { invalid, notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
 import { recordKind, recordVisible } from '../../queries/record-registry.js';
+import { recordActivities } from '../../queries/record-subresources.js';
 import { workRequestAccess, workRequestActor, workRequestVisible } from '../../queries/work-request-access.js';
 import { countWorkRequests, getWorkRequest, listWorkRequests, workRequestStageHistory } from '../../queries/work-requests.js';
 import type { Services } from '../../service.js';
@@ -12,7 +13,7 @@ import { commandContextOf, principalOf, requirePermission } from '../authenticat
 import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
-import { assignBody, changeStageBody, createBody, declineBody, emptyBody, listQuery, noteBody, reasonBody, updateBody, type CreateBody } from './schemas.js';
+import { activitiesQuery, assignBody, changeStageBody, createBody, declineBody, emptyBody, listQuery, noteBody, reasonBody, updateBody, type CreateBody } from './schemas.js';
 
 const WHAT = 'Work request';
 const unknownReference = (path: string, message: string) => invalid(message, [{ path, message: 'not found', code: 'unknown_reference' }]);
@@ -114,6 +115,13 @@ export function workRequestsRouter(services: Services): Router {
     res.json(await workRequestStageHistory(knex, principal.tenantId, await settingsOf(principal), services.clock.now(), id));
   });
 
+  // Before the shared sub-resources: the spec pages a work request's timeline (limit default 50, at most 200).
+  router.get('/:id/activities', requirePermission('work_requests', 'view'), async (req, res) => {
+    const id = idParam(req, 'id', WHAT);
+    const paging = parseQuery(activitiesQuery, req);
+    await accessOr404(res, id);
+    res.json(await recordActivities(knex, principalOf(res).tenantId, 'work_request', id, paging));
+  });
   mountRecordSubresources(router, services, {
     module: 'work_requests',
     recordType: 'work_request',
