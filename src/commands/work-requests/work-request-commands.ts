@@ -6,7 +6,7 @@ import { handleCommand, type CommandContext, type CommandDeps } from '../aggrega
 import { loadWorkRequestSettings } from '../work-request-settings/work-request-settings.js';
 import { executePlan, newStreamWrite, savePlan, type WritePlan } from '../write-plan.js';
 import { workRequestAggregate, type WorkRequestCommand, type WorkRequestContext } from './work-request-aggregate.js';
-import type { WorkRequestInput } from './work-request-create.js';
+import { owningUnit, type WorkRequestInput } from './work-request-create.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -49,8 +49,7 @@ export async function createWorkRequest(deps: Deps, ctx: CommandContext, input: 
   await assertActiveUser(deps.knex, ctx.tenantId, input.assignedTo, 'assignedTo');
   await teamLeadOf(deps.knex, ctx.tenantId, input.teamId, 'teamId');
   const settings = await loadWorkRequestSettings(deps.store, ctx.tenantId);
-  const type = settings.types[input.typeId];
-  const teamLead = await teamLeadOf(deps.knex, ctx.tenantId, type?.teamId ?? input.teamId);
+  const teamLead = await teamLeadOf(deps.knex, ctx.tenantId, owningUnit(settings.types[input.typeId], input.teamId).teamId);
   const id = randomUUID();
   const now = deps.clock.now();
   const context: WorkRequestContext = { settings, now, actor, teamLead };

@@ -39,6 +39,11 @@ export interface CreateContext {
 const problem = (path: string, message: string, code: string) => [{ path, message, code }];
 const DAY_MS = 86_400_000;
 
+/** The owning team and department of a request of this type: the type's; the body's team only when the type has neither. */
+export function owningUnit(type: { teamId: string | null; departmentId: string | null } | undefined, givenTeamId: string | null | undefined) {
+  return { teamId: type?.teamId ?? (type?.departmentId ? null : givenTeamId ?? null), departmentId: type?.departmentId ?? null };
+}
+
 /** Why a request-field value cannot be taken, or null. */
 function valueProblem(field: RequestField, value: unknown): string | null {
   switch (field.type) {
@@ -90,7 +95,7 @@ export function createdData(id: string, requestNumber: string, requestedBy: stri
   if (!pipelineId || !pipeline?.isActive) throw invalid('The request needs an active pipeline (the type has none, or it is inactive)', problem('pipelineId', 'no active pipeline', 'unknown_reference'));
   const stage = activeStagesOf(c.settings, pipelineId).find((s) => !s.isWon && !s.isLost);
   if (!stage) throw invalid('The pipeline has no open stage', problem('pipelineId', 'no open stage', 'no_open_stage'));
-  const teamId = type.teamId ?? (type.departmentId ? null : input.teamId ?? null);
+  const { teamId } = owningUnit(type, input.teamId);
   if (!teamId && !type.departmentId) throw invalid('The type has no owning team or department: give teamId', problem('teamId', 'required', 'required'));
   if (input.entityType && type.allowedRecordTypes.length && !type.allowedRecordTypes.includes(input.entityType)) {
     throw invalid(`The type does not take ${input.entityType} records`, problem('entityType', 'not allowed by the type', 'not_allowed'));

@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { workRequestAggregate, type WorkRequestCommand } from '../../commands/work-requests/work-request-aggregate.js';
 import { changeWorkRequest, createWorkRequest } from '../../commands/work-requests/work-request-commands.js';
+import { owningUnit } from '../../commands/work-requests/work-request-create.js';
 import { loadWorkRequestSettings } from '../../commands/work-request-settings/work-request-settings.js';
 import { invalid, notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
@@ -75,9 +76,7 @@ export function workRequestsRouter(services: Services): Router {
       const kind = recordKind(body.entityType)!;
       if (!(await recordVisible(knex, principal, kind, body.entityId))) throw unknownReference('entityId', `entityId does not name a ${kind.noun.toLowerCase()} you can view`);
     }
-    const type = (await settingsOf(principal)).types[body.typeId];
-    const owner = { teamId: type?.teamId ?? (type?.departmentId ? null : body.teamId ?? null), departmentId: type?.departmentId ?? null };
-    const actor = await workRequestActor(knex, principal, owner);
+    const actor = await workRequestActor(knex, principal, owningUnit((await settingsOf(principal)).types[body.typeId], body.teamId));
     const { id, position } = await createWorkRequest(services, commandContextOf(res), body, actor);
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
     res.status(201).location(`${req.baseUrl}/${id}`).json(await written(res, id));
