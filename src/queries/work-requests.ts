@@ -154,7 +154,8 @@ export async function listWorkRequests(knex: Knex, principal: Principal, setting
     const order = `{${Object.entries(settings.stages).sort(([, a], [, b]) => a.sortOrder - b.sortOrder).map(([id]) => id).join(',')}}`;
     query.orderByRaw(`array_position(?::uuid[], r.stage_id) ${sort.dir} nulls last, r.id ${sort.dir}`, [order]);
   } else {
-    query.orderByRaw(`${sort.column} ${sort.dir} nulls last, r.id ${sort.dir}`);
+    // Only the due date may be null; the other sort columns are not null, and without `nulls last` their index serves a descending page.
+    query.orderByRaw(`${sort.column} ${sort.dir}${sort.column === 'r.due_date' ? ' nulls last' : ''}, r.id ${sort.dir}`);
   }
   const page = await paginate(query, q.page, q.limit, (row) => row);
   return { ...page, data: await shape(knex, principal.tenantId, settings, now, page.data) };
