@@ -7,10 +7,12 @@
  * (200000), BENCH_LAG_RATE appends/s offered during the lag phase (1200; 0 for as fast
  * as possible), BENCH_CONTACTS and BENCH_LEADS in the tenant whose lists the HTTP phase
  * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000),
- * BENCH_OPPORTUNITIES in the tenant whose forecast the opportunities phase reads (10000).
+ * BENCH_OPPORTUNITIES in the tenant whose forecast the opportunities phase reads (10000),
+ * BENCH_WORK_REQUESTS in the tenant of the work requests phase (10000).
  * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase,
  * BENCH_ONLY=uploads the uploads phase (10 clients × 25 MB at once, the service's memory),
- * BENCH_ONLY=time-entries the time entries and timer phase.
+ * BENCH_ONLY=time-entries the time entries and timer phase,
+ * BENCH_ONLY=work-requests the work requests phase.
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -25,6 +27,7 @@ import { measureTaskHttp, type TaskHttpResult } from './phases/tasks-http.js';
 import { measureOpportunityHttp, type OpportunityHttpResult } from './phases/opportunities-http.js';
 import { measureUploads, type UploadsResult } from './phases/uploads-http.js';
 import { measureTimeEntryHttp, type TimeEntryHttpResult } from './phases/time-entries-http.js';
+import { measureWorkRequestHttp, WORK_REQUEST_LIST_PATH, type WorkRequestHttpResult } from './phases/work-requests-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -60,6 +63,7 @@ function readSettings() {
     leads: Math.round(numberFromEnv('BENCH_LEADS', 10_000)),
     tasks: Math.round(numberFromEnv('BENCH_TASKS', 10_000)),
     opportunities: Math.round(numberFromEnv('BENCH_OPPORTUNITIES', 10_000)),
+    workRequests: Math.round(numberFromEnv('BENCH_WORK_REQUESTS', 10_000)),
   };
 }
 
@@ -73,6 +77,7 @@ interface Results {
   opportunities: OpportunityHttpResult;
   uploads: UploadsResult;
   timeEntries: TimeEntryHttpResult;
+  workRequests: WorkRequestHttpResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
@@ -118,6 +123,12 @@ function timeEntryFigures(t: TimeEntryHttpResult): Figure[] {
   ];
 }
 
+/** The work requests phase: a status-filtered list page over a tenant of many requests. No target in the design: a reference figure. */
+function workRequestFigures(w: WorkRequestHttpResult): Figure[] {
+  const of = w.requests.toLocaleString('en-US');
+  return reference(httpFigures('httpWorkRequestStatusList', `GET ${WORK_REQUEST_LIST_PATH}, of ${of}`, w.statusList, `${w.matching} match, counted; rows shaped from settings and one query per name kind`, {}));
+}
+
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
@@ -127,7 +138,7 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries }: Results, settings: Settings): Figure[] {
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -202,6 +213,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uplo
     ...opportunityFigures(opportunities),
     ...uploadFigures(uploads),
     ...timeEntryFigures(timeEntries),
+    ...workRequestFigures(workRequests),
   ];
 }
 
@@ -237,7 +249,12 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
 
   const timeEntries = await measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
 
-  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries }, server };
+  const workRequests = await measureWorkRequestHttp(
+    { cleanup, databaseUrl: await freshDatabase() },
+    { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests },
+  );
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests }, server };
 }
 
 async function main(): Promise<void> {
@@ -278,6 +295,12 @@ async function main(): Promise<void> {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       const timeEntries = await measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
       process.stdout.write(formatTable(timeEntryFigures(timeEntries)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'work-requests') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const workRequests = await measureWorkRequestHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests });
+      process.stdout.write(formatTable(workRequestFigures(workRequests)));
       return;
     }
     const { results, server } = await measure(cleanup, settings);

@@ -23,6 +23,8 @@ import { opportunitySettingAliases, opportunitySettingsRouter } from './http/opp
 import { timeEntriesRouter } from './http/time-entries/index.js';
 import { usersRouter } from './http/users.js';
 import { publicLogosRouter, uploadsRouter } from './http/uploads/index.js';
+import { workRequestSettingsRouter } from './http/work-request-settings/index.js';
+import { workRequestsRouter } from './http/work-requests/index.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
@@ -56,6 +58,10 @@ import { migration0023AvatarsLogos } from './projections/migrations/0023_avatars
 import { migration0027TimeEntries } from './projections/migrations/0027_time_entries.js';
 import { migration0028RunningTimers } from './projections/migrations/0028_running_timers.js';
 import { opportunitySettingsProjection } from './projections/opportunity-settings.js';
+import { migration0024WorkRequestSettings } from './projections/migrations/0024_work_request_settings.js';
+import { workRequestSettingsProjection } from './projections/work-request-settings.js';
+import { migration0025WorkRequests } from './projections/migrations/0025_work_requests.js';
+import { workRequestsProjection } from './projections/work-requests.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
@@ -246,6 +252,22 @@ export const modules: ModuleManifest[] = [
     migrations: [migration0027TimeEntries, migration0028RunningTimers],
     sagas: [workRequestTimersSaga],
     reads: ['time-entries'],
+  },
+  {
+    // Work request types, pipelines and stages (issue 14); tenants start with none.
+    name: 'work-request-settings',
+    routes: [{ path: '/work-request-settings', router: workRequestSettingsRouter }],
+    projections: [workRequestSettingsProjection],
+    migrations: [migration0024WorkRequestSettings],
+    reads: ['work-request-settings'],
+  },
+  {
+    // Work requests (issue 14): numbered per tenant, a lifecycle, stage moves on the work request pipelines.
+    name: 'work-requests',
+    routes: [{ path: '/work-requests', router: workRequestsRouter }],
+    projections: [workRequestsProjection],
+    migrations: [migration0025WorkRequests],
+    reads: ['work-requests', 'record-timeline'],
   },
 ];
 

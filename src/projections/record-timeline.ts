@@ -5,7 +5,7 @@ import type { Projection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
 
 /** Stream prefixes of the records that have a timeline and notes. */
-export const RECORD_KINDS = ['contact', 'account', 'lead', 'opportunity', 'task'] as const;
+export const RECORD_KINDS = ['contact', 'account', 'lead', 'opportunity', 'task', 'work_request'] as const;
 const kinds = new Set<string>(RECORD_KINDS);
 
 interface Activity {
@@ -16,7 +16,9 @@ interface Activity {
   description?: string | null;
 }
 
-const capitalised = (kind: string) => kind[0].toUpperCase() + kind.slice(1);
+/** `work_request` → `Work request` (titles) and `WorkRequest` (its events' prefix). */
+const capitalised = (kind: string) => kind[0].toUpperCase() + kind.slice(1).replace(/_/g, ' ');
+const eventPrefix = (kind: string) => kind.split('_').map((part) => part[0].toUpperCase() + part.slice(1)).join('');
 
 /**
  * At most `max` UTF-16 units of `text`, never ending inside a surrogate pair: half an
@@ -35,7 +37,8 @@ const snake = (name: string) => name.replace(/[A-Z]/g, (c, i) => `${i ? '_' : ''
  * the same for every kind; a few events speak of two records (a link shows on both).
  */
 function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Activity[] {
-  const name = e.type.startsWith(capitalised(kind)) ? e.type.slice(kind.length) : e.type;
+  const prefix = eventPrefix(kind);
+  const name = e.type.startsWith(prefix) ? e.type.slice(prefix.length) : e.type;
   const on = (activityType: string, title: string, description?: string | null): Activity => ({
     recordType: kind,
     recordId,
@@ -79,7 +82,7 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
       return [on('line_item_added', `Line item added: ${e.data.productName}`, e.data.description)];
     case 'StageChanged':
       // Opportunities use the reference's activity type; leads keep the one they have always written.
-      return [on(kind === 'opportunity' ? 'stage_changed' : 'stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason)];
+      return [on(kind === 'opportunity' ? 'stage_changed' : 'stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason ?? e.data.note)];
     case 'ScoreChanged':
       return [on('score_changed', `Score changed from ${e.data.from} to ${e.data.to}`)];
     case 'Converted':

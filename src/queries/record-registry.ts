@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { can, type Principal } from '../domain/principal.js';
 import { REGISTRY_TYPES, type RegistryType } from '../domain/record-types.js';
 import { applyRecordScope } from './record-scope.js';
+import { visibleWorkRequests } from './work-request-access.js';
 
 /**
  * The record kinds other modules point at (spec Part B's "registry record types"):
@@ -83,6 +84,15 @@ const KINDS: Partial<Record<RegistryType, RecordKind>> = {
     url: (id) => `/tasks/${id}`,
     // A task is its assignee's and its creator's (scope `own` means either).
     visible: owned('tasks', 'tasks', ['assigned_to', 'created_by']),
+  },
+  work_requests: {
+    type: 'work_requests', recordType: 'work_request', module: 'work_requests', noun: 'Work request', table: 'work_requests',
+    label: (a) => `${a}.request_number || ' ' || ${a}.title`,
+    subtitle: (a) => `${a}.status`,
+    searchColumns: ['title', 'request_number'],
+    url: (id) => `/work-requests/${id}`,
+    // Requester, assignee, owning team and its managers (queries/work-request-access.ts).
+    visible: visibleWorkRequests,
   },
   products: {
     type: 'products', recordType: 'product', module: 'products', noun: 'Product', table: 'products',

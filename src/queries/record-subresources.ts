@@ -2,13 +2,14 @@ import type { Knex } from 'knex';
 
 const performer = `nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '')`;
 
-/** A record's timeline, newest first (spec: Activity). */
-export async function recordActivities(knex: Knex, tenantId: string, recordType: string, recordId: string) {
+/** A record's timeline, newest first (spec: Activity); one page of it when asked (work requests: page, limit). */
+export async function recordActivities(knex: Knex, tenantId: string, recordType: string, recordId: string, { page = 1, limit = 500 } = {}) {
   const rows = await knex('record_activities as a')
     .leftJoin('users as u', 'u.id', 'a.performed_by')
     .where({ 'a.tenant_id': tenantId, 'a.record_type': recordType, 'a.record_id': recordId })
     .orderBy([{ column: 'a.created_at', order: 'desc' }, { column: 'a.id', order: 'desc' }])
-    .limit(500)
+    .limit(limit)
+    .offset((page - 1) * limit)
     .select('a.*', knex.raw(`${performer} as performed_by_name`));
   return rows.map((r: any) => ({
     id: r.id,

@@ -672,6 +672,37 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'DELETE', '/time-entries/timer');
       await call(t, 'POST', '/time-entries/timer/start', { entityType: 'contacts', entityId: contact.body.id }); // left running
 
+      // Work requests: settings (types, pipelines, stages) and a request through every lifecycle event.
+      const flow = await call(t, 'POST', '/work-request-settings/pipelines', { name: `Flux 🔁 ${unique()}`, description: oddText(r, 200) });
+      await call(t, 'PUT', `/work-request-settings/pipelines/${flow.body.id}`, { isSequential: false, description: null });
+      const wrStages: Record<string, string> = {};
+      for (const [name, flags] of [['Ouvert', {}], ['En cours', {}], ['Fini', { isWon: true }], ['Perdu', { isLost: true }]] as const) {
+        wrStages[name] = (await call(t, 'POST', '/work-request-settings/stages', { pipelineId: flow.body.id, name, ...flags })).body.id;
+      }
+      await call(t, 'PUT', `/work-request-settings/stages/${wrStages['En cours']}`, { color: '#123456', ownerUserId: t.admin.user.id });
+      const wrTeam = await call(t, 'POST', '/teams', { name: `Atelier ${unique()}`, memberIds: [t.admin.user.id] });
+      const wrType = await call(t, 'POST', '/work-request-settings/types', {
+        name: `Demande ✏️ ${unique()}`, pipelineId: flow.body.id, teamId: wrTeam.body.id, defaultDueDays: 2, isBillable: true, hourlyRate: 75.5, currency: 'EUR',
+        requestFields: [{ key: 'brief', label: 'Brief', type: 'textarea', required: true }],
+      });
+      await call(t, 'PUT', `/work-request-settings/types/${wrType.body.id}`, { description: oddText(r, 300), allowedRecordTypes: ['accounts', 'leads'] });
+      const wr = await call(t, 'POST', '/work-requests', { typeId: wrType.body.id, title: `Logo 🎨 ${unique()}`, requestData: { brief: oddText(r, 100) || 'x' }, tags: ['été'], customFields: { clé: 1 } });
+      expect(wr.status, JSON.stringify(wr.body)).to.equal(201);
+      const wrPath = `/work-requests/${wr.body.id}`;
+      const wrSteps: [string, unknown][] = [
+        ['', { title: `Logo ${unique()}`, priority: 'urgent', customFields: { autre: true } }],
+        ['/accept', {}], ['/assign', { userId: t.admin.user.id, note: 'Moi' }], ['/release', { reason: 'Occupé' }], ['/decline', { reason: 'Hors périmètre' }],
+        ['/reopen', { note: 'Finalement' }], ['/accept', {}], ['/start', {}], ['/change-stage', { stageId: wrStages['En cours'], note: 'Avance' }],
+        ['/change-stage', { stageId: wrStages.Fini }], ['/reopen', {}], ['/complete', { note: 'Livré' }], ['/reopen', {}], ['/cancel', { reason: 'Annulé' }],
+      ];
+      for (const [step, body] of wrSteps) {
+        const res = await call(t, step ? 'POST' : 'PUT', `${wrPath}${step}`, body);
+        expect(res.status, `${step} ${JSON.stringify(res.body)}`).to.equal(200);
+      }
+      await call(t, 'POST', `${wrPath}/notes`, { content: 'Noté 📝' });
+      const doomedWr = await call(t, 'POST', '/work-requests', { typeId: wrType.body.id, title: 'Temp', requestData: { brief: 'x' } });
+      expect((await call(t, 'DELETE', `/work-requests/${doomedWr.body.id}`)).status).to.equal(200);
+
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });
       expect(waiting.slaDueAt, 'the seeded SLA policy gives new leads a deadline').to.be.a('string');

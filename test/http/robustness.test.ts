@@ -343,6 +343,59 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('work request settings', async () => {
+    const pipeline = (await call('POST', '/work-request-settings/pipelines', { name: 'Odd settings flow' })).body;
+    const stage = (await call('POST', '/work-request-settings/stages', { pipelineId: pipeline.id, name: 'Open' })).body;
+    const type = (await call('POST', '/work-request-settings/types', { name: 'Odd settings type', pipelineId: pipeline.id })).body;
+    const failures = await fuzz([
+      ['POST', '/work-request-settings/types', ['name', 'requestFields', 'defaultDueDays', 'teamId', 'departmentId', 'allowedRecordTypes', 'assignmentMode', 'defaultAssigneeId', 'pipelineId', 'isBillable', 'hourlyRate', 'currency']],
+      ['PUT', `/work-request-settings/types/${type.id}`, ['name', 'requestFields', 'teamId', 'assignmentMode', 'pipelineId', 'hourlyRate', 'isActive']],
+      ['POST', '/work-request-settings/pipelines', ['name', 'description', 'isSequential', 'sortOrder']],
+      ['PUT', `/work-request-settings/pipelines/${pipeline.id}`, ['name', 'isSequential', 'isActive']],
+      ['POST', '/work-request-settings/stages', ['pipelineId', 'name', 'color', 'isWon', 'isLost', 'ownerUserId']],
+      ['PUT', `/work-request-settings/stages/${stage.id}`, ['name', 'isWon', 'isLost', 'ownerUserId', 'isActive', 'pipelineId']],
+    ]);
+    expect(failures).to.deep.equal([]);
+  });
+
+  it('work requests', async () => {
+    const pipeline = (await call('POST', '/work-request-settings/pipelines', { name: 'Odd flow' })).body;
+    await call('POST', '/work-request-settings/stages', { pipelineId: pipeline.id, name: 'Open' });
+    await call('POST', '/work-request-settings/stages', { pipelineId: pipeline.id, name: 'Next' });
+    const team = (await call('POST', '/teams', { name: 'Odd team', memberIds: [admin.user.id] })).body;
+    const type = (await call('POST', '/work-request-settings/types', {
+      name: 'Odd type', pipelineId: pipeline.id, teamId: team.id, requestFields: [{ key: 'brief', label: 'Brief', type: 'text', required: true }],
+    })).body;
+    const raise = async () => (await call('POST', '/work-requests', { typeId: type.id, title: 'Odd', requestData: { brief: 'x' } })).body;
+    const [open, working, closed, doomed] = [await raise(), await raise(), await raise(), await raise()];
+    await call('POST', `/work-requests/${working.id}/accept`, {});
+    await call('POST', `/work-requests/${closed.id}/cancel`, {});
+    const failures = await fuzz([
+      ['POST', '/work-requests', ['typeId', 'title', 'description', 'entityType', 'entityId', 'priority', 'dueDate', 'estimatedMinutes', 'requestData', 'associations', 'assignedTo', 'tags', 'customFields', 'isBillable', 'hourlyRate', 'currency', 'pipelineId', 'teamId']],
+      ['PUT', `/work-requests/${open.id}`, ['title', 'description', 'priority', 'dueDate', 'estimatedMinutes', 'requestData', 'customFields', 'tags', 'isBillable', 'hourlyRate', 'currency']],
+      ['POST', `/work-requests/${open.id}/accept`, []],
+      ['POST', `/work-requests/${open.id}/assign`, ['userId', 'note']],
+      ['POST', `/work-requests/${working.id}/release`, ['reason']],
+      ['POST', `/work-requests/${open.id}/decline`, ['reason']],
+      ['POST', `/work-requests/${working.id}/start`, []],
+      ['POST', `/work-requests/${working.id}/complete`, ['note']],
+      ['POST', `/work-requests/${open.id}/cancel`, ['reason']],
+      ['POST', `/work-requests/${closed.id}/reopen`, ['note']],
+      ['POST', `/work-requests/${working.id}/change-stage`, ['stageId', 'note', 'assignmentMode', 'assignToUserId', 'assignToTeamId']],
+      ['POST', `/work-requests/${open.id}/notes`, ['content']],
+      ['DELETE', `/work-requests/${doomed.id}`, []],
+    ]);
+    for (const query of ['status=__proto__', 'status[]=open', 'assignedTo=x', 'search=%ED%A0%80', 'sortBy=constructor', 'limit=1e9', 'overdue=1', 'view[]=all', 'entityType=toString']) {
+      const res = await call('GET', `/work-requests?${query}`);
+      if (res.status >= 500) failures.push(`GET /work-requests?${query} → ${res.status}`);
+    }
+    for (const path of ['/by-entity/__proto__/x', `/by-entity/constructor/${open.id}`, `/by-entity/leads/${open.id}`]) {
+      const res = await call('GET', `/work-requests${path}`);
+      if (res.status >= 500) failures.push(`GET /work-requests${path} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });

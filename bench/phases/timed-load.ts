@@ -1,0 +1,21 @@
+import { loadTest, type HttpResponse, type LoadResult } from '../http-load.js';
+import { log } from '../log.js';
+
+/**
+ * A timed load of one request kind against a phase's service: fails when nothing
+ * completed, more than 1 % failed, or the service process died meanwhile.
+ */
+export async function timedLoad(
+  service: { assertRunning(): void },
+  what: string,
+  options: { seconds: number; connections: number },
+  makeRequest: () => Promise<HttpResponse>,
+): Promise<LoadResult> {
+  log(`${what}: ${options.connections} connections for ${options.seconds} s`);
+  const result = await loadTest(options.seconds, options.connections, makeRequest);
+  service.assertRunning();
+  if (result.count === 0) throw new Error(`${what}: no request completed`);
+  if (result.errors / result.count > 0.01) throw new Error(`${what}: ${result.errors} of ${result.count} requests failed, first: ${result.firstError}`);
+  log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
+  return result;
+}

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { invalid } from '../../domain/errors.js';
+import type { WorkRequestActor } from '../../domain/work-requests.js';
+import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { loadWorkRequestSettings } from '../work-request-settings/work-request-settings.js';
+import { executePlan, newStreamWrite, savePlan, type WritePlan } from '../write-plan.js';
+import { workRequestAggregate, type WorkRequestCommand, type WorkRequestContext } from './work-request-aggregate.js';
+import { owningUnit, type WorkRequestInput } from './work-request-create.js';
+
+type Deps = CommandDeps & { knex: Knex };
+
+/** A user id from a body: a live, active user of the tenant, else 400 (another tenant's reads as unknown). */
+async function assertActiveUser(knex: Knex, tenantId: string, userId: string | null | undefined, field: string): Promise<void> {
+  if (!userId) return;
+  const row = await knex('users').where({ tenant_id: tenantId, id: userId }).whereNull('deleted_at').first('status');
+  if (!row) throw invalid(`${field} does not name a user of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
+  if (row.status !== 'active') throw invalid(`${field} names a user who is not active`, [{ path: field, message: 'not active', code: 'inactive_reference' }]);
+}
+
+/** The lead of a team of the tenant (null: no team, or no lead); `field` set: an unknown team is a 400. */
+async function teamLeadOf(knex: Knex, tenantId: string, teamId: string | null | undefined, field?: string): Promise<string | null> {
+  if (!teamId) return null;
+  const row = await knex('teams').where({ tenant_id: tenantId, id: teamId }).whereNull('deleted_at').first('lead_id');
+  if (!row && field) throw invalid(`${field} does not name a team of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
+  return row?.lead_id ?? null;
+}
+
+/**
+ * The tenant's next request number, `WR-000001` on: the counter row is locked until the
+ * transaction ends, so concurrent creates take one number each, and a create that fails
+ * before its plan is stored rolls the number back (no gaps).
+ */
+async function nextRequestNumber(trx: Knex.Transaction, tenantId: string): Promise<string> {
+  const { rows } = await trx.raw(
+    `insert into work_request_numbers (tenant_id, last_number) values (?, 1)
+     on conflict (tenant_id) do update set last_number = work_request_numbers.last_number + 1 returning last_number`,
+    [tenantId],
+  );
+  return `WR-${String(rows[0].last_number).padStart(6, '0')}`;
+}
+
+/**
+ * Raises a request. The number is taken, the create decided and its write stored as a
+ * plan in one transaction; then the plan is appended (and completed by the
+ * pending-write-plans job if this process stops before). A refused create takes no number.
+ */
+export async function createWorkRequest(deps: Deps, ctx: CommandContext, input: WorkRequestInput, actor: WorkRequestActor) {
+  await assertActiveUser(deps.knex, ctx.tenantId, input.assignedTo, 'assignedTo');
+  await teamLeadOf(deps.knex, ctx.tenantId, input.teamId, 'teamId');
+  const settings = await loadWorkRequestSettings(deps.store, ctx.tenantId);
+  const teamLead = await teamLeadOf(deps.knex, ctx.tenantId, owningUnit(settings.types[input.typeId], input.teamId).teamId);
+  const id = randomUUID();
+  const now = deps.clock.now();
+  const context: WorkRequestContext = { settings, now, actor, teamLead };
+  const plan = await deps.knex.transaction(async (trx) => {
+    const requestNumber = await nextRequestNumber(trx, ctx.tenantId);
+    const command: WorkRequestCommand = { kind: 'create', id, requestNumber, requestedBy: ctx.userId!, input };
+    const write = newStreamWrite(workRequestAggregate, id, command, ctx, now, context);
+    const planned: WritePlan = { id: randomUUID(), tenantId: ctx.tenantId, kind: 'work-request', writes: [write] };
+    await savePlan(trx, planned, now);
+    return planned;
+  });
+  return { id, position: await executePlan(deps, plan) };
+}
+
+/** Lifecycle and edits of an existing request, decided against the settings and time of each attempt. */
+export async function changeWorkRequest(
+  deps: Deps,
+  ctx: CommandContext,
+  command: Exclude<WorkRequestCommand, { kind: 'create' }>,
+  actor: WorkRequestActor,
+  owningTeamId: string | null,
+  assignToTeamId?: string | null,
+) {
+  if (command.kind === 'assign') await assertActiveUser(deps.knex, ctx.tenantId, command.userId, 'userId');
+  if (command.kind === 'change-stage') await assertActiveUser(deps.knex, ctx.tenantId, command.assignToUserId, 'assignToUserId');
+  const picked = await teamLeadOf(deps.knex, ctx.tenantId, assignToTeamId, 'assignToTeamId');
+  const teamLead = assignToTeamId ? picked : await teamLeadOf(deps.knex, ctx.tenantId, owningTeamId);
+  return handleCommand(deps, workRequestAggregate, command.id, command, ctx, {
+    decideWith: async (): Promise<WorkRequestContext> => ({ settings: await loadWorkRequestSettings(deps.store, ctx.tenantId), now: deps.clock.now(), actor, teamLead }),
+  });
+}

@@ -1,0 +1,134 @@
+import { Router, type Request, type Response } from 'express';
+import { workRequestAggregate, type WorkRequestCommand } from '../../commands/work-requests/work-request-aggregate.js';
+import { changeWorkRequest, createWorkRequest } from '../../commands/work-requests/work-request-commands.js';
+import { owningUnit } from '../../commands/work-requests/work-request-create.js';
+import { loadWorkRequestSettings } from '../../commands/work-request-settings/work-request-settings.js';
+import { invalid, notFound } from '../../domain/errors.js';
+import type { Principal } from '../../domain/principal.js';
+import { recordKind, recordVisible } from '../../queries/record-registry.js';
+import { recordActivities } from '../../queries/record-subresources.js';
+import { workRequestAccess, workRequestActor, workRequestVisible } from '../../queries/work-request-access.js';
+import { countWorkRequests, getWorkRequest, listWorkRequests, workRequestStageHistory } from '../../queries/work-requests.js';
+import type { Services } from '../../service.js';
+import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
+import { mountRecordSubresources } from '../record-subresources.js';
+import { idParam, parseBody, parseQuery } from '../validate.js';
+import { writtenRecord } from '../written-record.js';
+import { activitiesQuery, assignBody, changeStageBody, createBody, declineBody, emptyBody, listQuery, noteBody, reasonBody, updateBody, type CreateBody } from './schemas.js';
+
+const WHAT = 'Work request';
+const unknownReference = (path: string, message: string) => invalid(message, [{ path, message: 'not found', code: 'unknown_reference' }]);
+
+/** Each lifecycle route: its body and the command it makes. */
+const LIFECYCLE: Record<string, (id: string, body: any) => Exclude<WorkRequestCommand, { kind: 'create' | 'change-stage' }>> = {
+  accept: (id) => ({ kind: 'accept', id }),
+  assign: (id, b) => ({ kind: 'assign', id, userId: b.userId, note: b.note ?? null }),
+  release: (id, b) => ({ kind: 'release', id, reason: b.reason ?? null }),
+  decline: (id, b) => ({ kind: 'decline', id, reason: b.reason }),
+  start: (id) => ({ kind: 'start', id }),
+  complete: (id, b) => ({ kind: 'complete', id, note: b.note ?? null }),
+  cancel: (id, b) => ({ kind: 'cancel', id, reason: b.reason ?? null }),
+  reopen: (id, b) => ({ kind: 'reopen', id, note: b.note ?? null }),
+};
+const BODIES = { accept: emptyBody, assign: assignBody, release: reasonBody, decline: declineBody, start: emptyBody, complete: noteBody, cancel: reasonBody, reopen: noteBody };
+
+/** `/work-requests`: raising, listing and working requests across teams (spec Part B §3–4). */
+export function workRequestsRouter(services: Services): Router {
+  const router = Router();
+  const { knex } = services;
+  const settingsOf = (principal: Principal) => loadWorkRequestSettings(services.store, principal.tenantId);
+  const detail = async (principal: Principal, id: string) => getWorkRequest(knex, principal, await settingsOf(principal), services.clock.now(), id);
+  const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'work_requests', WHAT, (as) => detail(as, id));
+  /** The request's access (facts, the caller's relationship), or 404 when the caller may not view it. */
+  const accessOr404 = async (res: Response, id: string) => {
+    const access = await workRequestAccess(knex, principalOf(res), id);
+    if (!access) throw notFound(WHAT);
+    return access;
+  };
+  const run = async (req: Request, res: Response, make: (id: string) => Exclude<WorkRequestCommand, { kind: 'create' }>, assignToTeamId?: string | null) => {
+    const id = idParam(req, 'id', WHAT);
+    const command = make(id);
+    const access = await accessOr404(res, id);
+    const result = await changeWorkRequest(services, commandContextOf(res), command, access.actor, access.teamId, assignToTeamId);
+    await services.waitForProjections(result.position);
+    return id;
+  };
+
+  router.get('/', requirePermission('work_requests', 'view'), async (req, res) => {
+    const principal = principalOf(res);
+    res.json(await listWorkRequests(knex, principal, await settingsOf(principal), services.clock.now(), parseQuery(listQuery, req)));
+  });
+  router.get('/counts', requirePermission('work_requests', 'view'), async (_req, res) => res.json(await countWorkRequests(knex, principalOf(res), services.clock.now())));
+  router.get('/by-entity/:entityType/:entityId', requirePermission('work_requests', 'view'), async (req, res) => {
+    const principal = principalOf(res);
+    const kind = recordKind(String(req.params.entityType));
+    const entityId = idParam(req, 'entityId', 'Record');
+    if (!kind) throw invalid('Unsupported record type');
+    if (!(await recordVisible(knex, principal, kind, entityId))) throw notFound(kind.noun);
+    const query = { view: 'all' as const, entityType: kind.type, entityId, page: 1, limit: 200 };
+    res.json((await listWorkRequests(knex, principal, await settingsOf(principal), services.clock.now(), query)).data);
+  });
+
+  router.post('/', requirePermission('work_requests', 'create'), async (req, res) => {
+    const principal = principalOf(res);
+    const { associations: _skipped, ...body }: CreateBody = parseBody(createBody, req);
+    if (body.entityType && body.entityId) {
+      const kind = recordKind(body.entityType)!;
+      if (!(await recordVisible(knex, principal, kind, body.entityId))) throw unknownReference('entityId', `entityId does not name a ${kind.noun.toLowerCase()} you can view`);
+    }
+    const actor = await workRequestActor(knex, principal, owningUnit((await settingsOf(principal)).types[body.typeId], body.teamId));
+    const { id, position } = await createWorkRequest(services, commandContextOf(res), body, actor);
+    await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
+    res.status(201).location(`${req.baseUrl}/${id}`).json(await written(res, id));
+  });
+  router.get('/:id', requirePermission('work_requests', 'view'), async (req, res) => {
+    const found = await detail(principalOf(res), idParam(req, 'id', WHAT));
+    if (!found) throw notFound(WHAT);
+    res.json(found);
+  });
+  router.put('/:id', requirePermission('work_requests', 'edit'), async (req, res) => {
+    const changes = parseBody(updateBody, req);
+    res.json(await written(res, await run(req, res, (id) => ({ kind: 'update', id, changes }))));
+  });
+  router.delete('/:id', requirePermission('work_requests', 'delete'), async (req, res) => {
+    await run(req, res, (id) => ({ kind: 'delete', id }));
+    res.json({ success: true });
+  });
+  for (const [action, make] of Object.entries(LIFECYCLE)) {
+    router.post(`/:id/${action}`, requirePermission('work_requests', 'edit'), async (req, res) => {
+      const body = parseBody(BODIES[action as keyof typeof BODIES], req);
+      res.json(await written(res, await run(req, res, (id) => make(id, body))));
+    });
+  }
+  router.post('/:id/change-stage', requirePermission('work_requests', 'edit'), async (req, res) => {
+    const b = parseBody(changeStageBody, req);
+    const make = (id: string): WorkRequestCommand & { kind: 'change-stage' } => ({
+      kind: 'change-stage', id, stageId: b.stageId, note: b.note ?? null, assignmentMode: b.assignmentMode ?? null, assignToUserId: b.assignToUserId ?? null,
+    });
+    res.json(await written(res, await run(req, res, make, b.assignToTeamId ?? null)));
+  });
+  router.get('/:id/stage-history', requirePermission('work_requests', 'view'), async (req, res) => {
+    const id = idParam(req, 'id', WHAT);
+    await accessOr404(res, id);
+    const principal = principalOf(res);
+    res.json(await workRequestStageHistory(knex, principal.tenantId, await settingsOf(principal), services.clock.now(), id));
+  });
+
+  // Before the shared sub-resources: the spec pages a work request's timeline (limit default 50, at most 200).
+  router.get('/:id/activities', requirePermission('work_requests', 'view'), async (req, res) => {
+    const id = idParam(req, 'id', WHAT);
+    const paging = parseQuery(activitiesQuery, req);
+    await accessOr404(res, id);
+    res.json(await recordActivities(knex, principalOf(res).tenantId, 'work_request', id, paging));
+  });
+  mountRecordSubresources(router, services, {
+    module: 'work_requests',
+    recordType: 'work_request',
+    what: WHAT,
+    aggregate: workRequestAggregate,
+    // A note needs edit and view only (the decider asks no relationship of it).
+    addNote: (deps, ctx, id, note) => changeWorkRequest(deps, ctx, { kind: 'add-note', id, ...note }, { userId: ctx.userId!, manager: false, teamMember: false }, null),
+    visible: (principal, id) => workRequestVisible(knex, principal, id),
+  });
+  return router;
+}

@@ -1,0 +1,200 @@
+import type { Knex } from 'knex';
+import type { WorkRequestSettingsState } from '../commands/work-request-settings/work-request-settings.js';
+import type { Principal } from '../domain/principal.js';
+import { CLOSED_STATUSES, OPEN_STATUSES } from '../events/work-requests.js';
+import { paginate, sortOf } from './pagination.js';
+import { recordKind } from './record-registry.js';
+import { containsPattern } from './search.js';
+import { permittedActions, visibleWorkRequests, workRequestAccess } from './work-request-access.js';
+
+export interface WorkRequestListQuery {
+  view?: 'all' | 'assigned_to_me' | 'requested_by_me' | 'team_queue' | 'my_teams';
+  status?: string[];
+  typeId?: string;
+  teamId?: string;
+  pipelineId?: string;
+  stageId?: string;
+  assignedTo?: string;
+  requestedBy?: string;
+  entityType?: string;
+  entityId?: string;
+  priority?: string;
+  overdue?: boolean;
+  search?: string;
+  sortBy?: string;
+  sortOrder?: string;
+  page: number;
+  limit: number;
+}
+
+const person = (users: Map<string, any>, id: string | null) => {
+  const u = id ? users.get(id) : undefined;
+  return u ? { id: u.id, firstName: u.first_name, lastName: u.last_name, avatarUrl: u.avatar ?? null } : null;
+};
+const named = (names: Map<string, string>, id: string | null) => (id ? { id, name: names.get(id) ?? null } : null);
+const idsOf = (rows: any[], ...columns: string[]) => [...new Set(rows.flatMap((r) => columns.map((c) => r[c]).filter(Boolean)))];
+
+/** Names of the people, teams, departments and primary records a page of rows points at, each in one query. */
+async function lookups(knex: Knex, tenantId: string, rows: any[]) {
+  const users = new Map<string, any>();
+  for (const u of await knex('users').where('tenant_id', tenantId).whereIn('id', idsOf(rows, 'requested_by', 'assigned_to', 'declined_by', 'created_by'))) users.set(u.id, u);
+  const nameMap = async (table: string, ids: string[]) => new Map<string, string>((await knex(table).where('tenant_id', tenantId).whereIn('id', ids).select('id', 'name')).map((t: any) => [t.id, t.name]));
+  const teams = await nameMap('teams', idsOf(rows, 'team_id'));
+  const departments = await nameMap('departments', idsOf(rows, 'department_id'));
+  const labels = new Map<string, string>();
+  for (const type of new Set(rows.map((r) => r.entity_type).filter(Boolean))) {
+    const kind = recordKind(type);
+    if (!kind) continue;
+    const found = await knex(`${kind.table} as x`).where('x.tenant_id', tenantId).whereIn('x.id', idsOf(rows.filter((r) => r.entity_type === type), 'entity_id')).select('x.id', knex.raw(`${kind.label('x')} as label`));
+    for (const f of found) labels.set(f.id, f.label);
+  }
+  return { users, teams, departments, labels };
+}
+
+/** Rows as every work request response shows them. */
+async function shape(knex: Knex, tenantId: string, settings: WorkRequestSettingsState, now: Date, rows: any[]) {
+  const { users, teams, departments, labels } = await lookups(knex, tenantId, rows);
+  return rows.map((r) => {
+    const type = settings.types[r.type_id];
+    const stage = settings.stages[r.stage_id];
+    const kind = r.entity_type ? recordKind(r.entity_type) : undefined;
+    const open = (OPEN_STATUSES as readonly string[]).includes(r.status);
+    return {
+      id: r.id,
+      requestNumber: r.request_number,
+      title: r.title,
+      description: r.description,
+      type: { id: r.type_id, name: type?.name ?? null, color: type?.color ?? null, icon: type?.icon ?? null },
+      pipeline: { id: r.pipeline_id, name: settings.pipelines[r.pipeline_id]?.name ?? null },
+      stage: { id: r.stage_id, name: stage?.name ?? null, color: stage?.color ?? null, sortOrder: stage?.sortOrder ?? null, isWon: stage?.isWon ?? false, isLost: stage?.isLost ?? false },
+      stageEnteredAt: r.stage_entered_at,
+      entity: kind && r.entity_id ? { type: kind.type, id: r.entity_id, noun: kind.noun, url: kind.url(r.entity_id), label: labels.get(r.entity_id) ?? null } : null,
+      team: named(teams, r.team_id),
+      department: named(departments, r.department_id),
+      requestedBy: person(users, r.requested_by),
+      assignedTo: person(users, r.assigned_to),
+      assignedAt: r.assigned_at,
+      status: r.status,
+      priority: r.priority,
+      dueDate: r.due_date,
+      isOverdue: open && !!r.due_date && r.due_date.getTime() < now.getTime(),
+      acceptedAt: r.accepted_at,
+      startedAt: r.started_at,
+      completedAt: r.completed_at,
+      cancelledAt: r.cancelled_at,
+      declinedAt: r.declined_at,
+      declinedBy: person(users, r.declined_by),
+      declineReason: r.decline_reason,
+      estimatedMinutes: r.estimated_minutes,
+      // TODO(time-entries): the minutes logged on the request (time_entries), once that module lands.
+      loggedMinutes: 0,
+      isBillable: r.is_billable,
+      hourlyRate: r.hourly_rate === null ? null : Number(r.hourly_rate),
+      currency: r.currency,
+      project: null,
+      requestData: r.request_data ?? {},
+      customFields: r.custom_fields ?? {},
+      tags: r.tags ?? [],
+      createdBy: person(users, r.created_by),
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    };
+  });
+}
+
+/**
+ * The request's time totals. TODO(time-entries): sum the live `time_entries` of
+ * (work_requests, id) once the time-entries module is merged; until then there are none.
+ */
+export async function workRequestTime(_knex: Knex, _tenantId: string, _id: string) {
+  return { totalMinutes: 0, billableMinutes: 0, billableAmount: 0 };
+}
+
+/** The detail: the row, the type's request fields, time totals and what the caller may do; null when not visible. */
+export async function getWorkRequest(knex: Knex, principal: Principal, settings: WorkRequestSettingsState, now: Date, id: string) {
+  const access = await workRequestAccess(knex, principal, id);
+  if (!access) return null;
+  const row = await visibleWorkRequests(knex, principal).where('r.id', id).first('r.*');
+  if (!row) return null;
+  const [request] = await shape(knex, principal.tenantId, settings, now, [row]);
+  return {
+    ...request,
+    requestFields: (settings.types[row.type_id]?.requestFields ?? []).map(({ key, label, type, required }) => ({ key, label, type, required })),
+    time: await workRequestTime(knex, principal.tenantId, id),
+    can: permittedActions(principal, access.facts, access.actor),
+  };
+}
+
+const SORTS = {
+  createdAt: 'r.created_at', updatedAt: 'r.updated_at', dueDate: 'r.due_date', priority: 'r.priority_rank', requestNumber: 'r.request_number',
+  title: 'r.title', status: 'r.status', stage: 'stage',
+};
+
+/** Open or closed expand to their statuses. */
+const statusesOf = (given: string[]): string[] => given.flatMap((s) => (s === 'open' ? [...OPEN_STATUSES] : s === 'closed' ? [...CLOSED_STATUSES] : [s]));
+
+export async function listWorkRequests(knex: Knex, principal: Principal, settings: WorkRequestSettingsState, now: Date, q: WorkRequestListQuery) {
+  const query = visibleWorkRequests(knex, principal).select('r.*');
+  const me = principal.userId;
+  if (q.view === 'assigned_to_me') query.where('r.assigned_to', me);
+  if (q.view === 'requested_by_me') query.where('r.requested_by', me);
+  if (q.view === 'team_queue') query.where('r.status', 'requested').whereNull('r.assigned_to').whereIn('r.team_id', principal.teamIds);
+  if (q.view === 'my_teams') query.whereIn('r.team_id', principal.teamIds);
+  if (q.status?.length) query.whereIn('r.status', statusesOf(q.status));
+  for (const [field, column] of [['typeId', 'type_id'], ['teamId', 'team_id'], ['pipelineId', 'pipeline_id'], ['stageId', 'stage_id'], ['requestedBy', 'requested_by'], ['entityType', 'entity_type'], ['entityId', 'entity_id'], ['priority', 'priority']] as const) {
+    if (q[field]) query.where(`r.${column}`, field === 'entityType' ? recordKind(q[field]!)?.type ?? q[field] : q[field]);
+  }
+  if (q.assignedTo === 'unassigned') query.whereNull('r.assigned_to');
+  else if (q.assignedTo) query.where('r.assigned_to', q.assignedTo);
+  if (q.overdue) query.whereIn('r.status', [...OPEN_STATUSES]).where('r.due_date', '<', now);
+  if (q.search) query.where('r.search_text', 'like', containsPattern(q.search));
+
+  const sort = sortOf({ sortBy: q.sortBy, sortOrder: q.sortOrder }, SORTS, 'createdAt', 'desc');
+  if (sort.column === 'stage') {
+    const order = `{${Object.entries(settings.stages).sort(([, a], [, b]) => a.sortOrder - b.sortOrder).map(([id]) => id).join(',')}}`;
+    query.orderByRaw(`array_position(?::uuid[], r.stage_id) ${sort.dir} nulls last, r.id ${sort.dir}`, [order]);
+  } else {
+    // Only the due date may be null; the other sort columns are not null, and without `nulls last` their index serves a descending page.
+    query.orderByRaw(`${sort.column} ${sort.dir}${sort.column === 'r.due_date' ? ' nulls last' : ''}, r.id ${sort.dir}`);
+  }
+  const page = await paginate(query, q.page, q.limit, (row) => row);
+  return { ...page, data: await shape(knex, principal.tenantId, settings, now, page.data) };
+}
+
+/** Counts for the caller (spec Part B "Counting rules"). */
+export async function countWorkRequests(knex: Knex, principal: Principal, now: Date) {
+  const me = principal.userId;
+  const row = await visibleWorkRequests(knex, principal)
+    .select(
+      knex.raw(`count(*) filter (where r.assigned_to = ? and r.status in ('accepted', 'in_progress'))::int as "assignedToMe"`, [me]),
+      knex.raw(`count(*) filter (where r.requested_by = ? and r.status in ('requested', 'accepted', 'in_progress'))::int as "requestedByMe"`, [me]),
+      knex.raw(`count(*) filter (where r.status = 'requested' and r.assigned_to is null and r.team_id = any(?::uuid[]))::int as "teamQueue"`, [`{${principal.teamIds.join(',')}}`]),
+      knex.raw(`count(*) filter (where r.assigned_to = ? and r.status in ('accepted', 'in_progress') and r.due_date < ?)::int as overdue`, [me, now]),
+    )
+    .first();
+  return { assignedToMe: row.assignedToMe, requestedByMe: row.requestedByMe, teamQueue: row.teamQueue, overdue: row.overdue };
+}
+
+/**
+ * A request's stage moves, newest first. `timeInStageSeconds`: how long the request stayed
+ * in the entry's `toStage` (until the next move, or until now for the stage it is in).
+ */
+export async function workRequestStageHistory(knex: Knex, tenantId: string, settings: WorkRequestSettingsState, now: Date, id: string) {
+  const rows = await knex('work_request_stage_history as h')
+    .leftJoin('users as u', (j) => j.on('u.id', 'h.changed_by').andOn('u.tenant_id', 'h.tenant_id'))
+    .where({ 'h.tenant_id': tenantId, 'h.work_request_id': id })
+    .orderBy('h.revision', 'asc')
+    .select('h.*', 'u.first_name', 'u.last_name');
+  const stage = (stageId: string | null, name: string | null) => (stageId ? { id: stageId, name, color: settings.stages[stageId]?.color ?? null } : null);
+  return rows
+    .map((r: any, n: number) => ({
+      id: r.id,
+      fromStage: stage(r.from_stage_id, r.from_stage_name),
+      toStage: stage(r.to_stage_id, r.to_stage_name),
+      changedBy: r.changed_by ? { id: r.changed_by, firstName: r.first_name ?? null, lastName: r.last_name ?? null } : null,
+      timeInStageSeconds: Math.max(0, Math.floor(((rows[n + 1]?.changed_at ?? now).getTime() - r.changed_at.getTime()) / 1000)),
+      note: r.note,
+      createdAt: r.changed_at,
+    }))
+    .reverse();
+}
