@@ -34,6 +34,9 @@ const CONVERTED: [RegistryType, string][] = [['contacts', 'converted_contact_id'
 /** Kinds a task may be linked to (tasks.entity_type holds the singular name). */
 const TASK_LINKED: RegistryType[] = ['contacts', 'accounts', 'leads', 'opportunities'];
 
+/** Kinds a work request may be raised on (work_requests.entity_type holds the registry name). */
+const WORK_REQUEST_LINKED: RegistryType[] = ['leads', 'opportunities', 'accounts', 'contacts', 'tasks', 'products'];
+
 const RELATIONS: Relation[] = [
   // A converted lead and what it became.
   ...CONVERTED.flatMap(([type, col]): Relation[] => [
@@ -51,6 +54,10 @@ const RELATIONS: Relation[] = [
   ...TASK_LINKED.flatMap((type): Relation[] => [
     { from: 'tasks', to: type, via: 'task record', ids: column('tasks', 'entity_id', { id: '$id', entity_type: SINGULAR_OF[type] }) },
     { from: type, to: 'tasks', via: 'task record', ids: column('tasks', 'id', { entity_type: SINGULAR_OF[type], entity_id: '$id' }) },
+  ]),
+  ...WORK_REQUEST_LINKED.flatMap((type): Relation[] => [
+    { from: 'work_requests', to: type, via: 'work request record', ids: column('work_requests', 'entity_id', { id: '$id', entity_type: type }) },
+    { from: type, to: 'work_requests', via: 'work request record', ids: column('work_requests', 'id', { entity_type: type, entity_id: '$id' }) },
   ]),
 ];
 

@@ -48,12 +48,21 @@ async function lookups(knex: Knex, tenantId: string, rows: any[]) {
     const found = await knex(`${kind.table} as x`).where('x.tenant_id', tenantId).whereIn('x.id', idsOf(rows.filter((r) => r.entity_type === type), 'entity_id')).select('x.id', knex.raw(`${kind.label('x')} as label`));
     for (const f of found) labels.set(f.id, f.label);
   }
-  return { users, teams, departments, labels };
+  // Minutes logged on each request of the page, in one grouped query.
+  const logged = new Map<string, number>(
+    (await knex('time_entries')
+      .where({ tenant_id: tenantId, entity_type: 'work_requests' })
+      .whereIn('entity_id', idsOf(rows, 'id'))
+      .whereNull('deleted_at')
+      .groupBy('entity_id')
+      .select('entity_id', knex.raw('sum(minutes)::int as minutes'))).map((t: any) => [t.entity_id, t.minutes]),
+  );
+  return { users, teams, departments, labels, logged };
 }
 
 /** Rows as every work request response shows them. */
 async function shape(knex: Knex, tenantId: string, settings: WorkRequestSettingsState, now: Date, rows: any[]) {
-  const { users, teams, departments, labels } = await lookups(knex, tenantId, rows);
+  const { users, teams, departments, labels, logged } = await lookups(knex, tenantId, rows);
   return rows.map((r) => {
     const type = settings.types[r.type_id];
     const stage = settings.stages[r.stage_id];
@@ -86,8 +95,7 @@ async function shape(knex: Knex, tenantId: string, settings: WorkRequestSettings
       declinedBy: person(users, r.declined_by),
       declineReason: r.decline_reason,
       estimatedMinutes: r.estimated_minutes,
-      // TODO(time-entries): the minutes logged on the request (time_entries), once that module lands.
-      loggedMinutes: 0,
+      loggedMinutes: logged.get(r.id) ?? 0,
       isBillable: r.is_billable,
       hourlyRate: r.hourly_rate === null ? null : Number(r.hourly_rate),
       currency: r.currency,
@@ -102,12 +110,17 @@ async function shape(knex: Knex, tenantId: string, settings: WorkRequestSettings
   });
 }
 
-/**
- * The request's time totals. TODO(time-entries): sum the live `time_entries` of
- * (work_requests, id) once the time-entries module is merged; until then there are none.
- */
-export async function workRequestTime(_knex: Knex, _tenantId: string, _id: string) {
-  return { totalMinutes: 0, billableMinutes: 0, billableAmount: 0 };
+/** The request's time totals: its live time entries (spec: `time`). */
+export async function workRequestTime(knex: Knex, tenantId: string, id: string) {
+  const row = await knex('time_entries')
+    .where({ tenant_id: tenantId, entity_type: 'work_requests', entity_id: id })
+    .whereNull('deleted_at')
+    .first(
+      knex.raw('coalesce(sum(minutes), 0)::int as total'),
+      knex.raw('coalesce(sum(minutes) filter (where is_billable), 0)::int as billable'),
+      knex.raw('coalesce(sum(amount), 0) as amount'),
+    );
+  return { totalMinutes: Number(row?.total ?? 0), billableMinutes: Number(row?.billable ?? 0), billableAmount: Number(row?.amount ?? 0) };
 }
 
 /** The detail: the row, the type's request fields, time totals and what the caller may do; null when not visible. */

@@ -27,10 +27,6 @@ export function timeEntityKind(entityType: string): RecordKind {
  * Work requests: the assignee, a member of the owning team and a manager (administrator,
  * all-record access to work requests, the owning team's lead, the owning department's head)
  * may log time; billing defaults are the request's. Reads the work-requests read model.
- *
- * TODO(work-requests): the `work_requests` table and its registry entry come with the
- * work-requests module; until the registry has the kind, `entityType=work_requests` is
- * answered 400 unsupported and this is not called. On merge, wire the registry entry.
  */
 export async function workRequestTimeRules(knex: Knex, principal: Principal, id: string): Promise<TimeRules> {
   const row = await knex('work_requests as w')
