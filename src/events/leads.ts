@@ -30,6 +30,17 @@ export interface LeadProductLine {
   discountType: 'amount' | 'percentage';
 }
 
+/** What a lead became; ids are null for what the conversion did not make or link. */
+export interface LeadConversion {
+  id: string;
+  contactId: string | null;
+  accountId: string | null;
+  opportunityId: string | null;
+  /** Which of them the conversion created (the others existed before). */
+  created: { contact: boolean; account: boolean; opportunity: boolean };
+  notes: string | null;
+}
+
 /** One matching scoring rule's part of a lead's score, keyed by rule name in a breakdown. */
 export interface ScoreBreakdownEntry {
   ruleId: string;
@@ -63,22 +74,7 @@ export type LeadEvent =
       { id: string; reasonId: string; reason: string; notes: string | null; fromStageId: string; fromStageName: string; toStageId: string; toStageName: string }
     >
   /** The lead became (or was linked to) a contact, an account and an opportunity: terminal. Ids are null for what the conversion did not make or link. */
-  | DomainEvent<
-      'LeadConverted',
-      {
-        id: string;
-        contactId: string | null;
-        accountId: string | null;
-        opportunityId: string | null;
-        /** Which of them the conversion created (the others existed before). */
-        created: { contact: boolean; account: boolean; opportunity: boolean };
-        notes: string | null;
-        fromStageId: string;
-        fromStageName: string;
-        toStageId: string;
-        toStageName: string;
-      }
-    >
+  | DomainEvent<'LeadConverted', LeadConversion & { fromStageId: string; fromStageName: string; toStageId: string; toStageName: string }>
   | DomainEvent<'LeadFirstResponseRecorded', { id: string; at: string; late: boolean }>
   | DomainEvent<'LeadSlaBreached', { id: string; at: string; dueAt: string }>
   | DomainEvent<'LeadSlaEscalated', { id: string; at: string }>

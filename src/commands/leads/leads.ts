@@ -1,7 +1,7 @@
 import { roundMoney } from '../../domain/field-rules.js';
 import { changedFields } from '../../domain/values.js';
 import { addWorkingMinutes } from '../../domain/sla-time.js';
-import type { LeadEvent, LeadFields, LeadProductLine } from '../../events/leads.js';
+import type { LeadConversion, LeadEvent, LeadFields, LeadProductLine } from '../../events/leads.js';
 import type { Aggregate } from '../aggregate.js';
 import { conflict, invalid, notFound } from '../../domain/errors.js';
 import { fieldsScoredBy, priorityForScore, scoreLead, type ScoredLead } from './lead-scoring.js';
@@ -41,15 +41,7 @@ export type LeadCommand =
   | { kind: 'change-stage'; id: string; stageId: string; values: Record<string, unknown>; unlockReason: string | null }
   | { kind: 'disqualify'; id: string; reason: string; notes: string | null }
   /** The lead's part of a conversion (lead-conversion.ts decides the other records). */
-  | {
-      kind: 'convert';
-      id: string;
-      contactId: string | null;
-      accountId: string | null;
-      opportunityId: string | null;
-      created: { contact: boolean; account: boolean; opportunity: boolean };
-      notes: string | null;
-    }
+  | ({ kind: 'convert' } & LeadConversion)
   | NoteCommand
   | { kind: 'check-sla'; id: string }
   /** Scores the lead again at the context's `now`: time-based rules (`older_than`) start matching as time passes. */
