@@ -5,6 +5,7 @@ import { httpReplies } from '../support/http-replies.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
+import { MAGIC, sendMultipart } from '../support/multipart.js';
 
 /** Time on work requests, end to end: who may log, billing defaults, the request's totals, and timers ended by closing it. */
 describe('time on work requests', () => {
@@ -54,6 +55,22 @@ describe('time on work requests', () => {
     expect(onAccount.find((g: { type: string }) => g.type === 'work_requests').records[0]).to.include({ id: request.id, via: 'work request record', url: `/work-requests/${request.id}` });
     const onRequest = (await call('GET', `/associations/work_requests/${request.id}`, undefined, admin)).body;
     expect(onRequest.find((g: { type: string }) => g.type === 'accounts').records[0]).to.include({ id: account.id });
+  });
+
+  it('a file on a request is removed by its uploader, assignee, requester or a manager; a team member is refused, a stranger finds nothing', async () => {
+    const request = await requests.ok('POST', '', { typeId: type.id, title: unique('Specs') });
+    const attach = () =>
+      sendMultipart(service.url, `/api/upload/document/work_requests/${request.id}`, [{ name: 'file', filename: 'spec.pdf', contentType: 'application/pdf', content: MAGIC.pdf }], admin.auth);
+    const first = await attach();
+    expect(first.status, JSON.stringify(first.body)).to.equal(201);
+    const path = `/work-requests/${request.id}/documents/${first.body.id}`;
+    expect((await call('DELETE', path, undefined, stranger)).status).to.equal(404);
+    expect((await call('DELETE', path, undefined, member)).status).to.equal(403);
+    expect((await call('DELETE', `/work-requests/${request.id}/documents/${randomUUID()}`, undefined, requester)).status).to.equal(404);
+    const removed = await call('DELETE', path, undefined, requester);
+    expect(removed.status, JSON.stringify(removed.body)).to.equal(200);
+    expect((await call('GET', `/work-requests/${request.id}/documents`, undefined, requester)).body).to.deep.equal([]);
+    expect((await call('DELETE', path, undefined, requester)).status).to.equal(404);
   });
 
   it('completing the request ends the timer running on it; a timer on another record runs on', async () => {

@@ -1,6 +1,8 @@
 import { Router, type Request, type Response } from 'express';
 import { workRequestAggregate, type WorkRequestCommand } from '../../commands/work-requests/work-request-aggregate.js';
 import { changeWorkRequest, createWorkRequest } from '../../commands/work-requests/work-request-commands.js';
+import { deleteDocument } from '../../commands/uploads.js';
+import { findDocument } from '../../queries/uploads.js';
 import { owningUnit } from '../../commands/work-requests/work-request-create.js';
 import { loadWorkRequestSettings } from '../../commands/work-request-settings/work-request-settings.js';
 import { invalid, notFound } from '../../domain/errors.js';
@@ -120,6 +122,22 @@ export function workRequestsRouter(services: Services): Router {
     const paging = parseQuery(activitiesQuery, req);
     await accessOr404(res, id);
     res.json(await recordActivities(knex, principalOf(res).tenantId, 'work_request', id, paging));
+  });
+  // Spec: removing a file from a request is for its uploader, assignee, requester or a manager.
+  router.delete('/:id/documents/:documentId', requirePermission('work_requests', 'edit'), async (req, res) => {
+    const id = idParam(req, 'id', WHAT);
+    const documentId = idParam(req, 'documentId', 'Document');
+    const access = await accessOr404(res, id);
+    const principal = principalOf(res);
+    const kind = recordKind('work_requests')!;
+    // Hidden by its visibility tag reads as absent, like another record's document.
+    if (!(await findDocument(knex, principal, kind, id, documentId, services.config.API_BASE_PATH))) throw notFound('Document');
+    const involved = access.actor.manager || access.facts.assignedTo === principal.userId || access.facts.requestedBy === principal.userId;
+    const result = await deleteDocument(services, commandContextOf(res), {
+      id: documentId, recordType: kind.recordType, recordId: id, userId: principal.userId, isAdmin: principal.isAdmin, canEditRecord: involved,
+    });
+    await services.waitForProjections(result.position);
+    res.json({ success: true });
   });
   mountRecordSubresources(router, services, {
     module: 'work_requests',
