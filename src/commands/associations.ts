@@ -28,6 +28,9 @@ export const associationAggregate: Aggregate<AssociationState, AssociationEvent,
   },
 };
 
+/** A link's label as kept: trimmed, cut to 100 characters (never half an emoji), empty as none (spec). */
+export const associationLabel = (raw: string | null | undefined): string | null => (raw?.trim() ? [...raw.trim()].slice(0, 100).join('') : null);
+
 /** The one id of a pair of records, whichever is named first. */
 export function associationIdOf(tenantId: string, a: { type: string; id: string }, b: { type: string; id: string }): string {
   const [first, second] = [`${a.type}:${a.id}`, `${b.type}:${b.id}`].sort();

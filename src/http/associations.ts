@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { linkRecords, unlinkRecords } from '../commands/associations.js';
+import { associationLabel, linkRecords, unlinkRecords } from '../commands/associations.js';
 import { forbidden, invalid, notFound } from '../domain/errors.js';
 import { can, type Principal } from '../domain/principal.js';
 import { associatedRecords, getLink, searchRecords } from '../queries/associations.js';
@@ -29,7 +29,7 @@ const linkBody = z
     targetType: z.string().max(40),
     targetId: z.uuid(),
     // Longer labels are cut to 100 characters (spec), never refused.
-    label: z.string().max(10_000).nullable().optional().transform((v) => (v == null ? null : [...v.trim()].slice(0, 100).join('') || null)),
+    label: z.string().max(10_000).nullable().optional().transform(associationLabel),
   })
   .strict();
 

@@ -53,6 +53,14 @@ describe('time on work requests', () => {
     const request = await requests.ok('POST', '', { typeId: type.id, title: unique('Audit'), entityType: 'accounts', entityId: account.id }, admin);
     const onAccount = (await call('GET', `/associations/accounts/${account.id}`, undefined, admin)).body;
     expect(onAccount.find((g: { type: string }) => g.type === 'work_requests').records[0]).to.include({ id: request.id, via: 'work request record', url: `/work-requests/${request.id}` });
+    const contact = (await call('POST', '/contacts', { lastName: unique('Auditor') }, admin)).body;
+    const linked = await requests.ok('POST', '', {
+      typeId: type.id, title: unique('Linked'),
+      associations: [{ type: 'contacts', id: contact.id, label: ' Auditor ' }, { type: 'projects', id: randomUUID() }, { type: 'accounts', id: randomUUID() }],
+    }, admin);
+    const linkedGroups = (await call('GET', `/associations/work_requests/${linked.id}`, undefined, admin)).body;
+    expect(linkedGroups.map((g: { type: string }) => g.type)).to.deep.equal(['contacts']);
+    expect(linkedGroups[0].records[0]).to.include({ id: contact.id, associationLabel: 'Auditor', removable: true });
     const onRequest = (await call('GET', `/associations/work_requests/${request.id}`, undefined, admin)).body;
     expect(onRequest.find((g: { type: string }) => g.type === 'accounts').records[0]).to.include({ id: account.id });
   });

@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { workRequestAggregate, type WorkRequestCommand } from '../../commands/work-requests/work-request-aggregate.js';
 import { changeWorkRequest, createWorkRequest } from '../../commands/work-requests/work-request-commands.js';
 import { deleteDocument } from '../../commands/uploads.js';
+import { associationLabel, linkRecords } from '../../commands/associations.js';
 import { findDocument } from '../../queries/uploads.js';
 import { owningUnit } from '../../commands/work-requests/work-request-create.js';
 import { loadWorkRequestSettings } from '../../commands/work-request-settings/work-request-settings.js';
@@ -71,9 +72,24 @@ export function workRequestsRouter(services: Services): Router {
     res.json((await listWorkRequests(knex, principal, await settingsOf(principal), services.clock.now(), query)).data);
   });
 
+  /**
+   * The create body's `associations`: each a manual link from the new request to a record
+   * the caller can see; one that cannot be made (unknown type, unseen record) is skipped (spec).
+   */
+  async function linkAssociations(principal: Principal, ctx: ReturnType<typeof commandContextOf>, id: string, list: { type: string; id: string; label?: string | null }[]) {
+    let last = null;
+    for (const a of list) {
+      const kind = recordKind(a.type);
+      if (!kind || !(await recordVisible(knex, principal, kind, a.id))) continue;
+      const link = { sourceType: 'work_requests', sourceId: id, targetType: kind.type, targetId: a.id.toLowerCase(), label: associationLabel(a.label) };
+      last = (await linkRecords(services, ctx, link)).position ?? last;
+    }
+    if (last) await services.waitForProjections(last);
+  }
+
   router.post('/', requirePermission('work_requests', 'create'), async (req, res) => {
     const principal = principalOf(res);
-    const { associations: _skipped, ...body }: CreateBody = parseBody(createBody, req);
+    const { associations = [], ...body }: CreateBody = parseBody(createBody, req);
     if (body.entityType && body.entityId) {
       const kind = recordKind(body.entityType)!;
       if (!(await recordVisible(knex, principal, kind, body.entityId))) throw unknownReference('entityId', `entityId does not name a ${kind.noun.toLowerCase()} you can view`);
@@ -81,6 +97,7 @@ export function workRequestsRouter(services: Services): Router {
     const actor = await workRequestActor(knex, principal, owningUnit((await settingsOf(principal)).types[body.typeId], body.teamId));
     const { id, position } = await createWorkRequest(services, commandContextOf(res), body, actor);
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
+    await linkAssociations(principal, commandContextOf(res), id, associations);
     res.status(201).location(`${req.baseUrl}/${id}`).json(await written(res, id));
   });
   router.get('/:id', requirePermission('work_requests', 'view'), async (req, res) => {
