@@ -61,12 +61,12 @@ export function accountsRouter(services: Services): Router {
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleAccounts(knex, principal).where('a.id', id).first('a.id'));
   const detail = async (principal: Principal, id: string) => {
-    const account = await getAccount(knex, principal, id);
+    const account = await getAccount(knex, principal, id, services.config.API_BASE_PATH);
     if (!account) throw notFound('Account');
     return account;
   };
   /** The account as the answer to the caller's own write (shown once even if it left their scope). */
-  const written = (principal: Principal, id: string) => writtenRecord(principal, 'accounts', 'Account', (as) => getAccount(knex, as, id));
+  const written = (principal: Principal, id: string) => writtenRecord(principal, 'accounts', 'Account', (as) => getAccount(knex, as, id, services.config.API_BASE_PATH));
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await visible(principal, id))) throw notFound('Account');
   };

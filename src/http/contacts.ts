@@ -59,12 +59,12 @@ export function contactsRouter(services: Services): Router {
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleContacts(knex, principal).where('c.id', id).first('c.id'));
   const detail = async (principal: Principal, id: string) => {
-    const contact = await getContact(knex, principal, id);
+    const contact = await getContact(knex, principal, id, services.config.API_BASE_PATH);
     if (!contact) throw notFound('Contact');
     return contact;
   };
   /** The contact as the answer to the caller's own write (shown once even if it left their scope). */
-  const written = (principal: Principal, id: string) => writtenRecord(principal, 'contacts', 'Contact', (as) => getContact(knex, as, id));
+  const written = (principal: Principal, id: string) => writtenRecord(principal, 'contacts', 'Contact', (as) => getContact(knex, as, id, services.config.API_BASE_PATH));
   /** Writes need the record to be visible to the caller first (404 otherwise). */
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await visible(principal, id))) throw notFound('Contact');

@@ -73,13 +73,13 @@ export function usersRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
   const detailOr404 = async (tenantId: string, id: string) => {
-    const user = await getUser(knex, tenantId, id);
+    const user = await getUser(knex, tenantId, id, services.config.API_BASE_PATH);
     if (!user) throw notFound('User');
     return user;
   };
 
   router.get('/', async (req, res) => {
-    res.json(await listUsers(knex, principalOf(res).tenantId, parseQuery(listQuery, req)));
+    res.json(await listUsers(knex, principalOf(res).tenantId, parseQuery(listQuery, req), services.config.API_BASE_PATH));
   });
   router.get('/lookup/roles', async (_req, res) => {
     res.json(await roleLookup(knex, principalOf(res).tenantId));

@@ -3,6 +3,7 @@ import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
 import { scopeOf } from '../domain/principal.js';
 import type { Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
+import { avatarUrlSql } from './avatars.js';
 import { containsPattern } from './search.js';
 
 export interface AccountListQuery {
@@ -57,12 +58,12 @@ export async function listAccounts(knex: Knex, principal: Principal, q: AccountL
   }), knownTotal);
 }
 
-export async function getAccount(knex: Knex, principal: Principal, id: string) {
+export async function getAccount(knex: Knex, principal: Principal, id: string, basePath: string) {
   const r = await visibleAccounts(knex, principal)
     .leftJoin('users as u', 'u.id', 'a.created_by')
     .leftJoin('accounts as p', (j) => j.on('p.id', 'a.parent_account_id').andOnNull('p.deleted_at'))
     .where('a.id', id)
-    .first('a.*', 'p.name as parent_account_name', knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`));
+    .first('a.*', 'p.name as parent_account_name', avatarUrlSql(knex, 'a', 'accounts', basePath), knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`));
   if (!r) return null;
   const contacts = await knex('contact_accounts as ca')
     .join('contacts as c', 'c.id', 'ca.contact_id')
@@ -87,6 +88,7 @@ export async function getAccount(knex: Knex, principal: Principal, id: string) {
     description: r.description,
     customFields: r.custom_fields,
     ownerId: r.owner_id,
+    avatarUrl: r.avatar_url,
     contacts: contacts.map((c: any) => ({ id: c.id, firstName: c.first_name, lastName: c.last_name, title: c.title, role: c.role })),
     createdBy: r.created_by,
     createdByName: r.created_by_name,

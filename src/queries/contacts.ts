@@ -4,6 +4,7 @@ import { prepared } from './prepared.js';
 import { scopeOf } from '../domain/principal.js';
 import type { Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
+import { avatarUrlSql } from './avatars.js';
 import { containsPattern } from './search.js';
 
 export interface ContactListQuery {
@@ -74,14 +75,14 @@ const CONTACT_COLUMNS = [
   'custom_fields', 'owner_id', 'created_by', 'created_at', 'updated_at',
 ].map((c) => `c.${c}`);
 
-export async function getContact(knex: Knex, principal: Principal, id: string) {
+export async function getContact(knex: Knex, principal: Principal, id: string, basePath: string) {
   // Side by side: the links of an invisible contact are read for nothing, but never shown.
   const [r, accounts] = await Promise.all([
     prepared(
       visibleContacts(knex, principal)
         .leftJoin('users as u', 'u.id', 'c.created_by')
         .where('c.id', id)
-        .first(...CONTACT_COLUMNS, knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`)),
+        .first(...CONTACT_COLUMNS, knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`), avatarUrlSql(knex, 'c', 'contacts', basePath)),
     ),
     contactAccounts(knex, principal.tenantId, id),
   ]);
@@ -100,6 +101,7 @@ export async function getContact(knex: Knex, principal: Principal, id: string) {
     mailingAddress: r.mailing_address,
     customFields: r.custom_fields,
     ownerId: r.owner_id,
+    avatarUrl: r.avatar_url,
     accounts: accounts.map(({ id: accountId, name, role }) => ({ id: accountId, name, role })),
     createdBy: r.created_by,
     createdByName: r.created_by_name,

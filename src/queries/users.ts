@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { avatarUrlSql } from './avatars.js';
 import { invitationStatusAt } from '../domain/invitations.js';
 import { paginate, sortableColumns, sortOf, type Page } from './pagination.js';
 
@@ -40,13 +41,13 @@ const listItem = (r: any) => ({
   roleName: r.role_name,
   departmentName: r.department_name,
   status: r.status,
-  avatar: r.avatar,
+  avatar: r.avatar_url ?? r.avatar,
   createdAt: r.created_at,
 });
 
 const SORTS = sortableColumns('u', ['first_name', 'last_name', 'email', 'status', 'created_at', 'last_login_at']);
 
-export async function listUsers(knex: Knex, tenantId: string, q: UserListQuery): Promise<Page<ReturnType<typeof listItem>>> {
+export async function listUsers(knex: Knex, tenantId: string, q: UserListQuery, basePath: string): Promise<Page<ReturnType<typeof listItem>>> {
   const query = usersOf(knex, tenantId).select(
     'u.id',
     'u.email',
@@ -54,6 +55,7 @@ export async function listUsers(knex: Knex, tenantId: string, q: UserListQuery):
     'u.last_name',
     'u.status',
     'u.avatar',
+    avatarUrlSql(knex, 'u', 'users', basePath),
     'u.created_at',
     'r.name as role_name',
     'r.level as role_level',
@@ -79,11 +81,12 @@ export async function listUsers(knex: Knex, tenantId: string, q: UserListQuery):
   return paginate(query, q.page, q.limit, listItem);
 }
 
-export async function getUser(knex: Knex, tenantId: string, id: string) {
+export async function getUser(knex: Knex, tenantId: string, id: string, basePath: string) {
   const r = await usersOf(knex, tenantId)
     .where('u.id', id)
     .first(
       'u.*',
+      avatarUrlSql(knex, 'u', 'users', basePath),
       'r.name as role_name',
       'r.level as role_level',
       'd.name as department_name',
@@ -108,7 +111,8 @@ export async function getUser(knex: Knex, tenantId: string, id: string) {
     managerName: r.manager_name,
     teamIds: r.team_ids,
     status: r.status,
-    avatar: r.avatar,
+    // The uploaded picture (POST /upload/avatar/users/:id) when there is one.
+    avatar: r.avatar_url ?? r.avatar,
     lastLoginAt: r.last_login_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

@@ -382,8 +382,15 @@ describe('uploads: documents on every record kind, pictures, company logo (local
       expect((await fetch(service.url + res.body.url, { headers: admin.auth })).headers.get('content-type'), 'the newest replaces it').to.equal('image/jpeg');
 
       const account = (await call('POST', '/accounts', { name: 'Pictured' })).body.id;
+      expect((await call('GET', `/accounts/${account}`)).body.avatarUrl, 'no picture yet').to.equal(null);
       expect((await upload(`/upload/avatar/accounts/${account}`, [png()])).status).to.equal(201);
       expect((await upload(`/upload/avatar/users/${admin.user.id}`, [png()])).status).to.equal(201);
+      // The records carry where their picture is served.
+      expect((await call('GET', `/contacts/${contactId}`)).body.avatarUrl).to.equal(`/api/upload/avatar/contacts/${contactId}`);
+      expect((await call('GET', `/accounts/${account}`)).body.avatarUrl).to.equal(`/api/upload/avatar/accounts/${account}`);
+      expect((await call('GET', `/users/${admin.user.id}`)).body.avatar).to.equal(`/api/upload/avatar/users/${admin.user.id}`);
+      const listed = (await call('GET', `/users?search=${encodeURIComponent(admin.user.email)}`)).body.data;
+      expect(listed.find((u: { id: string }) => u.id === admin.user.id).avatar).to.equal(`/api/upload/avatar/users/${admin.user.id}`);
 
       expect((await upload(`/upload/avatar/contacts/${contactId}`, [pdf()])).status, 'a PDF').to.equal(415);
       expect((await upload(`/upload/avatar/contacts/${contactId}`, [file('face.png', 'image/png', MAGIC.jpeg)])).status, 'content').to.equal(415);
