@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type ExpectedRevision, type NewEvent, type Position } from '../events/store/types.js';
 import type { Logger } from '../infra/logger.js';
+import { serially } from '../infra/serial-lock.js';
 import { streamIdOf, type Aggregate, type CommandContext, type DomainEvent } from './aggregate.js';
 
 /*
@@ -118,7 +119,9 @@ export async function completePendingPlans(
   for (const row of rows) {
     const plan = planOfRow(row);
     try {
-      await executePlan(deps, plan);
+      // A plan about a record runs under the record's lock, never beside its own command's run.
+      if (plan.subject) await serially(deps.knex, planLockKey(plan.subject), () => runIfStillPending(deps, plan));
+      else await executePlan(deps, plan);
       completed++;
       deps.logger?.info({ plan: plan.id, kind: plan.kind, tenantId: plan.tenantId }, 'completed an interrupted multi-stream write');
     } catch (error) {
@@ -133,6 +136,11 @@ export async function completePendingPlans(
   return completed;
 }
 
+/** Runs the plan unless its own command finished it while the job waited for the lock. */
+async function runIfStillPending(deps: { store: EventStore; knex: Knex }, plan: WritePlan): Promise<void> {
+  if (await deps.knex('pending_write_plans').where({ id: plan.id }).first('id')) await executePlan(deps, plan);
+}
+
 type PlanRow = { id: string; tenant_id: string; kind: string; subject: string | null; writes: StreamWrite[] };
 
 function planOfRow(row: PlanRow): WritePlan {
@@ -144,6 +152,9 @@ function planOfRow(row: PlanRow): WritePlan {
     writes: row.writes.map((w) => ({ ...w, events: w.events.map((e) => ({ ...e, createdAt: new Date(e.createdAt) })) })),
   };
 }
+
+/** The lock a plan about a record is carried out under (by its command and by the job alike). */
+export const planLockKey = (subject: string) => `write-plan:${subject}`;
 
 /** The stored plan of a tenant about a record (`lead-<id>`), if one is still pending. */
 export async function pendingPlanAbout(knex: Knex, tenantId: string, kind: string, subject: string): Promise<WritePlan | null> {

@@ -15,7 +15,8 @@ import { opportunityAggregate, type OpportunityCommand, type OpportunityContext 
 import { loadOpportunitySettings } from '../opportunity-settings/opportunity-settings.js';
 import { assigningOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
 import { assertOwner } from '../records/record-commands.js';
-import { executePlan, pendingPlanAbout, PlanSupersededError, savePlan, streamWrite, type StreamWrite, type WritePlan } from '../write-plan.js';
+import { executePlan, pendingPlanAbout, planLockKey, PlanSupersededError, savePlan, streamWrite, type StreamWrite, type WritePlan } from '../write-plan.js';
+import { serially } from '../../infra/serial-lock.js';
 import { loadLeadSettings } from './lead-commands.js';
 import { leadAggregate, type LeadView } from './leads.js';
 
@@ -192,33 +193,44 @@ async function carryOut(deps: Deps, plan: WritePlan): Promise<ConversionResult> 
  * half-way is completed and answered instead of deciding a new one.
  */
 export async function convertLead(deps: Deps, ctx: CommandContext, leadId: string, request: ConversionRequest): Promise<ConversionResult> {
-  const pending = await pendingPlanAbout(deps.knex, ctx.tenantId, CONVERSION_PLAN, leadStream(leadId));
-  if (pending) return carryOut(deps, pending);
   await assertOwner(deps.knex, ctx.tenantId, request.ownerId);
   if (request.contact && 'existingId' in request.contact) await assertLive(deps.knex, ctx.tenantId, 'contacts', request.contact.existingId, 'contactId');
   if (request.account && 'existingId' in request.account) await assertLive(deps.knex, ctx.tenantId, 'accounts', request.account.existingId, 'accountId');
   if (request.opportunity && !request.account) {
     throw invalid('An opportunity needs an account: set createAccount or give accountId', [{ path: 'createOpportunity', message: 'needs an account', code: 'needs_account' }]);
   }
-  return assigningSettings(deps.knex, ctx.tenantId, () =>
-    assigningOpportunitySettings(deps.knex, ctx.tenantId, async () => {
-      for (let attempt = 1; attempt <= 10; attempt++) {
-        const plan = await decidePlan(deps, ctx, leadId, request);
-        try {
-          await deps.knex.transaction((trx) => savePlan(trx, plan, deps.clock.now()));
-        } catch (error) {
-          if ((error as { code?: string }).code === '23505') throw conflict('This lead is being converted by another request');
-          throw error;
-        }
-        try {
-          return await carryOut(deps, plan);
-        } catch (error) {
-          if (!(error instanceof PlanSupersededError)) throw error;
-        }
+  // One conversion of a lead at a time, here and in the pending-plan job (the same key): a
+  // plan is never carried out twice at once, and the next caller sees the lead converted.
+  return serially(deps.knex, planLockKey(leadStream(leadId)), async () => {
+    const pending = await pendingPlanAbout(deps.knex, ctx.tenantId, CONVERSION_PLAN, leadStream(leadId));
+    if (pending) {
+      try {
+        return await carryOut(deps, pending);
+      } catch (error) {
+        // Its lead moved on before it began: it was dropped, and this request decides anew.
+        if (!(error instanceof PlanSupersededError)) throw error;
       }
-      throw conflict('The lead was changed by someone else meanwhile; try again');
-    }),
-  );
+    }
+    return assigningSettings(deps.knex, ctx.tenantId, () =>
+      assigningOpportunitySettings(deps.knex, ctx.tenantId, async () => {
+        for (let attempt = 1; attempt <= 10; attempt++) {
+          const plan = await decidePlan(deps, ctx, leadId, request);
+          try {
+            await deps.knex.transaction((trx) => savePlan(trx, plan, deps.clock.now()));
+          } catch (error) {
+            if ((error as { code?: string }).code === '23505') throw conflict('This lead is being converted by another request');
+            throw error;
+          }
+          try {
+            return await carryOut(deps, plan);
+          } catch (error) {
+            if (!(error instanceof PlanSupersededError)) throw error;
+          }
+        }
+        throw conflict('The lead was changed by someone else meanwhile; try again');
+      }),
+    );
+  });
 }
 
 /** Every stream's events of one conversion, decided on the lead and settings as they are now. */
