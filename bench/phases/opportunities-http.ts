@@ -1,11 +1,12 @@
 import { connectDatabase } from '../../src/infra/database.js';
 import { PostgresEventStore } from '../../src/events/store/postgres.js';
 import type { CleanupStack } from '../cleanup.js';
-import { loadTest, type HttpResponse, type LoadResult } from '../http-load.js';
+import type { HttpResponse, LoadResult } from '../http-load.js';
 import { elapsedSeconds, log } from '../log.js';
 import { settle } from './http.js';
 import { seedOpportunities } from './opportunity-seed.js';
 import { serviceWithTenant } from './tenant-service.js';
+import { timedLoad } from './timed-load.js';
 
 /** How long the service's projections may take to catch up with the seeded deals. */
 const CATCH_UP_MS = 180_000;
@@ -36,15 +37,7 @@ export async function measureOpportunityHttp(
   const accounts: string[] = [];
   for (let n = 0; n < 10; n++) accounts.push((await client.json<{ id: string }>('POST', '/api/accounts', { name: `Account ${n}` })).id);
 
-  const timed = async (what: string, makeRequest: () => Promise<HttpResponse>) => {
-    log(`${what}: ${connections} connections for ${seconds} s`);
-    const result = await loadTest(seconds, connections, makeRequest);
-    service.assertRunning();
-    if (result.count === 0) throw new Error(`${what}: no request completed`);
-    if (result.errors / result.count > 0.01) throw new Error(`${what}: ${result.errors} of ${result.count} requests failed, first: ${result.firstError}`);
-    log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
-    return result;
-  };
+  const timed = (what: string, makeRequest: () => Promise<HttpResponse>) => timedLoad(service, what, { seconds, connections }, makeRequest);
   const total = async () => (await client.json<{ meta: { total: number } }>('GET', '/api/opportunities?limit=1')).meta.total;
 
   let created = 0;

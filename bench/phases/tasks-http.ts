@@ -1,8 +1,9 @@
 import type { CleanupStack } from '../cleanup.js';
-import { loadTest, type HttpResponse, type LoadResult } from '../http-load.js';
+import type { HttpResponse, LoadResult } from '../http-load.js';
 import { elapsedSeconds, log } from '../log.js';
 import { serviceWithTenant } from './tenant-service.js';
 import { settle } from './http.js';
+import { timedLoad } from './timed-load.js';
 
 /** Concurrent callers for the untimed seeding. */
 const SEED_CONNECTIONS = 16;
@@ -62,15 +63,7 @@ export async function measureTaskHttp(
     throw new Error(`the tenant has ${total} tasks (expected ${options.tasks}), ${page.meta.total} overdue`);
   }
 
-  const timed = async (what: string, makeRequest: () => Promise<HttpResponse>) => {
-    log(`${what}: ${connections} connections for ${seconds} s`);
-    const result = await loadTest(seconds, connections, makeRequest);
-    service.assertRunning();
-    if (result.count === 0) throw new Error(`${what}: no request completed`);
-    if (result.errors / result.count > 0.01) throw new Error(`${what}: ${result.errors} of ${result.count} requests failed, first: ${result.firstError}`);
-    log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
-    return result;
-  };
+  const timed = (what: string, makeRequest: () => Promise<HttpResponse>) => timedLoad(service, what, { seconds, connections }, makeRequest);
   const overdueList = await timed(`GET ${overduePath}`, () => client.request('GET', overduePath));
   const create = await timed('POST /api/tasks', () => client.request('POST', '/api/tasks', newTask()));
   return { overdueList, create, tasks: total, overdue: page.meta.total, connections };

@@ -1,7 +1,7 @@
 import type { CleanupStack } from '../cleanup.js';
-import { HttpClient, loadTest, type LoadResult } from '../http-load.js';
-import { log } from '../log.js';
+import { HttpClient, type LoadResult } from '../http-load.js';
 import { serviceWithTenant } from './tenant-service.js';
+import { timedLoad } from './timed-load.js';
 
 export interface TimeEntryHttpResult {
   create: LoadResult;
@@ -9,12 +9,6 @@ export interface TimeEntryHttpResult {
   timer: LoadResult;
   entries: number;
   connections: number;
-}
-
-function assertHealthy(what: string, result: LoadResult): void {
-  if (result.count === 0) throw new Error(`${what}: no request completed`);
-  if (result.errors / result.count > 0.01) throw new Error(`${what}: ${result.errors} of ${result.count} requests failed, first: ${result.firstError}`);
-  log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
 }
 
 /**
@@ -37,10 +31,7 @@ export async function measureTimeEntryHttp(
     const n = logged++;
     return { entityType: 'contacts', entityId: contacts[n % contacts.length], minutes: 1 + (n % 480), taskId: n % 3 ? null : task, isBillable: n % 2 === 0, hourlyRate: 90 };
   };
-  log(`POST /api/time-entries: ${connections} connections for ${seconds} s`);
-  const create = await loadTest(seconds, connections, () => client.request('POST', '/api/time-entries', body()));
-  service.assertRunning();
-  assertHealthy('POST /api/time-entries', create);
+  const create = await timedLoad(service, 'POST /api/time-entries', { seconds, connections }, () => client.request('POST', '/api/time-entries', body()));
 
   // One administrator per connection: a timer is per user.
   const roles = await client.json<{ id: string; name: string }[]>('GET', '/api/users/lookup/roles');
@@ -54,15 +45,12 @@ export async function measureTimeEntryHttp(
     user.token = (await user.json<{ accessToken: string }>('POST', '/api/auth/login', { tenantSlug, email, password: 'Bench1234' })).accessToken;
     users.push(user);
   }
-  log(`POST /api/time-entries/timer/start + /stop: ${connections} users for ${seconds} s`);
-  const timer = await loadTest(seconds, connections, async (connection) => {
+  const timer = await timedLoad(service, 'POST /api/time-entries/timer/start + /stop (a user per connection)', { seconds, connections }, async (connection) => {
     const user = users[connection];
     const started = await user.request('POST', '/api/time-entries/timer/start', { entityType: 'contacts', entityId: contacts[connection % contacts.length] });
     if (started.status !== 201) return started;
     return user.request('POST', '/api/time-entries/timer/stop', {});
   });
-  service.assertRunning();
-  assertHealthy('timer start + stop', timer);
   const entries = (await client.json<{ meta: { total: number } }>('GET', '/api/time-entries?limit=1')).meta.total;
   return { create, timer, entries, connections };
 }

@@ -9,7 +9,8 @@ export async function timedLoad(
   service: { assertRunning(): void },
   what: string,
   options: { seconds: number; connections: number },
-  makeRequest: () => Promise<HttpResponse>,
+  /** Gets the connection's number (0 … connections − 1), for loads with a client per connection. */
+  makeRequest: (connection: number) => Promise<HttpResponse>,
 ): Promise<LoadResult> {
   log(`${what}: ${options.connections} connections for ${options.seconds} s`);
   const result = await loadTest(options.seconds, options.connections, makeRequest);
