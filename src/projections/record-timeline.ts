@@ -154,10 +154,20 @@ function insertActivities(e: RecordedEvent<any>, w: ReadModelWriter, activities:
   );
 }
 
+/** A file attached to or removed from a record shows on the record's timeline (its name only, never its bytes or key). */
+function documentActivities(e: RecordedEvent<any>): Activity[] {
+  if (e.type === 'DocumentUploaded') {
+    return [{ recordType: e.data.recordType, recordId: e.data.recordId, activityType: 'document_uploaded', title: `Document uploaded: ${clipText(e.data.name, 200)}` }];
+  }
+  if (e.type === 'DocumentDeleted') return [{ recordType: e.data.recordType, recordId: e.data.recordId, activityType: 'document_deleted', title: 'Document deleted' }];
+  return [];
+}
+
 function write(e: RecordedEvent<any>, w: ReadModelWriter): void {
   const dash = e.streamId.indexOf('-');
   const kind = e.streamId.slice(0, dash);
   if (kind === 'association') return insertActivities(e, w, linkActivities(e));
+  if (kind === 'document') return insertActivities(e, w, documentActivities(e));
   if (!kinds.has(kind)) return;
   const recordId = e.streamId.slice(dash + 1);
   insertActivities(e, w, activitiesOf(e, kind, recordId));

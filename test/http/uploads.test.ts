@@ -322,7 +322,11 @@ describe('uploads: documents on every record kind, pictures, company logo (local
       const row = await service.services.knex('record_documents').where({ id: doc.body.id }).first();
       expect(row.deleted_by).to.equal(admin.user.id);
       const audit = await call('GET', `/admin/audit-trail?streamId=document-${doc.body.id}`);
-      if (audit.status === 200) expect(audit.body.data.map((a: { eventType: string }) => a.eventType)).to.include('DocumentDeleted');
+      expect(audit.status).to.equal(200);
+      expect(audit.body.data.map((a: { eventType: string }) => a.eventType)).to.include('DocumentDeleted');
+      // The record's timeline tells of the file, by name only.
+      const activities = (await call('GET', `/contacts/${contactId}/activities`)).body.map((a: { activityType: string; title: string }) => [a.activityType, a.title]);
+      expect(activities).to.deep.include.members([['document_uploaded', 'Document uploaded: to-delete.pdf'], ['document_deleted', 'Document deleted']]);
       const events = await service.services.store.readStream(`document-${doc.body.id}`);
       expect(events.map((e) => [e.type, e.metadata.userId])).to.deep.equal([['DocumentUploaded', admin.user.id], ['DocumentDeleted', admin.user.id]]);
     });
