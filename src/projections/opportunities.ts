@@ -32,11 +32,25 @@ function historyRow(e: RecordedEvent<any>, w: ReadModelWriter, note: string | nu
   });
 }
 
+/** A change of the deal's contacts, lines or team is a change of the deal: its `updatedAt` moves too. */
+function touching(handlers: Projection['handlers'], types: string[]): Projection['handlers'] {
+  const touched = { ...handlers };
+  for (const type of types) {
+    const handle = handlers[type];
+    if (!handle) throw new Error(`touching: no handler for ${type}`);
+    touched[type] = async (e, w) => {
+      await handle(e, w);
+      w.update('opportunities', { id: e.data.id }, { updated_at: e.createdAt });
+    };
+  }
+  return touched;
+}
+
 /** The `opportunities` read model (soft-deleted), `opportunity_stage_history`, and each deal's contact roles, line items and team. */
 export const opportunitiesProjection: Projection = {
   name: 'opportunities',
   tables: ['opportunities', 'opportunity_stage_history', 'opportunity_contacts', 'opportunity_line_items', 'opportunity_team'],
-  handlers: {
+  handlers: touching({
     OpportunityCreated: (e, w) => {
       w.insert('opportunities', {
         id: e.data.id,
@@ -122,5 +136,9 @@ export const opportunitiesProjection: Projection = {
       });
     },
     OpportunityTeamMemberRemoved: (e, w) => w.delete('opportunity_team', { opportunity_id: e.data.id, user_id: e.data.userId }),
-  },
+  }, [
+    'OpportunityContactAdded', 'OpportunityContactUpdated', 'OpportunityContactRemoved',
+    'OpportunityLineItemAdded', 'OpportunityLineItemUpdated', 'OpportunityLineItemRemoved',
+    'OpportunityTeamMemberAdded', 'OpportunityTeamMemberRemoved',
+  ]),
 };

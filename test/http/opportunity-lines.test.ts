@@ -48,6 +48,20 @@ describe('opportunity contact roles, line items and team', () => {
   });
   after(async () => service.stop());
 
+  it('a change of the deal\'s contacts, lines or team moves its updatedAt', async () => {
+    const o = await newOpportunity();
+    const contact = await newContact();
+    const updatedAt = async () => (await call('GET', `/opportunities/${o.id}`)).body.updatedAt as string;
+    let last = await updatedAt();
+    for (const [path, body] of [[`/opportunities/${o.id}/contacts`, { contactId: contact.id, role: 'champion' }], [`/opportunities/${o.id}/team`, { userId: admin.user.id }]] as const) {
+      await new Promise((r) => setTimeout(r, 5));
+      await created('POST', path, body);
+      const now = await updatedAt();
+      expect(new Date(now).getTime(), path).to.be.greaterThan(new Date(last).getTime());
+      last = now;
+    }
+  });
+
   describe('contact roles', () => {
     it('adds, upserts per contact, moves primary, lists with names; the detail and timeline show them', async () => {
       const o = await newOpportunity();
