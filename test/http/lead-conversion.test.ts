@@ -161,7 +161,7 @@ describe('lead conversion', () => {
       const lead = await newLead();
       const contact = (await call('POST', '/contacts', { firstName: 'Old', lastName: 'Friend' })).body;
       const account = (await call('POST', '/accounts', { name: `Known ${randomUUID()}` })).body;
-      const res = await convert(lead.id, { existingContactId: contact.id, accountId: account.id, createOpportunity: true, opportunityName: 'Renewal' });
+      const res = await convert(lead.id, { existingContactId: contact.id.toUpperCase(), accountId: account.id.toUpperCase(), createOpportunity: true, opportunityName: 'Renewal' });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body).to.include({ contactId: contact.id, accountId: account.id });
       expect(await madeFrom(lead.id)).to.deep.equal({ contacts: 0, accounts: 0, opportunities: 1 });

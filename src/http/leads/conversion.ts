@@ -13,7 +13,8 @@ import { money, optionalText } from '../record-schemas.js';
 import { parseBody } from '../validate.js';
 import type { LeadAccess } from './access.js';
 
-const uuid = z.uuid();
+// Ids are kept lower-case, as every path id is (idParam), so events and links name them one way.
+const uuid = z.uuid().transform((v) => v.toLowerCase());
 
 /** The spec's body, with the reference implementation's names accepted beside it. */
 const convertBody = z
