@@ -131,6 +131,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     );
     await projections.start({ run: runsWorkers });
     cleanups.push(() => projections.close());
+    const mailer = new Mailer({ knex: db.knex, smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger, clock });
+    cleanups.push(() => mailer.close());
     if (runsWorkers) {
       const sagas = new SagaEngine(
         {
@@ -139,6 +141,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           locks,
           logger,
           clock,
+          mailer,
+          config,
           batchSize: config.PROJECTION_BATCH_SIZE,
           lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
           retry: overrides.sagaRetry ?? retry,
@@ -149,8 +153,6 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       cleanups.push(() => sagas.close());
     }
 
-    const mailer = new Mailer({ knex: db.knex, smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger, clock });
-    cleanups.push(() => mailer.close());
     const services: Services = {
       config,
       logger,

@@ -1,3 +1,5 @@
+import { systemClock } from '../infra/clock.js';
+import { Mailer } from '../infra/mailer.js';
 import { listParked } from '../events/subscriptions/parked-events.js';
 import { allProjections, allSagas } from '../modules.js';
 import { runOperatorCommand, withOperatorContext } from './operator-context.js';
@@ -23,7 +25,7 @@ async function main(): Promise<number> {
     process.stderr.write(USAGE);
     return 2;
   }
-  return withOperatorContext(async ({ db, store }) => {
+  return withOperatorContext(async ({ db, store, config, logger }) => {
     if (command !== 'replay') {
       process.stdout.write(describeParked(await listParked(db.knex)));
       return 0;
@@ -31,7 +33,11 @@ async function main(): Promise<number> {
     const chosen = await listParked(db.knex, ids.length ? { ids } : {});
     const missing = ids.filter((id) => !chosen.some((p) => p.id === id));
     if (missing.length) process.stderr.write(`no parked event with id ${missing.join(', ')}\n`);
-    const outcomes = await replayParked({ store, knex: db.knex, projections: allProjections(), sagas: allSagas() }, chosen);
+    const mailer = new Mailer({ knex: db.knex, smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger });
+    const outcomes = await replayParked(
+      { store, knex: db.knex, clock: systemClock, mailer, config, logger, projections: allProjections(), sagas: allSagas() },
+      chosen,
+    ).finally(() => mailer.close());
     for (const o of outcomes) process.stdout.write(o.replayed ? `${o.id}\treplayed\n` : `${o.id}\tstill failing: ${o.error}\n`);
     return outcomes.every((o) => o.replayed) && missing.length === 0 ? 0 : 1;
   });

@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
-import type { EventStore, RecordedEvent } from '../events/store/types.js';
+import type { RecordedEvent } from '../events/store/types.js';
 import { unpark, type ParkedEvent } from '../events/subscriptions/parked-events.js';
 import { applyEvents, type Projection } from '../projections/projection.js';
-import { sagaContext, type Saga } from '../sagas/saga.js';
-import { systemClock } from '../infra/clock.js';
+import { sagaContext, type Saga, type SagaDeps } from '../sagas/saga.js';
 
 export type ReplayOutcome = { id: number; replayed: true } | { id: number; replayed: false; error: string };
 
@@ -15,7 +14,7 @@ export type ReplayOutcome = { id: number; replayed: true } | { id: number; repla
  * projection, which replaces its whole parked list.
  */
 export async function replayParked(
-  deps: { store: EventStore; knex: Knex; projections: Projection[]; sagas: Saga[] },
+  deps: SagaDeps & { projections: Projection[]; sagas: Saga[] },
   parked: ParkedEvent[],
 ): Promise<ReplayOutcome[]> {
   const outcomes: ReplayOutcome[] = [];
@@ -38,7 +37,7 @@ export async function replayParked(
 }
 
 async function redeliver(
-  deps: { store: EventStore; knex: Knex; projections: Projection[]; sagas: Saga[] },
+  deps: SagaDeps & { projections: Projection[]; sagas: Saga[] },
   entry: ParkedEvent,
   event: RecordedEvent,
   trx: Knex.Transaction,
@@ -51,7 +50,7 @@ async function redeliver(
   }
   const saga = deps.sagas.find((s) => s.name === entry.name);
   if (!saga) throw new Error(`no saga named ${entry.name}`);
-  await saga.handle(event, sagaContext(saga, event, entry.attempts + 1, { store: deps.store, knex: deps.knex, clock: systemClock }));
+  await saga.handle(event, sagaContext(saga, event, entry.attempts + 1, deps));
 }
 
 /** One line per parked event, for a terminal. */

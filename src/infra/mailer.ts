@@ -13,6 +13,11 @@ export interface OutgoingMail {
   html?: string;
   /** substrings (tokens, links) never shown when the outbox is listed */
   secrets?: string[];
+  /**
+   * A stable id (a saga's id for its n-th message of an event): a message already stored
+   * under it is not stored or sent again, so a redelivered event mails once.
+   */
+  id?: string;
 }
 
 export type MailStatus = 'stored' | 'sent' | 'failed';
@@ -104,7 +109,7 @@ export class Mailer {
   }
 
   async send(mail: OutgoingMail): Promise<{ id: string; status: MailStatus }> {
-    const id = randomUUID();
+    const id = mail.id ?? randomUUID();
     const row = {
       id,
       tenant_id: mail.tenantId,
@@ -118,7 +123,11 @@ export class Mailer {
       attempts: 0,
       created_at: this.clock.now(),
     };
-    await this.knex(TABLE).insert(row);
+    const inserted = await this.knex(TABLE).insert(row).onConflict('id').ignore().returning('id');
+    if (inserted.length === 0) {
+      const [existing] = await this.knex(TABLE).where({ id }).select('status');
+      return { id, status: existing.status };
+    }
     if (!this.transport) return { id, status: 'stored' };
     const status = await this.deliver({ ...row, error: null, sent_at: null }, mail.secrets);
     return { id, status };

@@ -6,7 +6,7 @@ import type { Logger } from '../infra/logger.js';
 import type { Clock } from '../infra/clock.js';
 import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { runSaga } from './runner.js';
-import type { Saga } from './saga.js';
+import type { Saga, SagaDeps } from './saga.js';
 
 /** Runs every saga, each in one process at a time, each on its own checkpoint. */
 export class SagaEngine {
@@ -14,12 +14,9 @@ export class SagaEngine {
   private loops: Promise<void>[] = [];
 
   constructor(
-    private readonly deps: {
-      store: EventStore;
-      knex: Knex;
+    private readonly deps: SagaDeps & {
       locks: AdvisoryLocks;
       logger: Logger;
-      clock?: Clock;
       batchSize: number;
       lockRetryMs: number;
       retry?: RetryPolicy;

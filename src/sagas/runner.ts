@@ -5,8 +5,7 @@ import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../even
 import type { Logger } from '../infra/logger.js';
 import { backoffMs, defaultRetryPolicy, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep } from '../infra/signal.js';
-import { systemClock, type Clock } from '../infra/clock.js';
-import { sagaContext, type Saga } from './saga.js';
+import { sagaContext, type Saga, type SagaDeps } from './saga.js';
 
 /**
  * Delivers each handled event to the saga at least once: retried with backoff, then
@@ -14,13 +13,12 @@ import { sagaContext, type Saga } from './saga.js';
  * The checkpoint moves after each delivered or parked event.
  */
 export async function runSaga(
-  deps: { store: EventStore; knex: Knex; logger?: Logger; clock?: Clock },
+  deps: SagaDeps,
   saga: Saga,
   options: { abort: AbortSignal; batchSize: number; retry?: RetryPolicy },
 ): Promise<void> {
   const retry = options.retry ?? defaultRetryPolicy;
   const handled = new Set(saga.handles);
-  const sagaDeps = { store: deps.store, knex: deps.knex, clock: deps.clock ?? systemClock };
   let checkpoint = await loadCheckpoint(deps.knex, 'saga_checkpoints', saga.name);
 
   const moveTo = async (to: Position, parked?: { event: RecordedEvent; attempts: number; error: unknown }) => {
@@ -39,7 +37,7 @@ export async function runSaga(
       if (options.abort.aborted) return;
       for (let attempt = 1; ; attempt++) {
         try {
-          await saga.handle(event, sagaContext(saga, event, attempt, sagaDeps));
+          await saga.handle(event, sagaContext(saga, event, attempt, deps));
           await moveTo(event.position);
           break;
         } catch (error) {

@@ -3,12 +3,18 @@ import { deterministicId } from '../infra/deterministic-id.js';
 import type { Clock } from '../infra/clock.js';
 import type { CommandContext } from '../commands/aggregate.js';
 import type { EventStore, RecordedEvent } from '../events/store/types.js';
+import type { Config } from '../infra/config.js';
+import type { Logger } from '../infra/logger.js';
+import type { Mailer } from '../infra/mailer.js';
 
-/** What a saga's commands and reads need: the event store, the read models and the service's clock. */
+/** What a saga's commands, reads and messages need: the event store, the read models, the clock, the mailer and the service's configuration. */
 export interface SagaDeps {
   store: EventStore;
   knex: Knex;
   clock: Clock;
+  mailer: Mailer;
+  config: Config;
+  logger?: Logger;
 }
 
 export interface SagaContext {

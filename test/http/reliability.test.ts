@@ -137,7 +137,7 @@ describe('reliability', () => {
       expect(parked[0]).to.include({ eventType: 'TenantRegistered', streamId: `tenant-${id}`, tenantId: id, attempts: 2 });
       expect(parked[0].error).to.contain('tenants_slug_unique');
 
-      const [outcome] = await replayParked({ store: service.services.store, knex: service.services.knex, projections, sagas: [] }, parked);
+      const [outcome] = await replayParked({ ...service.services, projections, sagas: [] }, parked);
       expect(outcome).to.include({ replayed: false });
       expect((await listParked(service.services.knex, { kind: 'projection', name: 'identity' }))[0].attempts).to.equal(3);
 

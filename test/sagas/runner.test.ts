@@ -11,7 +11,7 @@ import { deterministicId } from '../../src/infra/deterministic-id.js';
 import type { Saga } from '../../src/sagas/saga.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
 import { until } from '../support/wait.js';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestDatabase, sagaDepsOf, type TestDatabase } from '../support/database.js';
 import { newEvent, TENANT } from '../support/events.js';
 import { counterAggregate } from '../support/probe-module.js';
 
@@ -33,7 +33,7 @@ describe('sagas', () => {
     await append('Ignored', { n: 2 });
     const last = await append('Wanted', { n: 3 });
     const abort = new AbortController();
-    const running = runSaga({ store: db.store, knex: db.knex }, saga, { abort: abort.signal, batchSize: 10, retry: fastRetry });
+    const running = runSaga(sagaDepsOf(db), saga, { abort: abort.signal, batchSize: 10, retry: fastRetry });
     await until(() => seen.length === 2);
     await until(async () => (await loadCheckpoint(db.knex, 'saga_checkpoints', 'listener'))?.prepare === last.position.prepare);
     abort.abort();
@@ -57,7 +57,7 @@ describe('sagas', () => {
     await append('Job', { n: 2 });
     await append('Job', { n: 3 });
     const abort = new AbortController();
-    const running = runSaga({ store: db.store, knex: db.knex }, saga, { abort: abort.signal, batchSize: 10, retry: fastRetry });
+    const running = runSaga(sagaDepsOf(db), saga, { abort: abort.signal, batchSize: 10, retry: fastRetry });
     await until(() => attempts.get(3) === 2);
     abort.abort();
     await running;
@@ -75,7 +75,7 @@ describe('sagas', () => {
     const fine: Saga = { name: 'fine', handles: ['Tick'], handle: async (e) => void healthy.push((e.data as { n: number }).n) };
     const locks = new AdvisoryLocks(db.url);
     const engine = new SagaEngine(
-      { store: db.store, knex: db.knex, locks, logger: createLogger('silent'), batchSize: 10, lockRetryMs: 100, retry: { attempts: 50, initialBackoffMs: 50 } },
+      { ...sagaDepsOf(db), locks, logger: createLogger('silent'), batchSize: 10, lockRetryMs: 100, retry: { attempts: 50, initialBackoffMs: 50 } },
       [broken, fine],
     );
     engine.start();
@@ -102,14 +102,14 @@ describe('sagas', () => {
     };
     const bump = await append('Bump');
     const first = new AbortController();
-    const run1 = runSaga({ store: db.store, knex: db.knex }, bumper, { abort: first.signal, batchSize: 10, retry: fastRetry });
+    const run1 = runSaga(sagaDepsOf(db), bumper, { abort: first.signal, batchSize: 10, retry: fastRetry });
     await until(async () => (await db.store.readStream(`probecounter-${counterId}`)).length === 2);
     first.abort();
     await run1;
     // Simulate a crash before the checkpoint was written: the Bump is delivered again.
     await db.knex('saga_checkpoints').where({ name: 'bumper' }).delete();
     const second = new AbortController();
-    const run2 = runSaga({ store: db.store, knex: db.knex }, bumper, { abort: second.signal, batchSize: 10, retry: fastRetry });
+    const run2 = runSaga(sagaDepsOf(db), bumper, { abort: second.signal, batchSize: 10, retry: fastRetry });
     await until(async () => (await loadCheckpoint(db.knex, 'saga_checkpoints', 'bumper'))?.prepare !== undefined);
     await until(async () => (await loadCheckpoint(db.knex, 'saga_checkpoints', 'bumper'))!.prepare >= bump.position.prepare);
     second.abort();

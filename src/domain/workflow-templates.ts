@@ -1,0 +1,39 @@
+/**
+ * `{{trigger.field}}` placeholders in workflow action configs. A field is looked up as
+ * written, then in snake_case and camelCase, then inside `customFields`; a missing value
+ * becomes "". Every value goes through the channel's escaper (HTML for mail bodies, JSON
+ * for webhook bodies…), never the template's own text.
+ */
+const PLACEHOLDER = /\{\{\s*trigger\.([A-Za-z0-9_]{1,100})\s*\}\}/g;
+
+export type Escaper = (value: string) => string;
+export const plainText: Escaper = (value) => value;
+
+export function toCamelCase(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+export function toSnakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** A field of the trigger record by any of its accepted spellings (own properties only: `__proto__` names nothing). */
+export function fieldOf(record: Record<string, unknown>, name: string): unknown {
+  for (const key of [name, toCamelCase(name), toSnakeCase(name)]) {
+    if (Object.hasOwn(record, key)) return record[key];
+  }
+  const custom = record.customFields;
+  if (custom && typeof custom === 'object' && Object.hasOwn(custom, name)) return (custom as Record<string, unknown>)[name];
+  return undefined;
+}
+
+export function displayValue(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
+export function interpolate(template: string, record: Record<string, unknown>, escape: Escaper = plainText): string {
+  return template.replace(PLACEHOLDER, (_, name: string) => escape(displayValue(fieldOf(record, name))));
+}
