@@ -73,6 +73,10 @@ import { uploadsProjection } from './projections/uploads.js';
 import { timeEntriesProjection } from './projections/time-entries.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
+import { workflowsRouter } from './http/workflows/index.js';
+import { migration0031Workflows } from './projections/migrations/0031_workflows.js';
+import { workflowsProjection } from './projections/workflows.js';
+import { resumeWaitingRuns, workflowSaga } from './sagas/workflows/workflow-saga.js';
 import { workRequestTimersSaga } from './sagas/work-request-timers.js';
 import type { Job } from './sagas/scheduler.js';
 import type { Services } from './service.js';
@@ -268,6 +272,17 @@ export const modules: ModuleManifest[] = [
     projections: [workRequestsProjection],
     migrations: [migration0025WorkRequests],
     reads: ['work-requests', 'record-timeline'],
+  },
+  {
+    // Workflows (issue 15): definitions with versions, and the saga that runs them on record events.
+    name: 'workflows',
+    routes: [{ path: '/workflows', router: workflowsRouter }],
+    projections: [workflowsProjection],
+    migrations: [migration0031Workflows],
+    sagas: [workflowSaga()],
+    // Runs whose wait is over are carried on: the wait lives in the run's stream, so a restart loses none.
+    jobs: (services) => [{ name: 'workflow-waits', cron: '* * * * *', run: () => resumeWaitingRuns(services) }],
+    reads: ['workflows'],
   },
 ];
 

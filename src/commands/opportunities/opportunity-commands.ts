@@ -52,10 +52,10 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCo
   );
 }
 
-export async function createOpportunity(deps: Deps, ctx: CommandContext, input: Omit<OpportunityInput, 'ownerId'> & { ownerId?: string }) {
+/** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second opportunity. */
+export async function createOpportunity(deps: Deps, ctx: CommandContext, input: Omit<OpportunityInput, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
   await assertOwner(deps.knex, ctx.tenantId, input.ownerId);
   await assertAccount(deps.knex, ctx.tenantId, input.accountId);
-  const id = randomUUID();
   const result = await run(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
   return { id, position: result.position };
 }

@@ -37,10 +37,10 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: TaskCommand, 
   );
 }
 
-export async function createTask(deps: Deps, ctx: CommandContext, fields: TaskInput) {
+/** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second task. */
+export async function createTask(deps: Deps, ctx: CommandContext, fields: TaskInput, id: string = randomUUID()) {
   await assertAssignee(deps.knex, ctx.tenantId, fields.assignedTo);
   const parent = await parentOf(deps, ctx.tenantId, fields.parentTaskId);
-  const id = randomUUID();
   const result = await run(deps, ctx, id, { kind: 'create', id, fields, actorId: ctx.userId, parent }, true);
   return { id, position: result.position };
 }

@@ -23,6 +23,8 @@ export interface ActionInput {
   tenantId: string;
   workflowId: string;
   runId: string;
+  /** The workflow action's id (the same in every run of the workflow). */
+  actionId: string;
   /** Stable per run × action: also the idempotency key sent to outside systems. */
   stepId: string;
   actionType: string;

@@ -1,0 +1,269 @@
+import { DomainError } from '../../../domain/errors.js';
+import { displayValue, interpolate } from '../../../domain/workflow-templates.js';
+import { handleCommand } from '../../../commands/aggregate.js';
+import { updateAccount, updateContact } from '../../../commands/records/record-commands.js';
+import { updateLead } from '../../../commands/leads/lead-commands.js';
+import { createOpportunity, updateOpportunity } from '../../../commands/opportunities/opportunity-commands.js';
+import { createTask, updateTask } from '../../../commands/tasks/task-commands.js';
+import { pickedFor, rotationAggregate, type PickRequest } from '../../../commands/workflows/owner-rotation.js';
+import { ActionFailed, type ActionHandler, type ActionInput } from '../action.js';
+import { currentRecord } from '../triggers.js';
+
+/** The record's custom fields as they are now (another run may have added to them since the trigger). */
+async function currentCustomFields(input: ActionInput): Promise<Record<string, unknown>> {
+  const record = await currentRecord(input.deps.store, input.trigger.module, input.trigger.entityId, input.tenantId);
+  if (!record) throw new ActionFailed(`the ${input.trigger.module.replace(/s$/, '')} no longer exists`);
+  return (record.customFields as Record<string, unknown>) ?? {};
+}
+
+type Module = 'leads' | 'contacts' | 'accounts' | 'opportunities' | 'tasks';
+
+const OWNER_FIELD: Record<Module, 'ownerId' | 'assignedTo'> = { leads: 'ownerId', contacts: 'ownerId', accounts: 'ownerId', opportunities: 'ownerId', tasks: 'assignedTo' };
+const TABLE: Record<Module, { table: string; owner: string }> = {
+  leads: { table: 'leads', owner: 'owner_id' },
+  contacts: { table: 'contacts', owner: 'owner_id' },
+  accounts: { table: 'accounts', owner: 'owner_id' },
+  opportunities: { table: 'opportunities', owner: 'owner_id' },
+  tasks: { table: 'tasks', owner: 'assigned_to' },
+};
+const TASK_LINK: Partial<Record<Module, 'lead' | 'contact' | 'account' | 'opportunity'>> = { leads: 'lead', contacts: 'contact', accounts: 'account', opportunities: 'opportunity' };
+
+/** The fields update_field may set per module, and how a text value becomes the field's type. */
+const UPDATABLE: Record<Module, Record<string, 'text' | 'number' | 'date'>> = {
+  leads: { firstName: 'text', lastName: 'text', email: 'text', phone: 'text', mobile: 'text', company: 'text', title: 'text', website: 'text', source: 'text', description: 'text', estimatedValue: 'number' },
+  contacts: { firstName: 'text', lastName: 'text', email: 'text', phone: 'text', mobile: 'text', title: 'text', department: 'text', source: 'text', description: 'text' },
+  accounts: { name: 'text', industry: 'text', website: 'text', phone: 'text', email: 'text', description: 'text', annualRevenue: 'number', employees: 'number' },
+  opportunities: { name: 'text', amount: 'number', source: 'text', description: 'text', expectedCloseDate: 'date' },
+  tasks: { title: 'text', description: 'text', dueDate: 'date' },
+};
+
+const moduleOf = (input: ActionInput): Module => {
+  const module = input.trigger.module as Module;
+  if (!(module in OWNER_FIELD)) throw new ActionFailed(`${input.actionType} cannot act on ${input.trigger.module}`);
+  return module;
+};
+
+/** Changes one field set of the trigger record through the module's own update command (its rules and events, as a user's edit). */
+async function updateRecord(input: ActionInput, changes: Record<string, unknown>): Promise<boolean> {
+  const { deps, command, trigger } = input;
+  const id = trigger.entityId;
+  const run = {
+    leads: () => updateLead(deps, command, id, changes),
+    contacts: () => updateContact(deps, command, id, changes),
+    accounts: () => updateAccount(deps, command, id, changes),
+    opportunities: () => updateOpportunity(deps, command, id, changes),
+    tasks: () => updateTask(deps, command, id, changes),
+  }[moduleOf(input)];
+  try {
+    const { events } = await run();
+    return events.length > 0;
+  } catch (error) {
+    if (error instanceof DomainError) throw new ActionFailed(error.message);
+    throw error;
+  }
+}
+
+const list = (value: unknown): string[] =>
+  (Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : []).map((v) => String(v).trim()).filter(Boolean);
+
+/** Pool members whose listed values (territories, skills) include one of the record's. */
+function matching(rules: unknown, values: unknown[]): string[] {
+  const wanted = values.map((v) => displayValue(v).trim().toLowerCase()).filter(Boolean);
+  if (!Array.isArray(rules) || wanted.length === 0) return [];
+  return rules
+    .filter((rule) => rule && typeof rule === 'object' && list((rule as any).values).some((v) => wanted.includes(v.toLowerCase())))
+    .map((rule) => String((rule as any).userId));
+}
+
+const addressOf = (record: Record<string, any>) => record.address ?? record.billingAddress ?? record.mailingAddress ?? null;
+
+async function preferredOwners(input: ActionInput, algorithm: PickRequest['algorithm']): Promise<string[]> {
+  const record = input.trigger.record as Record<string, any>;
+  const { knex } = input.deps;
+  if (algorithm === 'territory') {
+    const address = addressOf(record) ?? {};
+    return matching(input.config.territories, [address.country, address.countryCode, address.state, address.city, record.country, record.city]);
+  }
+  if (algorithm === 'skill_match') return matching(input.config.skills, [record.industry, record.customFields?.industry]);
+  if (algorithm === 'sticky') {
+    const accountIds = input.trigger.module === 'accounts' ? [record.id] : [record.accountId, ...(record.accountIds ?? [])].filter(Boolean);
+    if (accountIds.length === 0) return [];
+    const rows = await knex('accounts').where({ tenant_id: input.tenantId }).whereIn('id', accountIds).whereNull('deleted_at').select('owner_id');
+    return rows.map((r) => r.owner_id);
+  }
+  return [];
+}
+
+/** Open records each pool member owns in the trigger's module (load_based). */
+async function loadsOf(input: ActionInput, pool: string[]): Promise<Record<string, number>> {
+  const { table, owner } = TABLE[moduleOf(input)];
+  const rows = await input.deps
+    .knex(table)
+    .where({ tenant_id: input.tenantId })
+    .whereIn(owner, pool)
+    .whereNull('deleted_at')
+    .groupBy(owner)
+    .select({ userId: owner })
+    .count<{ userId: string; count: string }[]>({ count: '*' });
+  return Object.fromEntries(rows.map((r) => [r.userId, Number(r.count)]));
+}
+
+/** Pool members who are live users of the tenant, in the workflow's order. */
+async function livePool(input: ActionInput, pool: string[]): Promise<string[]> {
+  if (pool.length === 0) return [];
+  const rows = await input.deps.knex('users').where({ tenant_id: input.tenantId }).whereIn('id', pool).whereNull('deleted_at').whereNot('status', 'inactive').select('id');
+  const live = new Set(rows.map((r) => r.id));
+  return pool.filter((id) => live.has(id));
+}
+
+const ALGORITHMS = ['round_robin', 'weighted', 'load_based', 'territory', 'skill_match', 'sticky'] as const;
+
+export const assignOwner: ActionHandler = {
+  actionType: 'assign_owner',
+  async run(input) {
+    const { config } = input;
+    const algorithm = (ALGORITHMS as readonly string[]).includes(String(config.algorithm)) ? (config.algorithm as PickRequest['algorithm']) : 'round_robin';
+    const pool = await livePool(input, [...new Set(list(config.pool ?? config.userIds))]);
+    if (pool.length === 0) return { skipped: true, reason: 'no active user in the pool' };
+    const weights = Object.fromEntries(
+      (Array.isArray(config.weights) ? config.weights : []).filter((w: any) => w && typeof w === 'object').map((w: any) => [String(w.userId), Number(w.weight) || 1]),
+    );
+    const request: PickRequest = {
+      workflowId: input.workflowId,
+      actionId: input.actionId,
+      runId: input.runId,
+      algorithm,
+      pool,
+      weights,
+      loads: algorithm === 'load_based' ? await loadsOf(input, pool) : {},
+      preferred: await preferredOwners(input, algorithm),
+    };
+    const { state } = await handleCommand(input.deps, rotationAggregate, input.workflowId, { kind: 'pick', ...request }, input.command, { eventIds: input.eventIds(0) });
+    const userId = pickedFor(state, request.actionId, input.runId)!;
+    const field = OWNER_FIELD[moduleOf(input)];
+    const changed = await updateRecord(input, { [field]: userId });
+    return { algorithm, userId, changed, changes: { [field]: userId } };
+  },
+};
+
+export const updateField: ActionHandler = {
+  actionType: 'update_field',
+  async run(input) {
+    const module = moduleOf(input);
+    const name = String(input.config.fieldKey ?? input.config.field ?? '');
+    const value = interpolate(displayValue(input.config.value), input.trigger.record);
+    const custom = /^(cf_|customFields\.)/.exec(name);
+    if (custom) {
+      if (module === 'tasks') throw new ActionFailed('tasks have no custom fields');
+      const key = name.slice(custom[0].length);
+      const customFields = { ...(await currentCustomFields(input)), [key]: value };
+      const changed = await updateRecord(input, { customFields });
+      return { field: name, value, changed, changes: { customFields } };
+    }
+    const type = Object.hasOwn(UPDATABLE[module], name) ? UPDATABLE[module][name] : undefined;
+    if (!type) throw new ActionFailed(`update_field cannot set "${name.slice(0, 100)}" on ${module}; settable: ${Object.keys(UPDATABLE[module]).join(', ')} or cf_<custom field>`);
+    let typed: unknown = value === '' ? null : value;
+    if (type === 'number' && typed !== null) {
+      typed = Number(value);
+      if (!Number.isFinite(typed)) throw new ActionFailed(`update_field: "${value.slice(0, 100)}" is not a number`);
+    }
+    const changed = await updateRecord(input, { [name]: typed });
+    return { field: name, value: typed, changed, changes: { [name]: typed } };
+  },
+};
+
+/** Tags live in the record's custom field `tags` (records have no tag list of their own). */
+export const addTag: ActionHandler = {
+  actionType: 'add_tag',
+  async run(input) {
+    if (moduleOf(input) === 'tasks') throw new ActionFailed('tasks have no tags');
+    const tag = interpolate(displayValue(input.config.tag ?? input.config.tags), input.trigger.record).trim().slice(0, 100);
+    if (!tag) throw new ActionFailed('add_tag needs a tag');
+    const customFields = await currentCustomFields(input);
+    const tags = list(customFields.tags);
+    if (tags.some((t) => t.toLowerCase() === tag.toLowerCase())) return { tag, added: false };
+    const next = { ...customFields, tags: [...tags, tag] };
+    await updateRecord(input, { customFields: next });
+    return { tag, added: true, changes: { customFields: next } };
+  },
+};
+
+const DAY_MS = 86_400_000;
+
+export const createTaskAction: ActionHandler = {
+  actionType: 'create_task',
+  async run(input) {
+    const { config, trigger, deps } = input;
+    const record = trigger.record;
+    const owner = record[OWNER_FIELD[moduleOf(input)]] as string | null;
+    const assignedTo =
+      config.assignedTo === 'trigger_user' ? trigger.userId : config.assignedTo === 'specific' ? (String(config.specificUserId ?? '') || null) : (owner ?? null);
+    const offset = Number(config.dueOffsetDays);
+    const dueDate = Number.isFinite(offset) ? new Date(deps.clock.now().getTime() + Math.round(offset) * DAY_MS).toISOString() : null;
+    const link = TASK_LINK[moduleOf(input)];
+    const id = input.idFor(0);
+    try {
+      await createTask(
+        deps,
+        input.command,
+        {
+          title: interpolate(displayValue(config.title) || 'Follow up', record).slice(0, 255),
+          description: config.description ? interpolate(displayValue(config.description), record) : null,
+          assignedTo,
+          dueDate,
+          reminderAt: null,
+          entityType: link ?? null,
+          entityId: link ? trigger.entityId : null,
+          parentTaskId: null,
+        },
+        id,
+      );
+    } catch (error) {
+      // The same step carried out again: its task exists already.
+      if (!(error instanceof DomainError)) throw error;
+      if (error.kind !== 'conflict') throw new ActionFailed(error.message);
+    }
+    return { taskId: id, assignedTo, dueDate };
+  },
+};
+
+export const createOpportunityAction: ActionHandler = {
+  actionType: 'create_opportunity',
+  async run(input) {
+    const { config, trigger, deps } = input;
+    const record = trigger.record as Record<string, any>;
+    const accountId =
+      (config.accountId as string | undefined) ??
+      (trigger.module === 'accounts' ? record.id : record.accountId ?? record.conversion?.accountId ?? record.accountIds?.[0]) ??
+      null;
+    if (!accountId) throw new ActionFailed('an opportunity needs an account: the record has none (set accountId in the action)');
+    const fullName = [record.firstName, record.lastName].filter(Boolean).join(' ');
+    const name = interpolate(displayValue(config.name), record) || `${record.company ?? record.name ?? fullName} Opportunity`.trim();
+    const id = input.idFor(0);
+    try {
+      await createOpportunity(
+        deps,
+        input.command,
+        {
+          name: name.slice(0, 255),
+          accountId,
+          amount: Number.isFinite(Number(config.amount ?? record.estimatedValue)) ? Number(config.amount ?? record.estimatedValue) : null,
+          expectedCloseDate: null,
+          source: record.source ?? null,
+          description: null,
+          customFields: {},
+          ownerId: record.ownerId ?? undefined,
+          pipelineId: (config.pipelineId as string | undefined) ?? undefined,
+          stageId: (config.stageId as string | undefined) ?? undefined,
+        },
+        id,
+      );
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      if (error.kind !== 'conflict') throw new ActionFailed(error.message);
+    }
+    return { opportunityId: id, accountId, name };
+  },
+};
+
+export const RECORD_ACTIONS: ActionHandler[] = [assignOwner, updateField, addTag, createTaskAction, createOpportunityAction];

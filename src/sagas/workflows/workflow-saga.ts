@@ -1,0 +1,98 @@
+import { handleCommand } from '../../commands/aggregate.js';
+import { runAggregate } from '../../commands/workflows/run-aggregate.js';
+import { groupHolds, MAX_WORKFLOW_DEPTH, normaliseConditions, type WorkflowAction } from '../../domain/workflows.js';
+import type { RecordedEvent } from '../../events/store/types.js';
+import { deterministicId } from '../../infra/deterministic-id.js';
+import { workflowsProjection } from '../../projections/workflows.js';
+import { awaitProjection } from '../../queries/projection-progress.js';
+import type { Saga, SagaDeps } from '../saga.js';
+import type { ActionHandler } from './action.js';
+import { RECORD_ACTIONS } from './actions/record-actions.js';
+import { carryOnRun } from './run-executor.js';
+import { TRIGGER_EVENT_TYPES, triggersOf } from './triggers.js';
+
+/** Every action type's handler (wait and branch are the executor's own). */
+export const ACTION_HANDLERS = new Map<string, ActionHandler>([...RECORD_ACTIONS].map((handler) => [handler.actionType, handler]));
+
+export const runIdOf = (workflowId: string, eventId: string) => deterministicId('workflow-run', workflowId, eventId);
+
+/** How deep in a chain of workflow-caused changes this event is: 0 for a person's change, n when a run at depth n caused it. */
+async function depthOf(deps: SagaDeps, event: RecordedEvent): Promise<number> {
+  const cause = event.metadata.causationId;
+  if (!cause) return 0;
+  const row = await deps.knex('workflow_runs').where({ tenant_id: event.metadata.tenantId, trigger_event_id: cause }).max<{ depth: number | null }>('depth as depth').first();
+  return row?.depth ?? 0;
+}
+
+/**
+ * Spec B§6: each record event is matched against the tenant's active workflows of its
+ * module and trigger type (those that existed when it happened); each whose filters hold
+ * gets one run, with an id derived from (workflow, event), so a redelivered event carries
+ * the same run on instead of starting another.
+ */
+export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDLERS): Saga {
+  return {
+    name: 'workflows',
+    handles: TRIGGER_EVENT_TYPES,
+    async handle(event, context) {
+      const { deps } = context;
+      const match = await triggersOf(deps.store, event);
+      if (!match) return;
+      const tenantId = event.metadata.tenantId;
+      // Workflows saved, and runs started, before this event must be visible to match against and to measure depth by.
+      await awaitProjection(deps, workflowsProjection, event.position);
+      const workflows: { id: string; version: number; trigger_type: string; trigger_filters: unknown; actions: WorkflowAction[] }[] = await deps
+        .knex('workflows')
+        .where({ tenant_id: tenantId, trigger_module: match.module, is_active: true })
+        .whereIn('trigger_type', match.types)
+        .whereNull('deleted_at')
+        .where('created_at', '<=', event.createdAt)
+        .orderBy('created_at')
+        .select('id', 'version', 'trigger_type', 'trigger_filters', 'actions');
+      if (workflows.length === 0) return;
+      const depth = (await depthOf(deps, event)) + 1;
+      for (const workflow of workflows) {
+        if (!groupHolds(normaliseConditions(workflow.trigger_filters), match.record, match.previous)) continue;
+        const runId = runIdOf(workflow.id, event.id);
+        const command = { tenantId, userId: event.metadata.userId, correlationId: event.metadata.correlationId, causationId: event.id };
+        const trigger = {
+          module: match.module,
+          type: workflow.trigger_type,
+          entityId: String(event.data.id),
+          eventId: event.id,
+          correlationId: event.metadata.correlationId,
+          userId: event.metadata.userId,
+          record: match.record,
+          previous: match.previous,
+        };
+        await handleCommand(deps, runAggregate, runId, { kind: 'start', run: { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth } }, command);
+        if (depth > MAX_WORKFLOW_DEPTH) {
+          const error = `loop guard: this change was made by a chain of ${depth - 1} workflow runs (at most ${MAX_WORKFLOW_DEPTH} may follow each other); nothing was done`;
+          await handleCommand(deps, runAggregate, runId, { kind: 'finish', id: runId, finishedAt: deps.clock.now().toISOString(), error }, command);
+          continue;
+        }
+        await carryOnRun(deps, handlers, tenantId, runId, workflow.id);
+      }
+    },
+  };
+}
+
+/** Runs whose wait is over, carried on (every minute; after a restart too, since the wait is in the run's stream and read model). */
+export async function resumeWaitingRuns(deps: SagaDeps, handlers: Map<string, ActionHandler> = ACTION_HANDLERS, limit = 100): Promise<number> {
+  const due: { id: string; tenant_id: string; workflow_id: string }[] = await deps
+    .knex('workflow_runs')
+    .where({ status: 'waiting' })
+    .where('resume_at', '<=', deps.clock.now())
+    .orderBy('resume_at')
+    .limit(limit)
+    .select('id', 'tenant_id', 'workflow_id');
+  for (const run of due) {
+    try {
+      await carryOnRun(deps, handlers, run.tenant_id, run.id, run.workflow_id);
+    } catch (error) {
+      // One run's trouble (its tenant's data, an outage) must not hold up the others; the next tick tries again.
+      deps.logger?.error({ err: error, runId: run.id }, 'resuming a waiting workflow run failed');
+    }
+  }
+  return due.length;
+}
