@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { sagaContext } from '../../src/sagas/saga.js';
+import { ManualClock } from '../../src/infra/clock.js';
+import { allJobs } from '../../src/modules.js';
+import { isAtOrAfter } from '../../src/events/store/position.js';
+import type { Position } from '../../src/events/store/types.js';
+import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { workflowSaga } from '../../src/sagas/workflows/workflow-saga.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
@@ -27,6 +34,8 @@ describe('workflows', () => {
     await until(async () => (await runsOf(workflowId)).data.filter((r: any) => r.status === 'completed' || r.status === 'failed').length >= count, 30_000);
     return (await runsOf(workflowId)).data;
   };
+  /** Every workflow has been matched against the events up to `position` (and their runs carried out). */
+  const sagaPassed = (position: Position) => until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', 'workflows'), position), 30_000);
   const tasksOn = async (leadId: string) => (await call('GET', `/tasks?entityType=lead&entityId=${leadId}&limit=100`)).body.data;
 
   before(async () => {
@@ -150,5 +159,143 @@ describe('workflows', () => {
       // The run's own changes to the lead fire lead_updated again, but company did not change: no second run.
       expect((await runsOf(wf.id)).total).to.equal(1);
     });
+
+    it('every filter operator: a workflow whose one condition holds fires, one whose condition fails does not', async () => {
+      // After the update: company Old Co → Acme Corp, estimatedValue 5000, source web, website empty, email set.
+      const cases: [operator: string, field: string, holds: unknown, fails: unknown][] = [
+        ['equals', 'company', 'acme corp', 'Old Co'],
+        ['not_equals', 'company', 'Old Co', 'ACME CORP'],
+        ['contains', 'company', 'cme c', 'zeta'],
+        ['not_contains', 'company', 'zeta', 'acme'],
+        ['starts_with', 'company', 'ACME', 'Corp'],
+        ['is_empty', 'website', null, null],
+        ['is_not_empty', 'email', null, null],
+        ['greater_than', 'estimatedValue', 4999, 5000],
+        ['less_than', 'estimated_value', 5001, 5000],
+        ['greater_or_equal', 'estimatedValue', 5000, 5001],
+        ['less_or_equal', 'estimatedValue', 5000, 4999],
+        ['in', 'source', ['ads', 'web'], ['ads', 'phone']],
+        ['not_in', 'source', ['phone'], ['web']],
+        ['changed_to', 'company', 'Acme Corp', 'Old Co'],
+        ['changed_from', 'company', 'Old Co', 'Acme Corp'],
+        ['any_change', 'company', null, null],
+      ];
+      const lead = await newLead({ company: 'Old Co', estimatedValue: 5000, source: 'web', email: 'w@example.com' });
+      const marker = randomUUID().slice(0, 8);
+      const only = { field: 'id', operator: 'equals', value: lead.id };
+      for (const [operator, field, holds, fails] of cases) {
+        const negated: Record<string, string> = { is_empty: 'email', is_not_empty: 'website', any_change: 'source' };
+        for (const [label, condition] of [
+          ['holds', { field, operator, value: holds }],
+          ['fails', { field: negated[operator] ?? field, operator, value: fails }],
+        ] as const) {
+          await newWorkflow({
+            triggerFilters: { logic: 'AND', conditions: [only, condition] },
+            actions: [{ actionType: 'create_task', config: { title: `${marker} ${operator} ${label}` } }],
+          });
+        }
+      }
+      expect((await call('PUT', `/leads/${lead.id}`, { company: 'Acme Corp' })).status).to.equal(200);
+      await sagaPassed((await service.services.store.readStream(`lead-${lead.id}`)).at(-1)!.position);
+      const titles = (await tasksOn(lead.id)).map((t: any) => t.title).filter((t: string) => t.startsWith(marker)).sort();
+      expect(titles).to.deep.equal(cases.map(([operator]) => `${marker} ${operator} holds`).sort());
+    });
+
+    it('round robin under 50 concurrent triggers: each of 5 users gets 10 leads, none twice in a row', async () => {
+      const users = await Promise.all([1, 2, 3, 4, 5].map(() => createUserAs(service, admin, 'user')));
+      const pool = users.map((u) => u.user.id);
+      const source = `rr-${randomUUID().slice(0, 8)}`;
+      const wf = await newWorkflow({
+        triggerType: 'lead_created',
+        triggerFilters: { match: 'all', items: [{ field: 'source', operator: 'equals', value: source }] },
+        actions: [{ actionType: 'assign_owner', config: { algorithm: 'round_robin', pool } }],
+      });
+      const leads = await Promise.all(Array.from({ length: 50 }, () => newLead({ source })));
+      const runs = await finishedRuns(wf.id, 50);
+      expect(runs.every((r: any) => r.status === 'completed')).to.equal(true);
+      const owners = await Promise.all(leads.map(async (l) => (await call('GET', `/leads/${l.id}`)).body.ownerId));
+      const counts = Object.fromEntries(pool.map((id) => [id, owners.filter((o) => o === id).length]));
+      expect(Object.values(counts)).to.deep.equal([10, 10, 10, 10, 10]);
+      const picks = (await service.services.store.readStream(`workflow_rotation-${wf.id}`)).map((e) => (e.data as any).userId);
+      expect(picks).to.have.length(50);
+      picks.forEach((userId, i) => expect(userId).to.equal(pool[i % 5]));
+    });
+
+    it('a workflow whose own change triggers it again is stopped by the loop guard with a clear run error', async () => {
+      const lead = await newLead({ description: 'x' });
+      const wf = await newWorkflow({
+        triggerFilters: { logic: 'AND', conditions: [{ field: 'id', operator: 'equals', value: lead.id }, { field: 'description', operator: 'any_change' }] },
+        actions: [{ actionType: 'update_field', config: { fieldKey: 'description', value: '{{trigger.description}}x' } }],
+      });
+      expect((await call('PUT', `/leads/${lead.id}`, { description: 'y' })).status).to.equal(200);
+      const runs = await finishedRuns(wf.id, 6);
+      const failed = runs.filter((r: any) => r.status === 'failed');
+      expect(failed).to.have.length(1);
+      expect(failed[0]).to.include({ depth: 6 });
+      expect(failed[0].error).to.match(/^loop guard: /);
+      expect(runs.filter((r: any) => r.status === 'completed').map((r: any) => r.depth).sort()).to.deep.equal([1, 2, 3, 4, 5]);
+      expect((await call('GET', `/leads/${lead.id}`)).body.description).to.equal('yxxxxx');
+      expect((await call('GET', `/workflows/runs/${failed[0].id}`)).body.steps).to.deep.equal([]);
+    });
+
+    it('a redelivered trigger event carries its run on and repeats no effect', async () => {
+      const wf = await newWorkflow({ triggerType: 'lead_created', triggerFilters: { match: 'all', items: [{ field: 'company', operator: 'equals', value: 'Redelivered' }] }, actions: [{ actionType: 'create_task', config: { title: 'once' } }] });
+      const lead = await newLead({ company: 'Redelivered' });
+      await finishedRuns(wf.id, 1);
+      const [created] = await service.services.store.readStream(`lead-${lead.id}`);
+      const saga = workflowSaga();
+      const { store, knex, clock, mailer, config } = service.services;
+      await saga.handle(created, sagaContext(saga, created, 2, { store, knex, clock, mailer, config }));
+      await saga.handle(created, sagaContext(saga, created, 3, { store, knex, clock, mailer, config }));
+      expect((await tasksOn(lead.id)).map((t: any) => t.title)).to.deep.equal(['once']);
+      const runs = (await runsOf(wf.id)).data;
+      expect(runs).to.have.length(1);
+      expect((await call('GET', `/workflows/runs/${runs[0].id}`)).body.steps).to.have.length(1);
+    });
+  });
+});
+
+describe('workflow waits', () => {
+  it('a wait holds the run in the database and the scheduler carries it on when due, also after a restart with the clock moved', async () => {
+    const first = await startTestService({}, { clock: new ManualClock('2026-03-02T09:00:00Z'), schedule: false });
+    let second: TestService | null = null;
+    let firstStopped = false;
+    try {
+      const admin = await registerTenant(first);
+      const call = (service: TestService, method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, admin.auth);
+      const wf = (
+        await call(first, 'POST', '/workflows', {
+          name: 'nurture',
+          triggerModule: 'leads',
+          triggerType: 'lead_created',
+          actions: [
+            { actionType: 'wait', config: { hours: 2 } },
+            { actionType: 'create_task', config: { title: 'after the wait' } },
+          ],
+        })
+      ).body;
+      const lead = (await call(first, 'POST', '/leads', { firstName: 'Wait', lastName: 'Er' })).body;
+      await until(async () => (await call(first, 'GET', `/workflows/${wf.id}/runs`)).body.data[0]?.status === 'waiting');
+      const waiting = (await call(first, 'GET', `/workflows/${wf.id}/runs`)).body.data[0];
+      expect(waiting.resumeAt).to.equal('2026-03-02T11:00:00.000Z');
+      const waitJob = (service: TestService) => allJobs(service.services).find((job) => job.name === 'workflow-waits')!;
+      await waitJob(first).run();
+      expect((await call(first, 'GET', `/workflows/runs/${waiting.id}`)).body.status).to.equal('waiting');
+      await first.stop();
+      firstStopped = true;
+
+      second = await startTestService({}, { databaseUrl: first.databaseUrl, clock: new ManualClock('2026-03-02T11:30:00Z'), schedule: false });
+      await waitJob(second).run();
+      await until(async () => (await call(second!, 'GET', `/workflows/runs/${waiting.id}`)).body.status === 'completed');
+      const run = (await call(second, 'GET', `/workflows/runs/${waiting.id}`)).body;
+      expect(run.steps.map((s: any) => [s.actionType, s.status])).to.deep.equal([['wait', 'completed'], ['create_task', 'completed']]);
+      expect(run.steps[0].result).to.deep.equal({ waitedUntil: '2026-03-02T11:00:00.000Z' });
+      expect(run.finishedAt).to.equal('2026-03-02T11:30:00.000Z');
+      const tasks = (await call(second, 'GET', `/tasks?entityType=lead&entityId=${lead.id}`)).body.data;
+      expect(tasks.map((t: any) => t.title)).to.deep.equal(['after the wait']);
+    } finally {
+      if (!firstStopped) await first.stop();
+      await second?.stop();
+    }
   });
 });
