@@ -74,6 +74,8 @@ import { timeEntriesProjection } from './projections/time-entries.js';
 import { checkSlaBreaches, rescoreTimeBasedLeads } from './sagas/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
 import { workflowsRouter } from './http/workflows/index.js';
+import { migration0032TaskOverdue } from './projections/migrations/0032_task_overdue.js';
+import { markOverdueTasks } from './sagas/task-jobs.js';
 import { migration0031Workflows } from './projections/migrations/0031_workflows.js';
 import { workflowsProjection } from './projections/workflows.js';
 import { resumeWaitingRuns, workflowSaga } from './sagas/workflows/workflow-saga.js';
@@ -208,7 +210,9 @@ export const modules: ModuleManifest[] = [
     name: 'tasks',
     routes: [{ path: '/tasks', router: tasksRouter }],
     projections: [tasksProjection],
-    migrations: [migration0017Tasks],
+    migrations: [migration0017Tasks, migration0032TaskOverdue],
+    // Open tasks past their due date are noticed once per due date (task_overdue for workflows).
+    jobs: (services) => [{ name: 'task-overdue', cron: '* * * * *', run: () => markOverdueTasks(services) }],
     reads: ['tasks', 'record-timeline'],
   },
   {

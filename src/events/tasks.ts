@@ -40,4 +40,6 @@ export type TaskEvent =
   | DomainEvent<'TaskCompleted', { id: string; statusId: string; completedAt: string; completionNotes: string | null; title: string; link: TaskLink | null }>
   /** Back to an open status; completion time, user and notes are cleared. */
   | DomainEvent<'TaskReopened', { id: string; statusId: string }>
+  /** Still open when its due date passed (noticed by the task-overdue job; once per due date). */
+  | DomainEvent<'TaskBecameOverdue', { id: string; dueDate: string }>
   | NoteAdded;

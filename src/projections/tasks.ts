@@ -32,5 +32,7 @@ export const tasksProjection: Projection = {
       }),
     TaskReopened: (e, w) =>
       w.update('tasks', { id: e.data.id }, { status_id: e.data.statusId, completed_at: null, completed_by: null, completion_notes: null, updated_at: e.createdAt }),
+    // Not an edit: updatedAt stays.
+    TaskBecameOverdue: (e, w) => w.update('tasks', { id: e.data.id }, { overdue_for: e.data.dueDate }),
   },
 };

@@ -299,3 +299,49 @@ describe('workflow waits', () => {
     }
   });
 });
+
+describe('task_overdue', () => {
+  let service: TestService;
+  let admin: Session;
+  const clock = new ManualClock('2026-04-06T08:00:00Z');
+  const call = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, admin.auth);
+  const overdueJob = () => allJobs(service.services).find((job) => job.name === 'task-overdue')!.run();
+  const overdueEvents = async (taskId: string) => (await service.services.store.readStream(`task-${taskId}`)).filter((e) => e.type === 'TaskBecameOverdue').map((e) => e.data);
+
+  before(async () => {
+    service = await startTestService({}, { clock, schedule: false });
+    admin = await registerTenant(service);
+  });
+  after(async () => service.stop());
+
+  it('an open task past its due date is noticed once per due date and fires task_overdue workflows; completed and cancelled tasks never are', async () => {
+    const wf = (
+      await call('POST', '/workflows', { name: 'chase', triggerModule: 'tasks', triggerType: 'task_overdue', actions: [{ actionType: 'update_field', config: { fieldKey: 'title', value: 'OVERDUE: {{trigger.title}}' } }] })
+    ).body;
+    const statuses = (await call('GET', '/tasks/lookups/statuses')).body;
+    const cancelled = statuses.find((s: any) => !s.isOpen && !s.isCompleted);
+    const task = (await call('POST', '/tasks', { title: 'Send quote', dueDate: '2026-04-06T10:00:00Z' })).body;
+    const done = (await call('POST', '/tasks', { title: 'Done already', dueDate: '2026-04-06T10:00:00Z' })).body;
+    const dropped = (await call('POST', '/tasks', { title: 'Dropped', dueDate: '2026-04-06T10:00:00Z', statusId: cancelled.id })).body;
+    expect((await call('POST', `/tasks/${done.id}/complete`, {})).status).to.equal(200);
+    await overdueJob();
+    expect(await overdueEvents(task.id)).to.deep.equal([]);
+
+    clock.advance(3 * 3_600_000);
+    // Twice at once and once more: still one event for this due date.
+    await Promise.all([overdueJob(), overdueJob()]);
+    await overdueJob();
+    expect(await overdueEvents(task.id)).to.deep.equal([{ id: task.id, dueDate: '2026-04-06T10:00:00.000Z' }]);
+    expect(await overdueEvents(done.id)).to.deep.equal([]);
+    expect(await overdueEvents(dropped.id)).to.deep.equal([]);
+    await until(async () => (await call('GET', `/tasks/${task.id}`)).body.title === 'OVERDUE: Send quote');
+    await until(async () => (await call('GET', `/workflows/${wf.id}/runs`)).body.data[0]?.status === 'completed');
+    expect((await call('GET', `/workflows/${wf.id}/runs`)).body.data.map((r: any) => [r.triggerType, r.triggerEntityId])).to.deep.equal([['task_overdue', task.id]]);
+
+    // Moved to a later date and missed again: noticed again.
+    expect((await call('PUT', `/tasks/${task.id}`, { dueDate: '2026-04-07T10:00:00Z' })).status).to.equal(200);
+    clock.advance(86_400_000);
+    await overdueJob();
+    expect((await overdueEvents(task.id)).map((d: any) => d.dueDate)).to.deep.equal(['2026-04-06T10:00:00.000Z', '2026-04-07T10:00:00.000Z']);
+  });
+});

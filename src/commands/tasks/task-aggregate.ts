@@ -5,6 +5,7 @@ import {
   defaultPriorityId,
   defaultStatusId,
   defaultTypeId,
+  closedStatusIds,
   reopenStatusId,
   taskSettingOf,
   type TaskSettingsState,
@@ -18,6 +19,8 @@ import type { NoteCommand } from '../records/record-aggregate.js';
 export interface TaskProgress {
   completed: boolean;
   completionNotes: string | null;
+  /** The due date it was last found overdue at (a new due date can become overdue again). */
+  overdueFor?: string | null;
 }
 
 export type TaskState =
@@ -33,6 +36,8 @@ export type TaskCommand =
   | { kind: 'delete'; id: string }
   | { kind: 'complete'; id: string; completionNotes: string | null }
   | { kind: 'reopen'; id: string }
+  /** The job's finding: open, and due before now, at the due date it read. */
+  | { kind: 'mark-overdue'; id: string; dueDate: string }
   | NoteCommand;
 
 /** The tenant's task settings (lookups and keyed settings) and the time, as a decision reads them. */
@@ -189,6 +194,15 @@ function decide(command: TaskCommand, state: TaskState, context: TaskContext): T
       if (!statusId) throw invalid('No open task status is configured');
       return [{ type: 'TaskReopened', data: { id: command.id, statusId } }];
     }
+    case 'mark-overdue': {
+      if (state.status !== 'active') return [];
+      const { completed, dueDate, statusId, overdueFor } = state.fields;
+      const closing = closedStatusIds(context.settings).includes(statusId);
+      // Moved, completed or closed since the job read it, or already marked: nothing to say.
+      const at = (text: string | null | undefined) => (text ? new Date(text).getTime() : null);
+      if (completed || closing || at(dueDate) !== at(command.dueDate) || at(overdueFor) === at(dueDate) || at(dueDate)! >= context.now.getTime()) return [];
+      return [{ type: 'TaskBecameOverdue', data: { id: command.id, dueDate: dueDate! } }];
+    }
   }
 }
 
@@ -207,6 +221,8 @@ function evolve(state: TaskState, event: TaskEvent): TaskState {
       return { ...state, fields: { ...state.fields, statusId: event.data.statusId, completed: true, completionNotes: event.data.completionNotes } };
     case 'TaskReopened':
       return { ...state, fields: { ...state.fields, statusId: event.data.statusId, completed: false, completionNotes: null } };
+    case 'TaskBecameOverdue':
+      return { ...state, fields: { ...state.fields, overdueFor: event.data.dueDate } };
     default:
       return state;
   }

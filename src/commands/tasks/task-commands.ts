@@ -93,3 +93,13 @@ export async function deleteTask(deps: Deps, ctx: CommandContext, id: string): P
   const result = await run(deps, ctx, id, { kind: 'delete', id });
   return { position: later(position, result.position) };
 }
+
+/**
+ * The overdue job's finding for one task at the due date it read; ids derived from (task,
+ * due date), so two workers noticing the same task write one event.
+ */
+export const markTaskOverdue = (deps: Deps, ctx: CommandContext, id: string, dueDate: string, eventIds: (index: number) => string) =>
+  handleCommand(deps, taskAggregate, id, { kind: 'mark-overdue', id, dueDate }, ctx, {
+    eventIds,
+    decideWith: async (): Promise<TaskContext> => ({ settings: await taskSettings(deps.store, ctx.tenantId), now: deps.clock.now() }),
+  });
