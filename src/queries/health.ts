@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { EventStore } from '../events/store/types.js';
 import type { Clock } from '../infra/clock.js';
 import { countParked } from '../events/subscriptions/parked-events.js';
+import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import type { ProjectionProgress } from '../projections/progress.js';
 
 export interface ComponentHealth {
@@ -25,6 +26,8 @@ export interface HealthReport {
   projections: ProjectionLag[];
   /** Events sagas could not handle and set aside, per saga (only those with any). */
   sagasParked: Record<string, number>;
+  /** How far each saga (the workflow engine, notifications…) is behind the log. */
+  sagas: ProjectionLag[];
 }
 
 /** A projection this far behind makes the service "degraded" (still serving). */
@@ -46,6 +49,8 @@ export async function checkHealth(deps: {
   store: EventStore;
   progress: ProjectionProgress;
   clock: Clock;
+  /** The sagas this process runs (their lag is read from their checkpoints). */
+  sagas?: string[];
 }): Promise<HealthReport> {
   const [database, eventStore] = await Promise.all([
     probe(() => deps.knex.raw('select 1')),
@@ -63,14 +68,23 @@ export async function checkHealth(deps: {
       }),
     );
   }
+  const lagOf = async (from: Awaited<ReturnType<typeof loadCheckpoint>>) => {
+    const [next] = await deps.store.readAll({ from, maxCount: 1 });
+    return { caughtUp: !next, lagMs: next ? Math.max(0, deps.clock.now().getTime() - next.createdAt.getTime()) : 0 };
+  };
+  const sagas: ProjectionLag[] =
+    eventStore.status === 'up' && database.status === 'up'
+      ? await Promise.all((deps.sagas ?? []).map(async (name) => ({ name, ...(await lagOf(await loadCheckpoint(deps.knex, 'saga_checkpoints', name))), parked: parked.get(`saga:${name}`) ?? 0 })))
+      : [];
   const sagasParked = Object.fromEntries([...parked].filter(([key]) => key.startsWith('saga:')).map(([key, n]) => [key.slice(5), n]));
   const down = database.status === 'down' || eventStore.status === 'down';
-  const degraded = projections.some((p) => p.lagMs > DEGRADED_LAG_MS || p.parked > 0) || Object.keys(sagasParked).length > 0;
+  const degraded = [...projections, ...sagas].some((p) => p.lagMs > DEGRADED_LAG_MS || p.parked > 0) || Object.keys(sagasParked).length > 0;
   return {
     status: down ? 'down' : degraded ? 'degraded' : 'ok',
     database,
     eventStore: { ...eventStore, adapter: deps.store.name },
     projections,
     sagasParked,
+    sagas,
   };
 }

@@ -153,3 +153,29 @@ describe('task decider', () => {
     }
   });
 });
+
+describe('task decider: mark-overdue (task_overdue)', () => {
+  const spec = deciderSpec(taskAggregate);
+  const DUE = '2026-01-05T08:00:00.000Z';
+  const dated: TaskEvent = { type: 'TaskCreated', data: { ...createdData, dueDate: DUE } };
+  const mark = (dueDate = DUE) => ({ kind: 'mark-overdue' as const, id: ID, dueDate });
+  const overdue: TaskEvent = { type: 'TaskBecameOverdue', data: { id: ID, dueDate: DUE } };
+
+  it('an open task past its due date becomes overdue, once for that due date', () => {
+    spec.given([dated]).when(mark(), context()).then([overdue]);
+    spec.given([dated, overdue]).when(mark(), context()).then([]);
+  });
+  it('not before its due date, nor when completed, closed (cancelled), moved since the job read it, or gone', () => {
+    spec.given([{ type: 'TaskCreated', data: { ...createdData, dueDate: '2026-01-05T10:00:00.000Z' } }]).when(mark('2026-01-05T10:00:00.000Z'), context()).then([]);
+    spec.given([dated, { ...completed, data: { ...completed.data } }]).when(mark(), context()).then([]);
+    spec.given([dated, { type: 'TaskUpdated', data: { id: ID, changes: { statusId: 'cancelled' } } }]).when(mark(), context((s) => {
+      s.statuses.cancelled = { ...s.statuses.completed, name: 'Cancelled', slug: 'cancelled', isCompleted: false };
+    })).then([]);
+    spec.given([dated, { type: 'TaskUpdated', data: { id: ID, changes: { dueDate: '2026-01-06T08:00:00.000Z' } } }]).when(mark(), context()).then([]);
+    spec.given([dated, { type: 'TaskDeleted', data: { id: ID } }]).when(mark(), context()).then([]);
+  });
+  it('a task moved to a later date and missed again becomes overdue again', () => {
+    const moved: TaskEvent = { type: 'TaskUpdated', data: { id: ID, changes: { dueDate: '2026-01-05T08:30:00.000Z' } } };
+    spec.given([dated, overdue, moved]).when(mark('2026-01-05T08:30:00.000Z'), context()).then([{ type: 'TaskBecameOverdue', data: { id: ID, dueDate: '2026-01-05T08:30:00.000Z' } }]);
+  });
+});

@@ -24,6 +24,9 @@ describe('HTTP skeleton', () => {
       for (const p of res.body.projections) expect(p).to.have.keys('name', 'caughtUp', 'lagMs', 'parked');
       expect(res.body.projections.every((p: { parked: number }) => p.parked === 0)).to.equal(true);
       expect(res.body.sagasParked).to.deep.equal({});
+      // The workflow engine's lag (issue 15) beside the other sagas'.
+      expect(res.body.sagas.map((s: { name: string }) => s.name)).to.include.members(['workflows', 'work-request-timers']);
+      for (const s of res.body.sagas) expect(s).to.have.keys('name', 'caughtUp', 'lagMs', 'parked');
     });
   });
 

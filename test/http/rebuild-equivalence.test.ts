@@ -21,6 +21,8 @@ import { MAGIC, sendMultipart, type Part } from '../support/multipart.js';
 import { compareSnapshots, describeDifferences, rowCount, snapshotTables } from '../support/read-models.js';
 import { startTestService } from '../support/service.js';
 import { until } from '../support/wait.js';
+import { resumeWaitingRuns } from '../../src/sagas/workflows/workflow-saga.js';
+import { markOverdueTasks } from '../../src/sagas/task-jobs.js';
 
 /**
  * Read models are a cache of the log, whatever the batches: a projection applying events
@@ -122,7 +124,7 @@ describe('rebuild equals live, for every event type', () => {
   });
 
   it('a seeded random run through HTTP writes every event type, and every projection rebuilt from the log equals its live tables row by row', async function () {
-    this.timeout(180_000);
+    this.timeout(360_000);
     const seed = Random.seedFrom('EQUIV_SEED');
     const operations = Number(process.env.EQUIV_OPS ?? 300);
     const schedule = new Random(seed);
@@ -702,6 +704,39 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'POST', `${wrPath}/notes`, { content: 'Noté 📝' });
       const doomedWr = await call(t, 'POST', '/work-requests', { typeId: wrType.body.id, title: 'Temp', requestData: { brief: 'x' } });
       expect((await call(t, 'DELETE', `/work-requests/${doomedWr.body.id}`)).status).to.equal(200);
+
+      // Workflows: versions, toggles, a deletion; runs that complete, wait and resume, fail, and skip past a failure.
+      const flowMark = `Flux ${unique()}`;
+      const onMarked = { logic: 'AND', conditions: [{ field: 'company', operator: 'changed_to', value: flowMark }] };
+      const nurture = await call(t, 'POST', '/workflows', {
+        name: `Relance ⚙️ ${unique()}`, triggerModule: 'leads', triggerType: 'lead_updated', triggerFilters: onMarked,
+        actions: [
+          { actionType: 'assign_owner', config: { algorithm: 'round_robin', pool: [t.admin.user.id] } },
+          { actionType: 'update_field', config: { fieldKey: 'nowhere', value: 'x', continueOnError: true } },
+          { actionType: 'wait', config: { hours: 1 } },
+          { tempId: 'b', actionType: 'branch', config: { condition: { match: 'any', items: [{ field: 'company', operator: 'contains', value: 'Flux' }] } } },
+          { actionType: 'add_tag', config: { tag: 'flux-été' }, parentActionId: 'b', branch: 'yes' },
+        ],
+      });
+      expect(nurture.status, JSON.stringify(nurture.body)).to.equal(201);
+      const { name, triggerModule, triggerType, triggerFilters, actions } = nurture.body;
+      await call(t, 'PUT', `/workflows/${nurture.body.id}`, { name, triggerModule, triggerType, triggerFilters, actions, description: 'v2 ✨' });
+      const broken = await call(t, 'POST', '/workflows', { name: 'Cassé', triggerModule: 'leads', triggerType: 'lead_updated', triggerFilters: onMarked, actions: [{ actionType: 'update_field', config: { fieldKey: 'nowhere', value: 'x' } }] });
+      await call(t, 'PATCH', `/workflows/${broken.body.id}/toggle`, { isActive: false });
+      await call(t, 'PATCH', `/workflows/${broken.body.id}/toggle`, {});
+      const doomedFlow = await call(t, 'POST', '/workflows', { name: 'Éphémère', triggerModule: 'contacts', triggerType: 'contact_created' });
+      await call(t, 'DELETE', `/workflows/${doomedFlow.body.id}`);
+      const flowLead = await createLead(t, { lastName: 'Flux', company: 'Avant' });
+      await call(t, 'PUT', `/leads/${flowLead.id}`, { company: flowMark });
+      const runStatuses = async (id: string) => (await call(t, 'GET', `/workflows/${id}/runs`)).body.data.map((run: { status: string }) => run.status);
+      await until(async () => (await runStatuses(nurture.body.id))[0] === 'waiting' && (await runStatuses(broken.body.id))[0] === 'failed', 30_000);
+      clock.advance(2 * 3_600_000);
+      await resumeWaitingRuns(service.services);
+      await until(async () => (await runStatuses(nurture.body.id))[0] === 'completed');
+      // A task left open past its due date.
+      await call(t, 'POST', '/tasks', { title: `En retard ${unique()}`, dueDate: new Date(clock.now().getTime() + 60_000).toISOString() });
+      clock.advance(3_600_000);
+      await markOverdueTasks(service.services);
 
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });

@@ -396,6 +396,50 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('workflows', async () => {
+    const valid = { name: 'Odd flow', triggerModule: 'leads', triggerType: 'lead_updated' };
+    const wf = (await call('POST', '/workflows', { ...valid, actions: [{ actionType: 'add_tag', config: { tag: 'x' } }] })).body;
+    const doomed = (await call('POST', '/workflows', valid)).body;
+    const failures = await fuzz([
+      ['POST', '/workflows', ['name', 'description', 'triggerModule', 'triggerType', 'triggerFilters', 'actions', 'isActive']],
+      ['PUT', `/workflows/${wf.id}`, ['name', 'triggerModule', 'triggerType', 'triggerFilters', 'actions', 'isActive']],
+      ['PATCH', `/workflows/${wf.id}/toggle`, ['isActive']],
+      ['DELETE', `/workflows/${doomed.id}`, []],
+    ]);
+    // Odd values inside filters and actions, beside otherwise valid fields.
+    const actionShapes = (value: unknown) => [
+      [{ actionType: 'add_tag', config: value }],
+      [{ actionType: 'branch', config: { condition: value } }],
+      [{ actionType: 'webhook', config: { url: value } }],
+      [{ actionType: 'assign_owner', config: { pool: value } }],
+      [{ actionType: 'add_tag', config: { tag: 'x' }, parentActionId: value, branch: 'yes' }],
+      [{ id: value, actionType: 'add_tag', config: { tag: 'x' } }],
+    ];
+    for (const value of ODD_VALUES) {
+      for (const body of [
+        { ...valid, triggerFilters: { logic: 'AND', conditions: [{ field: value, operator: 'equals', value }] } },
+        { ...valid, triggerFilters: { match: value, items: [value] } },
+        ...actionShapes(value).map((actions) => ({ ...valid, actions })),
+      ]) {
+        const res = await call('POST', '/workflows', body);
+        if (res.status >= 500) failures.push(`POST /workflows ${JSON.stringify(body).slice(0, 120)} → ${res.status}`);
+      }
+    }
+    for (const query of ['module=__proto__', 'isActive=maybe', 'page=0', 'limit=1e9', 'search[a]=1', 'module[]=leads']) {
+      const res = await call('GET', `/workflows?${query}`);
+      if (res.status >= 500) failures.push(`GET /workflows?${query} → ${res.status}`);
+    }
+    for (const query of ['status=__proto__', 'entityId=x', 'limit=-1']) {
+      const res = await call('GET', `/workflows/${wf.id}/runs?${query}`);
+      if (res.status >= 500) failures.push(`GET /workflows/:id/runs?${query} → ${res.status}`);
+    }
+    for (const path of ['/workflows/runs/constructor', '/workflows/__proto__', '/workflows/runs/__proto__', `/workflows/${randomUUID()}/runs`]) {
+      const res = await call('GET', path);
+      if (res.status !== 404) failures.push(`GET ${path} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });

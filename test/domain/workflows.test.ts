@@ -1,0 +1,73 @@
+import { expect } from 'chai';
+import { interpolate } from '../../src/domain/workflow-templates.js';
+import { assembleActions, conditionHolds, groupHolds, normaliseConditions, waitDelayMs, type ActionInput } from '../../src/domain/workflows.js';
+import { maskedInput } from '../../src/sagas/workflows/run-executor.js';
+
+describe('workflow conditions', () => {
+  const now = { company: 'Acme', score: 40, tags: [], customFields: { tier: 'Gold' }, closeDate: '2026-03-01' };
+  const before = { company: 'Old', score: 40, tags: [] };
+  it('compare numbers as numbers and dates as text; a missing field is neither above nor below anything', () => {
+    expect(conditionHolds({ field: 'score', operator: 'greater_than', value: '9' }, now, before)).to.equal(true);
+    expect(conditionHolds({ field: 'closeDate', operator: 'less_than', value: '2026-12-01' }, now, before)).to.equal(true);
+    expect(conditionHolds({ field: 'missing', operator: 'less_than', value: 5 }, now, before)).to.equal(false);
+    expect(conditionHolds({ field: 'missing', operator: 'greater_or_equal', value: 5 }, now, before)).to.equal(false);
+  });
+  it('find custom fields and snake_case names; an own-property lookup never reads the prototype', () => {
+    expect(conditionHolds({ field: 'tier', operator: 'equals', value: 'gold' }, now, before)).to.equal(true);
+    expect(conditionHolds({ field: 'close_date', operator: 'starts_with', value: '2026' }, now, before)).to.equal(true);
+    expect(conditionHolds({ field: 'constructor', operator: 'is_empty' }, now, before)).to.equal(true);
+    expect(conditionHolds({ field: '__proto__', operator: 'is_empty' }, now, before)).to.equal(true);
+  });
+  it('changes compare with the record before the event; on create everything has changed', () => {
+    expect(conditionHolds({ field: 'company', operator: 'changed_from', value: 'old' }, now, before)).to.equal(true);
+    expect(conditionHolds({ field: 'score', operator: 'any_change' }, now, before)).to.equal(false);
+    expect(conditionHolds({ field: 'score', operator: 'any_change' }, now, null)).to.equal(true);
+    expect(conditionHolds({ field: 'company', operator: 'changed_to', value: 'Acme' }, now, null)).to.equal(true);
+  });
+  it('groups: all, any, nested, and an empty group holds; the spec and reference shapes are one', () => {
+    const spec = normaliseConditions({ logic: 'OR', conditions: [{ field: 'company', operator: 'equals', value: 'x' }, { conditions: [{ field: 'score', operator: 'equals', value: 40 }] }] });
+    expect(spec).to.deep.equal({ match: 'any', items: [{ field: 'company', operator: 'equals', value: 'x' }, { match: 'all', items: [{ field: 'score', operator: 'equals', value: 40 }] }] });
+    expect(groupHolds(spec, now, before)).to.equal(true);
+    expect(groupHolds({ match: 'all', items: [] }, now, before)).to.equal(true);
+    expect(normaliseConditions(null)).to.deep.equal({ match: 'all', items: [] });
+  });
+});
+
+describe('workflow templates and actions', () => {
+  it('interpolate snake and camel names, escape each value for its channel, and leave unknown names empty', () => {
+    const record = { firstName: 'Ann <b>', company_name: 'Ünï', customFields: { tier: 'Gold' } };
+    const html = (v: string) => v.replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    expect(interpolate('Hi {{trigger.first_name}} of {{ trigger.companyName }} ({{trigger.tier}}){{trigger.__proto__}}{{trigger.nope}}', record, html)).to.equal('Hi Ann &lt;b&gt; of Ünï (Gold)');
+  });
+  it('waits add up days, hours, minutes and seconds', () => {
+    expect(waitDelayMs({ days: 1, hours: 2, minutes: 3, seconds: 4 })).to.equal(((24 + 2) * 60 + 3) * 60_000 + 4000);
+    expect(waitDelayMs({ hours: -5 })).to.equal(0);
+  });
+  it('assembling keeps the client\'s UUID ids, resolves tempIds and refuses cycles, non-branch parents and unsupported actions', () => {
+    let n = 0;
+    const newId = () => `00000000-0000-4000-8000-00000000000${++n}`;
+    const isUuid = (v: string) => /^[0-9a-f-]{36}$/.test(v);
+    const kept = '11111111-1111-4111-8111-111111111111';
+    const inputs: ActionInput[] = [
+      { id: kept, actionType: 'branch', config: {} },
+      { tempId: 'c', actionType: 'add_tag', config: { tag: 'x' }, parentActionId: kept, branch: 'no' },
+    ];
+    const result = assembleActions(inputs, newId, isUuid);
+    expect(result).to.deep.equal({
+      actions: [
+        { id: kept, actionType: 'branch', config: {}, sortOrder: 0, parentActionId: null, branch: null },
+        { id: '00000000-0000-4000-8000-000000000001', actionType: 'add_tag', config: { tag: 'x' }, sortOrder: 1, parentActionId: kept, branch: 'no' },
+      ],
+    });
+    const cyclic = assembleActions([{ tempId: 'a', actionType: 'branch', config: {}, parentActionId: 'b', branch: 'yes' }, { tempId: 'b', actionType: 'branch', config: {}, parentActionId: 'a', branch: 'no' }], newId, isUuid);
+    expect(cyclic).to.have.property('problems').that.satisfies((p: string[]) => p.some((m) => m.includes('cycle')));
+    expect(assembleActions([{ actionType: 'add_to_email_list', config: {} }], newId, isUuid)).to.have.property('problems');
+  });
+  it('a step\'s recorded input masks credential-looking values, in plain keys and in key/value header lists', () => {
+    expect(maskedInput({ url: 'https://x', apiKey: 'k', headers: [{ key: 'Authorization', value: 'Bearer s', enabled: true }, { key: 'X-Trace', value: 't' }] })).to.deep.equal({
+      url: 'https://x',
+      apiKey: '[masked]',
+      headers: [{ key: 'Authorization', value: '[masked]', enabled: true }, { key: 'X-Trace', value: 't' }],
+    });
+  });
+});
