@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 /**
  * A level-triggered wake-up: waiters remember the version they last saw, so a
  * notification that lands between "read found nothing" and "start waiting" is not lost.
@@ -45,4 +46,10 @@ export function sleep(ms: number, abort?: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     abort?.addEventListener('abort', done, { once: true });
   });
+}
+
+/** A controller whose signal is shared by many loops (one listener each): no leak warning past Node's default of 10. */
+export function withListenerRoom(controller: AbortController): AbortController {
+  setMaxListeners(1000, controller.signal);
+  return controller;
 }

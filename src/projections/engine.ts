@@ -1,3 +1,4 @@
+import { withListenerRoom } from '../infra/signal.js';
 import type { Knex } from 'knex';
 import type { EventStore, Position } from '../events/store/types.js';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
@@ -16,7 +17,8 @@ export const projectionLockKey = (name: string) => `projection:${name}`;
 export class ProjectionEngine {
   readonly progress: ProjectionProgress;
   private readonly presence: ListenerPresence;
-  private readonly stop = new AbortController();
+  /** One listener per runner loop (and per pause) is expected: as many as there are modules, well past Node's default warning of 10. */
+  private readonly stop = withListenerRoom(new AbortController());
   private loops: Promise<void>[] = [];
 
   constructor(

@@ -1,3 +1,4 @@
+import { withListenerRoom } from '../infra/signal.js';
 import type { Knex } from 'knex';
 import type { EventStore } from '../events/store/types.js';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
@@ -10,7 +11,8 @@ import type { Saga, SagaDeps } from './saga.js';
 
 /** Runs every saga, each in one process at a time, each on its own checkpoint. */
 export class SagaEngine {
-  private readonly stop = new AbortController();
+  /** One listener per runner loop (and per pause) is expected: as many as there are modules, well past Node's default warning of 10. */
+  private readonly stop = withListenerRoom(new AbortController());
   private loops: Promise<void>[] = [];
 
   constructor(
