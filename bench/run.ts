@@ -12,7 +12,8 @@
  * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase,
  * BENCH_ONLY=uploads the uploads phase (10 clients × 25 MB at once, the service's memory),
  * BENCH_ONLY=time-entries the time entries and timer phase,
- * BENCH_ONLY=work-requests the work requests phase.
+ * BENCH_ONLY=work-requests the work requests phase, BENCH_ONLY=workflows the workflow phase
+ * (BENCH_WORKFLOW_RATE lead events/s offered, default 20).
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -28,6 +29,7 @@ import { measureOpportunityHttp, type OpportunityHttpResult } from './phases/opp
 import { measureUploads, type UploadsResult } from './phases/uploads-http.js';
 import { measureTimeEntryHttp, type TimeEntryHttpResult } from './phases/time-entries-http.js';
 import { measureWorkRequestHttp, WORK_REQUEST_LIST_PATH, type WorkRequestHttpResult } from './phases/work-requests-http.js';
+import { measureWorkflowLatency, type WorkflowLatencyResult } from './phases/workflows.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -64,6 +66,7 @@ function readSettings() {
     tasks: Math.round(numberFromEnv('BENCH_TASKS', 10_000)),
     opportunities: Math.round(numberFromEnv('BENCH_OPPORTUNITIES', 10_000)),
     workRequests: Math.round(numberFromEnv('BENCH_WORK_REQUESTS', 10_000)),
+    workflowRate: numberFromEnv('BENCH_WORKFLOW_RATE', 20) || 20,
   };
 }
 
@@ -78,6 +81,7 @@ interface Results {
   uploads: UploadsResult;
   timeEntries: TimeEntryHttpResult;
   workRequests: WorkRequestHttpResult;
+  workflows: WorkflowLatencyResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
@@ -129,6 +133,22 @@ function workRequestFigures(w: WorkRequestHttpResult): Figure[] {
   return reference(httpFigures('httpWorkRequestStatusList', `GET ${WORK_REQUEST_LIST_PATH}, of ${of}`, w.statusList, `${w.matching} match, counted; rows shaped from settings and one query per name kind`, {}));
 }
 
+/** The workflow phase: trigger-to-effect latency at a steady rate. No target in the design: reference figures. */
+function workflowFigures(w: WorkflowLatencyResult): Figure[] {
+  return reference([
+    {
+      key: 'workflowTriggerToEffectP50Ms',
+      label: 'workflow trigger -> effect p50',
+      value: w.latencyMs.p50,
+      decimals: 0,
+      unit: 'ms',
+      notes: `${w.triggers} lead_created at ${w.offeredPerSecond}/s offered (${w.achievedPerSecond.toFixed(1)}/s sent); create_task; lead createdAt -> task createdAt`,
+    },
+    { key: 'workflowTriggerToEffectP99Ms', label: '  p99', value: w.latencyMs.p99, decimals: 0, unit: 'ms' },
+    { key: 'workflowTriggerToEffectMaxMs', label: '  max', value: w.latencyMs.max, decimals: 0, unit: 'ms' },
+  ]);
+}
+
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
@@ -138,7 +158,7 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests }: Results, settings: Settings): Figure[] {
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -214,6 +234,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uplo
     ...uploadFigures(uploads),
     ...timeEntryFigures(timeEntries),
     ...workRequestFigures(workRequests),
+    ...workflowFigures(workflows),
   ];
 }
 
@@ -254,7 +275,12 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
     { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests },
   );
 
-  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests }, server };
+  const workflows = await measureWorkflowLatency(
+    { cleanup, databaseUrl: await freshDatabase() },
+    { seconds: settings.seconds, ratePerSecond: settings.workflowRate, connections: settings.httpConnections },
+  );
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows }, server };
 }
 
 async function main(): Promise<void> {
@@ -301,6 +327,12 @@ async function main(): Promise<void> {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       const workRequests = await measureWorkRequestHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests });
       process.stdout.write(formatTable(workRequestFigures(workRequests)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'workflows') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const workflows = await measureWorkflowLatency({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, ratePerSecond: settings.workflowRate, connections: settings.httpConnections });
+      process.stdout.write(formatTable(workflowFigures(workflows)));
       return;
     }
     const { results, server } = await measure(cleanup, settings);
