@@ -87,6 +87,14 @@ const BY_EVENT = new Map(SOURCES.flatMap((source) => Object.keys(source.types).m
 /** Every event type that may fire a workflow. */
 export const TRIGGER_EVENT_TYPES = [...BY_EVENT.keys()];
 
+/** The triggers an event type may fire, known without reading anything (an owner change may add `*_assigned`). */
+export function possibleTriggers(eventType: string): { module: TriggerSource['module']; types: string[] } | null {
+  const source = BY_EVENT.get(eventType);
+  if (!source) return null;
+  const mayAssign = source.assigned && (eventType === source.created || eventType === source.updated);
+  return { module: source.module, types: [...source.types[eventType], ...(mayAssign ? [source.assigned!] : [])] };
+}
+
 export interface TriggerMatch {
   module: TriggerSource['module'];
   types: string[];

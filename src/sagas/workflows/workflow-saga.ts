@@ -9,7 +9,7 @@ import type { Saga, SagaDeps } from '../saga.js';
 import type { ActionHandler } from './action.js';
 import { RECORD_ACTIONS } from './actions/record-actions.js';
 import { carryOnRun } from './run-executor.js';
-import { TRIGGER_EVENT_TYPES, triggersOf } from './triggers.js';
+import { possibleTriggers, TRIGGER_EVENT_TYPES, triggersOf } from './triggers.js';
 
 /** Every action type's handler (wait and branch are the executor's own). */
 export const ACTION_HANDLERS = new Map<string, ActionHandler>([...RECORD_ACTIONS].map((handler) => [handler.actionType, handler]));
@@ -36,19 +36,24 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
     handles: TRIGGER_EVENT_TYPES,
     async handle(event, context) {
       const { deps } = context;
-      const match = await triggersOf(deps.store, event);
-      if (!match) return;
+      const possible = possibleTriggers(event.type);
+      if (!possible) return;
       const tenantId = event.metadata.tenantId;
       // Workflows saved, and runs started, before this event must be visible to match against and to measure depth by.
       await awaitProjection(deps, workflowsProjection, event.position);
-      const workflows: { id: string; version: number; trigger_type: string; trigger_filters: unknown; actions: WorkflowAction[] }[] = await deps
+      const candidates: { id: string; version: number; trigger_type: string; trigger_filters: unknown; actions: WorkflowAction[] }[] = await deps
         .knex('workflows')
-        .where({ tenant_id: tenantId, trigger_module: match.module, is_active: true })
-        .whereIn('trigger_type', match.types)
+        .where({ tenant_id: tenantId, trigger_module: possible.module, is_active: true })
+        .whereIn('trigger_type', possible.types)
         .whereNull('deleted_at')
         .where('created_at', '<=', event.createdAt)
         .orderBy('created_at')
         .select('id', 'version', 'trigger_type', 'trigger_filters', 'actions');
+      // Most events concern no workflow: the record's stream is read only when one might fire.
+      if (candidates.length === 0) return;
+      const match = await triggersOf(deps.store, event);
+      if (!match) return;
+      const workflows = candidates.filter((w) => match.types.includes(w.trigger_type));
       if (workflows.length === 0) return;
       const depth = (await depthOf(deps, event)) + 1;
       for (const workflow of workflows) {
