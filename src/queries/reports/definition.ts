@@ -214,3 +214,9 @@ export function orderPosition(out: OutputColumn[], name: string, path: string): 
   if (index === undefined) throw bad(path, `orderBy ${show(name)} names no column of the report`);
   return index + 1;
 }
+
+/** A stored report's definition, checked again against the source as the code now has it. */
+export function storedDefinition(report: { dataSource: string; columns: DefinitionInput['columns']; filters: DefinitionInput['filters']; groupBy: string[]; orderBy: DefinitionInput['orderBy'] }) {
+  const source = sourceOrFail(report.dataSource);
+  return { source, definition: checkDefinition(source, report) };
+}
