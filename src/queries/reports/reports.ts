@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Principal } from '../../domain/principal.js';
+import { scopeOf, type Principal } from '../../domain/principal.js';
 import { paginate } from '../pagination.js';
 import { applyRecordScope } from '../record-scope.js';
 
@@ -8,10 +8,10 @@ import { applyRecordScope } from '../record-scope.js';
  * the caller's reports scope (their own with scope `own`; everyone's with `all`).
  */
 export function visibleReports(knex: Knex, principal: Principal): Knex.QueryBuilder {
-  return knex('reports as r')
-    .where('r.tenant_id', principal.tenantId)
-    .whereNull('r.deleted_at')
-    .where((q) => q.where('r.is_public', true).orWhere((own) => applyRecordScope(own, principal, 'reports', 'r.created_by')));
+  const query = knex('reports as r').where('r.tenant_id', principal.tenantId).whereNull('r.deleted_at');
+  // Scope `all` adds no condition (an empty group would vanish and leave only is_public).
+  if (scopeOf(principal, 'reports') === 'all') return query;
+  return query.where((q) => q.where('r.is_public', true).orWhere((own) => applyRecordScope(own, principal, 'reports', 'r.created_by')));
 }
 
 /** Reports the caller may change: those created by someone in their reports scope (a colleague's public report is only readable). */
