@@ -4,31 +4,10 @@ import ExcelJS from 'exceljs';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { parseCsv } from '../support/csv.js';
 
 const START = '2026-03-02T09:00:00.000Z';
 const DAY = 86_400_000;
-
-/** Minimal RFC 4180 reader: quoted fields, doubled quotes, CRLF records. */
-export function parseCsv(text: string): string[][] {
-  const records: string[][] = [];
-  let field = '';
-  let record: string[] = [];
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') record.push(field), (field = '');
-    else if (c === '\r' && text[i + 1] === '\n') {
-      record.push(field), records.push(record), (record = []), (field = ''), i++;
-    } else field += c;
-  }
-  if (field || record.length) record.push(field), records.push(record);
-  return records;
-}
 
 type Deal = { id: string; name: string; amount: number; owner: 'admin' | 'plain'; stage: string; createdAt: string };
 
