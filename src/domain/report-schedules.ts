@@ -52,15 +52,16 @@ function offsetAt(at: number, zone: string): number {
  */
 export function zonedTime(year: number, month: number, day: number, hour: number, minute: number, zone: string): Date {
   const asUtc = Date.UTC(year, month - 1, day, hour, minute);
-  const first = asUtc - offsetAt(asUtc, zone);
-  const second = asUtc - offsetAt(first, zone);
-  // Of two candidates (either side of a change) take the earlier one that still shows the asked time, else the later.
-  const candidates = [Math.min(first, second), Math.max(first, second)];
-  for (const c of candidates) {
+  // The zone's offsets half a day either side cover any change that night.
+  const before = asUtc - offsetAt(asUtc - 12 * 3_600_000, zone);
+  const after = asUtc - offsetAt(asUtc + 12 * 3_600_000, zone);
+  const shows = (c: number) => {
     const w = wallClock(new Date(c), zone);
-    if (w.hour === hour && w.minute === minute) return new Date(c);
-  }
-  return new Date(Math.max(first, second));
+    return w.hour === hour && w.minute === minute && w.day === day;
+  };
+  const matching = [before, after].filter(shows).sort((a, b) => a - b);
+  // None shows it: a skipped time, read with the offset before the gap (lands after it).
+  return new Date(matching[0] ?? before);
 }
 
 const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
