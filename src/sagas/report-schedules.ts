@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { CommandDeps } from '../commands/aggregate.js';
-import { markScheduleSent } from '../commands/reports/report-commands.js';
+import { markScheduleSent, updateSchedule } from '../commands/reports/report-commands.js';
+import { can } from '../domain/principal.js';
 import { nextRunAt } from '../domain/report-schedules.js';
 import type { ExportFormat } from '../events/reports.js';
 import { deterministicId } from '../infra/deterministic-id.js';
@@ -31,11 +32,14 @@ export async function runDueSchedules(deps: Deps): Promise<number> {
     try {
       const principal = s.report_created_by ? await loadPrincipal(deps.knex, s.tenant_id, s.report_created_by) : null;
       const report = principal ? await reportDefinition(deps.knex, principal, s.report_id) : null;
-      if (!principal || principal.status !== 'active' || !report) {
-        deps.logger?.warn({ scheduleId: s.id, tenantId: s.tenant_id }, 'report schedule skipped: its creator can no longer run the report');
+      const checked = report ? storedDefinition(report) : null;
+      if (!principal || principal.status !== 'active' || !report || !checked || !can(principal, 'reports', 'view') || !can(principal, checked.source.module, 'view')) {
+        // Sent as nobody: the schedule is paused (its owner or an admin may switch it back on), rather than retried every minute.
+        await updateSchedule(deps, ctx, s.report_id, s.id, { isActive: false }, deterministicId('report-schedule-paused', s.id, dueAt));
+        deps.logger?.warn({ scheduleId: s.id, tenantId: s.tenant_id }, 'report schedule paused: its creator can no longer run the report');
         continue;
       }
-      const { source, definition } = storedDefinition(report);
+      const { source, definition } = checked;
       const format = s.format as ExportFormat;
       const { content, rows } = await exportBuffer(deps.knex, principal, { source, definition, now }, format, deps.timeoutMs);
       const filename = exportFileName(report.name, now, format);

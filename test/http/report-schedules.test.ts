@@ -108,6 +108,21 @@ describe('report schedules', () => {
     expect(sent[0].data).to.include({ dueAt: '2026-03-02T07:00:00.000Z', rows: 2 });
   });
 
+  it('a schedule whose creator can no longer run the report is paused, not sent', async () => {
+    const colleague = await createUserAs(service, admin, 'admin');
+    const theirs = await ok(await call('POST', '/reports', { name: 'Theirs', dataSource: 'opportunities', columns: [{ field: 'name' }] }, colleague), 201);
+    const schedule = await ok(await call('POST', `/reports/${theirs.id}/schedules`, { frequency: 'daily', time: '06:00', recipients: ['gone@example.com'] }, colleague), 201);
+    await ok(await call('PUT', `/users/${colleague.user.id}/deactivate`, {}));
+    clock.set(new Date(new Date(schedule.nextRunAt).getTime() + 60_000));
+    await runJob();
+    await runJob();
+    expect(smtp.received.filter((m) => m.to.includes('gone@example.com'))).to.have.length(0);
+    const [paused] = await ok(await call('GET', `/reports/${theirs.id}/schedules`));
+    expect(paused).to.include({ isActive: false, lastSentAt: null });
+    const types = (await service.services.store.readStream(`report-${theirs.id}`)).map((e) => e.type);
+    expect(types).to.deep.equal(['ReportCreated', 'ReportScheduleAdded', 'ReportScheduleUpdated']);
+  });
+
   it('a paused schedule does not fire; resuming it computes the next run from now', async () => {
     const [schedule] = await ok(await call('GET', `/reports/${report.id}/schedules`));
     await ok(await call('PUT', `/reports/${report.id}/schedules/${schedule.id}`, { isActive: false }));

@@ -20,8 +20,9 @@ export async function addSchedule(deps: CommandDeps, ctx: CommandContext, id: st
   return { scheduleId, position: result.position };
 }
 
-export const updateSchedule = (deps: CommandDeps, ctx: CommandContext, id: string, scheduleId: string, changes: Partial<ScheduleFields>) =>
-  handleCommand(deps, reportAggregate, id, { kind: 'update-schedule', id, scheduleId, changes }, ctx);
+/** `eventId`: a job's stable id for the change, so a repeated run appends nothing. */
+export const updateSchedule = (deps: CommandDeps, ctx: CommandContext, id: string, scheduleId: string, changes: Partial<ScheduleFields>, eventId?: string) =>
+  handleCommand(deps, reportAggregate, id, { kind: 'update-schedule', id, scheduleId, changes }, ctx, eventId ? { eventIds: () => eventId } : {});
 
 export const removeSchedule = (deps: CommandDeps, ctx: CommandContext, id: string, scheduleId: string) =>
   handleCommand(deps, reportAggregate, id, { kind: 'remove-schedule', id, scheduleId }, ctx);
