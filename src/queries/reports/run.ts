@@ -151,7 +151,8 @@ export function compileRun(knex: Knex, principal: Principal, input: RunInput): C
   const query = source.rows(knex, principal);
   const joins = new Set([...columns.map((o) => o.field.join), ...filters.map((f) => sourceField(source, f.field)!.join)].filter((j): j is string => !!j));
   for (const relationship of source.relationships) if (joins.has(relationship.name)) query.joinRaw(relationship.sql);
-  query.select(columns.map((o) => knex.raw(`${selectSql(o)} as ??`, [o.key])));
+  // Only the report's columns: their positions are what the grouping and the orders name.
+  query.clearSelect().select(columns.map((o) => knex.raw(`${selectSql(o)} as ??`, [o.key])));
   for (const filter of filters) {
     const [sql, bindings] = filterSql(source, filter, input.now);
     query.whereRaw(sql, bindings as Knex.RawBinding[]);
