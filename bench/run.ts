@@ -13,7 +13,8 @@
  * BENCH_ONLY=uploads the uploads phase (10 clients × 25 MB at once, the service's memory),
  * BENCH_ONLY=time-entries the time entries and timer phase,
  * BENCH_ONLY=work-requests the work requests phase, BENCH_ONLY=workflows the workflow phase
- * (BENCH_WORKFLOW_RATE lead events/s offered, default 20).
+ * (BENCH_WORKFLOW_RATE lead events/s offered, default 20),
+ * BENCH_ONLY=reports the reports phase (BENCH_REPORT_OPPORTUNITIES deals, 83000: about 100,000 events).
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -30,6 +31,7 @@ import { measureUploads, type UploadsResult } from './phases/uploads-http.js';
 import { measureTimeEntryHttp, type TimeEntryHttpResult } from './phases/time-entries-http.js';
 import { measureWorkRequestHttp, WORK_REQUEST_LIST_PATH, type WorkRequestHttpResult } from './phases/work-requests-http.js';
 import { measureWorkflowLatency, type WorkflowLatencyResult } from './phases/workflows.js';
+import { measureReportHttp, type ReportHttpResult } from './phases/reports-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -108,6 +110,15 @@ function opportunityFigures(o: OpportunityHttpResult): Figure[] {
     ...reference(httpFigures('httpOpportunityCreate', 'POST /api/opportunities', o.create, `${o.connections} connections; account, stage and settings checked, waits for the projections`, {})),
     ...reference(httpFigures('httpOpportunityForecast', 'GET /api/opportunities/forecast', o.forecast, `${o.connections} connections; current quarter of ${o.opportunities} deals (${o.forecastDeals} open in it)`, {})),
   ];
+}
+
+/** The reports phase: one grouped report over a tenant of many deals, and one export of them. Reference figures. */
+function reportFigures(r: ReportHttpResult): Figure[] {
+  const of = `${r.opportunities.toLocaleString('en-US')} deals from ${r.events.toLocaleString('en-US')} events`;
+  return reference([
+    ...httpFigures('httpReportExecute', 'POST /api/reports/:id/execute (owner × stage, count, sum)', r.execute, `${r.connections} connections; ${of}, ${r.groups} groups`, {}),
+    { key: 'reportExportSeconds', label: '  CSV export of every deal', value: r.exportSeconds, decimals: 1, unit: 's', notes: `${r.exportRows} rows streamed from a cursor` },
+  ]);
 }
 
 /** The uploads phase: memory of the service while clients upload large files at once. Reference figures. */
@@ -333,6 +344,13 @@ async function main(): Promise<void> {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       const workflows = await measureWorkflowLatency({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, ratePerSecond: settings.workflowRate, connections: settings.httpConnections });
       process.stdout.write(formatTable(workflowFigures(workflows)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'reports') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const opportunities = Math.round(Number(process.env.BENCH_REPORT_OPPORTUNITIES ?? 83_000));
+      const reports = await measureReportHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities });
+      process.stdout.write(formatTable(reportFigures(reports)));
       return;
     }
     const { results, server } = await measure(cleanup, settings);

@@ -62,6 +62,11 @@ import { migration0024WorkRequestSettings } from './projections/migrations/0024_
 import { workRequestSettingsProjection } from './projections/work-request-settings.js';
 import { migration0025WorkRequests } from './projections/migrations/0025_work_requests.js';
 import { workRequestsProjection } from './projections/work-requests.js';
+import { reportsRouter } from './http/reports/index.js';
+import { migration0048Reports } from './projections/migrations/0048_reports.js';
+import { migration0049MailAttachments } from './projections/migrations/0049_mail_attachments.js';
+import { reportsProjection } from './projections/reports.js';
+import { runDueSchedules } from './sagas/report-schedules.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
@@ -287,6 +292,22 @@ export const modules: ModuleManifest[] = [
     // Runs whose wait is over are carried on: the wait lives in the run's stream, so a restart loses none.
     jobs: (services) => [{ name: 'workflow-waits', cron: '* * * * *', run: () => resumeWaitingRuns(services) }],
     reads: ['workflows'],
+  },
+  {
+    // Reports (issue 17): definitions, folders and schedules (event-sourced); runs read the other modules' read models.
+    name: 'reports',
+    routes: [{ path: '/reports', router: reportsRouter }],
+    projections: [reportsProjection],
+    // 0049: attachments of outgoing mail (a scheduled report's export), kept with the outbox.
+    migrations: [migration0048Reports, migration0049MailAttachments],
+    jobs: (services) => [
+      {
+        name: 'report-schedules',
+        cron: '* * * * *',
+        run: () => runDueSchedules({ ...services, timeoutMs: services.config.REPORT_STATEMENT_TIMEOUT_MS }),
+      },
+    ],
+    reads: ['reports'],
   },
 ];
 

@@ -18,6 +18,14 @@ export interface OutgoingMail {
    * under it is not stored or sent again, so a redelivered event mails once.
    */
   id?: string;
+  /** Files sent with the message (a scheduled report's export); stored beside it so a retry sends them too. */
+  attachments?: MailAttachment[];
+}
+
+export interface MailAttachment {
+  filename: string;
+  contentType: string;
+  content: Buffer;
 }
 
 export type MailStatus = 'stored' | 'sent' | 'failed';
@@ -55,6 +63,7 @@ export interface MailerOptions {
 
 const REDACTED = '[redacted]';
 const TABLE = 'mail_outbox';
+const ATTACHMENTS = 'mail_attachments';
 
 /** Replaces every occurrence of each secret, longest first so a secret inside another is covered too. */
 export function maskSecrets(text: string, secrets: readonly string[] = []): string {
@@ -123,7 +132,15 @@ export class Mailer {
       attempts: 0,
       created_at: this.clock.now(),
     };
-    const inserted = await this.knex(TABLE).insert(row).onConflict('id').ignore().returning('id');
+    const attachments = mail.attachments ?? [];
+    // The message and its files are stored together: a retry never sends one without the other.
+    const inserted = await this.knex.transaction(async (trx) => {
+      const ids = await trx(TABLE).insert(row).onConflict('id').ignore().returning('id');
+      if (ids.length > 0 && attachments.length > 0) {
+        await trx(ATTACHMENTS).insert(attachments.map((a, position) => ({ mail_id: id, position, filename: a.filename, content_type: a.contentType, content: a.content })));
+      }
+      return ids;
+    });
     if (inserted.length === 0) {
       const [existing] = await this.knex(TABLE).where({ id }).select('status');
       return { id, status: existing.status };
@@ -188,12 +205,17 @@ export class Mailer {
   /** One SMTP attempt for a stored row; the outcome goes on the row, never to the caller. */
   private async deliver(row: OutboxRow, secrets?: string[]): Promise<'sent' | 'failed'> {
     try {
+      const attachments: { filename: string; content_type: string; content: Buffer }[] = await this.knex(ATTACHMENTS)
+        .where({ mail_id: row.id })
+        .orderBy('position')
+        .select('filename', 'content_type', 'content');
       await this.transport!.sendMail({
         from: this.from,
         to: row.to_address,
         subject: row.subject,
         text: row.text_body,
         ...(row.html_body === null ? {} : { html: row.html_body }),
+        ...(attachments.length ? { attachments: attachments.map((a) => ({ filename: a.filename, contentType: a.content_type, content: a.content })) } : {}),
       });
     } catch (error) {
       // Only the SMTP error's own message: never the body, whose links carry tokens.

@@ -20,6 +20,7 @@ import { Random } from '../support/random.js';
 import { MAGIC, sendMultipart, type Part } from '../support/multipart.js';
 import { compareSnapshots, describeDifferences, rowCount, snapshotTables } from '../support/read-models.js';
 import { startTestService } from '../support/service.js';
+import { runDueSchedules } from '../../src/sagas/report-schedules.js';
 import { until } from '../support/wait.js';
 import { resumeWaitingRuns } from '../../src/sagas/workflows/workflow-saga.js';
 import { markOverdueTasks } from '../../src/sagas/task-jobs.js';
@@ -737,6 +738,29 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'POST', '/tasks', { title: `En retard ${unique()}`, dueDate: new Date(clock.now().getTime() + 60_000).toISOString() });
       clock.advance(3_600_000);
       await markOverdueTasks(service.services);
+      // Reports: folders (renamed; one deleted with a report in it, which moves to the root), reports created, updated,
+      // cloned (from a report and from the library), deleted; schedules added, changed, removed, and one sent by the job.
+      const folder = await call(t, 'POST', '/reports/folders', { name: `Ventes 📊 ${unique()}` });
+      await call(t, 'PUT', `/reports/folders/${folder.body.id}`, { name: `Ventes ${unique()}` });
+      const doomedFolder = await call(t, 'POST', '/reports/folders', { name: `Temp ${unique()}` });
+      const report = await call(t, 'POST', '/reports', {
+        name: `Pipeline ${unique()}`, folderId: folder.body.id, dataSource: 'opportunities', chartType: 'bar', description: oddText(r, 200),
+        columns: [{ field: 'stage_name', label: 'Étape' }, { field: 'amount', label: 'Montant', aggregate: 'sum' }],
+        filters: [{ field: 'amount', operator: 'gte', value: 0 }], groupBy: ['stage_name'], orderBy: { field: 'Montant', direction: 'desc' },
+      });
+      await call(t, 'PUT', `/reports/${report.body.id}`, { isPublic: true, name: `Pipeline ✓ ${unique()}` });
+      const moved = await call(t, 'POST', `/reports/${report.body.id}/clone`, { name: `Copie ${unique()}`, folderId: doomedFolder.body.id });
+      await call(t, 'DELETE', `/reports/folders/${doomedFolder.body.id}`);
+      const fromLibrary = await call(t, 'POST', '/reports/leads-by-source/clone', {});
+      await call(t, 'DELETE', `/reports/${fromLibrary.body.id}`);
+      await call(t, 'PUT', `/reports/${moved.body.id}`, { columns: [{ field: 'name', label: 'Nom' }], groupBy: [], orderBy: null });
+      const sched = await call(t, 'POST', `/reports/${report.body.id}/schedules`, { frequency: 'daily', time: '07:30', timeZone: 'Europe/Paris', recipients: [`rapport-${unique()}@example.com`] });
+      await call(t, 'PUT', `/reports/${report.body.id}/schedules/${sched.body.id}`, { format: 'xlsx', recipients: ['a@example.com', 'b@example.com'] });
+      const doomedSched = await call(t, 'POST', `/reports/${report.body.id}/schedules`, { frequency: 'weekly', dayOfWeek: 5, recipients: ['c@example.com'] });
+      await call(t, 'DELETE', `/reports/${report.body.id}/schedules/${doomedSched.body.id}`);
+      clock.set(new Date(new Date(sched.body.nextRunAt).getTime() + 60_000));
+      expect(await runDueSchedules({ ...service.services, timeoutMs: 15_000 })).to.be.greaterThan(0);
+      await settle();
 
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });

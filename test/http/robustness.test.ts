@@ -440,6 +440,50 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('reports, folders and schedules', async function () {
+    this.timeout(180_000);
+    const definition = { name: 'Odd report', dataSource: 'opportunities', columns: [{ field: 'name' }, { field: 'amount', aggregate: 'sum' }], groupBy: ['name'] };
+    const report = (await call('POST', '/reports', definition)).body;
+    const folder = (await call('POST', '/reports/folders', { name: 'Odd folder' })).body;
+    const schedule = (await call('POST', `/reports/${report.id}/schedules`, { frequency: 'daily', recipients: ['odd@example.com'] })).body;
+    const failures = await fuzz([
+      ['POST', '/reports', ['name', 'description', 'folderId', 'dataSource', 'chartType', 'columns', 'filters', 'groupBy', 'orderBy', 'isPublic']],
+      ['PUT', `/reports/${report.id}`, ['name', 'folderId', 'dataSource', 'columns', 'filters', 'groupBy', 'orderBy', 'isPublic']],
+      ['POST', `/reports/${report.id}/clone`, ['name', 'folderId']],
+      ['POST', `/reports/${report.id}/execute`, ['filters', 'limit']],
+      ['POST', `/reports/${report.id}/export`, ['format', 'filters']],
+      ['POST', '/reports/folders', ['name']],
+      ['PUT', `/reports/folders/${folder.id}`, ['name']],
+      ['POST', `/reports/${report.id}/schedules`, ['frequency', 'dayOfWeek', 'dayOfMonth', 'time', 'timeZone', 'recipients', 'format', 'isActive']],
+      ['PUT', `/reports/${report.id}/schedules/${schedule.id}`, ['frequency', 'dayOfWeek', 'dayOfMonth', 'time', 'timeZone', 'recipients', 'format', 'isActive']],
+      ['DELETE', `/reports/${report.id}/schedules/${schedule.id}`, []],
+      ['DELETE', `/reports/folders/${folder.id}`, []],
+    ]);
+    // Odd values inside otherwise valid definitions: a column, a filter's value and operator, a grouping, an order, a date range.
+    for (const value of ODD_VALUES) {
+      for (const body of [
+        { ...definition, columns: [{ field: value }] },
+        { ...definition, columns: [{ field: 'amount', aggregate: value }] },
+        { ...definition, filters: [{ field: 'amount', operator: 'between', value }] },
+        { ...definition, filters: [{ field: 'created_at', operator: 'relative_date', value }] },
+        { ...definition, filters: [{ field: 'name', operator: value, value: 'x' }] },
+        { ...definition, filters: [{ field: 'close_date', operator: 'in', value: [value] }] },
+        { ...definition, groupBy: [value] },
+        { ...definition, orderBy: { field: value, direction: 'desc' } },
+      ]) {
+        const res = await call('POST', '/reports', body);
+        if (res.status >= 500) failures.push(`POST /reports ${JSON.stringify(body).slice(0, 120)} → ${res.status}`);
+      }
+      const run = await call('POST', `/reports/${report.id}/execute`, { filters: { dateRange: { from: value, to: value } } });
+      if (run.status >= 500) failures.push(`POST execute dateRange ${JSON.stringify(value).slice(0, 40)} → ${run.status}`);
+    }
+    for (const query of ['folderId=__proto__', 'search=%25_%5C', 'limit=1e9', 'page=-1', 'search[]=1']) {
+      const res = await call('GET', `/reports?${query}`);
+      if (res.status >= 500) failures.push(`GET /reports?${query} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });

@@ -6,6 +6,7 @@ import { ManualClock } from '../../src/infra/clock.js';
 import { connectDatabase, type Database } from '../../src/infra/database.js';
 import { Mailer, type OutgoingMail } from '../../src/infra/mailer.js';
 import { migration0004MailOutbox } from '../../src/projections/migrations/0004_mail_outbox.js';
+import { migration0049MailAttachments } from '../../src/projections/migrations/0049_mail_attachments.js';
 import { freshDatabaseUrl } from '../support/database.js';
 import { TestSmtpServer } from '../support/smtp.js';
 
@@ -63,6 +64,7 @@ describe('the mailer', () => {
   before(async () => {
     db = connectDatabase(await freshDatabaseUrl(), 5);
     await migration0004MailOutbox.up(db.knex);
+    await migration0049MailAttachments.up(db.knex);
   });
   after(async () => {
     await Promise.all(mailers.map((m) => m.close()));
@@ -91,6 +93,22 @@ describe('the mailer', () => {
       const stored = await row(result.id);
       expect(stored).to.include({ status: 'sent', attempts: 0, error: null, to_address: 'ada@example.com' });
       expect(stored.sent_at).to.deep.equal(new Date('2026-03-01T10:00:00Z'));
+    });
+  });
+
+  describe('attachments', () => {
+    it('sends them with the message, and again with a retry after a failed delivery', async () => {
+      const smtp = await startServer();
+      smtp.rejecting = true;
+      const m = mailer({ smtpUrl: smtp.url });
+      const content = Buffer.from('Deal,Amount\r\nA,1\r\n');
+      const result = await m.send({ tenantId: null, kind: 'report_schedule', to: 'ada@example.com', subject: 'Report', text: 'Attached.', attachments: [{ filename: 'report.csv', contentType: 'text/csv', content }] });
+      expect(result.status).to.equal('failed');
+      smtp.rejecting = false;
+      expect(await m.retryFailed()).to.equal(1);
+      const [message] = smtp.received;
+      expect(message.raw).to.match(/filename="?report\.csv"?/);
+      expect(message.raw).to.contain(content.toString('base64'));
     });
   });
 
