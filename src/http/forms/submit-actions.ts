@@ -62,7 +62,9 @@ async function createRecord(services: Services, action: Extract<SubmitAction, { 
       return { leadId: id };
     }
     case 'create_account': {
-      const { id } = await createAccount(services, s.ctx, accountDefaults(checked(accountBody, body, 'account')));
+      const { id, position } = await createAccount(services, s.ctx, accountDefaults(checked(accountBody, body, 'account')));
+      // A later create_contact links to it, which checks the account in the read model.
+      await services.waitForProjections(position);
       created.accountId ??= id;
       return { accountId: id };
     }
