@@ -12,7 +12,8 @@
  * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase,
  * BENCH_ONLY=uploads the uploads phase (10 clients × 25 MB at once, the service's memory),
  * BENCH_ONLY=time-entries the time entries and timer phase,
- * BENCH_ONLY=work-requests the work requests phase.
+ * BENCH_ONLY=work-requests the work requests phase,
+ * BENCH_ONLY=forms the public form submit phase.
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -28,6 +29,7 @@ import { measureOpportunityHttp, type OpportunityHttpResult } from './phases/opp
 import { measureUploads, type UploadsResult } from './phases/uploads-http.js';
 import { measureTimeEntryHttp, type TimeEntryHttpResult } from './phases/time-entries-http.js';
 import { measureWorkRequestHttp, WORK_REQUEST_LIST_PATH, type WorkRequestHttpResult } from './phases/work-requests-http.js';
+import { measureFormSubmitHttp, type FormSubmitHttpResult } from './phases/forms-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -78,6 +80,7 @@ interface Results {
   uploads: UploadsResult;
   timeEntries: TimeEntryHttpResult;
   workRequests: WorkRequestHttpResult;
+  forms: FormSubmitHttpResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
@@ -129,6 +132,11 @@ function workRequestFigures(w: WorkRequestHttpResult): Figure[] {
   return reference(httpFigures('httpWorkRequestStatusList', `GET ${WORK_REQUEST_LIST_PATH}, of ${of}`, w.statusList, `${w.matching} match, counted; rows shaped from settings and one query per name kind`, {}));
 }
 
+/** The forms phase: public submits that create a lead. No target in the design: a reference figure. */
+function formFigures(f: FormSubmitHttpResult): Figure[] {
+  return reference(httpFigures('httpFormSubmit', 'POST /api/forms/public/:slug/:token/submit', f.submit, `${f.connections} connections; create_lead action, no auth, waits for the projections; ${f.submissions} stored`, {}));
+}
+
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
@@ -138,7 +146,7 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests }: Results, settings: Settings): Figure[] {
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, forms }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -214,6 +222,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uplo
     ...uploadFigures(uploads),
     ...timeEntryFigures(timeEntries),
     ...workRequestFigures(workRequests),
+    ...formFigures(forms),
   ];
 }
 
@@ -254,7 +263,9 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
     { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests },
   );
 
-  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests }, server };
+  const forms = await measureFormSubmitHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, forms }, server };
 }
 
 async function main(): Promise<void> {
@@ -301,6 +312,12 @@ async function main(): Promise<void> {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       const workRequests = await measureWorkRequestHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests });
       process.stdout.write(formatTable(workRequestFigures(workRequests)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'forms') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const forms = await measureFormSubmitHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+      process.stdout.write(formatTable(formFigures(forms)));
       return;
     }
     const { results, server } = await measure(cleanup, settings);
