@@ -101,11 +101,13 @@ describe('forms', () => {
     });
 
     it('updates fields and status, lists with status and search filters newest first, soft-deletes', async () => {
-      const a = await newForm({ name: 'Alpha intake', description: 'first one' });
+      const a = await newForm({ name: 'Alpha intake', description: 'first one', settings: { notifyEmails: ['ops@example.com'] }, branding: { primaryColor: '#112233' } });
       const b = await newForm({ name: 'Beta survey', description: 'about alpha users' });
       const updated = ok(await call('PUT', `/forms/${a.id}`, { status: 'active', settings: { successMessage: 'Merci', requireCaptcha: true } }));
       expect(updated).to.deep.include({ status: 'active', name: 'Alpha intake' });
-      expect(updated.settings).to.deep.include({ successMessage: 'Merci', requireCaptcha: true, notifyEmails: [] });
+      // Settings keys left out keep their values.
+      expect(updated.settings).to.deep.equal({ successMessage: 'Merci', redirectUrl: null, allowMultiple: true, requireCaptcha: true, notifyEmails: ['ops@example.com'] });
+      expect(ok(await call('PUT', `/forms/${a.id}`, { branding: { logoUrl: 'https://example.com/logo.png' } })).branding).to.deep.equal({ logoUrl: 'https://example.com/logo.png', primaryColor: '#112233', backgroundColor: null });
       const active = ok(await call('GET', '/forms?status=active&limit=100'));
       expect(active.data.map((f: any) => f.id)).to.include(a.id).and.not.include(b.id);
       const searched = ok(await call('GET', '/forms?search=ALPHA'));

@@ -36,8 +36,10 @@ export function formsRouter(services: Services): Router {
   router.put('/:id', requirePermission('forms', 'edit'), async (req, res) => {
     const { tenantId } = principalOf(res);
     const id = idParam(req, 'id', 'Form');
-    const changes = parseBody(updateBody, req);
-    await formOr404(tenantId, id);
+    const { settings, branding, ...rest } = parseBody(updateBody, req);
+    const form = await formOr404(tenantId, id);
+    // Settings and branding keys a PUT leaves out keep their values.
+    const changes = { ...rest, ...(settings ? { settings: { ...form.settings, ...settings } } : {}), ...(branding ? { branding: { ...form.branding, ...branding } } : {}) };
     const result = await updateForm(services, commandContextOf(res), id, changes);
     await services.waitForProjections(result.position);
     res.json(await formOr404(tenantId, id));

@@ -36,15 +36,16 @@ const field = z
     return { ...f, id, name: f.name ?? id, required: display ? false : f.required, width: display ? ('full' as const) : f.width, placeholder: f.placeholder ?? null };
   });
 
-const settings = z
-  .object({
-    successMessage: z.string().trim().min(1).max(1000).default('Thank you for your submission!'),
-    redirectUrl: httpUrl.nullable().default(null),
-    allowMultiple: z.boolean().default(true),
-    requireCaptcha: z.boolean().default(false),
-    notifyEmails: z.array(z.string().trim().max(EMAIL_MAX).refine(isEmail, 'an email address')).max(20).default([]),
-  })
-  .strict();
+const settingsFields = {
+  successMessage: z.string().trim().min(1).max(1000),
+  redirectUrl: httpUrl.nullable(),
+  allowMultiple: z.boolean(),
+  requireCaptcha: z.boolean(),
+  notifyEmails: z.array(z.string().trim().max(EMAIL_MAX).refine(isEmail, 'an email address')).max(20),
+};
+const SETTINGS_DEFAULTS = { successMessage: 'Thank you for your submission!', redirectUrl: null, allowMultiple: true, requireCaptcha: false, notifyEmails: [] as string[] };
+/** Settings keys a body gives; on create the rest take their defaults, on update they keep their values. */
+const settingsGiven = z.object(settingsFields).partial().strict();
 
 /** CRM field (a column the create command takes, or `customFields.<key>`) → form field name. */
 const fieldMapping = z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,99}(\.[A-Za-z0-9_-]{1,100})?$/, 'a field name'), fieldName).refine((m) => Object.keys(m).length <= 100, 'at most 100 mappings');
@@ -55,7 +56,8 @@ const submitAction = z.discriminatedUnion('type', [
   z.object({ type: z.literal('send_email'), enabled, emailFieldName: fieldName, subject: z.string().trim().min(1).max(300), body: z.string().trim().min(1).max(LONG_TEXT_MAX) }).strict(),
 ]);
 
-const branding = z.object({ logoUrl: httpUrl.nullable().default(null), primaryColor: color.default(null), backgroundColor: color.default(null) }).strict();
+const brandingGiven = z.object({ logoUrl: httpUrl.nullable(), primaryColor: color, backgroundColor: color }).partial().strict();
+const BRANDING_DEFAULTS = { logoUrl: null, primaryColor: null, backgroundColor: null };
 
 const formFields = {
   name: z.string().trim().min(1).max(200),
@@ -63,9 +65,9 @@ const formFields = {
   status: z.enum(FORM_STATUSES),
   type: z.literal('standard'),
   fields: z.array(field).max(200),
-  settings,
+  settings: settingsGiven,
   submitActions: z.array(submitAction).max(20),
-  branding,
+  branding: brandingGiven,
 };
 
 export const createBody = z
@@ -74,9 +76,9 @@ export const createBody = z
     status: formFields.status.default('draft'),
     type: formFields.type.default('standard'),
     fields: formFields.fields.default([]),
-    settings: settings.default(settings.parse({})),
+    settings: settingsGiven.default({}).transform((given) => ({ ...SETTINGS_DEFAULTS, ...given })),
     submitActions: formFields.submitActions.default([]),
-    branding: branding.default(branding.parse({})),
+    branding: brandingGiven.default({}).transform((given) => ({ ...BRANDING_DEFAULTS, ...given })),
   })
   .strict();
 export const updateBody = z.object(formFields).partial().strict();

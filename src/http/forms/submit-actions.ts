@@ -139,6 +139,7 @@ export async function runSubmitActions(services: Services, s: SubmissionContext)
 export async function notifyRecipients(services: Services, s: SubmissionContext): Promise<void> {
   const lines = Object.entries(s.data).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`);
   for (const to of s.form.settings.notifyEmails as string[]) {
+    // A notification that cannot even be stored is logged; the visitor's submission still counts.
     await services.mailer.send({
       tenantId: s.ctx.tenantId,
       kind: 'form_notification',
@@ -146,6 +147,6 @@ export async function notifyRecipients(services: Services, s: SubmissionContext)
       subject: `New submission: ${s.form.name}`.replace(/[\r\n]+/g, ' '),
       text: `${s.form.name} was submitted.\n\n${lines.join('\n')}`,
       html: `<p>${escapeHtml(s.form.name)} was submitted.</p><ul>${lines.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`,
-    });
+    }).catch((error: unknown) => services.logger.error({ err: error, formId: s.form.id }, 'form notification mail could not be stored'));
   }
 }
