@@ -14,7 +14,8 @@
  * BENCH_ONLY=time-entries the time entries and timer phase,
  * BENCH_ONLY=work-requests the work requests phase, BENCH_ONLY=workflows the workflow phase
  * (BENCH_WORKFLOW_RATE lead events/s offered, default 20),
- * BENCH_ONLY=reports the reports phase (BENCH_REPORT_OPPORTUNITIES deals, 83000: about 100,000 events).
+ * BENCH_ONLY=reports the reports phase (BENCH_REPORT_OPPORTUNITIES deals, 83000: about 100,000 events),
+ * BENCH_ONLY=forms the public form submit phase.
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -32,6 +33,7 @@ import { measureTimeEntryHttp, type TimeEntryHttpResult } from './phases/time-en
 import { measureWorkRequestHttp, WORK_REQUEST_LIST_PATH, type WorkRequestHttpResult } from './phases/work-requests-http.js';
 import { measureWorkflowLatency, type WorkflowLatencyResult } from './phases/workflows.js';
 import { measureReportHttp, type ReportHttpResult } from './phases/reports-http.js';
+import { measureFormSubmitHttp, type FormSubmitHttpResult } from './phases/forms-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -84,6 +86,7 @@ interface Results {
   timeEntries: TimeEntryHttpResult;
   workRequests: WorkRequestHttpResult;
   workflows: WorkflowLatencyResult;
+  forms: FormSubmitHttpResult;
 }
 
 type Settings = ReturnType<typeof readSettings>;
@@ -160,6 +163,11 @@ function workflowFigures(w: WorkflowLatencyResult): Figure[] {
   ]);
 }
 
+/** The forms phase: public submits that create a lead. No target in the design: a reference figure. */
+function formFigures(f: FormSubmitHttpResult): Figure[] {
+  return reference(httpFigures('httpFormSubmit', 'POST /api/forms/public/:slug/:token/submit', f.submit, `${f.connections} connections; create_lead action, no auth, waits for the projections; ${f.submissions} stored`, {}));
+}
+
 /** The tasks phase: the overdue list over a tenant of many tasks, and creates. The design sets no target for them: reference figures. */
 function taskFigures(tasks: TaskHttpResult): Figure[] {
   const of = tasks.tasks.toLocaleString('en-US');
@@ -169,7 +177,7 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows }: Results, settings: Settings): Figure[] {
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }: Results, settings: Settings): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
@@ -246,6 +254,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uplo
     ...timeEntryFigures(timeEntries),
     ...workRequestFigures(workRequests),
     ...workflowFigures(workflows),
+    ...formFigures(forms),
   ];
 }
 
@@ -291,7 +300,9 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
     { seconds: settings.seconds, ratePerSecond: settings.workflowRate, connections: settings.httpConnections },
   );
 
-  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows }, server };
+  const forms = await measureFormSubmitHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+
+  return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }, server };
 }
 
 async function main(): Promise<void> {
@@ -351,6 +362,12 @@ async function main(): Promise<void> {
       const opportunities = Math.round(Number(process.env.BENCH_REPORT_OPPORTUNITIES ?? 83_000));
       const reports = await measureReportHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities });
       process.stdout.write(formatTable(reportFigures(reports)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'forms') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const forms = await measureFormSubmitHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+      process.stdout.write(formatTable(formFigures(forms)));
       return;
     }
     const { results, server } = await measure(cleanup, settings);

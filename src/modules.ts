@@ -25,6 +25,10 @@ import { usersRouter } from './http/users.js';
 import { publicLogosRouter, uploadsRouter } from './http/uploads/index.js';
 import { workRequestSettingsRouter } from './http/work-request-settings/index.js';
 import { workRequestsRouter } from './http/work-requests/index.js';
+import { formsRouter } from './http/forms/index.js';
+import { publicFormsRouter } from './http/forms/public.js';
+import { formsProjection } from './projections/forms.js';
+import { migration0041Forms } from './projections/migrations/0041_forms.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
@@ -308,6 +312,19 @@ export const modules: ModuleManifest[] = [
       },
     ],
     reads: ['reports'],
+  },
+  {
+    // Forms (issue 16): forms of a tenant, and their public render and submit by tenant slug and token (no authentication).
+    name: 'forms',
+    routes: [
+      // Before `/forms`, whose authentication would otherwise answer the public paths.
+      { path: '/forms/public', router: publicFormsRouter, public: true },
+      { path: '/forms', router: formsRouter },
+    ],
+    projections: [formsProjection],
+    migrations: [migration0041Forms],
+    // A submission's actions create leads, contacts and accounts, which the client reads next.
+    reads: ['forms', 'leads', 'contacts', 'accounts', 'record-timeline'],
   },
 ];
 

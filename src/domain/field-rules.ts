@@ -29,6 +29,17 @@ export const isEmail = (text: string) => EMAIL_PATTERN.test(text);
 export const isPhone = (text: string) => PHONE_PATTERN.test(text);
 export const isWebsite = (text: string) => WEBSITE_PATTERN.test(text);
 
+/**
+ * A phone number in E.164 (`+4915112345678`), from text written with the usual separators
+ * (spaces, ( ) . - /) and a leading `+` or `00`; null when it is not one (no country is
+ * guessed for a number without its country code).
+ */
+export function toE164(text: string): string | null {
+  if (!PHONE_PATTERN.test(text.trim())) return null;
+  const compact = text.trim().replace(/[ ()./-]/g, '').replace(/^00/, '+');
+  return /^\+[1-9][0-9]{7,14}$/.test(compact) ? compact : null;
+}
+
 /** Money: a non-negative amount up to 10 trillion, kept with 2 decimals (rounded half up). */
 /**
  * A date (`2026-01-31`, 00:00 UTC) or date-time text as a Date, or null when it is not a

@@ -29,7 +29,8 @@ const accountFields = {
   customFields,
   ownerId: uuid.optional(),
 };
-const createBody = z.object(accountFields).strict();
+/** Also what a form's create action checks its mapped values with. */
+export const createBody = z.object(accountFields).strict();
 const updateBody = z.object(accountFields).partial().strict();
 const listQuery = paginationQuery.extend({
   ...listQueryBase,
@@ -39,7 +40,7 @@ const listQuery = paginationQuery.extend({
   ownerId: uuid.optional(),
 });
 
-const withDefaults = (b: z.infer<typeof createBody>) => ({
+export const withDefaults = (b: z.infer<typeof createBody>) => ({
   name: b.name,
   type: b.type ?? null,
   industry: b.industry ?? null,

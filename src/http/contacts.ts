@@ -28,7 +28,8 @@ const contactFields = {
   ownerId: uuid.optional(),
 };
 /** Unknown fields are refused (400): a misspelt field never silently does nothing. */
-const createBody = z.object(contactFields).strict();
+/** Also what a form's create action checks its mapped values with. */
+export const createBody = z.object(contactFields).strict();
 const updateBody = z.object(contactFields).partial().strict();
 const listQuery = paginationQuery.extend({
   ...listQueryBase,
@@ -39,7 +40,7 @@ const listQuery = paginationQuery.extend({
 });
 const linkBody = z.object({ role: z.string().trim().min(1).max(50).default('primary') }).strict();
 
-const withDefaults = (body: z.infer<typeof createBody>) => ({
+export const withDefaults = (body: z.infer<typeof createBody>) => ({
   firstName: body.firstName ?? null,
   lastName: body.lastName,
   email: body.email ?? null,

@@ -37,6 +37,19 @@ export const configSchema = z.object({
   APP_URL: z.url().default('http://localhost:3000'),
   SMTP_URL: optional(z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' })),
   MAIL_FROM: z.string().default('CRM <no-reply@crm.local>'),
+  // Outbound HTTP (workflow webhooks, the SMS provider): hosts exempt from the private-address refusal.
+  OUTBOUND_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h.length > 0)),
+  SMS_PROVIDER_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
+  SMS_PROVIDER_TOKEN: optional(z.string()),
+  // Public form submissions (issue 16): per-IP limit, and the reCAPTCHA-compatible verifier forms with requireCaptcha use.
+  FORM_SUBMIT_LIMIT_PER_IP: int(20, 1),
+  FORM_SUBMIT_WINDOW_SECONDS: int(60, 1),
+  CAPTCHA_VERIFY_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
+  CAPTCHA_SECRET: optional(z.string()),
+  CAPTCHA_MIN_SCORE: z.coerce.number().min(0).max(1).default(0.5),
   LOGIN_LIMIT_PER_ACCOUNT: int(10, 1),
   LOGIN_LIMIT_PER_IP: int(100, 1),
   RATE_LIMIT_WINDOW_SECONDS: int(900, 1),

@@ -761,6 +761,24 @@ describe('rebuild equals live, for every event type', () => {
       clock.set(new Date(new Date(sched.body.nextRunAt).getTime() + 60_000));
       expect(await runDueSchedules({ ...service.services, timeoutMs: 15_000 })).to.be.greaterThan(0);
       await settle();
+      // Forms: create, update, duplicate, delete; a public submit whose actions create a lead and whose webhook
+      // (a private address, refused) fails; its retry is recorded as FormWebhookRetried.
+      const form = await call(t, 'POST', '/forms', {
+        name: `Formulaire ✉️ ${unique()}`,
+        description: oddText(r, 200),
+        fields: [
+          { type: 'heading', label: 'Bonjour' },
+          { type: 'text', name: 'nom', label: 'Nom', required: true },
+          { type: 'email', name: 'courriel', label: 'Courriel' },
+          { type: 'select', name: 'offre', label: 'Offre', options: [{ label: 'Été', value: 'ete' }] },
+        ],
+        submitActions: [{ type: 'create_lead', fieldMapping: { lastName: 'nom', email: 'courriel' } }, { type: 'webhook', webhookUrl: 'http://10.0.0.1/hook' }],
+      });
+      await call(t, 'PUT', `/forms/${form.body.id}`, { status: 'active', settings: { successMessage: 'Merci 🙏' } });
+      const formCopy = await call(t, 'POST', `/forms/${form.body.id}/duplicate`);
+      await call(t, 'DELETE', `/forms/${formCopy.body.id}`);
+      const formSubmit = await call(t, 'POST', `/forms/public/${t.admin.tenant.slug}/${form.body.token}/submit`, { nom: `Visiteur ${unique()}`, courriel: `visiteur-${unique()}@example.com`, offre: 'ete', cf_canal: 'web' });
+      await call(t, 'POST', `/forms/${form.body.id}/submissions/${formSubmit.body.submissionId}/retry-webhook`);
 
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });

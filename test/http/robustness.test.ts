@@ -13,7 +13,8 @@ describe('robustness: odd input never causes a 500', () => {
   let service: TestService;
   let admin: Session;
   before(async () => {
-    service = await startTestService();
+    // Public form submits are limited per IP; every request here comes from one address.
+    service = await startTestService({ FORM_SUBMIT_LIMIT_PER_IP: '1000000' });
     admin = await registerTenant(service);
   });
   after(async () => service.stop());
@@ -484,6 +485,40 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('forms and their public submit', async () => {
+    const fields = [
+      { type: 'text', name: 'last', label: 'Last', required: true }, { type: 'email', name: 'email', label: 'Email' }, { type: 'phone', name: 'phone', label: 'Phone' },
+      { type: 'number', name: 'seats', label: 'Seats' }, { type: 'date', name: 'start', label: 'Start' }, { type: 'textarea', name: 'notes', label: 'Notes' },
+      { type: 'select', name: 'plan', label: 'Plan', options: [{ label: 'Pro', value: 'pro' }] }, { type: 'radio', name: 'size', label: 'Size', options: [{ label: 'S', value: 's' }] },
+      { type: 'checkbox', name: 'topics', label: 'Topics', options: [{ label: 'A', value: 'a' }] }, { type: 'checkbox', name: 'agree', label: 'Agree' }, { type: 'file', name: 'cv', label: 'CV' },
+    ];
+    const form = (await call('POST', '/forms', {
+      name: 'Odd form', status: 'active', fields,
+      submitActions: [
+        { type: 'create_lead', fieldMapping: { lastName: 'last', email: 'email', phone: 'phone', estimatedValue: 'seats', 'customFields.plan': 'plan' } },
+        { type: 'create_contact', fieldMapping: { lastName: 'last', description: 'notes' } },
+        { type: 'send_email', emailFieldName: 'email', subject: 'Hi {{last}}', body: '{{notes}}' },
+      ],
+    })).body;
+    const doomed = (await call('POST', '/forms', { name: 'Doomed form' })).body;
+    const submitPath = `/forms/public/${admin.tenant.slug}/${form.token}/submit`;
+    const submitted = (await call('POST', submitPath, { last: 'Odd', email: 'odd@example.com' })).body;
+    expect(submitted.success).to.equal(true);
+    const failures = await fuzz([
+      ['POST', '/forms', ['name', 'description', 'status', 'type', 'fields', 'settings', 'submitActions', 'branding', 'token']],
+      ['PUT', `/forms/${doomed.id}`, ['name', 'description', 'status', 'type', 'fields', 'settings', 'submitActions', 'branding']],
+      ['POST', `/forms/${form.id}/duplicate`, ['name']],
+      ['POST', `/forms/${form.id}/submissions/${submitted.submissionId}/retry-webhook`, ['index']],
+      ['POST', submitPath, [...fields.map((f) => f.name), '__captchaToken', '__recaptchaToken', '__hp', 'cf_extra']],
+      ['DELETE', `/forms/${doomed.id}`, []],
+    ]);
+    for (const path of ['/forms?status=__proto__', '/forms?search=%ED%A0%80', `/forms/${form.id}/submissions?dateFrom=x`, `/forms/${form.id}/submissions?status[]=a`, `/forms/public/${admin.tenant.slug}/%ED%A0%80`, '/forms/public/__proto__/constructor']) {
+      const res = await call('GET', path);
+      if (res.status >= 500) failures.push(`GET ${path} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });
@@ -513,6 +548,7 @@ describe('robustness: odd input never causes a 500', () => {
       `/users/${admin.user.id}/direct-reports`,
       '/tasks', '/tasks/dashboard/upcoming', `/tasks/${task.id}/subtasks`, `/tasks/${task.id}/activities`, `/tasks/${task.id}/notes`,
       '/opportunities', '/opportunities/forecast', `/opportunities/${deal.id}/stage-history`, `/opportunities/${deal.id}/activities`,
+      '/forms',
     ];
     const failures: string[] = [];
     for (const list of lists) {

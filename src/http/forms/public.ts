@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { Request } from 'express';
+import { Router } from 'express';
+import { recordSubmission } from '../../commands/forms/form-commands.js';
+import { conflict, DomainError, invalid } from '../../domain/errors.js';
+import { HONEYPOT_KEY, submissionValues } from '../../domain/forms.js';
+import type { FormSubmission } from '../../events/forms.js';
+import { countFormView, publicForm, publicView } from '../../queries/forms.js';
+import type { Services } from '../../service.js';
+import { captchaTokenOf, verifyCaptcha } from './captcha.js';
+import { notifyRecipients, runSubmitActions } from './submit-actions.js';
+
+/** One answer for every address that is not an active form of that tenant: nothing tells forms or tenants apart. */
+const notFoundOrInactive = () => new DomainError('not_found', 'Form not found or inactive');
+const SEGMENT = /^[A-Za-z0-9-]{1,100}$/;
+const USER_AGENT_MAX = 500;
+
+/**
+ * The public form routes (no authentication): render a form by tenant slug and token, and
+ * submit it. Submissions are rate-limited per IP, may need a captcha, and are checked by
+ * field type before any action runs.
+ */
+export function publicFormsRouter(services: Services): Router {
+  const router = Router();
+  const { knex, config } = services;
+
+  const resolve = async (req: Request) => {
+    const { tenantSlug, token } = req.params as Record<string, string>;
+    if (!SEGMENT.test(tenantSlug) || !SEGMENT.test(token)) throw notFoundOrInactive();
+    const form = await publicForm(knex, tenantSlug, token);
+    if (!form) throw notFoundOrInactive();
+    return form;
+  };
+
+  router.get('/:tenantSlug/:token', async (req, res) => {
+    const form = await resolve(req);
+    await countFormView(knex, form.tenantId, form.id, services.clock.now());
+    res.json({ ...publicView(form), honeypotField: HONEYPOT_KEY });
+  });
+
+  router.post('/:tenantSlug/:token/submit', async (req, res) => {
+    const ip = req.ip ?? 'unknown';
+    await services.rateLimiter.hit([{ key: `form-submit:ip:${ip}`, limit: config.FORM_SUBMIT_LIMIT_PER_IP, windowSeconds: config.FORM_SUBMIT_WINDOW_SECONDS }]);
+    const form = await resolve(req);
+    const body = req.body;
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('The submission must be a JSON object of field values');
+    const answer = (submissionId: string, created: object, actionResults: unknown[]) =>
+      res.status(201).json({ success: true, submissionId, message: form.settings.successMessage, redirectUrl: form.settings.redirectUrl, createdEntities: created, actionResults });
+    // A filled honeypot is a bot: it is told it succeeded, and nothing is stored or done.
+    const honeypot = body[HONEYPOT_KEY];
+    if (honeypot !== undefined && honeypot !== null && honeypot !== '' && honeypot !== false) return answer(randomUUID(), {}, []);
+    if (form.settings.requireCaptcha) await verifyCaptcha(config, captchaTokenOf(body), ip);
+    const data = submissionValues(form.fields, body);
+    if (!form.settings.allowMultiple && (await knex('form_submissions').where({ tenant_id: form.tenantId, form_id: form.id, ip_address: ip }).first('id'))) {
+      throw conflict('This form has already been submitted from here');
+    }
+
+    const submissionId = randomUUID();
+    const ctx = { tenantId: form.tenantId, userId: form.createdBy, correlationId: submissionId };
+    const s = { submissionId, form, data, submittedAt: services.clock.now().toISOString(), ctx };
+    const { results, created } = await runSubmitActions(services, s);
+    await notifyRecipients(services, s);
+    // The submission's record is the first one its actions created (registry kind names).
+    const first = results.find((r) => r.status === 'success' && r.type.startsWith('create_'));
+    const entityType = first ? ({ create_lead: 'leads', create_contact: 'contacts', create_account: 'accounts' } as Record<string, string>)[first.type] : null;
+    const entityId = first ? (first.result![`${first.type.slice('create_'.length)}Id`] as string) : null;
+    const submission: FormSubmission = {
+      id: submissionId,
+      formId: form.id,
+      formName: form.name,
+      formCreatedBy: form.createdBy,
+      data,
+      entityType,
+      entityId,
+      actionResults: results,
+      ipAddress: ip,
+      userAgent: (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX) || null,
+    };
+    const { position } = await recordSubmission(services, ctx, submission);
+    await services.waitForProjections(position);
+    answer(submissionId, created, results);
+  });
+  return router;
+}

@@ -1,0 +1,152 @@
+import type { z } from 'zod';
+import type { CommandContext } from '../../commands/aggregate.js';
+import { createLead } from '../../commands/leads/lead-commands.js';
+import { createAccount, createContact, linkContactToAccount } from '../../commands/records/record-commands.js';
+import { DomainError } from '../../domain/errors.js';
+import { isEmail } from '../../domain/field-rules.js';
+import { escapeHtml, interpolate } from '../../domain/forms.js';
+import type { ActionResult, SubmitAction } from '../../events/forms.js';
+import { outboundPolicy, outboundRequest } from '../../infra/outbound-http.js';
+import type { Form } from '../../queries/forms.js';
+import type { Services } from '../../service.js';
+import { createBody as accountBody, withDefaults as accountDefaults } from '../accounts.js';
+import { createBody as contactBody, withDefaults as contactDefaults } from '../contacts.js';
+import { createBody as leadBody, withDefaults as leadDefaults } from '../leads/schemas.js';
+import { zodIssues } from '../validate.js';
+
+/** Ids of the records a submission's actions created, chained into later actions (a contact joins the account made before it). */
+export interface CreatedEntities {
+  leadId?: string;
+  contactId?: string;
+  accountId?: string;
+}
+
+export interface SubmissionContext {
+  submissionId: string;
+  form: Form;
+  data: Record<string, unknown>;
+  submittedAt: string;
+  /** The form's creator, in the form's tenant: record-creating actions act as them (owner, scope, workflows). */
+  ctx: CommandContext;
+}
+
+const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** `{ crmField: formField }` applied to the values; `customFields.<key>` targets fill the record's custom fields. */
+function mapped(mapping: Record<string, string>, data: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [target, source] of Object.entries(mapping)) {
+    if (!Object.hasOwn(data, source)) continue;
+    const value = Array.isArray(data[source]) ? (data[source] as unknown[]).join(', ') : data[source];
+    const [column, key] = target.split('.');
+    if (key === undefined) body[column] = value;
+    else body[column] = { ...(body[column] as Record<string, unknown> | undefined), [key]: value };
+  }
+  return body;
+}
+
+/** The mapped values, checked by the same schema as the API's create of that record kind. */
+function checked<T extends z.ZodType>(schema: T, body: Record<string, unknown>, what: string): z.infer<T> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const first = zodIssues(result.error)[0];
+  throw new DomainError('invalid', `The mapped values do not make a valid ${what}: ${first.path ? `${first.path}: ` : ''}${first.message}`);
+}
+
+async function createRecord(services: Services, action: Extract<SubmitAction, { fieldMapping: unknown }>, s: SubmissionContext, created: CreatedEntities) {
+  const body = mapped(action.fieldMapping, s.data);
+  switch (action.type) {
+    case 'create_lead': {
+      const { id } = await createLead(services, s.ctx, leadDefaults(checked(leadBody, body, 'lead')));
+      created.leadId ??= id;
+      return { leadId: id };
+    }
+    case 'create_account': {
+      const { id, position } = await createAccount(services, s.ctx, accountDefaults(checked(accountBody, body, 'account')));
+      // A later create_contact links to it, which checks the account in the read model.
+      await services.waitForProjections(position);
+      created.accountId ??= id;
+      return { accountId: id };
+    }
+    case 'create_contact': {
+      const { id } = await createContact(services, s.ctx, contactDefaults(checked(contactBody, body, 'contact')));
+      created.contactId ??= id;
+      if (created.accountId) await linkContactToAccount(services, s.ctx, id, created.accountId, 'primary');
+      return { contactId: id, ...(created.accountId ? { accountId: created.accountId } : {}) };
+    }
+  }
+}
+
+/** What a webhook receives: the submission's values and the records it created. */
+export const webhookPayload = (s: Pick<SubmissionContext, 'submissionId' | 'form' | 'data' | 'submittedAt'>, created: CreatedEntities) =>
+  JSON.stringify({ event: 'form.submitted', formId: s.form.id, formName: s.form.name, submissionId: s.submissionId, submittedAt: s.submittedAt, data: s.data, createdEntities: created });
+
+/** One POST to the webhook (SSRF rules of outbound-http); any 2xx is success. The URL is never put into the result. */
+export async function sendWebhook(services: Services, url: string, payload: string): Promise<Omit<ActionResult, 'index' | 'type'>> {
+  try {
+    const answer = await outboundRequest(
+      { url, method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'crm-forms/1' }, body: payload, timeoutMs: WEBHOOK_TIMEOUT_MS },
+      outboundPolicy(services.config.OUTBOUND_ALLOWED_HOSTS),
+    );
+    if (answer.status >= 200 && answer.status < 300) return { status: 'success', result: { statusCode: answer.status } };
+    return { status: 'error', error: `The webhook answered ${answer.status}` };
+  } catch (error) {
+    return { status: 'error', error: (error as Error).message };
+  }
+}
+
+async function sendSubmitterEmail(services: Services, action: Extract<SubmitAction, { type: 'send_email' }>, s: SubmissionContext) {
+  const to = s.data[action.emailFieldName];
+  if (typeof to !== 'string' || !isEmail(to)) throw new DomainError('invalid', `No email address in ${action.emailFieldName}`);
+  const mail = await services.mailer.send({
+    tenantId: s.ctx.tenantId,
+    kind: 'form_submitter',
+    to,
+    subject: interpolate(action.subject, s.data).replace(/[\r\n]+/g, ' '),
+    text: interpolate(action.body, s.data),
+    html: interpolate(action.body, s.data, escapeHtml).replace(/\n/g, '<br>'),
+  });
+  return { mailId: mail.id, mailStatus: mail.status };
+}
+
+/**
+ * The form's enabled submit actions, in order, each with its own result: one that fails
+ * is recorded as an error and the rest still run (reference).
+ */
+export async function runSubmitActions(services: Services, s: SubmissionContext): Promise<{ results: ActionResult[]; created: CreatedEntities }> {
+  const created: CreatedEntities = {};
+  const results: ActionResult[] = [];
+  for (const [index, action] of (s.form.submitActions as SubmitAction[]).entries()) {
+    if (!action.enabled) continue;
+    try {
+      if (action.type === 'webhook') {
+        results.push({ index, type: action.type, ...(await sendWebhook(services, action.webhookUrl, webhookPayload(s, created))) });
+        continue;
+      }
+      const result = action.type === 'send_email' ? await sendSubmitterEmail(services, action, s) : await createRecord(services, action, s, created);
+      results.push({ index, type: action.type, status: 'success', result });
+    } catch (error) {
+      // A refusal explains itself; anything else is logged and named only vaguely to the visitor's stored record.
+      const message = error instanceof DomainError ? error.message : 'The action failed';
+      if (!(error instanceof DomainError)) services.logger.error({ err: error, formId: s.form.id, action: action.type }, 'form submit action failed');
+      results.push({ index, type: action.type, status: 'error', error: message });
+    }
+  }
+  return { results, created };
+}
+
+/** A message to each address in `settings.notifyEmails` with the submitted values. */
+export async function notifyRecipients(services: Services, s: SubmissionContext): Promise<void> {
+  const lines = Object.entries(s.data).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`);
+  for (const to of s.form.settings.notifyEmails as string[]) {
+    // A notification that cannot even be stored is logged; the visitor's submission still counts.
+    await services.mailer.send({
+      tenantId: s.ctx.tenantId,
+      kind: 'form_notification',
+      to,
+      subject: `New submission: ${s.form.name}`.replace(/[\r\n]+/g, ' '),
+      text: `${s.form.name} was submitted.\n\n${lines.join('\n')}`,
+      html: `<p>${escapeHtml(s.form.name)} was submitted.</p><ul>${lines.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`,
+    }).catch((error: unknown) => services.logger.error({ err: error, formId: s.form.id }, 'form notification mail could not be stored'));
+  }
+}
