@@ -25,6 +25,9 @@ import { usersRouter } from './http/users.js';
 import { publicLogosRouter, uploadsRouter } from './http/uploads/index.js';
 import { workRequestSettingsRouter } from './http/work-request-settings/index.js';
 import { workRequestsRouter } from './http/work-requests/index.js';
+import { notificationPushRouter } from './http/notification-push.js';
+import { migration0040Push } from './projections/migrations/0040_push.js';
+import { pushSubscriptionsProjection } from './projections/push-subscriptions.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
@@ -268,6 +271,15 @@ export const modules: ModuleManifest[] = [
     projections: [workRequestsProjection],
     migrations: [migration0025WorkRequests],
     reads: ['work-requests', 'record-timeline'],
+  },
+  {
+    // Browser push (issue 16): VAPID keys per tenant, subscriptions per user, `pushToUser`; the admins' checks of SMTP and SMS.
+    // Its paths (/push/…, /admin/verify/…, /admin/generate-vapid) sit beside the notifications router's under the same prefix.
+    name: 'notification-push',
+    routes: [{ path: '/notifications', router: notificationPushRouter }],
+    projections: [pushSubscriptionsProjection],
+    migrations: [migration0040Push],
+    reads: ['push-subscriptions'],
   },
 ];
 
