@@ -2,8 +2,8 @@ import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import { ensureVapidKeys, regenerateVapidKeys } from '../commands/notifications/push-keys.js';
 import { subscribeToPush, unsubscribeFromPush } from '../commands/notifications/push-subscriptions.js';
-import { verifySmtp } from '../commands/notifications/provider-checks.js';
-import { EMAIL_MAX, isEmail, isPhone, PHONE_MAX } from '../domain/field-rules.js';
+import { verifySmsProvider, verifySmtp } from '../commands/notifications/provider-checks.js';
+import { e164Of, EMAIL_MAX, isEmail, PHONE_MAX } from '../domain/field-rules.js';
 import { notYetReadable } from '../domain/errors.js';
 import { getOwnPushSubscription } from '../queries/push.js';
 import type { Services } from '../service.js';
@@ -32,7 +32,7 @@ const subscribeBody = z.object({
 });
 const unsubscribeBody = z.object({ endpoint });
 const smtpBody = z.object({ testEmail: z.string().trim().max(EMAIL_MAX).refine(isEmail, 'an email address') });
-const smsBody = z.object({ testPhone: z.string().trim().max(PHONE_MAX).refine(isPhone, 'a phone number') });
+const smsBody = z.object({ testPhone: z.string().trim().max(PHONE_MAX).refine((v) => e164Of(v) !== null, 'an international phone number: + and 8 to 15 digits') });
 const emptyBody = z.object({}).strict();
 
 /**
@@ -92,8 +92,8 @@ export function notificationPushRouter(services: Services): Router {
   });
 
   router.post('/admin/verify/smsprovider', requireAdmin, async (req, res) => {
-    parseBody(smsBody, req);
-    res.json({ success: false, message: 'No SMS provider is configured' });
+    const { testPhone } = parseBody(smsBody, req);
+    res.json(await verifySmsProvider(services.textMessages, principalOf(res).tenantId, testPhone));
   });
 
   return router;

@@ -90,7 +90,8 @@ export class TextMessenger {
   }
 
   /** Stores the message, then delivers it when a provider is configured; throws InvalidPhoneNumber for a number that is not international. */
-  async send(text: OutgoingText): Promise<{ id: string; status: TextStatus; to: string }> {
+  /** `error`: the provider's (or connection's) failure when this delivery failed. */
+  async send(text: OutgoingText): Promise<{ id: string; status: TextStatus; to: string; error?: string }> {
     const to = e164Of(text.to);
     if (!to) throw new InvalidPhoneNumber(`"${text.to}" is not an international phone number (+ and 8 to 15 digits)`);
     const id = text.id ?? randomUUID();
@@ -105,7 +106,7 @@ export class TextMessenger {
       return { id, status: existing.status, to: existing.to_number };
     }
     if (!this.provider) return { id, status: 'stored', to };
-    return { id, status: await this.deliver(row), to };
+    return { id, ...(await this.deliver(row)), to };
   }
 
   /** Sends again the messages whose delivery failed, oldest first; returns how many went out. */
@@ -121,13 +122,13 @@ export class TextMessenger {
       // Claimed by moving it back to `stored`: of two workers retrying at once, one sends it.
       const claimed = await this.knex(TABLE).where({ id: candidate.id, status: 'failed' }).update({ status: 'stored' });
       if (!claimed) continue;
-      if ((await this.deliver(candidate)) === 'sent') sent++;
+      if ((await this.deliver(candidate)).status === 'sent') sent++;
     }
     return sent;
   }
 
   /** One provider call for a stored row; the outcome goes on the row, never to the caller. */
-  private async deliver(row: TextRow): Promise<'sent' | 'failed'> {
+  private async deliver(row: TextRow): Promise<{ status: 'sent' } | { status: 'failed'; error: string }> {
     let error: string | null = null;
     try {
       const response = await outboundRequest(
@@ -152,9 +153,9 @@ export class TextMessenger {
     if (error !== null) {
       await this.knex(TABLE).where({ id: row.id }).update({ status: 'failed', error, attempts: this.knex.raw('attempts + 1') });
       this.logger?.warn({ textId: row.id, kind: row.kind, channel: row.channel, tenantId: row.tenant_id, error }, 'text message delivery failed; kept in the outbox');
-      return 'failed';
+      return { status: 'failed', error };
     }
     await this.knex(TABLE).where({ id: row.id }).update({ status: 'sent', sent_at: this.clock.now(), error: null });
-    return 'sent';
+    return { status: 'sent' };
   }
 }

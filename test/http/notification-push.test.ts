@@ -1,5 +1,8 @@
 import { expect } from 'chai';
 import { pushToUser } from '../../src/commands/notifications/push-delivery.js';
+import { verifySmsProvider } from '../../src/commands/notifications/provider-checks.js';
+import { TextMessenger } from '../../src/infra/text-messages.js';
+import { HttpReceiver } from '../support/http-receiver.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { TestPushService, verifyVapid, type TestBrowser } from '../support/push-receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -9,6 +12,7 @@ describe('web push and provider verification', () => {
   let service: TestService;
   let smtp: TestSmtpServer;
   let pushService: TestPushService;
+  let smsProvider: HttpReceiver;
   let admin: Session;
   let plain: Session;
   let other: Session;
@@ -32,7 +36,9 @@ describe('web push and provider verification', () => {
   before(async () => {
     smtp = await TestSmtpServer.start();
     pushService = await TestPushService.start();
-    service = await startTestService({ SMTP_URL: smtp.url });
+    smsProvider = await HttpReceiver.start();
+    // The test push service listens on loopback, which outbound calls refuse unless allowed.
+    service = await startTestService({ SMTP_URL: smtp.url, OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', SMS_PROVIDER_URL: smsProvider.url('/sms') });
     admin = await registerTenant(service);
     plain = await createUserAs(service, admin, 'user');
     other = await registerTenant(service);
@@ -40,6 +46,7 @@ describe('web push and provider verification', () => {
   after(async () => {
     await service.stop();
     await pushService.stop();
+    await smsProvider.stop();
     await smtp.stop();
   });
 
@@ -185,7 +192,20 @@ describe('web push and provider verification', () => {
       const outcome = await push(user);
       expect(outcome.sent).to.equal(0);
       expect(outcome.failed).to.equal(1);
-      expect(outcome.errors[0]).to.include('unreachable');
+      expect(outcome.errors[0]).to.include('ECONNREFUSED');
+    });
+
+    it('refuses an endpoint on a private address unless OUTBOUND_ALLOWED_HOSTS names its host', async () => {
+      const user = await createUserAs(service, admin, 'user');
+      const browser = pushService.browser();
+      await subscribe(browser, user);
+      const strict = { ...service.services, config: { ...service.services.config, OUTBOUND_ALLOWED_HOSTS: [] } };
+      const outcome = await pushToUser(strict, user.tenant.id, user.user.id, { title: 't', message: 'm' });
+      expect(outcome.sent).to.equal(0);
+      expect(outcome.errors[0]).to.include('refused to call 127.0.0.1');
+      expect(pushService.to(browser)).to.deep.equal([]);
+      // Not a sign the subscription is gone: it stays.
+      expect((await rowsOf(user.user.id)).map((r) => r.endpoint)).to.deep.equal([browser.endpoint]);
     });
 
     it('a browser subscribed again by another user no longer receives the first user\'s pushes', async () => {
@@ -243,11 +263,25 @@ describe('web push and provider verification', () => {
   });
 
   describe('admin: provider verification', () => {
-    it('verify/smsprovider says no provider is configured, and checks the phone', async () => {
-      const res = await call('POST', '/admin/verify/smsprovider', { testPhone: '+1 555 0100' });
-      expect(res.status).to.equal(200);
-      expect(res.body).to.deep.equal({ success: false, message: 'No SMS provider is configured' });
+    it('verify/smsprovider sends a test SMS through the provider, and reports its failure as success false', async () => {
+      const ok = await call('POST', '/admin/verify/smsprovider', { testPhone: '+1 (555) 0100-200' });
+      expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+      expect(ok.body).to.deep.equal({ success: true, message: 'Test SMS sent to +15550100200' });
+      expect(smsProvider.last.url).to.equal('/sms');
+      expect(JSON.parse(smsProvider.last.body)).to.include({ channel: 'sms', to: '+15550100200' });
+
       expect((await call('POST', '/admin/verify/smsprovider', { testPhone: 'call me' })).status).to.equal(400);
+      expect((await call('POST', '/admin/verify/smsprovider', { testPhone: '555 0100' })).status).to.equal(400);
+
+      smsProvider.reply = () => ({ status: 503 });
+      const failed = await call('POST', '/admin/verify/smsprovider', { testPhone: '+15550100200' });
+      expect(failed.status).to.equal(200);
+      expect(failed.body).to.deep.equal({ success: false, message: 'SMS delivery failed: the provider answered 503' });
+      smsProvider.reply = () => ({ status: 200 });
+
+      // With no provider configured there is nothing to verify.
+      const unconfigured = new TextMessenger({ knex: service.services.knex });
+      expect(await verifySmsProvider(unconfigured, admin.tenant.id, '+15550100200')).to.deep.equal({ success: false, message: 'No SMS provider is configured: set SMS_PROVIDER_URL' });
     });
 
     it('verify/smtp sends a test email through the SMTP server, and reports its refusal and its absence as success false', async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import webpush from 'web-push';
+import { outboundPolicy, outboundRequest, type OutboundPolicy } from '../../infra/outbound-http.js';
 import type { CommandDeps } from '../aggregate.js';
 import { currentVapidKeys, type VapidKeys } from './push-keys.js';
 import { unsubscribeFromPush } from './push-subscriptions.js';
@@ -20,7 +21,7 @@ export interface PushOutcome {
   errors: string[];
 }
 
-export type PushDeliveryDeps = CommandDeps & { knex: Knex; config: { MAIL_FROM: string } };
+export type PushDeliveryDeps = CommandDeps & { knex: Knex; config: { MAIL_FROM: string; OUTBOUND_ALLOWED_HOSTS: readonly string[] } };
 
 /** How long a push service keeps a message for an offline browser. */
 const TTL_SECONDS = 24 * 60 * 60;
@@ -50,7 +51,13 @@ async function targetsOf(knex: Knex, tenantId: string, userId: string, generatio
 /** Only the origin: a push endpoint's path is the subscription's capability and stays out of messages. */
 const originOf = (endpoint: string) => new URL(endpoint).origin;
 
-async function sendOne(target: Target, body: string, keys: VapidKeys, subject: string): Promise<{ ok: true } | { ok: false; status: number | null; error: string }> {
+async function sendOne(
+  target: Target,
+  body: string,
+  keys: VapidKeys,
+  subject: string,
+  policy: OutboundPolicy,
+): Promise<{ ok: true } | { ok: false; status: number | null; error: string }> {
   let details: webpush.RequestDetails;
   try {
     details = webpush.generateRequestDetails({ endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } }, body, {
@@ -62,21 +69,17 @@ async function sendOne(target: Target, body: string, keys: VapidKeys, subject: s
     return { ok: false, status: null, error: `cannot encrypt for ${originOf(target.endpoint)}: ${error instanceof Error ? error.message : String(error)}` };
   }
   try {
-    // web-push signs and encrypts; the request is sent here, not by web-push's https-only client, so that
-    // the endpoint's address can be checked and redirects are never followed.
-    const response = await fetch(details.endpoint, {
-      method: 'POST',
-      headers: details.headers as Record<string, string>,
-      body: details.body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    await response.body?.cancel();
+    // web-push signs and encrypts; the call goes out through outbound HTTP (web-push's own client would not
+    // check the address): an endpoint on a private address is refused unless OUTBOUND_ALLOWED_HOSTS names it.
+    const response = await outboundRequest(
+      { url: details.endpoint, method: 'POST', headers: details.headers as Record<string, string>, body: details.body ?? undefined, timeoutMs: REQUEST_TIMEOUT_MS },
+      policy,
+    );
     if (response.status >= 200 && response.status < 300) return { ok: true };
     return { ok: false, status: response.status, error: `${originOf(target.endpoint)} answered ${response.status}` };
   } catch (error) {
-    const reason = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
-    return { ok: false, status: null, error: `${originOf(target.endpoint)} unreachable: ${reason}` };
+    // Outbound errors name the host only, never the path.
+    return { ok: false, status: null, error: `${originOf(target.endpoint)}: ${error instanceof Error ? error.message : String(error)}` };
   }
 }
 
@@ -92,8 +95,9 @@ export async function pushToUser(deps: PushDeliveryDeps, tenantId: string, userI
   if (!keys) return outcome;
   const body = JSON.stringify(payload);
   const subject = vapidSubject(deps.config.MAIL_FROM);
+  const policy = outboundPolicy(deps.config.OUTBOUND_ALLOWED_HOSTS);
   for (const target of await targetsOf(deps.knex, tenantId, userId, keys.generation)) {
-    const result = await sendOne(target, body, keys, subject);
+    const result = await sendOne(target, body, keys, subject, policy);
     if (result.ok) {
       outcome.sent++;
       continue;
