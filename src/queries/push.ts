@@ -1,8 +1,19 @@
 import type { Knex } from 'knex';
+import type { Mailer } from '../infra/mailer.js';
+import type { TextMessenger } from '../infra/text-messages.js';
 
 /** Whether the tenant has a VAPID key pair (the Global settings' `vapidConfigured`). */
 export async function vapidConfigured(knex: Knex, tenantId: string): Promise<boolean> {
   return (await knex('push_vapid_keys').where({ tenant_id: tenantId }).first('tenant_id')) !== undefined;
+}
+
+/** The Global settings' provider flags: SMTP and the SMS provider are the service's configuration, VAPID keys the tenant's. */
+export async function deliveryProviderFlags(deps: { knex: Knex; mailer: Mailer; textMessages: TextMessenger }, tenantId: string) {
+  return {
+    smtpConfigured: deps.mailer.smtpConfigured,
+    smsproviderConfigured: deps.textMessages.smsConfigured,
+    vapidConfigured: await vapidConfigured(deps.knex, tenantId),
+  };
 }
 
 export interface PushSubscriptionView {

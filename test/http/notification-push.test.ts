@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { pushToUser } from '../../src/commands/notifications/push-delivery.js';
 import { verifySmsProvider } from '../../src/commands/notifications/provider-checks.js';
 import { TextMessenger } from '../../src/infra/text-messages.js';
+import { deliveryProviderFlags } from '../../src/queries/push.js';
 import { HttpReceiver } from '../support/http-receiver.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { TestPushService, verifyVapid, type TestBrowser } from '../support/push-receiver.js';
@@ -52,7 +53,9 @@ describe('web push and provider verification', () => {
 
   describe('VAPID keys', () => {
     it('gives every signed-in user the tenant\'s public key, made on first use and the same afterwards; each tenant has its own', async () => {
+      expect(await deliveryProviderFlags(service.services, admin.tenant.id)).to.deep.equal({ smtpConfigured: true, smsproviderConfigured: true, vapidConfigured: false });
       const key = await publicKeyOf(plain);
+      expect((await deliveryProviderFlags(service.services, admin.tenant.id)).vapidConfigured).to.equal(true);
       expect(Buffer.from(key, 'base64url')).to.have.length(65);
       expect(await publicKeyOf(admin)).to.equal(key);
       expect(await publicKeyOf(other)).to.not.equal(key);
