@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { ensureVapidKeys, regenerateVapidKeys } from '../commands/notifications/push-keys.js';
 import { subscribeToPush, unsubscribeFromPush } from '../commands/notifications/push-subscriptions.js';
@@ -43,7 +43,7 @@ const emptyBody = z.object({}).strict();
 export function notificationPushRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
-  const userContext = (res: Parameters<RequestHandler>[1]) => ({ ...commandContextOf(res), userId: principalOf(res).userId });
+  const userContext = (res: Response) => ({ ...commandContextOf(res), userId: principalOf(res).userId });
 
   // Any signed-in user: a browser needs the key to subscribe. Generated on first use.
   router.get('/push/public-key', async (_req, res) => {
