@@ -29,6 +29,9 @@ import { formsRouter } from './http/forms/index.js';
 import { publicFormsRouter } from './http/forms/public.js';
 import { formsProjection } from './projections/forms.js';
 import { migration0041Forms } from './projections/migrations/0041_forms.js';
+import { notificationPushRouter } from './http/notification-push.js';
+import { migration0040Push } from './projections/migrations/0040_push.js';
+import { pushSubscriptionsProjection } from './projections/push-subscriptions.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
@@ -45,6 +48,7 @@ import { migration0007RecordTotals } from './projections/migrations/0007_record_
 import { migration0008Leads } from './projections/migrations/0008_leads.js';
 import { migration0009ParkedEvents } from './projections/migrations/0009_parked_events.js';
 import { migration0010PendingWritePlans } from './projections/migrations/0010_pending_write_plans.js';
+import { migration0035TextOutbox } from './projections/migrations/0035_text_outbox.js';
 import { migration0029LeadConversion } from './projections/migrations/0029_lead_conversion.js';
 import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
@@ -128,9 +132,10 @@ export const modules: ModuleManifest[] = [
   {
     name: 'platform',
     projections: [auditTrailProjection],
-    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
+      { name: 'text-retry', cron: '* * * * *', run: () => services.textMessages.retryFailed(50) },
       { name: 'rate-limit-prune', cron: '17 * * * *', run: () => services.rateLimiter.prune() },
       // Multi-stream writes cut short (crash, outage) are completed; younger ones may still be under way.
       { name: 'pending-write-plans', cron: '* * * * *', run: () => completePendingPlans(services, { olderThanMs: 30_000, now: services.clock.now() }) },
@@ -325,6 +330,15 @@ export const modules: ModuleManifest[] = [
     migrations: [migration0041Forms],
     // A submission's actions create leads, contacts and accounts, which the client reads next.
     reads: ['forms', 'leads', 'contacts', 'accounts', 'record-timeline'],
+  },
+  {
+    // Browser push (issue 16): VAPID keys per tenant, subscriptions per user, `pushToUser`; the admins' checks of SMTP and SMS.
+    // Its paths (/push/…, /admin/verify/…, /admin/generate-vapid) sit beside the notifications router's under the same prefix.
+    name: 'notification-push',
+    routes: [{ path: '/notifications', router: notificationPushRouter }],
+    projections: [pushSubscriptionsProjection],
+    migrations: [migration0040Push],
+    reads: ['push-subscriptions'],
   },
 ];
 

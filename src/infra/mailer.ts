@@ -117,7 +117,8 @@ export class Mailer {
     return this.transport !== null;
   }
 
-  async send(mail: OutgoingMail): Promise<{ id: string; status: MailStatus }> {
+  /** `error`: the SMTP server's (or connection's) message when this delivery failed, secrets masked. */
+  async send(mail: OutgoingMail): Promise<{ id: string; status: MailStatus; error?: string }> {
     const id = mail.id ?? randomUUID();
     const row = {
       id,
@@ -146,8 +147,7 @@ export class Mailer {
       return { id, status: existing.status };
     }
     if (!this.transport) return { id, status: 'stored' };
-    const status = await this.deliver({ ...row, error: null, sent_at: null }, mail.secrets);
-    return { id, status };
+    return { id, ...(await this.deliver({ ...row, error: null, sent_at: null }, mail.secrets)) };
   }
 
   /** Sends again the messages whose delivery failed, oldest first; returns how many went out. */
@@ -162,7 +162,7 @@ export class Mailer {
       // Claimed by moving it back to `stored`: of two workers retrying at once, one sends it.
       const claimed = await this.knex(TABLE).where({ id: candidate.id, status: 'failed' }).update({ status: 'stored' });
       if (!claimed) continue;
-      if ((await this.deliver(candidate)) === 'sent') sent++;
+      if ((await this.deliver(candidate)).status === 'sent') sent++;
     }
     return sent;
   }
@@ -203,7 +203,7 @@ export class Mailer {
   }
 
   /** One SMTP attempt for a stored row; the outcome goes on the row, never to the caller. */
-  private async deliver(row: OutboxRow, secrets?: string[]): Promise<'sent' | 'failed'> {
+  private async deliver(row: OutboxRow, secrets?: string[]): Promise<{ status: 'sent' } | { status: 'failed'; error: string }> {
     try {
       const attachments: { filename: string; content_type: string; content: Buffer }[] = await this.knex(ATTACHMENTS)
         .where({ mail_id: row.id })
@@ -224,9 +224,9 @@ export class Mailer {
         .where({ id: row.id })
         .update({ status: 'failed', error: message, attempts: this.knex.raw('attempts + 1') });
       this.logger?.warn({ mailId: row.id, kind: row.kind, tenantId: row.tenant_id, error: message }, 'mail delivery failed; kept in the outbox');
-      return 'failed';
+      return { status: 'failed', error: message };
     }
     await this.knex(TABLE).where({ id: row.id }).update({ status: 'sent', sent_at: this.clock.now(), error: null });
-    return 'sent';
+    return { status: 'sent' };
   }
 }

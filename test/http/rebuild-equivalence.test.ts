@@ -675,6 +675,15 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'DELETE', '/time-entries/timer');
       await call(t, 'POST', '/time-entries/timer/start', { entityType: 'contacts', entityId: contact.body.id }); // left running
 
+      // Web push: the first-use keys, subscriptions (one ended), new keys voiding them, one subscribed again for the new keys.
+      const pushKey = (n: number) => Buffer.concat([Buffer.from([4]), Buffer.alloc(64, n)]).toString('base64url');
+      const browsers = [1, 2, 3].map((n) => ({ endpoint: `https://push.example.com/send/${unique()}-${n}`, keys: { p256dh: pushKey(n), auth: Buffer.alloc(16, n).toString('base64url') } }));
+      await call(t, 'GET', '/notifications/push/public-key');
+      for (const browser of browsers) await call(t, 'POST', '/notifications/push/subscribe', browser);
+      await call(t, 'POST', '/notifications/push/unsubscribe', { endpoint: browsers[1].endpoint });
+      await call(t, 'POST', '/notifications/admin/generate-vapid', {});
+      await call(t, 'POST', '/notifications/push/subscribe', browsers[2]);
+
       // Work requests: settings (types, pipelines, stages) and a request through every lifecycle event.
       const flow = await call(t, 'POST', '/work-request-settings/pipelines', { name: `Flux 🔁 ${unique()}`, description: oddText(r, 200) });
       await call(t, 'PUT', `/work-request-settings/pipelines/${flow.body.id}`, { isSequential: false, description: null });

@@ -257,6 +257,34 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('web push and provider verification', async () => {
+    const subscription = {
+      endpoint: 'https://push.example.com/send/odd',
+      keys: { p256dh: Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 1)]).toString('base64url'), auth: Buffer.alloc(16, 2).toString('base64url') },
+    };
+    const failures = await fuzz([
+      ['POST', '/notifications/push/subscribe', ['endpoint', 'keys', 'expirationTime']],
+      ['POST', '/notifications/push/unsubscribe', ['endpoint']],
+      ['DELETE', '/notifications/push/unsubscribe', ['endpoint']],
+      ['POST', '/notifications/admin/generate-vapid', []],
+      ['POST', '/notifications/admin/verify/smtp', ['testEmail']],
+      ['POST', '/notifications/admin/verify/smsprovider', ['testPhone']],
+    ]);
+    expect((await call('POST', '/notifications/push/subscribe', subscription)).status).to.equal(201);
+    // Each odd value beside otherwise valid fields, so it reaches the decider and the tables.
+    for (const field of ['endpoint', 'keys', 'expirationTime']) {
+      for (const value of ODD_VALUES) {
+        const res = await call('POST', '/notifications/push/subscribe', { ...subscription, [field]: value });
+        if (res.status >= 500) failures.push(`POST /notifications/push/subscribe {…, ${field}: ${JSON.stringify(value).slice(0, 40)}} → ${res.status}`);
+      }
+    }
+    for (const query of ['endpoint=%00', 'endpoint[]=1', 'endpoint=__proto__', `endpoint=${encodeURIComponent(subscription.endpoint)}`]) {
+      const res = await call('DELETE', `/notifications/push/unsubscribe?${query}`);
+      if (res.status >= 500) failures.push(`DELETE /notifications/push/unsubscribe?${query} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('opportunities', async () => {
     const account = (await call('POST', '/accounts', { name: 'Odd deals' })).body;
     const stage = (await call('GET', '/lead-settings/stages?module=opportunities')).body[1];

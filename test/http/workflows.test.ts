@@ -244,9 +244,8 @@ describe('workflows', () => {
       await finishedRuns(wf.id, 1);
       const [created] = await service.services.store.readStream(`lead-${lead.id}`);
       const saga = workflowSaga();
-      const { store, knex, clock, mailer, config } = service.services;
-      await saga.handle(created, sagaContext(saga, created, 2, { store, knex, clock, mailer, config }));
-      await saga.handle(created, sagaContext(saga, created, 3, { store, knex, clock, mailer, config }));
+      await saga.handle(created, sagaContext(saga, created, 2, service.services));
+      await saga.handle(created, sagaContext(saga, created, 3, service.services));
       expect((await tasksOn(lead.id)).map((t: any) => t.title)).to.deep.equal(['once']);
       const runs = (await runsOf(wf.id)).data;
       expect(runs).to.have.length(1);
