@@ -20,7 +20,7 @@ export const TEXT_MESSAGE_MAX = 1600;
 const text = z.string().nullish();
 const addressList = z.union([z.string(), z.array(z.string())]).nullish();
 
-const emailConfigSchema = z.object({
+export const emailConfigSchema = z.object({
   to: text,
   /** The reference's form of a literal: `to: "custom"` with the address here. */
   toEmail: text,
@@ -30,7 +30,7 @@ const emailConfigSchema = z.object({
   bcc: addressList,
 });
 
-const textConfigSchema = z.object({ to: text, toPhone: text, message: text, body: text });
+export const textConfigSchema = z.object({ to: text, toPhone: text, message: text, body: text });
 
 /** The user who owns the trigger record (`ownerId`, or a task's `assignedTo`), if they can be reached. */
 async function ownerOf(input: ActionInput): Promise<UserContact | null> {
