@@ -90,6 +90,7 @@ import { workflowsRouter } from './http/workflows/index.js';
 import { migration0032TaskOverdue } from './projections/migrations/0032_task_overdue.js';
 import { markOverdueTasks } from './sagas/task-jobs.js';
 import { migration0031Workflows } from './projections/migrations/0031_workflows.js';
+import { migration0033WorkflowSecrets } from './projections/migrations/0033_workflow_secrets.js';
 import { workflowsProjection } from './projections/workflows.js';
 import { resumeWaitingRuns, workflowSaga } from './sagas/workflows/workflow-saga.js';
 import { workRequestTimersSaga } from './sagas/work-request-timers.js';
@@ -296,7 +297,7 @@ export const modules: ModuleManifest[] = [
     name: 'workflows',
     routes: [{ path: '/workflows', router: workflowsRouter }],
     projections: [workflowsProjection],
-    migrations: [migration0031Workflows],
+    migrations: [migration0031Workflows, migration0033WorkflowSecrets],
     sagas: [workflowSaga()],
     // Runs whose wait is over are carried on: the wait lives in the run's stream, so a restart loses none.
     jobs: (services) => [{ name: 'workflow-waits', cron: '* * * * *', run: () => resumeWaitingRuns(services) }],

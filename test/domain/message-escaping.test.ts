@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { e164Of } from '../../src/domain/field-rules.js';
+import { toE164 } from '../../src/domain/field-rules.js';
 import { headerValueEscape, htmlEscape, interpolate, jsonStringEscape, urlComponentEscape } from '../../src/domain/workflow-templates.js';
 
 const HOSTILE = 'a "b" \\ c\r\nd\u2028</script>&\'';
@@ -27,16 +27,16 @@ describe('escaping {{trigger}} values for their channel', () => {
 
 describe('international phone numbers for text messages', () => {
   it('accepts + and 8 to 15 digits, dropping separators', () => {
-    expect(e164Of('+44 20 7946 0958')).to.equal('+442079460958');
-    expect(e164Of(' +1 (415) 555-0100 ')).to.equal('+14155550100');
-    expect(e164Of('+49.30/901820')).to.equal('+4930901820');
-    expect(e164Of('+12345678')).to.equal('+12345678');
-    expect(e164Of('+123456789012345')).to.equal('+123456789012345');
+    expect(toE164('+44 20 7946 0958')).to.equal('+442079460958');
+    expect(toE164(' +1 (415) 555-0100 ')).to.equal('+14155550100');
+    expect(toE164('+49.30/901820')).to.equal('+4930901820');
+    expect(toE164('+12345678')).to.equal('+12345678');
+    expect(toE164('+123456789012345')).to.equal('+123456789012345');
   });
 
   it('refuses numbers without +, too short or too long, or with other characters', () => {
     for (const text of ['020 7946 0958', '+1234567', '+1234567890123456', '+44 20 7946 0958 ext 2', '++442079460958', '']) {
-      expect(e164Of(text), text).to.equal(null);
+      expect(toE164(text), text).to.equal(null);
     }
   });
 });

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { sagaContext } from '../../src/sagas/saga.js';
 import { ManualClock } from '../../src/infra/clock.js';
+import { HttpReceiver } from '../support/http-receiver.js';
+import { TestSmtpServer } from '../support/smtp.js';
 import { allJobs } from '../../src/modules.js';
 import { isAtOrAfter } from '../../src/events/store/position.js';
 import type { Position } from '../../src/events/store/types.js';
@@ -342,5 +344,100 @@ describe('task_overdue', () => {
     clock.advance(86_400_000);
     await overdueJob();
     expect((await overdueEvents(task.id)).map((d: any) => d.dueDate)).to.deep.equal(['2026-04-06T10:00:00.000Z', '2026-04-07T10:00:00.000Z']);
+  });
+});
+
+describe('workflow webhooks and messages, end to end', () => {
+  let service: TestService;
+  let admin: Session;
+  let smtp: TestSmtpServer;
+  let receiver: HttpReceiver;
+  const call = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, admin.auth);
+  const onlyRun = async (workflowId: string) => {
+    await until(async () => ['completed', 'failed'].includes((await call('GET', `/workflows/${workflowId}/runs`)).body.data[0]?.status), 30_000);
+    const [run] = (await call('GET', `/workflows/${workflowId}/runs`)).body.data;
+    return (await call('GET', `/workflows/runs/${run.id}`)).body;
+  };
+
+  before(async () => {
+    smtp = await TestSmtpServer.start();
+    receiver = await HttpReceiver.start();
+    // Loopback is allowed for the test receiver only; every other private address stays refused.
+    service = await startTestService({ SMTP_URL: smtp.url, OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${receiver.port}` });
+    admin = await registerTenant(service);
+  });
+  after(async () => {
+    await service.stop();
+    await Promise.all([smtp.stop(), receiver.stop()]);
+  });
+
+  it('a webhook reaches the receiver with the record interpolated and escaped, and an email reaches a real SMTP listener', async () => {
+    const marker = `hook-${randomUUID().slice(0, 8)}`;
+    const wf = (
+      await call('POST', '/workflows', {
+        name: 'notify systems',
+        triggerModule: 'leads',
+        triggerType: 'lead_created',
+        triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
+        actions: [
+          {
+            actionType: 'webhook',
+            config: {
+              url: receiver.url('/crm-hook'),
+              headers: [{ key: 'Authorization', value: 'Bearer s3cret', enabled: true }],
+              params: [{ key: 'lead', value: '{{trigger.id}}', enabled: true }],
+              bodyType: 'json',
+              bodyJson: '{"name": "{{trigger.last_name}}", "company": "{{trigger.company}}"}',
+            },
+          },
+          { actionType: 'send_email', config: { to: 'record_email', subject: 'Welcome {{trigger.firstName}}', body: '<p>Hello {{trigger.company}}</p>' } },
+        ],
+      })
+    ).body;
+    const lead = (await call('POST', '/leads', { firstName: 'Ada', lastName: 'Quote "<x>"', company: 'Acme & Co', email: `${marker}@example.com`, source: marker })).body;
+    const run = await onlyRun(wf.id);
+    expect(run.status, JSON.stringify(run)).to.equal('completed');
+    const [hook, mail] = run.steps;
+    expect(hook.result).to.include({ statusCode: 200, ok: true });
+    expect(hook.input.headers).to.deep.equal([{ key: 'Authorization', value: '[masked]', enabled: true }]);
+    const received = receiver.received.find((r) => r.url.startsWith('/crm-hook'))!;
+    expect(received.url).to.equal(`/crm-hook?lead=${lead.id}`);
+    expect(received.headers.authorization).to.equal('Bearer s3cret');
+    expect(received.headers['idempotency-key']).to.equal(hook.id);
+    expect(JSON.parse(received.body)).to.deep.equal({ name: 'Quote "<x>"', company: 'Acme & Co' });
+    expect(mail.status).to.equal('completed');
+    const body = await smtp.waitFor(`${marker}@example.com`);
+    expect(body).to.contain('Hello Acme &amp; Co');
+    // The run's own secret is in no stored event of the run.
+    const events = [...(await service.services.store.readStream(`workflow_run-${run.id}`)), ...(await service.services.store.readStream(`workflow-${wf.id}`))];
+    expect(JSON.stringify(events.map((e) => e.data))).to.not.contain('s3cret');
+    // The definition shows a placeholder; sending it back keeps the stored credential.
+    const saved = (await call('GET', `/workflows/${wf.id}`)).body;
+    expect(saved.actions[0].config.headers).to.deep.equal([{ key: 'Authorization', value: '[secret]', enabled: true }]);
+    const { name, triggerModule, triggerType, triggerFilters, actions } = saved;
+    expect((await call('PUT', `/workflows/${wf.id}`, { name, triggerModule, triggerType, triggerFilters, actions })).status).to.equal(200);
+    await call('POST', '/leads', { lastName: 'Again', email: `again-${marker}@example.com`, source: marker });
+    await until(() => receiver.received.filter((r) => r.url.startsWith('/crm-hook')).length === 2);
+    expect(receiver.received.filter((r) => r.url.startsWith('/crm-hook'))[1].headers.authorization).to.equal('Bearer s3cret');
+  });
+
+  it('a webhook to a private, link-local or metadata address is refused and fails its run; nothing is sent', async () => {
+    for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data/', `http://127.0.0.1:${receiver.port + 1}/other-port`]) {
+      const marker = `ssrf-${randomUUID().slice(0, 8)}`;
+      const wf = (
+        await call('POST', '/workflows', {
+          name: `ssrf ${marker}`,
+          triggerModule: 'leads',
+          triggerType: 'lead_created',
+          triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
+          actions: [{ actionType: 'webhook', config: { url, timeoutSeconds: 2 } }, { actionType: 'create_task', config: { title: 'never' } }],
+        })
+      ).body;
+      await call('POST', '/leads', { lastName: 'Target', source: marker });
+      const run = await onlyRun(wf.id);
+      expect(run.status, url).to.equal('failed');
+      expect(run.error, url).to.match(/^webhook failed: .*(refused|not allowed|private|link-local)/i);
+      expect(run.steps.map((s: any) => [s.actionType, s.status])).to.deep.equal([['webhook', 'failed']]);
+    }
   });
 });

@@ -72,6 +72,7 @@ describe('workflow actions: webhook and messages', () => {
       tenantId: admin.tenant.id,
       workflowId: randomUUID(),
       runId: randomUUID(),
+      actionId: randomUUID(),
       stepId,
       actionType: handler.actionType,
       config,

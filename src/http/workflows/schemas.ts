@@ -3,6 +3,8 @@ import { ACTION_TYPES, CONDITION_OPERATORS, WORKFLOW_MODULES, WORKFLOW_TRIGGERS,
 import { LONG_TEXT_MAX } from '../../domain/field-rules.js';
 import { optionalText } from '../record-schemas.js';
 import { paginationQuery } from '../validate.js';
+import { emailConfigSchema, textConfigSchema } from '../../sagas/workflows/actions/messages.js';
+import { WEBHOOK_MAX_TIMEOUT_SECONDS, webhookConfigSchema } from '../../sagas/workflows/actions/webhook.js';
 
 const scalar = z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]);
 const conditionValue = z.union([scalar, z.array(scalar).max(100)]);
@@ -55,15 +57,13 @@ const configRules: Partial<Record<(typeof ACTION_TYPES)[number], z.ZodType>> = {
   update_field: z.object({ fieldKey: z.string().min(1).max(100).optional(), field: z.string().min(1).max(100).optional() }).refine((c) => c.fieldKey || c.field, 'update_field needs fieldKey'),
   add_tag: z.object({ tag: z.string().trim().min(1).max(100) }),
   send_notification: z.object({ to: z.enum(['owner', 'specific', 'trigger_user']).optional(), specificUserId: z.uuid().nullable().optional(), title: z.string().max(255).optional(), message: z.string().max(LONG_TEXT_MAX).optional() }),
-  send_email: z.object({ to: z.string().trim().min(1).max(320), subject: z.string().max(500).optional(), body: z.string().max(LONG_TEXT_MAX).optional() }),
-  send_sms: z.object({ to: z.string().trim().min(1).max(320), message: z.string().max(2000).optional(), body: z.string().max(2000).optional() }),
-  send_chatapp: z.object({ to: z.string().trim().min(1).max(320), message: z.string().max(2000).optional(), body: z.string().max(2000).optional() }),
-  webhook: z.object({
-    url: httpUrl,
-    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).optional(),
-    timeoutSeconds: z.number().int().min(1).max(120).optional(),
-    verifySsl: z.boolean().optional(),
-  }),
+  // The message and webhook handlers' own schemas, plus what a saved workflow must have to be runnable at all.
+  send_email: emailConfigSchema.refine((c) => !!(c.to?.trim() || c.toEmail?.trim()), 'send_email needs to (record_email, owner_email or an address)'),
+  send_sms: textConfigSchema.refine((c) => !!(c.to?.trim() || c.toPhone?.trim()), 'send_sms needs to (record_phone, owner_phone or a number)'),
+  send_chatapp: textConfigSchema.refine((c) => !!(c.to?.trim() || c.toPhone?.trim()), 'send_chatapp needs to (record_phone, owner_phone or a number)'),
+  webhook: z
+    .object({ url: httpUrl, timeoutSeconds: z.number().int().min(1).max(WEBHOOK_MAX_TIMEOUT_SECONDS).optional() })
+    .and(webhookConfigSchema),
   wait: z
     .object({ days: z.number().min(0).max(365).optional(), hours: z.number().min(0).max(8760).optional(), minutes: z.number().min(0).max(525600).optional(), seconds: z.number().min(0).max(31536000).optional() })
     .refine((c) => ((c.days ?? 0) * 86400 + (c.hours ?? 0) * 3600 + (c.minutes ?? 0) * 60 + (c.seconds ?? 0)) <= 366 * 86400, 'a wait of at most a year'),

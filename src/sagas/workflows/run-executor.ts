@@ -1,5 +1,6 @@
 import { handleCommand, loadAggregate, type CommandContext } from '../../commands/aggregate.js';
 import { runAggregate, type RunCommand, type RunState } from '../../commands/workflows/run-aggregate.js';
+import { loadSecrets, SECRET_NAME, withSecrets, type ActionSecret } from '../../commands/workflows/workflow-secrets.js';
 import { DomainError } from '../../domain/errors.js';
 import { actionsAt, groupHolds, normaliseConditions, waitDelayMs, type WorkflowAction } from '../../domain/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
@@ -10,17 +11,16 @@ import { ActionFailed, type ActionHandler, type ActionInput } from './action.js'
 type Started = Exclude<RunState, { status: 'absent' }>;
 type Outcome = 'done' | 'waiting' | 'failed';
 
-const SECRET_KEY = /auth|token|secret|password|passwd|api[-_]?key|signature|cookie/i;
 
 /** A step's recorded input: the action's config with credential-looking values masked (header and field lists too). */
 export function maskedInput(value: unknown, key = ''): any {
-  if (SECRET_KEY.test(key) && (typeof value === 'string' || typeof value === 'number')) return '[masked]';
+  if (SECRET_NAME.test(key) && (typeof value === 'string' || typeof value === 'number')) return '[masked]';
   if (Array.isArray(value)) return value.map((item) => maskedInput(item));
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>);
     // `{key: "Authorization", value: "Bearer …"}` pairs name the secret in a sibling.
     const pairKey = typeof (value as any).key === 'string' ? (value as any).key : '';
-    return Object.fromEntries(entries.map(([k, v]) => [k, k === 'value' && SECRET_KEY.test(pairKey) ? '[masked]' : maskedInput(v, k)]));
+    return Object.fromEntries(entries.map(([k, v]) => [k, k === 'value' && SECRET_NAME.test(pairKey) ? '[masked]' : maskedInput(v, k)]));
   }
   return value;
 }
@@ -40,7 +40,7 @@ export function carryOnRun(deps: SagaDeps, handlers: Map<string, ActionHandler>,
   return serially(deps.knex, `workflow:${tenantId}:${workflowId}`, async () => {
     const { state } = await loadAggregate(deps.store, runAggregate, runId, tenantId);
     if (state.status === 'absent' || state.status === 'completed' || state.status === 'failed') return null;
-    return new RunWalk(deps, handlers, tenantId, state).walk();
+    return new RunWalk(deps, handlers, tenantId, state, await loadSecrets(deps.knex, tenantId, workflowId)).walk();
   });
 }
 
@@ -53,6 +53,7 @@ class RunWalk {
     private readonly handlers: Map<string, ActionHandler>,
     private readonly tenantId: string,
     private readonly run: Started,
+    private readonly secrets: ActionSecret[],
   ) {
     this.working = { ...run.trigger.record };
     this.command = { tenantId, userId: run.trigger.userId, correlationId: run.trigger.correlationId, causationId: run.trigger.eventId };
@@ -142,7 +143,7 @@ class RunWalk {
       actionId: action.id,
       stepId,
       actionType: action.actionType,
-      config: action.config,
+      config: withSecrets(action, this.secrets),
       trigger: { ...this.run.trigger, record: this.working },
       command: this.command,
       idFor: (n = 0) => deterministicId('workflow-step', stepId, String(n)),

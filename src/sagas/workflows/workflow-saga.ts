@@ -8,11 +8,13 @@ import { awaitProjection } from '../../queries/projection-progress.js';
 import type { Saga, SagaDeps } from '../saga.js';
 import type { ActionHandler } from './action.js';
 import { RECORD_ACTIONS } from './actions/record-actions.js';
+import { messageActions } from './actions/messages.js';
+import { webhookAction } from './actions/webhook.js';
 import { carryOnRun } from './run-executor.js';
 import { possibleTriggers, TRIGGER_EVENT_TYPES, triggersOf } from './triggers.js';
 
 /** Every action type's handler (wait and branch are the executor's own). */
-export const ACTION_HANDLERS = new Map<string, ActionHandler>([...RECORD_ACTIONS].map((handler) => [handler.actionType, handler]));
+export const ACTION_HANDLERS = new Map<string, ActionHandler>([...RECORD_ACTIONS, webhookAction, ...messageActions].map((handler) => [handler.actionType, handler]));
 
 export const runIdOf = (workflowId: string, eventId: string) => deterministicId('workflow-run', workflowId, eventId);
 

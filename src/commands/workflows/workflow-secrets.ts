@@ -1,0 +1,75 @@
+import type { Knex } from 'knex';
+import type { WorkflowAction } from '../../domain/workflows.js';
+
+/** Names that say a value is a credential. */
+export const SECRET_NAME = /auth|token|secret|password|passwd|api[-_]?key|signature|cookie/i;
+/** What a definition holds in a credential's place (a client sending it back keeps the stored value). */
+export const SECRET_PLACEHOLDER = '[secret]';
+const LISTS = ['headers', 'params', 'formData'] as const;
+
+export interface ActionSecret {
+  actionId: string;
+  place: string;
+  value: string;
+}
+
+type Config = Record<string, unknown>;
+const isPair = (item: unknown): item is { key: string; value: unknown } => !!item && typeof item === 'object' && typeof (item as { key?: unknown }).key === 'string';
+
+/** Each credential-looking place of a config: top-level keys and key/value pairs of headers, params and form data. */
+function eachSecretPlace(config: Config, visit: (place: string, value: unknown, replace: (next: unknown) => void) => void) {
+  for (const [key, value] of Object.entries(config)) {
+    if ((LISTS as readonly string[]).includes(key) && Array.isArray(value)) {
+      value.forEach((item, index) => {
+        if (isPair(item) && SECRET_NAME.test(item.key)) visit(`${key}:${item.key.toLowerCase()}`, item.value, (next) => (value[index] = { ...item, value: next }));
+      });
+    } else if (SECRET_NAME.test(key) && (typeof value === 'string' || typeof value === 'number')) {
+      visit(key, value, (next) => (config[key] = next));
+    }
+  }
+}
+
+/**
+ * The actions with every credential replaced by the placeholder, and the credentials to
+ * keep apart. A placeholder sent back by the client keeps what is stored for that place.
+ */
+export function separateSecrets(actions: WorkflowAction[]): { actions: WorkflowAction[]; secrets: ActionSecret[] } {
+  const secrets: ActionSecret[] = [];
+  const masked = actions.map((action) => {
+    const config = structuredClone(action.config);
+    eachSecretPlace(config, (place, value, replace) => {
+      if (value === SECRET_PLACEHOLDER) return;
+      if (value === null || value === undefined || value === '') return;
+      secrets.push({ actionId: action.id, place, value: String(value) });
+      replace(SECRET_PLACEHOLDER);
+    });
+    return { ...action, config };
+  });
+  return { actions: masked, secrets };
+}
+
+/** The config as a run sends it: each placeholder filled from the stored credentials of its action. */
+export function withSecrets(action: WorkflowAction, secrets: ActionSecret[]): Config {
+  const mine = secrets.filter((s) => s.actionId === action.id);
+  if (mine.length === 0) return action.config;
+  const config = structuredClone(action.config);
+  eachSecretPlace(config, (place, value, replace) => {
+    const stored = mine.find((s) => s.place === place);
+    if (value === SECRET_PLACEHOLDER && stored) replace(stored.value);
+  });
+  return config;
+}
+
+/** New credentials replace what was stored at the same places; places no longer in the definition keep theirs (older versions' runs may use them). */
+export async function storeSecrets(knex: Knex, tenantId: string, workflowId: string, secrets: ActionSecret[]): Promise<void> {
+  if (secrets.length === 0) return;
+  await knex('workflow_secrets')
+    .insert(secrets.map((s) => ({ tenant_id: tenantId, workflow_id: workflowId, action_id: s.actionId, place: s.place, value: s.value })))
+    .onConflict(['workflow_id', 'action_id', 'place'])
+    .merge(['value']);
+}
+
+export async function loadSecrets(knex: Knex, tenantId: string, workflowId: string): Promise<ActionSecret[]> {
+  const rows = await knex('workflow_secrets').where({ tenant_id: tenantId, workflow_id: workflowId }).select('action_id', 'place', 'value');
+  return rows.map((r) => ({ actionId: r.action_id, place: r.place, value: r.value }));
+}
