@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { connectDatabase, type Database } from '../../src/infra/database.js';
 import { InvalidPhoneNumber, TextMessenger, type OutgoingText, type TextMessengerOptions } from '../../src/infra/text-messages.js';
+import { migration0004MailOutbox } from '../../src/projections/migrations/0004_mail_outbox.js';
 import { migration0035TextOutbox } from '../../src/projections/migrations/0035_text_outbox.js';
 import { freshDatabaseUrl } from '../support/database.js';
 import { HttpReceiver } from '../support/http-receiver.js';
@@ -26,11 +27,13 @@ describe('the SMS and chat-app channel', () => {
 
   before(async () => {
     db = connectDatabase(await freshDatabaseUrl(), 5);
+    // 0035 also adds copies to mail_outbox, so the table it extends comes first.
+    await migration0004MailOutbox.up(db.knex);
     await migration0035TextOutbox.up(db.knex);
     provider = await HttpReceiver.start();
   });
   after(async () => {
-    await provider.stop();
+    await provider?.stop();
     await db?.close();
   });
   beforeEach(async () => {
