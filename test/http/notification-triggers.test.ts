@@ -40,7 +40,7 @@ describe('notification triggers', () => {
   };
   /** Every event so far is through the saga: nothing more will come of them. */
   const settled = async () => {
-    const head = await service.services.store.headPosition();
+    const head = (await service.services.store.headPosition())!;
     await until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', 'notifications'), head));
     await service.services.waitForProjections(await service.services.store.headPosition());
   };
