@@ -28,6 +28,11 @@ export async function listNotifications(knex: Knex, tenantId: string, userId: st
   return { ...page, unreadCount };
 }
 
+export async function getNotification(knex: Knex, tenantId: string, id: string) {
+  const row = await knex('notifications').where({ tenant_id: tenantId, id }).first();
+  return row ? toNotification(row) : null;
+}
+
 export async function countUnread(knex: Knex, tenantId: string, userId: string): Promise<number> {
   const row = await inAppOf(knex, tenantId, userId).where('n.is_read', false).count({ n: '*' }).first();
   return Number(row?.n ?? 0);

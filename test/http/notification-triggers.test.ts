@@ -12,6 +12,9 @@ import { createUserAs, registerTenant, type Session } from '../support/identity.
 import { startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
 
+/** How long a test waits for the saga on a busy machine. */
+const SAGA_WAIT_MS = 30_000;
+
 /**
  * Which domain events notify whom (the `notifications` saga, running as a real
  * subscriber): each trigger reaches the user it concerns, and never the user who caused it.
@@ -35,13 +38,13 @@ describe('notification triggers', () => {
   /** Waits for the saga: the notification of `type` about `entityId` that `session` receives. */
   const noticeFor = async (session: Session, type: string, entityId: string | null) => {
     let found: any;
-    await until(async () => (found = (await noticesOf(session)).find((n) => n.type === type && n.entityId === entityId)) !== undefined);
+    await until(async () => (found = (await noticesOf(session)).find((n) => n.type === type && n.entityId === entityId)) !== undefined, SAGA_WAIT_MS);
     return found;
   };
   /** Every event so far is through the saga: nothing more will come of them. */
   const settled = async () => {
     const head = (await service.services.store.headPosition())!;
-    await until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', 'notifications'), head));
+    await until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', 'notifications'), head), SAGA_WAIT_MS);
     await service.services.waitForProjections(await service.services.store.headPosition());
   };
   const noneFor = async (session: Session, type: string, entityId: string) => {
@@ -157,7 +160,7 @@ describe('notification triggers', () => {
     await append(`form_submission-${submission}`, 'FormSubmitted', {
       id: submission, formId, formName: 'Contact us', formCreatedBy: plain.user.id, entityType: null, entityId: null,
     }, admin.tenant.id);
-    await until(async () => (await noticesOf(plain)).some((n) => n.type === 'form_submitted' && n.title === 'New submission: Contact us'));
+    await until(async () => (await noticesOf(plain)).some((n) => n.type === 'form_submitted' && n.title === 'New submission: Contact us'), SAGA_WAIT_MS);
   });
 
   it('a redelivered event creates no second notification and sends no second email', async () => {

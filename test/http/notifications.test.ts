@@ -8,6 +8,9 @@ import { startTestService, type TestService } from '../support/service.js';
 import { TestSmtpServer } from '../support/smtp.js';
 import { until } from '../support/wait.js';
 
+/** How long a test waits for the saga on a busy machine. */
+const SAGA_WAIT_MS = 30_000;
+
 /**
  * /notifications through HTTP on a real SMTP listener: the in-app list and its read
  * operations, preferences, templates and settings, the admin test notification, and email
@@ -153,7 +156,7 @@ describe('notifications', () => {
       await ok('PUT', '/notifications/preferences/mention', { channels: { email: false } }, session);
       const note = await ok('POST', '/contacts', { lastName: 'Mentioned' });
       await ok('POST', `/contacts/${note.id}/notes`, { content: `Hi @[Pat](${session.user.id}) see this` });
-      await until(async () => (await ok('GET', '/notifications', undefined, session)).data.length === 1);
+      await until(async () => (await ok('GET', '/notifications', undefined, session)).data.length === 1, SAGA_WAIT_MS);
       const [notice] = (await ok('GET', '/notifications', undefined, session)).data;
       expect(notice).to.include({ type: 'mention', entityType: 'contacts', entityId: note.id });
       expect(notice.channels).to.deep.equal(['inApp']);
@@ -257,7 +260,7 @@ describe('notifications', () => {
       await ok('PUT', '/notifications/admin/settings', { quietHoursEnabled: true, quietHoursStart: '22:00', quietHoursEnd: '07:00', digestFrequency: 'none' }, tenant);
       const contact = await ok('POST', '/contacts', { lastName: 'Night' }, tenant);
       const mention = (who: Session) => ok('POST', `/contacts/${contact.id}/notes`, { content: `@[x](${who.user.id}) ping ${randomUUID().slice(0, 4)}` }, tenant);
-      const noticesOf = async (who: Session, n: number) => until(async () => (await ok('GET', '/notifications', undefined, who)).meta.total === n);
+      const noticesOf = async (who: Session, n: number) => until(async () => (await ok('GET', '/notifications', undefined, who)).meta.total === n, SAGA_WAIT_MS);
 
       // 22:30 UTC: quiet for the UTC user; 23:30 in Paris, quiet there too.
       clock.set('2026-01-05T22:30:00Z');
@@ -295,7 +298,7 @@ describe('notifications', () => {
       expect(mailsTo(night.user.email)).to.have.length(1);
       clock.set('2026-01-07T09:00:00Z');
       await runJob('notification-deliveries');
-      await until(() => mailsTo(night.user.email).length === 2);
+      await until(() => mailsTo(night.user.email).length === 2, SAGA_WAIT_MS);
       const digest = mailsTo(night.user.email)[1].raw;
       expect(digest).to.include('Subject: Your notifications digest (2)');
       await runJob('notification-deliveries');

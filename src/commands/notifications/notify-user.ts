@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { planDelivery } from '../../domain/notification-schedule.js';
 import { renderHtml, renderTemplate, typeInfo, type Channel, type NotificationType } from '../../domain/notifications.js';
 import type { NotificationDelivery } from '../../events/notifications.js';
+import type { Position } from '../../events/store/types.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import type { Mailer } from '../../infra/mailer.js';
 import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
@@ -35,6 +36,11 @@ export interface NotifyOptions {
   allChannels?: boolean;
 }
 
+export interface Notified {
+  id: string;
+  position: Position | null;
+}
+
 interface Recipient {
   email: string;
   first_name: string;
@@ -56,13 +62,14 @@ export const digestMailId = (tenantId: string, userId: string, dueAt: Date) => d
  * held until quiet hours end, or batched into the digest). Email due now goes out at once
  * through the mailer's outbox (its id derived from the notification, so a repeat mails
  * once); held ones go with the `notification-deliveries` job. Push and SMS are not sent
- * here. Answers the notification's id, or null when the user is not an active user of the
- * tenant or wants this type on no channel.
+ * here. Answers the notification's id and the position of its event (null when it existed
+ * already), or null when the user is not an active user of the tenant or wants this type on
+ * no channel.
  *
  * A failed email never throws: the outbox records it and the mail-retry job tries again,
  * so the command that caused the notification is never failed by its delivery.
  */
-export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: NotificationInput, options: NotifyOptions = {}): Promise<string | null> {
+export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: NotificationInput, options: NotifyOptions = {}): Promise<Notified | null> {
   const recipient = await recipientOf(deps.knex, ctx.tenantId, input.userId);
   if (!recipient || recipient.status !== 'active') return null;
   const [{ state: preferences }, { state: tenant }] = await Promise.all([
@@ -107,5 +114,5 @@ export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: N
     if (delivery.channel !== 'email' || delivery.digest || new Date(delivery.dueAt) > now) continue;
     await deps.mailer.send({ id: delivery.mailId, tenantId: ctx.tenantId, kind: 'notification', to: recipient.email, subject: delivery.subject, text: delivery.text, html: delivery.html });
   }
-  return id;
+  return { id, position: result.position };
 }

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import {
   changeNotificationSettings, dismissNotification, readNotification, readNotifications, setNotificationPreferences, setNotificationTimeZone,
   updateNotificationTemplate,
@@ -6,7 +6,7 @@ import {
 import { notifyUser } from '../../commands/notifications/notify-user.js';
 import { invalid, notFound } from '../../domain/errors.js';
 import {
-  countUnread, getTemplate, listDeliveries, listNotifications, listTemplates, preferencesOf, settingsOf, timeZoneOf, unreadNotificationIds,
+  countUnread, getNotification, getTemplate, listDeliveries, listNotifications, listTemplates, preferencesOf, settingsOf, timeZoneOf, unreadNotificationIds,
 } from '../../queries/notifications.js';
 import { tenantUser } from '../../queries/notification-recipients.js';
 import type { Services } from '../../service.js';
@@ -25,7 +25,7 @@ export function notificationsRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;
   /** The caller as the acting user of their own commands. */
-  const own = (res: Parameters<typeof principalOf>[0]) => {
+  const own = (res: Response) => {
     const ctx = commandContextOf(res);
     return { ...ctx, userId: principalOf(res).userId };
   };
@@ -57,7 +57,7 @@ export function notificationsRouter(services: Services): Router {
   });
 
   // Spec: DELETE; the reference's client: PUT.
-  const dismiss = async (req: Parameters<Parameters<Router['put']>[1]>[0], res: Parameters<typeof principalOf>[0]) => {
+  const dismiss = async (req: Request, res: Response) => {
     parseBody(emptyBody, req);
     const result = await dismissNotification(services, own(res), idParam(req, 'id', 'Notification'));
     await services.waitForProjections(result.position);
@@ -72,7 +72,7 @@ export function notificationsRouter(services: Services): Router {
   });
 
   // Spec: /preferences/bulk with {event, channels}; the reference: PUT /preferences with {eventType, …flags}.
-  const bulk = async (req: Parameters<Parameters<Router['put']>[1]>[0], res: Parameters<typeof principalOf>[0]) => {
+  const bulk = async (req: Request, res: Response) => {
     const body = parseBody(bulkPreferencesBody, req);
     const preferences = body.preferences.map((p) => ({ event: (p.event ?? p.eventType)!, channels: flagsOf(p) }));
     const result = await setNotificationPreferences(services, own(res), preferences);
@@ -146,10 +146,10 @@ export function notificationsRouter(services: Services): Router {
     const user = await tenantUser(knex, ctx.tenantId, body.userId.toLowerCase());
     if (!user) throw notFound('User');
     if (user.status !== 'active') throw invalid('The user is not active', [{ path: 'userId', message: 'an active user', code: 'inactive_user' }]);
-    const id = await notifyUser(services, ctx, { userId: user.id, type: 'test', title: body.title, message: body.message }, { allChannels: true });
-    await services.waitForProjections(await services.store.headPosition());
-    const sent = id ? await knex('notifications').where({ id }).first('channels') : null;
-    res.json({ success: id !== null, notificationId: id, channels: sent?.channels ?? [] });
+    const notified = await notifyUser(services, ctx, { userId: user.id, type: 'test', title: body.title, message: body.message }, { allChannels: true });
+    await services.waitForProjections(notified?.position ?? null);
+    const sent = notified ? await getNotification(knex, ctx.tenantId, notified.id) : null;
+    res.json({ success: notified !== null, notificationId: notified?.id ?? null, channels: sent?.channels ?? [] });
   });
 
   return router;
