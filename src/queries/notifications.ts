@@ -114,7 +114,10 @@ export interface DueDelivery {
   email: string;
 }
 
-/** Email deliveries due by `now` whose mail was not handed to the mailer yet, oldest first, to active users. */
+/** How long after its due time a delivery is still handed to the mailer (the job runs every minute; this covers outages). */
+export const DELIVERY_WINDOW_MS = 86_400_000;
+
+/** Email deliveries due by `now` (within the window) whose mail was not handed to the mailer yet, oldest first, to active users. */
 export async function dueEmailDeliveries(knex: Knex, now: Date, limit: number): Promise<DueDelivery[]> {
   const rows = await knex('notification_deliveries as d')
     .join('users as u', function () {
@@ -122,6 +125,8 @@ export async function dueEmailDeliveries(knex: Knex, now: Date, limit: number): 
     })
     .where('d.channel', 'email')
     .where('d.due_at', '<=', now)
+    // A day back at most: the job then reads a bounded range of the due-time index, not every delivery ever sent.
+    .where('d.due_at', '>', new Date(now.getTime() - DELIVERY_WINDOW_MS))
     .where('u.status', 'active')
     .whereNull('u.deleted_at')
     .whereNotExists((q) => q.select(knex.raw('1')).from('mail_outbox as m').whereRaw('m.id = d.mail_id'))

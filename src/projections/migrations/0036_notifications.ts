@@ -24,6 +24,8 @@ export const migration0036Notifications = {
       t.timestamp('created_at', { useTz: true }).notNullable();
     });
     await knex.raw('create index notifications_by_user on notifications (tenant_id, user_id, created_at desc, id) where dismissed_at is null');
+    // The task-due job asks whether a task's assignee was reminded already.
+    await knex.raw('create index notifications_by_record on notifications (entity_id, type) where entity_id is not null');
     await knex.schema.createTable('notification_deliveries', (t) => {
       t.uuid('id').primary();
       t.uuid('tenant_id').notNullable();
