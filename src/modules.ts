@@ -41,6 +41,7 @@ import { migration0007RecordTotals } from './projections/migrations/0007_record_
 import { migration0008Leads } from './projections/migrations/0008_leads.js';
 import { migration0009ParkedEvents } from './projections/migrations/0009_parked_events.js';
 import { migration0010PendingWritePlans } from './projections/migrations/0010_pending_write_plans.js';
+import { migration0035TextOutbox } from './projections/migrations/0035_text_outbox.js';
 import { migration0029LeadConversion } from './projections/migrations/0029_lead_conversion.js';
 import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
@@ -119,9 +120,10 @@ export const modules: ModuleManifest[] = [
   {
     name: 'platform',
     projections: [auditTrailProjection],
-    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
+      { name: 'text-retry', cron: '* * * * *', run: () => services.textMessages.retryFailed(50) },
       { name: 'rate-limit-prune', cron: '17 * * * *', run: () => services.rateLimiter.prune() },
       // Multi-stream writes cut short (crash, outage) are completed; younger ones may still be under way.
       { name: 'pending-write-plans', cron: '* * * * *', run: () => completePendingPlans(services, { olderThanMs: 30_000, now: services.clock.now() }) },

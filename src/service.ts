@@ -3,6 +3,7 @@ import type { RequestHandler, Router } from 'express';
 import type { IdentityDeps } from './commands/identity/identity-deps.js';
 import { notYetReadable, type CreatedRecord } from './domain/errors.js';
 import { Mailer } from './infra/mailer.js';
+import { TextMessenger } from './infra/text-messages.js';
 import { RateLimiter } from './infra/rate-limit.js';
 import { AccessTokens, signingSecret } from './infra/tokens.js';
 import { openEventStore } from './events/store/index.js';
@@ -50,6 +51,8 @@ export interface Services extends IdentityDeps {
   waitForProjections(position: Position | null, created?: CreatedRecord): Promise<void>;
   /** Bearer-token authentication with one principal cache for every route. */
   authenticate: RequestHandler;
+  /** SMS and chat-app messages (outbox, provider). */
+  textMessages: TextMessenger;
 }
 
 export interface RunningService {
@@ -133,6 +136,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     cleanups.push(() => projections.close());
     const mailer = new Mailer({ knex: db.knex, smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger, clock });
     cleanups.push(() => mailer.close());
+    const textMessages = TextMessenger.fromConfig(db.knex, config, { logger, clock });
     if (runsWorkers) {
       const sagas = new SagaEngine(
         {
@@ -142,6 +146,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           logger,
           clock,
           mailer,
+          textMessages,
           config,
           batchSize: config.PROJECTION_BATCH_SIZE,
           lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
@@ -163,6 +168,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       projections,
       accessTokens: new AccessTokens(await signingSecret(db.knex, config.JWT_SECRET), config.ACCESS_TOKEN_TTL_SECONDS),
       mailer,
+      textMessages,
       rateLimiter: new RateLimiter(db.knex, clock),
       waitForProjections: waitingFor(projections, config.PROJECTION_WAIT_MS),
       authenticate: (_req, _res, next) => next(),

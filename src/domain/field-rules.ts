@@ -29,6 +29,16 @@ export const isEmail = (text: string) => EMAIL_PATTERN.test(text);
 export const isPhone = (text: string) => PHONE_PATTERN.test(text);
 export const isWebsite = (text: string) => WEBSITE_PATTERN.test(text);
 
+/**
+ * A phone number a text message can go to: international (E.164), `+` then 8 to 15 digits.
+ * The separators a record's phone may carry (spaces, ( ) . - /) are dropped first, so
+ * `+44 20 7946 0958` is `+442079460958`. Null when it is not one.
+ */
+export function e164Of(text: string): string | null {
+  const compact = text.trim().replace(/[ ()./-]/g, '');
+  return /^\+[0-9]{8,15}$/.test(compact) ? compact : null;
+}
+
 /** Money: a non-negative amount up to 10 trillion, kept with 2 decimals (rounded half up). */
 /**
  * A date (`2026-01-31`, 00:00 UTC) or date-time text as a Date, or null when it is not a

@@ -37,3 +37,23 @@ export function displayValue(value: unknown): string {
 export function interpolate(template: string, record: Record<string, unknown>, escape: Escaper = plainText): string {
   return template.replace(PLACEHOLDER, (_, name: string) => escape(displayValue(fieldOf(record, name))));
 }
+
+/** For HTML mail bodies: a value shows as text, never as markup. */
+export const htmlEscape: Escaper = (value) =>
+  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/**
+ * For JSON bodies: the value's content as inside a JSON string, so it cannot close the string
+ * it stands in (quotes, backslashes, line breaks are escaped). `<`, `>` and `&` become \u
+ * escapes too, so a receiver that embeds the JSON in a page gets no `</script>`.
+ */
+export const jsonStringEscape: Escaper = (value) =>
+  JSON.stringify(value)
+    .slice(1, -1)
+    .replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** For a URL template: a value is one encoded component, never a new path segment, query or host. */
+export const urlComponentEscape: Escaper = (value) => encodeURIComponent(value);
+
+/** For HTTP header values and mail subjects: line breaks and other control characters are dropped, so no header can be added. */
+export const headerValueEscape: Escaper = (value) => value.replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '');

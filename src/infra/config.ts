@@ -37,6 +37,13 @@ export const configSchema = z.object({
   APP_URL: z.url().default('http://localhost:3000'),
   SMTP_URL: optional(z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' })),
   MAIL_FROM: z.string().default('CRM <no-reply@crm.local>'),
+  // Outbound HTTP (workflow webhooks, the SMS provider): hosts exempt from the private-address refusal.
+  OUTBOUND_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h.length > 0)),
+  SMS_PROVIDER_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
+  SMS_PROVIDER_TOKEN: optional(z.string()),
   LOGIN_LIMIT_PER_ACCOUNT: int(10, 1),
   LOGIN_LIMIT_PER_IP: int(100, 1),
   RATE_LIMIT_WINDOW_SECONDS: int(900, 1),

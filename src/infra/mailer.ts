@@ -8,6 +8,10 @@ export interface OutgoingMail {
   tenantId: string | null;
   kind: string;
   to: string;
+  /** Copies (workflow mail): shown to every recipient. */
+  cc?: string[];
+  /** Blind copies: delivered, never shown. */
+  bcc?: string[];
   subject: string;
   text: string;
   html?: string;
@@ -67,6 +71,8 @@ interface OutboxRow {
   tenant_id: string | null;
   kind: string;
   to_address: string;
+  cc_addresses?: string | null;
+  bcc_addresses?: string | null;
   subject: string;
   text_body: string;
   text_masked: string;
@@ -115,6 +121,9 @@ export class Mailer {
       tenant_id: mail.tenantId,
       kind: mail.kind,
       to_address: mail.to,
+      // Written only when given: the columns came later (0035) than the table.
+      ...(mail.cc?.length ? { cc_addresses: mail.cc.join(', ') } : {}),
+      ...(mail.bcc?.length ? { bcc_addresses: mail.bcc.join(', ') } : {}),
       subject: mail.subject,
       text_body: mail.text,
       text_masked: maskSecrets(mail.text, mail.secrets),
@@ -191,6 +200,8 @@ export class Mailer {
       await this.transport!.sendMail({
         from: this.from,
         to: row.to_address,
+        ...(row.cc_addresses ? { cc: row.cc_addresses } : {}),
+        ...(row.bcc_addresses ? { bcc: row.bcc_addresses } : {}),
         subject: row.subject,
         text: row.text_body,
         ...(row.html_body === null ? {} : { html: row.html_body }),

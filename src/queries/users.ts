@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { z } from 'zod';
 import { avatarUrlSql } from './avatars.js';
 import { invitationStatusAt } from '../domain/invitations.js';
 import { paginate, sortableColumns, sortOf, type Page } from './pagination.js';
@@ -194,4 +195,19 @@ export async function profileStats(knex: Knex, tenantId: string, userId: string)
 export async function emailSignature(knex: Knex, tenantId: string, userId: string) {
   const row = await knex('users').where({ tenant_id: tenantId, id: userId }).first('email_signature', 'signature_is_html');
   return { signature: row?.email_signature ?? '', isHtml: row?.signature_is_html ?? false };
+}
+
+export interface UserContact {
+  email: string;
+  phone: string | null;
+}
+
+/** How to reach a user of the tenant (a workflow mails or texts a record's owner); null for a deleted or inactive user, or one of another tenant. */
+export async function userContact(knex: Knex, tenantId: string, userId: string): Promise<UserContact | null> {
+  if (!z.uuid().safeParse(userId).success) return null;
+  const row = await knex('users')
+    .where({ tenant_id: tenantId, id: userId, status: 'active' })
+    .whereNull('deleted_at')
+    .first('email', 'phone');
+  return row ? { email: row.email, phone: row.phone ?? null } : null;
 }

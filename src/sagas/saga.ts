@@ -6,13 +6,15 @@ import type { EventStore, RecordedEvent } from '../events/store/types.js';
 import type { Config } from '../infra/config.js';
 import type { Logger } from '../infra/logger.js';
 import type { Mailer } from '../infra/mailer.js';
+import type { TextMessenger } from '../infra/text-messages.js';
 
-/** What a saga's commands, reads and messages need: the event store, the read models, the clock, the mailer and the service's configuration. */
+/** What a saga's commands, reads and messages need: the event store, the read models, the clock, the mailer, the SMS and chat-app channel and the service's configuration. */
 export interface SagaDeps {
   store: EventStore;
   knex: Knex;
   clock: Clock;
   mailer: Mailer;
+  textMessages: TextMessenger;
   config: Config;
   logger?: Logger;
 }

@@ -1,6 +1,7 @@
 import { systemClock } from '../../src/infra/clock.js';
 import { loadConfig } from '../../src/infra/config.js';
 import { Mailer } from '../../src/infra/mailer.js';
+import { TextMessenger } from '../../src/infra/text-messages.js';
 import type { SagaDeps } from '../../src/sagas/saga.js';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -42,9 +43,16 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   };
 }
 
-/** What a saga run against a test database needs: no SMTP (mail stays in the outbox), default configuration, the system clock. */
+/** What a saga run against a test database needs: no SMTP and no SMS provider (messages stay in the outboxes), default configuration, the system clock. */
 export function sagaDepsOf(db: TestDatabase): SagaDeps {
-  return { store: db.store, knex: db.knex, clock: systemClock, mailer: new Mailer({ knex: db.knex, from: 'crm@test.local' }), config: loadConfig({}) };
+  return {
+    store: db.store,
+    knex: db.knex,
+    clock: systemClock,
+    mailer: new Mailer({ knex: db.knex, from: 'crm@test.local' }),
+    textMessages: new TextMessenger({ knex: db.knex }),
+    config: loadConfig({}),
+  };
 }
 
 export async function queryRows<T = Record<string, unknown>>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
