@@ -2,16 +2,17 @@ import type { Channel, ChannelFlags, NotificationSettings } from '../domain/noti
 import type { DomainEvent } from './domain-event.js';
 
 /**
- * One outside delivery of a notification (email now; push and sms once their senders
- * exist), decided when the notification was created: when it may go (held by quiet hours,
- * or batched into a digest) and the message it carries. `mailId` is the outbox id it is
- * sent under: a digest's deliveries share the digest's id, so they go as one mail, once.
+ * One outside delivery of a notification (email or SMS; push is the push module's),
+ * decided when the notification was created: when it may go (held by quiet hours, or
+ * batched into a digest: email only) and the message it carries. `messageId` is the id it
+ * is sent under in the mail or text outbox: a digest's deliveries share the digest's id, so
+ * they go as one mail, once. An SMS has no subject or HTML (empty).
  */
 export interface NotificationDelivery {
-  channel: Exclude<Channel, 'inApp'>;
+  channel: 'email' | 'sms';
   dueAt: string;
   digest: boolean;
-  mailId: string;
+  messageId: string;
   subject: string;
   text: string;
   html: string;

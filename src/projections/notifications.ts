@@ -21,7 +21,7 @@ export const notificationsProjection: Projection = {
       n.deliveries.forEach((d: NotificationDelivery, index) => {
         w.insert('notification_deliveries', {
           id: deliveryId(n.id, index), tenant_id: tenantId, notification_id: n.id, user_id: n.userId, channel: d.channel, due_at: d.dueAt, digest: d.digest,
-          mail_id: d.mailId, subject: d.subject, text_body: d.text, html_body: d.html, created_at: e.createdAt,
+          message_id: d.messageId, subject: d.subject, text_body: d.text, html_body: d.html, created_at: e.createdAt,
         });
       });
     },

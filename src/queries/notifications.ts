@@ -84,18 +84,24 @@ export const DELIVERY_STATUSES = ['held', 'pending', 'stored', 'sent', 'failed']
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
- * A delivery's status: its mail's outbox status once handed to the mailer (stored, sent,
- * failed: the mailer retries failed mail), before that `held` (not due yet) or `pending`.
+ * A delivery's status: its message's outbox status once handed over (stored, sent,
+ * failed: the mail-retry and text-retry jobs send failed ones again), before that `held`
+ * (not due yet) or `pending`.
  */
-const statusSql = `coalesce(m.status, case when d.due_at > ? then 'held' else 'pending' end)`;
+const statusSql = `coalesce(m.status, x.status, case when d.due_at > ? then 'held' else 'pending' end)`;
 
 export async function listDeliveries(knex: Knex, tenantId: string, now: Date, filter: { page: number; limit: number; status?: DeliveryStatus }) {
   const query = knex('notification_deliveries as d')
-    .leftJoin('mail_outbox as m', 'm.id', 'd.mail_id')
+    .leftJoin('mail_outbox as m', function () {
+      this.on('m.id', 'd.message_id').andOnVal('d.channel', 'email');
+    })
+    .leftJoin('text_outbox as x', function () {
+      this.on('x.id', 'd.message_id').andOnVal('d.channel', 'sms');
+    })
     .join('notifications as n', 'n.id', 'd.notification_id')
     .where('d.tenant_id', tenantId)
     .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])
-    .select('d.id', 'd.notification_id', 'd.user_id', 'd.channel', 'd.due_at', 'd.digest', 'd.subject', 'n.type', 'm.error', 'm.attempts', 'm.sent_at', knex.raw(`${statusSql} as status`, [now]));
+    .select('d.id', 'd.notification_id', 'd.user_id', 'd.channel', 'd.due_at', 'd.digest', 'd.subject', 'n.type', knex.raw('coalesce(m.error, x.error) as error'), knex.raw('coalesce(m.attempts, x.attempts) as attempts'), knex.raw('coalesce(m.sent_at, x.sent_at) as sent_at'), knex.raw(`${statusSql} as status`, [now]));
   if (filter.status) query.whereRaw(`${statusSql} = ?`, [now, filter.status]);
   return paginate(query, filter.page, filter.limit, (r) => ({
     id: r.id, notificationId: r.notification_id, userId: r.user_id, type: r.type, channel: r.channel, dueAt: r.due_at, digest: r.digest,
@@ -104,7 +110,8 @@ export async function listDeliveries(knex: Knex, tenantId: string, now: Date, fi
 }
 
 export interface DueDelivery {
-  mailId: string;
+  channel: 'email' | 'sms';
+  messageId: string;
   tenantId: string;
   userId: string;
   digest: boolean;
@@ -112,28 +119,32 @@ export interface DueDelivery {
   text: string;
   html: string;
   email: string;
+  phone: string | null;
 }
 
 /** How long after its due time a delivery is still handed to the mailer (the job runs every minute; this covers outages). */
 export const DELIVERY_WINDOW_MS = 86_400_000;
 
-/** Email deliveries due by `now` (within the window) whose mail was not handed to the mailer yet, oldest first, to active users. */
-export async function dueEmailDeliveries(knex: Knex, now: Date, limit: number): Promise<DueDelivery[]> {
+/** Deliveries due by `now` (within the window) whose message was not handed to its outbox yet, oldest first, to active users. */
+export async function dueDeliveries(knex: Knex, now: Date, limit: number): Promise<DueDelivery[]> {
   const rows = await knex('notification_deliveries as d')
     .join('users as u', function () {
       this.on('u.id', 'd.user_id').andOn('u.tenant_id', 'd.tenant_id');
     })
-    .where('d.channel', 'email')
     .where('d.due_at', '<=', now)
     // A day back at most: the job then reads a bounded range of the due-time index, not every delivery ever sent.
     .where('d.due_at', '>', new Date(now.getTime() - DELIVERY_WINDOW_MS))
     .where('u.status', 'active')
     .whereNull('u.deleted_at')
-    .whereNotExists((q) => q.select(knex.raw('1')).from('mail_outbox as m').whereRaw('m.id = d.mail_id'))
+    .whereNotExists((q) => q.select(knex.raw('1')).from('mail_outbox as m').whereRaw(`m.id = d.message_id and d.channel = 'email'`))
+    .whereNotExists((q) => q.select(knex.raw('1')).from('text_outbox as x').whereRaw(`x.id = d.message_id and d.channel = 'sms'`))
     .orderBy([{ column: 'd.due_at' }, { column: 'd.created_at' }, { column: 'd.id' }])
     .limit(limit)
-    .select('d.mail_id', 'd.tenant_id', 'd.user_id', 'd.digest', 'd.subject', 'd.text_body', 'd.html_body', 'u.email');
-  return rows.map((r: any) => ({ mailId: r.mail_id, tenantId: r.tenant_id, userId: r.user_id, digest: r.digest, subject: r.subject, text: r.text_body, html: r.html_body, email: r.email }));
+    .select('d.channel', 'd.message_id', 'd.tenant_id', 'd.user_id', 'd.digest', 'd.subject', 'd.text_body', 'd.html_body', 'u.email', 'u.phone');
+  return rows.map((r: any) => ({
+    channel: r.channel, messageId: r.message_id, tenantId: r.tenant_id, userId: r.user_id, digest: r.digest, subject: r.subject, text: r.text_body, html: r.html_body,
+    email: r.email, phone: r.phone,
+  }));
 }
 
 /** Ids of those notifications that exist. */

@@ -1,33 +1,33 @@
-import { notifyUser, type NotifyDeps } from '../commands/notifications/notify-user.js';
+import { handOver, notifyUser, type NotifyDeps } from '../commands/notifications/notify-user.js';
 import { escapeHtml } from '../domain/notifications.js';
 import { deterministicId } from '../infra/deterministic-id.js';
-import { dueEmailDeliveries, existingNotifications, tasksDueSoon, type DueDelivery } from '../queries/notifications.js';
+import { dueDeliveries, existingNotifications, tasksDueSoon, type DueDelivery } from '../queries/notifications.js';
 
 const BATCH = 500;
 const DAY_MS = 86_400_000;
 
-/** One mail for the deliveries sharing a mail id: the delivery itself, or a digest listing each. */
-function mailOf(group: DueDelivery[]) {
+/** One message for the deliveries sharing a message id: the delivery itself, or a digest listing each. */
+function messageOf(group: DueDelivery[]) {
   const [first] = group;
-  if (group.length === 1 && !first.digest) return { subject: first.subject, text: first.text, html: first.html };
+  if (group.length === 1 && !first.digest) return first;
   const subject = `Your notifications digest (${group.length})`;
   const text = group.map((d) => `${d.subject}\n${d.text}`).join('\n\n---\n\n');
   const html = group.map((d) => `<h3>${escapeHtml(d.subject)}</h3>\n<div>${d.html}</div>`).join('\n<hr>\n');
-  return { subject, text, html };
+  return { ...first, subject, text, html };
 }
 
 /**
- * Hands the email deliveries that came due (quiet hours over, digest time reached) to the
- * mailer, a digest's deliveries as one mail. The mail's id is the delivery's, so a crash or
- * a second run sends nothing twice; failed mail stays in the outbox for the mail-retry job.
+ * Hands the deliveries that came due (quiet hours over, digest time reached) to their
+ * outbox, a digest's as one mail. The message id is the delivery's, so a crash or a second
+ * run sends nothing twice; failed ones stay in the outbox for the retry jobs.
  */
 export async function deliverDueNotifications(deps: NotifyDeps): Promise<number> {
-  const due = await dueEmailDeliveries(deps.knex, deps.clock.now(), BATCH);
+  const due = await dueDeliveries(deps.knex, deps.clock.now(), BATCH);
   const groups = new Map<string, DueDelivery[]>();
-  for (const delivery of due) groups.set(delivery.mailId, [...(groups.get(delivery.mailId) ?? []), delivery]);
-  for (const [mailId, group] of groups) {
-    const { tenantId, email } = group[0];
-    await deps.mailer.send({ id: mailId, tenantId, kind: group[0].digest ? 'notification_digest' : 'notification', to: email, ...mailOf(group) });
+  for (const delivery of due) groups.set(delivery.messageId, [...(groups.get(delivery.messageId) ?? []), delivery]);
+  for (const group of groups.values()) {
+    const message = messageOf(group);
+    await handOver(deps, message.tenantId, message, message);
   }
   return groups.size;
 }

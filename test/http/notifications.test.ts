@@ -252,6 +252,38 @@ describe('notifications', () => {
       expect((await ok('GET', '/notifications/admin/deliveries?status=sent')).data.map((d: any) => d.notificationId)).to.include(id);
     });
 
+    it('SMS (tenant switch on, a phone in international form): sent with the test notice; held by quiet hours like email, never digested', async () => {
+      const tenant = await registerTenant(service);
+      const phoned = await createUserAs(service, tenant, 'user', { phone: '+33 6 12 34 56 78' });
+      const unphoned = await createUserAs(service, tenant, 'user');
+      const texts = () => service.services.knex('text_outbox').where({ to_number: '+33612345678' }).orderBy('created_at').select('body', 'kind', 'channel', 'status');
+      const before = await ok('POST', '/notifications/admin/test', { userId: phoned.user.id, title: 'Ping', message: 'hello' }, tenant);
+      expect(before.channels).to.deep.equal(['inApp', 'email']); // SMS is off by default
+      await ok('PUT', '/notifications/admin/settings', { smsEnabled: true }, tenant);
+      const sent = await ok('POST', '/notifications/admin/test', { userId: phoned.user.id, title: 'Ping', message: 'hello' }, tenant);
+      expect(sent.channels).to.deep.equal(['inApp', 'email', 'sms']);
+      expect(await texts()).to.deep.equal([{ body: 'Ping: hello', kind: 'notification', channel: 'sms', status: 'stored' }]);
+      const deliveries = await ok('GET', '/notifications/admin/deliveries?status=stored', undefined, tenant);
+      expect(deliveries.data.filter((d: any) => d.notificationId === sent.notificationId).map((d: any) => d.channel)).to.deep.equal(['sms']);
+      expect((await ok('POST', '/notifications/admin/test', { userId: unphoned.user.id, title: 'Ping', message: 'x' }, tenant)).channels).to.deep.equal(['inApp', 'email']);
+
+      await ok('PUT', '/notifications/preferences/mention', { channels: { sms: true } }, phoned);
+      await ok('PUT', '/notifications/admin/settings', { quietHoursEnabled: true, digestFrequency: 'daily' }, tenant);
+      const contact = await ok('POST', '/contacts', { lastName: 'Texted' }, tenant);
+      clock.set('2026-01-05T23:00:00Z');
+      await ok('POST', `/contacts/${contact.id}/notes`, { content: `@[P](${phoned.user.id}) call me` }, tenant);
+      await until(async () => (await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant)).data.length === 2, SAGA_WAIT_MS);
+      const held = (await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant)).data;
+      expect(held.map((d: any) => [d.channel, d.dueAt, d.digest])).to.have.deep.members([
+        ['email', '2026-01-06T09:00:00.000Z', true],
+        ['sms', '2026-01-06T07:00:00.000Z', false],
+      ]);
+      clock.set('2026-01-06T07:00:00Z');
+      await runJob('notification-deliveries');
+      expect((await texts()).map((t: any) => t.body)).to.deep.equal(['Ping: hello', 'Ada Admin mentioned you: @[P](' + phoned.user.id + ') call me']);
+      clock.set('2026-01-05T12:00:00Z');
+    });
+
     it('quiet hours hold an email until they end (in the user’s time zone); with the digest on, held mail is batched into one digest at its hour', async () => {
       const tenant = await registerTenant(service);
       const night = await createUserAs(service, tenant, 'user');

@@ -6,6 +6,8 @@ import type { NotificationDelivery } from '../../events/notifications.js';
 import type { Position } from '../../events/store/types.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import type { Mailer } from '../../infra/mailer.js';
+import type { TextMessenger } from '../../infra/text-messages.js';
+import { e164Of } from '../../domain/field-rules.js';
 import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { notificationAggregate } from './notification-aggregate.js';
 import { channelsFor, notificationPreferencesAggregate } from './notification-preferences.js';
@@ -14,6 +16,7 @@ import { emailTemplateFor, notificationSettingsAggregate } from './notification-
 export interface NotifyDeps extends CommandDeps {
   knex: Knex;
   mailer: Mailer;
+  textMessages: TextMessenger;
 }
 
 export interface NotificationInput {
@@ -43,12 +46,31 @@ export interface Notified {
 
 interface Recipient {
   email: string;
+  phone: string | null;
   first_name: string;
   status: string;
 }
 
 const recipientOf = (knex: Knex, tenantId: string, userId: string): Promise<Recipient | undefined> =>
-  knex('users').where({ id: userId, tenant_id: tenantId }).whereNull('deleted_at').first('email', 'first_name', 'status');
+  knex('users').where({ id: userId, tenant_id: tenantId }).whereNull('deleted_at').first('email', 'phone', 'first_name', 'status');
+
+/** An SMS carries the title and message, cut to three SMS segments. */
+const SMS_MAX = 480;
+
+/**
+ * Hands one delivery (or a digest's, as one mail) to its outbox under its message id: a
+ * repeat sends nothing twice, a failure is recorded there for the retry jobs, never thrown.
+ */
+export async function handOver(deps: NotifyDeps, tenantId: string, to: { email: string; phone: string | null }, delivery: Pick<NotificationDelivery, 'channel' | 'messageId' | 'subject' | 'text' | 'html'> & { digest?: boolean }) {
+  if (delivery.channel === 'email') {
+    const kind = delivery.digest ? 'notification_digest' : 'notification';
+    await deps.mailer.send({ id: delivery.messageId, tenantId, kind, to: to.email, subject: delivery.subject, text: delivery.text, html: delivery.html });
+    return;
+  }
+  const phone = to.phone && e164Of(to.phone);
+  // The number was checked when the notification was made; one changed since to a bad one is skipped.
+  if (phone) await deps.textMessages.send({ id: delivery.messageId, tenantId, kind: 'notification', channel: 'sms', to: phone, body: delivery.text });
+}
 
 /** The web client's path to the record a notification is about, if any. */
 const actionUrlOf = (entityType: string | null, entityId: string | null) => (entityType && entityId ? `/${entityType.replace(/_/g, '-')}/${entityId}` : '');
@@ -58,10 +80,10 @@ export const digestMailId = (tenantId: string, userId: string, dueAt: Date) => d
 
 /**
  * Notifies one user of the caller's tenant per their preferences and the tenant's global
- * settings: records the notification (in-app) and decides its email delivery (at once,
- * held until quiet hours end, or batched into the digest). Email due now goes out at once
- * through the mailer's outbox (its id derived from the notification, so a repeat mails
- * once); held ones go with the `notification-deliveries` job. Push and SMS are not sent
+ * settings: records the notification (in-app) and decides its email and SMS deliveries (at
+ * once, held until quiet hours end, or email batched into the digest). What is due now goes
+ * out at once through the mail or text outbox (its id derived from the notification, so a
+ * repeat sends once); held ones go with the `notification-deliveries` job. Push is not sent
  * here. Answers the notification's id and the position of its event (null when it existed
  * already), or null when the user is not an active user of the tenant or wants this type on
  * no channel.
@@ -80,6 +102,8 @@ export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: N
   const channels: Channel[] = [];
   if (wanted.inApp) channels.push('inApp');
   if (wanted.email && tenant.settings.emailEnabled) channels.push('email');
+  // SMS needs the tenant's switch and a phone number in international form on the user.
+  if (wanted.sms && tenant.settings.smsEnabled && recipient.phone && e164Of(recipient.phone)) channels.push('sms');
   if (channels.length === 0) return null;
 
   const id = options.id ?? randomUUID();
@@ -87,11 +111,11 @@ export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: N
   const entityId = input.entityId ?? null;
   const now = deps.clock.now();
   const deliveries: NotificationDelivery[] = [];
+  const timeZone = preferences.timeZone ?? tenant.settings.timeZone;
+  // The admin test goes out at once: it checks the channels, not the schedule. An SMS is never digested, only held.
+  const planFor = (urgent: boolean) => (options.allChannels ? { dueAt: now, digest: false } : planDelivery(now, tenant.settings, timeZone, urgent));
   if (channels.includes('email')) {
-    const info = typeInfo(input.type);
-    const timeZone = preferences.timeZone ?? tenant.settings.timeZone;
-    // The admin test goes out at once: it checks the channels, not the schedule.
-    const plan = options.allChannels ? { dueAt: now, digest: false } : planDelivery(now, tenant.settings, timeZone, info.urgent);
+    const plan = planFor(typeInfo(input.type).urgent);
     const template = emailTemplateFor(tenant, input.type);
     const active = template?.isActive ? template : { subject: '{{title}}', body: '{{message}}\n\n{{actionUrl}}' };
     const variables = { ...input.variables, title: input.title, message: input.message, actionUrl: actionUrlOf(entityType, entityId), 'user.firstName': recipient.first_name };
@@ -99,10 +123,18 @@ export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: N
       channel: 'email',
       dueAt: plan.dueAt.toISOString(),
       digest: plan.digest,
-      mailId: plan.digest ? digestMailId(ctx.tenantId, input.userId, plan.dueAt) : deterministicId('notification-email', id),
+      messageId: plan.digest ? digestMailId(ctx.tenantId, input.userId, plan.dueAt) : deterministicId('notification-email', id),
       subject: renderTemplate(active.subject, variables).slice(0, 500) || input.title,
       text: renderTemplate(active.body, variables),
       html: renderHtml(active.body, variables),
+    });
+  }
+  if (channels.includes('sms')) {
+    const plan = planFor(true);
+    const text = `${input.title}: ${input.message}`;
+    deliveries.push({
+      channel: 'sms', dueAt: plan.dueAt.toISOString(), digest: false, messageId: deterministicId('notification-sms', id), subject: '', html: '',
+      text: text.length > SMS_MAX ? `${text.slice(0, SMS_MAX - 1)}…` : text,
     });
   }
   const fields = { id, userId: input.userId, type: input.type, title: input.title, message: input.message, entityType, entityId, channels, deliveries };
@@ -111,8 +143,8 @@ export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: N
   const created = result.events.find((e) => e.type === 'NotificationCreated');
   const decided = created ? (created.data as typeof fields).deliveries : [];
   for (const delivery of decided) {
-    if (delivery.channel !== 'email' || delivery.digest || new Date(delivery.dueAt) > now) continue;
-    await deps.mailer.send({ id: delivery.mailId, tenantId: ctx.tenantId, kind: 'notification', to: recipient.email, subject: delivery.subject, text: delivery.text, html: delivery.html });
+    if (delivery.digest || new Date(delivery.dueAt) > now) continue;
+    await handOver(deps, ctx.tenantId, recipient, delivery);
   }
   return { id, position: result.position };
 }

@@ -121,8 +121,8 @@ export function notificationsRouter(services: Services): Router {
   const settingsView = async (tenantId: string) => ({
     ...(await settingsOf(knex, tenantId)),
     smtpConfigured: services.mailer.smtpConfigured,
-    // No SMS provider or push keys are wired into this module yet.
-    smsproviderConfigured: false,
+    smsproviderConfigured: services.textMessages.smsConfigured,
+    // Push keys are the push module's.
     vapidConfigured: false,
   });
 

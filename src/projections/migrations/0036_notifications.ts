@@ -34,7 +34,7 @@ export const migration0036Notifications = {
       t.text('channel').notNullable();
       t.timestamp('due_at', { useTz: true }).notNullable();
       t.boolean('digest').notNullable();
-      t.uuid('mail_id').notNullable();
+      t.uuid('message_id').notNullable();
       t.text('subject').notNullable();
       t.text('text_body').notNullable();
       t.text('html_body').notNullable();
