@@ -22,6 +22,9 @@ const readsAsOf = (context: SagaContext, event: RecordedEvent, ...projections: P
 const leadName = (d: { firstName?: string | null; lastName?: string | null; company?: string | null; email?: string | null }) =>
   [d.firstName, d.lastName].filter(Boolean).join(' ') || d.company || d.email || 'Lead';
 
+/** A user set (an owner, an assignee) by someone else: only then is there anyone to tell (checked before any read). */
+const byOther = (context: SagaContext, userId: string | null | undefined): userId is string => !!userId && userId !== context.command.userId;
+
 const actorName = async (context: SagaContext) => (await userName(context.deps.knex, context.command.tenantId, context.command.userId)) ?? 'Someone';
 
 const leadAssigned = async (context: SagaContext, leadId: string, ownerId: string, name: string): Promise<NotificationInput> => ({
@@ -75,16 +78,17 @@ const slaNotice = (type: 'lead_sla_breached' | 'lead_sla_escalated', what: strin
 };
 
 const TRIGGERS: Record<string, Trigger> = {
-  LeadCreated: async (event, context) => [await leadAssigned(context, event.data.id, event.data.ownerId, leadName(event.data))],
+  LeadCreated: async (event, context) =>
+    (byOther(context, event.data.ownerId) ? [await leadAssigned(context, event.data.id, event.data.ownerId, leadName(event.data))] : []),
   LeadUpdated: async (event, context) => {
-    if (!event.data.changes.ownerId) return [];
+    if (!byOther(context, event.data.changes.ownerId)) return [];
     await readsAsOf(context, event, leadsProjection, identityProjection);
     const lead = await leadSummary(context.deps.knex, context.command.tenantId, event.data.id);
     return [await leadAssigned(context, event.data.id, event.data.changes.ownerId, lead?.name ?? 'Lead')];
   },
-  TaskCreated: async (event, context) => (event.data.assignedTo ? [await taskAssigned(context, event.data.id, event.data.assignedTo, event.data.title)] : []),
+  TaskCreated: async (event, context) => (byOther(context, event.data.assignedTo) ? [await taskAssigned(context, event.data.id, event.data.assignedTo, event.data.title)] : []),
   TaskUpdated: async (event, context) => {
-    if (!event.data.changes.assignedTo) return [];
+    if (!byOther(context, event.data.changes.assignedTo)) return [];
     await readsAsOf(context, event, tasksProjection, identityProjection);
     const task = await taskSummary(context.deps.knex, context.command.tenantId, event.data.id);
     return [await taskAssigned(context, event.data.id, event.data.changes.assignedTo, event.data.changes.title ?? task?.title ?? 'Task')];

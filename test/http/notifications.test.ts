@@ -104,8 +104,11 @@ describe('notifications', () => {
       expect((await ok('GET', '/notifications?limit=50', undefined, plain)).data.find((n: any) => n.id === mine)).to.include({ isRead: false });
     });
 
-    it('bad input is 400 and changes nothing', async () => {
+    it('bad input is 400 and changes nothing; no token is 401', async () => {
       const mine = await testNotice(plain);
+      for (const [method, path] of [['GET', '/notifications'], ['GET', '/notifications/preferences'], ['PUT', `/notifications/${mine}/read`], ['PUT', '/notifications/read-all']]) {
+        expect((await service.request(method, `/api${path}`, method === 'PUT' ? {} : undefined)).status, `${method} ${path}`).to.equal(401);
+      }
       for (const query of ['limit=0', 'limit=51', 'page=0', 'unreadOnly=yes']) expect((await call('GET', `/notifications?${query}`, undefined, plain)).status, query).to.equal(400);
       expect((await call('PUT', `/notifications/${mine}/read`, { isRead: true }, plain)).status).to.equal(400);
       expect((await call('PUT', '/notifications/read-all', { all: true }, plain)).status).to.equal(400);
