@@ -76,6 +76,12 @@ import { migration0049MailAttachments } from './projections/migrations/0049_mail
 import { reportsProjection } from './projections/reports.js';
 import { runDueSchedules } from './sagas/report-schedules.js';
 import type { Migration } from './projections/migrations/index.js';
+import { seedMissingNotificationSettings } from './commands/notifications/notification-commands.js';
+import { notificationsRouter } from './http/notifications/index.js';
+import { migration0036Notifications } from './projections/migrations/0036_notifications.js';
+import { notificationsProjection } from './projections/notifications.js';
+import { deliverDueNotifications, remindTasksDue } from './sagas/notification-jobs.js';
+import { notificationsSaga } from './sagas/notifications.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
 import { recordTimelineProjection } from './projections/record-timeline.js';
@@ -154,8 +160,8 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
-    // Registration also seeds the tenant's lead, task and opportunity settings and its Standard price book, which a client reads next.
-    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings'],
+    // Registration also seeds the tenant's lead, task and opportunity settings, its Standard price book and notification templates, which a client reads next.
+    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings', 'notifications'],
   },
   {
     // The record timeline (activities, notes) that every record kind shares.
@@ -340,6 +346,21 @@ export const modules: ModuleManifest[] = [
     projections: [pushSubscriptionsProjection],
     migrations: [migration0040Push],
     reads: ['push-subscriptions'],
+  },
+  {
+    // Notifications (issue 16): in-app list, preferences, templates, settings; the trigger saga; held and digest email, task-due reminders.
+    // Push subscriptions and keys are the push module's own router at the same path.
+    name: 'notifications',
+    routes: [{ path: '/notifications', router: notificationsRouter }],
+    projections: [notificationsProjection],
+    migrations: [migration0036Notifications],
+    sagas: [notificationsSaga],
+    jobs: (services) => [
+      { name: 'notification-deliveries', cron: '* * * * *', run: () => deliverDueNotifications(services) },
+      { name: 'task-due-reminders', cron: '* * * * *', run: () => remindTasksDue(services) },
+    ],
+    upgradeSeeds: [{ what: 'notification templates', run: seedMissingNotificationSettings }],
+    reads: ['notifications'],
   },
 ];
 

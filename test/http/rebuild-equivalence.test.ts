@@ -4,6 +4,7 @@ import { handleCommand } from '../../src/commands/aggregate.js';
 import { changeLeadSettings, seedMissingLeadSettings } from '../../src/commands/leads/lead-commands.js';
 import { seedMissingPriceBooks } from '../../src/commands/products/price-book-commands.js';
 import { seedMissingOpportunitySettings } from '../../src/commands/opportunity-settings/opportunity-settings-commands.js';
+import { seedMissingNotificationSettings } from '../../src/commands/notifications/notification-commands.js';
 import { tenantAggregate } from '../../src/commands/identity/tenants.js';
 import type { SettingsCollection } from '../../src/events/lead-settings.js';
 import { openEventStore } from '../../src/events/store/index.js';
@@ -125,6 +126,7 @@ describe('rebuild equals live, for every event type', () => {
   });
 
   it('a seeded random run through HTTP writes every event type, and every projection rebuilt from the log equals its live tables row by row', async function () {
+    // The deterministic part grows with every module; on a busy 2-core machine it alone took over 100 s.
     this.timeout(360_000);
     const seed = Random.seedFrom('EQUIV_SEED');
     const operations = Number(process.env.EQUIV_OPS ?? 300);
@@ -797,6 +799,21 @@ describe('rebuild equals live, for every event type', () => {
       clock.advance(3 * 86_400_000);
       expect((await call(t, 'POST', '/leads/sla/check-breaches')).body.escalated).to.be.greaterThan(0);
       await call(t, 'POST', `/leads/${waiting.id}/notes`, { content: 'Enfin rappelé' });
+
+      // Notifications: the admin's test notice (in-app and email), read, another dismissed; preferences, time zone,
+      // a template and the settings changed; quiet hours on, so a later one is held into the digest.
+      const notice = await call(t, 'POST', '/notifications/admin/test', { userId: t.admin.user.id, title: `Essai ${unique()}`, message: 'Bonjour « ami »' });
+      await call(t, 'PUT', `/notifications/${notice.body.notificationId}/read`, {});
+      const doomedNotice = await call(t, 'POST', '/notifications/admin/test', { userId: t.admin.user.id, title: 'Jetable', message: 'x' });
+      await call(t, 'DELETE', `/notifications/${doomedNotice.body.notificationId}/dismiss`);
+      await call(t, 'PUT', '/notifications/preferences/bulk', { preferences: [{ event: 'task_due', channels: { email: false } }, { event: 'mention', channels: { push: false } }] });
+      await call(t, 'PUT', '/notifications/preferences/task_due', { channels: { sms: true } });
+      await call(t, 'PUT', '/notifications/preferences/time-zone', { timeZone: 'Europe/Paris' });
+      const templates = (await call(t, 'GET', '/notifications/admin/templates')).body;
+      await call(t, 'PUT', `/notifications/admin/templates/${templates[0].id}`, { subject: 'Sujet {{title}} ✉', isActive: false });
+      await call(t, 'PUT', '/notifications/admin/settings', { quietHoursEnabled: true, quietHoursStart: '00:00', quietHoursEnd: '23:59', digestTime: '08:15' });
+      await call(t, 'PUT', '/notifications/admin/settings', { digestFrequency: 'none' });
+      await call(t, 'PUT', '/notifications/read-all', {});
     };
 
     // ---- random commands over what exists ---------------------------------------------------
@@ -1033,6 +1050,7 @@ describe('rebuild equals live, for every event type', () => {
       expect(await seedMissingLeadSettings(service.services)).to.equal(1);
       expect(await seedMissingPriceBooks(service.services)).to.equal(1);
       expect(await seedMissingOpportunitySettings(service.services)).to.equal(1);
+      expect(await seedMissingNotificationSettings(service.services)).to.equal(1);
 
       // Random commands; now and then two tenants' commands at once, so live batches hold several events.
       const done: Record<string, number> = {};

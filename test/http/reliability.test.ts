@@ -5,6 +5,7 @@ import { register } from '../../src/commands/identity/registration.js';
 import { completePendingPlans } from '../../src/commands/write-plan.js';
 import { seedMissingLeadSettings } from '../../src/commands/leads/lead-commands.js';
 import { seedMissingTaskSettings } from '../../src/commands/task-settings/task-settings-commands.js';
+import { seedMissingNotificationSettings } from '../../src/commands/notifications/notification-commands.js';
 import { seedMissingOpportunitySettings } from '../../src/commands/opportunity-settings/opportunity-settings-commands.js';
 import { listParked } from '../../src/events/subscriptions/parked-events.js';
 import { replayParked } from '../../src/cli/replay-parked.js';
@@ -84,9 +85,11 @@ describe('reliability', () => {
       await seedMissingLeadSettings(service.services);
       await seedMissingTaskSettings(service.services);
       await seedMissingOpportunitySettings(service.services);
+      await seedMissingNotificationSettings(service.services);
       const tenantId = (await tenantsWithSlug(slug))[0].id;
       expect(await service.services.store.readStream(`task_settings-${tenantId}`)).to.deep.equal([]);
       expect(await service.services.store.readStream(`opportunity_settings-${tenantId}`)).to.deep.equal([]);
+      expect(await service.services.store.readStream(`notification_settings-${tenantId}`)).to.deep.equal([]);
 
       expect(await completePendingPlans(service.services, { olderThanMs: 0, now: new Date() })).to.equal(1);
       const signIn = () => service.request('POST', '/api/auth/login', { tenantSlug: slug, email: body.email, password: PASSWORD });
@@ -97,6 +100,7 @@ describe('reliability', () => {
       expect(roles.body.map((r: { name: string }) => r.name).sort()).to.deep.equal(['admin', 'manager', 'user']);
       expect((await service.request('GET', '/api/lead-settings/pipelines', undefined, session.auth)).body).to.have.length(1);
       expect((await service.request('GET', '/api/opportunity-settings/priorities', undefined, session.auth)).body).to.have.length(4);
+      expect((await service.request('GET', '/api/notifications/admin/templates', undefined, session.auth)).body.length).to.be.greaterThan(0);
       expect(await queryRows(service.databaseUrl, 'select id from pending_write_plans')).to.deep.equal([]);
       expect(await tenantsWithSlug(slug)).to.have.length(1);
     });

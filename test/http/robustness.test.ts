@@ -547,6 +547,37 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('notifications', async () => {
+    const sent = (await call('POST', '/notifications/admin/test', { userId: admin.user.id, title: 'Odd', message: 'x' })).body;
+    const doomed = (await call('POST', '/notifications/admin/test', { userId: admin.user.id, title: 'Doomed', message: 'x' })).body;
+    const template = (await call('GET', '/notifications/admin/templates')).body[0];
+    const failures = await fuzz([
+      ['PUT', `/notifications/${sent.notificationId}/read`, []],
+      ['PUT', '/notifications/read-all', []],
+      ['DELETE', `/notifications/${doomed.notificationId}/dismiss`, []],
+      ['PUT', `/notifications/${doomed.notificationId}/dismiss`, []],
+      ['PUT', '/notifications/preferences/task_due', ['channels', 'inApp', 'email', 'push', 'browserPush', 'sms']],
+      ['PUT', '/notifications/preferences/__proto__', ['channels', 'email']],
+      ['PUT', '/notifications/preferences/bulk', ['preferences']],
+      ['PUT', '/notifications/preferences', ['preferences']],
+      ['PUT', '/notifications/preferences/time-zone', ['timeZone']],
+      ['PUT', `/notifications/admin/templates/${template.id}`, ['subject', 'body', 'isActive']],
+      ['PUT', '/notifications/admin/settings', ['emailEnabled', 'pushEnabled', 'smsEnabled', 'digestFrequency', 'digestTime', 'quietHoursEnabled', 'quietHoursStart', 'quietHoursEnd', 'timeZone']],
+      ['POST', '/notifications/admin/test', ['userId', 'title', 'message']],
+    ]);
+    for (const preferences of [[{ event: 'mention', channels: null }], [{ event: '__proto__' }], [{ eventType: 'constructor', inApp: true }], [null], ['x']]) {
+      const res = await call('PUT', '/notifications/preferences/bulk', { preferences });
+      if (res.status >= 500) failures.push(`PUT /notifications/preferences/bulk ${JSON.stringify(preferences)} → ${res.status}`);
+    }
+    for (const query of ['unreadOnly=1', 'limit=1e9', 'page=-1', 'type[]=x', 'type=%ED%A0%80', 'status=__proto__']) {
+      for (const path of ['/notifications', '/notifications/admin/deliveries']) {
+        const res = await call('GET', `${path}?${query}`);
+        if (res.status >= 500) failures.push(`GET ${path}?${query} → ${res.status}`);
+      }
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });

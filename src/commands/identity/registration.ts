@@ -10,6 +10,7 @@ import { taskSettingsSeed } from '../task-settings/task-settings-seed.js';
 import { priceBooksAggregate } from '../products/price-books.js';
 import { opportunitySettingsAggregate } from '../opportunity-settings/opportunity-settings.js';
 import { opportunitySettingsSeed } from '../opportunity-settings/opportunity-settings-seed.js';
+import { notificationSettingsAggregate, notificationSettingsSeed } from '../notifications/notification-settings.js';
 import { issueTokens, principalOrFail } from './auth.js';
 import { claimUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
@@ -92,6 +93,7 @@ function registrationPlan(tenantId: string, userId: string, slug: string, email:
   writes.push(newStreamWrite(taskSettingsAggregate, tenantId, { kind: 'seed', events: taskSettingsSeed(randomUUID) }, ctx, now));
   writes.push(newStreamWrite(priceBooksAggregate, tenantId, { kind: 'seed', id: randomUUID() }, ctx, now));
   writes.push(newStreamWrite(opportunitySettingsAggregate, tenantId, { kind: 'seed', events: opportunitySettingsSeed(randomUUID) }, ctx, now));
+  writes.push(newStreamWrite(notificationSettingsAggregate, tenantId, { kind: 'seed', events: notificationSettingsSeed(randomUUID) }, ctx, now));
   writes.push(
     newStreamWrite(userAggregate, userId, {
       kind: 'create',

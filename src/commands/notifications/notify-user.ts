@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { planDelivery } from '../../domain/notification-schedule.js';
+import { renderHtml, renderTemplate, typeInfo, type Channel, type NotificationType } from '../../domain/notifications.js';
+import type { NotificationDelivery } from '../../events/notifications.js';
+import type { Position } from '../../events/store/types.js';
+import { deterministicId } from '../../infra/deterministic-id.js';
+import type { Mailer } from '../../infra/mailer.js';
+import type { TextMessenger } from '../../infra/text-messages.js';
+import { toE164 } from '../../domain/field-rules.js';
+import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { notificationAggregate } from './notification-aggregate.js';
+import { channelsFor, notificationPreferencesAggregate } from './notification-preferences.js';
+import { emailTemplateFor, notificationSettingsAggregate } from './notification-settings.js';
+
+export interface NotifyDeps extends CommandDeps {
+  knex: Knex;
+  mailer: Mailer;
+  textMessages: TextMessenger;
+}
+
+export interface NotificationInput {
+  userId: string;
+  type: NotificationType;
+  title: string;
+  message: string;
+  entityType?: string | null;
+  entityId?: string | null;
+  /** Template variables beside title, message, actionUrl and user.firstName. */
+  variables?: Record<string, unknown>;
+}
+
+export interface NotifyOptions {
+  /** The notification's id: stable for a repeatable trigger (a saga's `context.idFor(n)`), so a repeat creates nothing. */
+  id?: string;
+  /** Stable event ids (a saga's `context.eventIds(n)`). */
+  eventIds?: (index: number) => string;
+  /** Every channel the tenant allows, whatever the user's preferences (the admin test). */
+  allChannels?: boolean;
+}
+
+export interface Notified {
+  id: string;
+  position: Position | null;
+}
+
+interface Recipient {
+  email: string;
+  phone: string | null;
+  first_name: string;
+  status: string;
+}
+
+const recipientOf = (knex: Knex, tenantId: string, userId: string): Promise<Recipient | undefined> =>
+  knex('users').where({ id: userId, tenant_id: tenantId }).whereNull('deleted_at').first('email', 'phone', 'first_name', 'status');
+
+/** An SMS carries the title and message, cut to three SMS segments. */
+const SMS_MAX = 480;
+
+/**
+ * Hands one delivery (or a digest's, as one mail) to its outbox under its message id: a
+ * repeat sends nothing twice, a failure is recorded there for the retry jobs, never thrown.
+ */
+export async function handOver(deps: NotifyDeps, tenantId: string, to: { email: string; phone: string | null }, delivery: Pick<NotificationDelivery, 'channel' | 'messageId' | 'subject' | 'text' | 'html'> & { digest?: boolean }) {
+  if (delivery.channel === 'email') {
+    const kind = delivery.digest ? 'notification_digest' : 'notification';
+    await deps.mailer.send({ id: delivery.messageId, tenantId, kind, to: to.email, subject: delivery.subject, text: delivery.text, html: delivery.html });
+    return;
+  }
+  const phone = to.phone && toE164(to.phone);
+  // The number was checked when the notification was made; one changed since to a bad one is skipped.
+  if (phone) await deps.textMessages.send({ id: delivery.messageId, tenantId, kind: 'notification', channel: 'sms', to: phone, body: delivery.text });
+}
+
+/** The web client's path to the record a notification is about, if any. */
+const actionUrlOf = (entityType: string | null, entityId: string | null) => (entityType && entityId ? `/${entityType.replace(/_/g, '-')}/${entityId}` : '');
+
+/** The mail id of the digest sent to a user at `dueAt`: every delivery batched into it shares it. */
+export const digestMailId = (tenantId: string, userId: string, dueAt: Date) => deterministicId('notification-digest', tenantId, userId, dueAt.toISOString());
+
+/**
+ * Notifies one user of the caller's tenant per their preferences and the tenant's global
+ * settings: records the notification (in-app) and decides its email and SMS deliveries (at
+ * once, held until quiet hours end, or email batched into the digest). What is due now goes
+ * out at once through the mail or text outbox (its id derived from the notification, so a
+ * repeat sends once); held ones go with the `notification-deliveries` job. Push is not sent
+ * here. Answers the notification's id and the position of its event (null when it existed
+ * already), or null when the user is not an active user of the tenant or wants this type on
+ * no channel.
+ *
+ * A failed email never throws: the outbox records it and the mail-retry job tries again,
+ * so the command that caused the notification is never failed by its delivery.
+ */
+export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: NotificationInput, options: NotifyOptions = {}): Promise<Notified | null> {
+  const recipient = await recipientOf(deps.knex, ctx.tenantId, input.userId);
+  if (!recipient || recipient.status !== 'active') return null;
+  const [{ state: preferences }, { state: tenant }] = await Promise.all([
+    loadAggregate(deps.store, notificationPreferencesAggregate, input.userId, ctx.tenantId),
+    loadAggregate(deps.store, notificationSettingsAggregate, ctx.tenantId, ctx.tenantId),
+  ]);
+  const wanted = options.allChannels ? { inApp: true, email: true, push: true, sms: true } : channelsFor(preferences, input.type);
+  const channels: Channel[] = [];
+  if (wanted.inApp) channels.push('inApp');
+  if (wanted.email && tenant.settings.emailEnabled) channels.push('email');
+  // SMS needs the tenant's switch and a phone number in international form on the user.
+  if (wanted.sms && tenant.settings.smsEnabled && recipient.phone && toE164(recipient.phone)) channels.push('sms');
+  if (channels.length === 0) return null;
+
+  const id = options.id ?? randomUUID();
+  const entityType = input.entityType ?? null;
+  const entityId = input.entityId ?? null;
+  const now = deps.clock.now();
+  const deliveries: NotificationDelivery[] = [];
+  const timeZone = preferences.timeZone ?? tenant.settings.timeZone;
+  // The admin test goes out at once: it checks the channels, not the schedule. An SMS is never digested, only held.
+  const planFor = (urgent: boolean) => (options.allChannels ? { dueAt: now, digest: false } : planDelivery(now, tenant.settings, timeZone, urgent));
+  if (channels.includes('email')) {
+    const plan = planFor(typeInfo(input.type).urgent);
+    const template = emailTemplateFor(tenant, input.type);
+    const active = template?.isActive ? template : { subject: '{{title}}', body: '{{message}}\n\n{{actionUrl}}' };
+    const variables = { ...input.variables, title: input.title, message: input.message, actionUrl: actionUrlOf(entityType, entityId), 'user.firstName': recipient.first_name };
+    deliveries.push({
+      channel: 'email',
+      dueAt: plan.dueAt.toISOString(),
+      digest: plan.digest,
+      messageId: plan.digest ? digestMailId(ctx.tenantId, input.userId, plan.dueAt) : deterministicId('notification-email', id),
+      subject: renderTemplate(active.subject, variables).slice(0, 500) || input.title,
+      text: renderTemplate(active.body, variables),
+      html: renderHtml(active.body, variables),
+    });
+  }
+  if (channels.includes('sms')) {
+    const plan = planFor(true);
+    const text = `${input.title}: ${input.message}`;
+    deliveries.push({
+      channel: 'sms', dueAt: plan.dueAt.toISOString(), digest: false, messageId: deterministicId('notification-sms', id), subject: '', html: '',
+      text: text.length > SMS_MAX ? `${text.slice(0, SMS_MAX - 1)}…` : text,
+    });
+  }
+  const fields = { id, userId: input.userId, type: input.type, title: input.title, message: input.message, entityType, entityId, channels, deliveries };
+  const result = await handleCommand(deps, notificationAggregate, id, { kind: 'create', fields }, ctx, { eventIds: options.eventIds });
+  // A repeat answers with the first run's event (or none when its ids were fresh): send what was decided then.
+  const created = result.events.find((e) => e.type === 'NotificationCreated');
+  const decided = created ? (created.data as typeof fields).deliveries : [];
+  for (const delivery of decided) {
+    if (delivery.digest || new Date(delivery.dueAt) > now) continue;
+    await handOver(deps, ctx.tenantId, recipient, delivery);
+  }
+  return { id, position: result.position };
+}

@@ -1,0 +1,71 @@
+import type { Knex } from 'knex';
+import { ADMIN_LEVEL } from '../domain/permissions.js';
+import { recordKind } from './record-registry.js';
+
+/** What the notification triggers read about the records and users they notify of and to. */
+
+const personName = `coalesce(nullif(trim(coalesce(first_name, '') || ' ' || coalesce(last_name, '')), ''), company, email, 'Lead')`;
+
+export const leadSummary = (knex: Knex, tenantId: string, id: string): Promise<{ ownerId: string; name: string } | undefined> =>
+  knex('leads').where({ tenant_id: tenantId, id }).first({ ownerId: 'owner_id' }, knex.raw(`${personName} as name`));
+
+export const opportunitySummary = (knex: Knex, tenantId: string, id: string): Promise<{ ownerId: string; name: string } | undefined> =>
+  knex('opportunities').where({ tenant_id: tenantId, id }).first({ ownerId: 'owner_id', name: 'name' });
+
+export const taskSummary = (knex: Knex, tenantId: string, id: string): Promise<{ title: string; dueDate: Date | null } | undefined> =>
+  knex('tasks').where({ tenant_id: tenantId, id }).first({ title: 'title', dueDate: 'due_date' });
+
+export const workRequestSummary = (knex: Knex, tenantId: string, id: string): Promise<{ requestedBy: string; title: string; requestNumber: string } | undefined> =>
+  knex('work_requests').where({ tenant_id: tenantId, id }).first({ requestedBy: 'requested_by', title: 'title', requestNumber: 'request_number' });
+
+/** The display name of a user of the tenant, or null. */
+export async function userName(knex: Knex, tenantId: string, id: string | null): Promise<string | null> {
+  if (!id) return null;
+  const row = await knex('users').where({ tenant_id: tenantId, id }).first('first_name', 'last_name');
+  return row ? `${row.first_name} ${row.last_name}`.trim() : null;
+}
+
+/** Active users of the tenant among the given ids or emails (case-insensitive). */
+export async function activeUsersNamed(knex: Knex, tenantId: string, ids: string[], emails: string[]): Promise<string[]> {
+  if (!ids.length && !emails.length) return [];
+  return knex('users')
+    .where({ tenant_id: tenantId, status: 'active' })
+    .whereNull('deleted_at')
+    .where((q) => {
+      if (ids.length) q.orWhereIn('id', ids);
+      if (emails.length) q.orWhereRaw(`lower(email) = any(?::text[])`, [emails]);
+    })
+    .orderBy('id')
+    .pluck('id');
+}
+
+/** Who hears of an escalation beside the owner: the owner's manager when active, otherwise the tenant's administrators. */
+export async function escalationRecipients(knex: Knex, tenantId: string, ownerId: string): Promise<string[]> {
+  const manager = await knex('users as o')
+    .join('users as m', function () {
+      this.on('m.id', 'o.manager_id').andOn('m.tenant_id', 'o.tenant_id');
+    })
+    .where({ 'o.tenant_id': tenantId, 'o.id': ownerId, 'm.status': 'active' })
+    .whereNull('m.deleted_at')
+    .first('m.id');
+  if (manager) return [manager.id];
+  return knex('users as u')
+    .join('roles as r', 'r.id', 'u.role_id')
+    .where({ 'u.tenant_id': tenantId, 'u.status': 'active' })
+    .whereNull('u.deleted_at')
+    .where('r.level', '>=', ADMIN_LEVEL)
+    .orderBy('u.id')
+    .pluck('u.id');
+}
+
+/** The display name of a registry record (`lead`, `opportunities`, …) of the tenant, or null. */
+export async function recordLabel(knex: Knex, tenantId: string, kindName: string, id: string): Promise<{ type: string; label: string } | null> {
+  const kind = recordKind(kindName);
+  if (!kind) return null;
+  const row = await knex(`${kind.table} as r`).where({ 'r.tenant_id': tenantId, 'r.id': id }).first(knex.raw(`${kind.label('r')} as label`));
+  return row ? { type: kind.type, label: row.label } : null;
+}
+
+/** A user of the tenant (not deleted): id and status, or undefined. */
+export const tenantUser = (knex: Knex, tenantId: string, id: string): Promise<{ id: string; status: string } | undefined> =>
+  knex('users').where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id', 'status');

@@ -1,0 +1,153 @@
+import { notifyUser, type NotificationInput } from '../commands/notifications/notify-user.js';
+import { mentionsIn } from '../domain/notifications.js';
+import type { RecordedEvent } from '../events/store/types.js';
+import { identityProjection } from '../projections/identity.js';
+import { leadsProjection } from '../projections/leads.js';
+import { opportunitiesProjection } from '../projections/opportunities.js';
+import type { Projection } from '../projections/projection.js';
+import { tasksProjection } from '../projections/tasks.js';
+import { workRequestsProjection } from '../projections/work-requests.js';
+import {
+  activeUsersNamed, escalationRecipients, leadSummary, opportunitySummary, recordLabel, taskSummary, userName, workRequestSummary,
+} from '../queries/notification-recipients.js';
+import { awaitProjection } from '../queries/projection-progress.js';
+import type { Saga, SagaContext } from './saga.js';
+
+type Trigger = (event: RecordedEvent<any>, context: SagaContext) => Promise<NotificationInput[]>;
+
+/** The read models a trigger reads, as of the event (each waits only for what it reads). */
+const readsAsOf = (context: SagaContext, event: RecordedEvent, ...projections: Projection[]) =>
+  Promise.all(projections.map((p) => awaitProjection(context.deps, p, event.position)));
+
+const leadName = (d: { firstName?: string | null; lastName?: string | null; company?: string | null; email?: string | null }) =>
+  [d.firstName, d.lastName].filter(Boolean).join(' ') || d.company || d.email || 'Lead';
+
+/** A user set (an owner, an assignee) by someone else: only then is there anyone to tell (checked before any read). */
+const byOther = (context: SagaContext, userId: string | null | undefined): userId is string => !!userId && userId !== context.command.userId;
+
+const actorName = async (context: SagaContext) => (await userName(context.deps.knex, context.command.tenantId, context.command.userId)) ?? 'Someone';
+
+const leadAssigned = async (context: SagaContext, leadId: string, ownerId: string, name: string): Promise<NotificationInput> => ({
+  userId: ownerId, type: 'lead_assigned', title: 'Lead assigned to you', message: `${await actorName(context)} assigned the lead ${name} to you`,
+  entityType: 'leads', entityId: leadId, variables: { leadName: name, assignedBy: await actorName(context) },
+});
+
+const taskAssigned = async (context: SagaContext, taskId: string, userId: string, title: string): Promise<NotificationInput> => ({
+  userId, type: 'task_assigned', title: 'Task assigned to you', message: `${await actorName(context)} assigned you the task "${title}"`,
+  entityType: 'tasks', entityId: taskId, variables: { taskTitle: title, assignedBy: await actorName(context) },
+});
+
+/** Stage moves, wins and losses of an opportunity tell its owner when someone else made them. */
+const opportunityMoved = (type: 'opportunity_stage_change' | 'opportunity_won' | 'opportunity_lost', verb: (stage: string) => string): Trigger => async (event, context) => {
+  await readsAsOf(context, event, opportunitiesProjection, identityProjection);
+  const deal = await opportunitySummary(context.deps.knex, context.command.tenantId, event.data.id);
+  if (!deal) return [];
+  const stage = event.data.toStageName as string;
+  return [{
+    userId: deal.ownerId, type, title: `${deal.name}: ${verb(stage)}`, message: `${await actorName(context)} ${verb(stage)} the opportunity ${deal.name}`,
+    entityType: 'opportunities', entityId: event.data.id, variables: { opportunityName: deal.name, stageName: stage, changedBy: await actorName(context) },
+  }];
+};
+
+/** A work request's lifecycle step tells `who` (its assignee or requester). */
+const workRequestStep = (
+  type: 'work_request_assigned' | 'work_request_accepted' | 'work_request_completed',
+  who: (event: RecordedEvent<any>, request: { requestedBy: string }) => string | null,
+  what: string,
+): Trigger => async (event, context) => {
+  await readsAsOf(context, event, workRequestsProjection, identityProjection);
+  const request = await workRequestSummary(context.deps.knex, context.command.tenantId, event.data.id);
+  const userId = request && who(event, request);
+  if (!request || !userId) return [];
+  return [{
+    userId, type, title: `${request.requestNumber} ${what}`, message: `${await actorName(context)}: ${request.requestNumber} "${request.title}" ${what}`,
+    entityType: 'work_requests', entityId: event.data.id, variables: { requestTitle: request.title, requestNumber: request.requestNumber },
+  }];
+};
+
+const slaNotice = (type: 'lead_sla_breached' | 'lead_sla_escalated', what: string, escalate: boolean): Trigger => async (event, context) => {
+  await readsAsOf(context, event, leadsProjection, identityProjection);
+  const { knex } = context.deps;
+  const lead = await leadSummary(knex, context.command.tenantId, event.data.id);
+  if (!lead) return [];
+  const recipients = [lead.ownerId, ...(escalate ? await escalationRecipients(knex, context.command.tenantId, lead.ownerId) : [])];
+  return [...new Set(recipients)].map((userId) => ({
+    userId, type, title: `${what}: ${lead.name}`, message: `The first response to the lead ${lead.name} ${escalate ? 'is overdue and was escalated' : 'is overdue'}`,
+    entityType: 'leads', entityId: event.data.id, variables: { leadName: lead.name },
+  }));
+};
+
+const TRIGGERS: Record<string, Trigger> = {
+  LeadCreated: async (event, context) =>
+    (byOther(context, event.data.ownerId) ? [await leadAssigned(context, event.data.id, event.data.ownerId, leadName(event.data))] : []),
+  LeadUpdated: async (event, context) => {
+    if (!byOther(context, event.data.changes.ownerId)) return [];
+    await readsAsOf(context, event, leadsProjection, identityProjection);
+    const lead = await leadSummary(context.deps.knex, context.command.tenantId, event.data.id);
+    return [await leadAssigned(context, event.data.id, event.data.changes.ownerId, lead?.name ?? 'Lead')];
+  },
+  TaskCreated: async (event, context) => (byOther(context, event.data.assignedTo) ? [await taskAssigned(context, event.data.id, event.data.assignedTo, event.data.title)] : []),
+  TaskUpdated: async (event, context) => {
+    if (!byOther(context, event.data.changes.assignedTo)) return [];
+    await readsAsOf(context, event, tasksProjection, identityProjection);
+    const task = await taskSummary(context.deps.knex, context.command.tenantId, event.data.id);
+    return [await taskAssigned(context, event.data.id, event.data.changes.assignedTo, event.data.changes.title ?? task?.title ?? 'Task')];
+  },
+  OpportunityStageChanged: opportunityMoved('opportunity_stage_change', (stage) => `moved to ${stage}`),
+  OpportunityWon: opportunityMoved('opportunity_won', () => 'won'),
+  OpportunityLost: opportunityMoved('opportunity_lost', () => 'lost'),
+  WorkRequestCreated: workRequestStep('work_request_assigned', (e) => e.data.assignedTo, 'was assigned to you'),
+  WorkRequestAssigned: workRequestStep('work_request_assigned', (e) => e.data.assignedTo, 'was assigned to you'),
+  WorkRequestAccepted: workRequestStep('work_request_accepted', (_e, r) => r.requestedBy, 'was accepted'),
+  WorkRequestCompleted: workRequestStep('work_request_completed', (_e, r) => r.requestedBy, 'was completed'),
+  LeadSlaBreached: slaNotice('lead_sla_breached', 'SLA breached', false),
+  LeadSlaEscalated: slaNotice('lead_sla_escalated', 'SLA escalated', true),
+  NoteAdded: async (event, context) => {
+    const { userIds, emails } = mentionsIn(String(event.data.content ?? ''));
+    if (!userIds.length && !emails.length) return [];
+    await readsAsOf(context, event, identityProjection);
+    const { knex } = context.deps;
+    const { tenantId } = context.command;
+    const mentioned = await activeUsersNamed(knex, tenantId, userIds, emails);
+    // The note's record: its stream is `<kind>-<id>` (lead-…, work_request-…).
+    const kindName = event.streamId.slice(0, -37);
+    const record = await recordLabel(knex, tenantId, kindName, event.data.recordId);
+    const author = await actorName(context);
+    const preview = String(event.data.content).slice(0, 200);
+    return mentioned.map((userId) => ({
+      userId, type: 'mention', title: `${author} mentioned you`, message: preview,
+      entityType: record?.type ?? null, entityId: record ? event.data.recordId : null,
+      variables: { mentionedBy: author, entityName: record?.label ?? 'a record', notePreview: preview },
+    }));
+  },
+  // Written by the forms module (stream `form_submission-<id>`): the form's creator hears of each submission.
+  FormSubmitted: async (event) => {
+    const { formCreatedBy, formName, entityType, entityId } = event.data as { formCreatedBy?: string; formName?: string; entityType?: string | null; entityId?: string | null };
+    if (!formCreatedBy) return [];
+    return [{
+      userId: formCreatedBy, type: 'form_submitted', title: `New submission: ${formName ?? 'form'}`, message: `The form ${formName ?? ''} was submitted`.replace('  ', ' '),
+      entityType: entityType ?? null, entityId: entityId ?? null, variables: { formName: formName ?? '' },
+    }];
+  },
+};
+
+/**
+ * Domain events that notify someone (lead, task and work request assignments, opportunity
+ * moves, lead SLA breaches and escalations, mentions in notes, form submissions), each to
+ * the users it concerns except the one who caused it. Ids derive from (saga, event, n), so
+ * a redelivered event creates no second notification and sends no second email.
+ */
+export const notificationsSaga: Saga = {
+  name: 'notifications',
+  handles: Object.keys(TRIGGERS),
+  async handle(event, context) {
+    const notices = await TRIGGERS[event.type](event, context);
+    const actor = context.command.userId;
+    let n = 0;
+    for (const notice of notices) {
+      const index = n++;
+      if (notice.userId === actor) continue;
+      await notifyUser(context.deps, context.command, notice, { id: context.idFor(index), eventIds: context.eventIds(index) });
+    }
+  },
+};

@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { ManualClock } from '../../src/infra/clock.js';
+import { allJobs } from '../../src/modules.js';
+import { Scheduler } from '../../src/sagas/scheduler.js';
+import { createUserAs, registerTenant, type Session } from '../support/identity.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { TestSmtpServer } from '../support/smtp.js';
+import { until } from '../support/wait.js';
+
+/** How long a test waits for the saga on a busy machine. */
+const SAGA_WAIT_MS = 30_000;
+
+/**
+ * /notifications through HTTP on a real SMTP listener: the in-app list and its read
+ * operations, preferences, templates and settings, the admin test notification, and email
+ * held by quiet hours or batched into the digest (the clock moved, the delivery job ticked).
+ */
+describe('notifications', () => {
+  let service: TestService;
+  let smtp: TestSmtpServer;
+  let clock: ManualClock;
+  let admin: Session;
+  let plain: Session;
+  let colleague: Session;
+  let other: Session;
+
+  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
+  const ok = async (method: string, path: string, body?: unknown, session: Session = admin) => {
+    const res = await call(method, path, body, session);
+    expect(res.status, `${method} ${path} ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);
+    return res.body;
+  };
+  /** The admin's test notification to `to`: in-app and email at once, whatever the schedule. */
+  const testNotice = async (to: Session, title = `Hello ${randomUUID().slice(0, 6)}`) =>
+    (await ok('POST', '/notifications/admin/test', { userId: to.user.id, title, message: 'Body <b>text</b>' })).notificationId as string;
+  const mailsTo = (email: string) => smtp.received.filter((m) => m.to.includes(email));
+  const runJob = async (name: string) => {
+    const jobs = allJobs(service.services);
+    const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+    expect(await scheduler.tick(jobs.find((j) => j.name === name)!)).to.equal(true);
+  };
+
+  before(async () => {
+    smtp = await TestSmtpServer.start();
+    clock = new ManualClock('2026-01-05T12:00:00Z');
+    service = await startTestService({ SMTP_URL: smtp.url }, { clock, schedule: false });
+    admin = await registerTenant(service);
+    plain = await createUserAs(service, admin, 'user');
+    colleague = await createUserAs(service, admin, 'user');
+    other = await registerTenant(service);
+  });
+  after(async () => {
+    await service.stop();
+    await smtp.stop();
+  });
+
+  describe('the in-app list', () => {
+    it('lists the caller’s notifications newest first with the unread count; read, read-all and dismiss change them', async () => {
+      const first = await testNotice(plain, 'First');
+      clock.advance(1_000);
+      const second = await testNotice(plain, 'Second');
+      clock.advance(1_000);
+      const third = await testNotice(plain, 'Third');
+
+      const list = await ok('GET', '/notifications', undefined, plain);
+      expect(list.data.map((n: any) => n.id)).to.deep.equal([third, second, first]);
+      expect(list.data[0]).to.include({ type: 'test', title: 'Third', message: 'Body <b>text</b>', isRead: false, readAt: null, entityType: null, entityId: null });
+      expect(list.meta).to.deep.equal({ total: 3, page: 1, limit: 20, totalPages: 1 });
+      expect((await ok('GET', '/notifications/unread-count', undefined, plain)).count).to.equal(3);
+
+      expect(await ok('PUT', `/notifications/${first}/read`, {}, plain)).to.deep.equal({ success: true });
+      expect(await ok('PUT', `/notifications/${first}/read`, {}, plain)).to.deep.equal({ success: true }); // again: nothing changes
+      const afterRead = await ok('GET', '/notifications', undefined, plain);
+      expect(afterRead.data.find((n: any) => n.id === first)).to.include({ isRead: true });
+      expect(afterRead.data.find((n: any) => n.id === first).readAt).to.be.a('string');
+      expect((await ok('GET', '/notifications?unreadOnly=true', undefined, plain)).data.map((n: any) => n.id)).to.deep.equal([third, second]);
+      expect((await ok('GET', '/notifications/unread-count', undefined, plain)).count).to.equal(2);
+
+      expect(await ok('DELETE', `/notifications/${second}/dismiss`, undefined, plain)).to.deep.equal({ success: true });
+      expect((await ok('GET', '/notifications', undefined, plain)).data.map((n: any) => n.id)).to.deep.equal([third, first]);
+      // Dismissed is gone: reading or dismissing it again is 404.
+      expect((await call('PUT', `/notifications/${second}/read`, {}, plain)).status).to.equal(404);
+      expect((await call('PUT', `/notifications/${second}/dismiss`, {}, plain)).status).to.equal(404);
+
+      expect(await ok('PUT', '/notifications/read-all', {}, plain)).to.deep.equal({ markedCount: 1, markedRead: 1 });
+      expect(await ok('PUT', '/notifications/read-all', {}, plain)).to.deep.equal({ markedCount: 0, markedRead: 0 });
+      expect((await ok('GET', '/notifications/unread-count', undefined, plain)).count).to.equal(0);
+
+      const events = (await service.services.store.readStream(`notification-${first}`)).map((e) => e.type);
+      expect(events).to.deep.equal(['NotificationCreated', 'NotificationRead']);
+      expect((await service.services.store.readStream(`notification-${second}`)).map((e) => e.type)).to.deep.equal(['NotificationCreated', 'NotificationDismissed']);
+    });
+
+    it('another user’s notification is 404 to read or dismiss, and another tenant’s too; none shows in their lists', async () => {
+      const mine = await testNotice(plain);
+      for (const session of [colleague, other, admin]) {
+        expect((await call('PUT', `/notifications/${mine}/read`, {}, session)).status).to.equal(404);
+        expect((await call('DELETE', `/notifications/${mine}/dismiss`, undefined, session)).status).to.equal(404);
+        expect((await ok('GET', '/notifications?limit=50', undefined, session)).data.map((n: any) => n.id)).to.not.include(mine);
+      }
+      expect((await call('PUT', '/notifications/not-an-id/read', {}, plain)).status).to.equal(404);
+      expect((await call('PUT', `/notifications/${randomUUID()}/read`, {}, plain)).status).to.equal(404);
+      expect((await ok('GET', '/notifications?limit=50', undefined, plain)).data.find((n: any) => n.id === mine)).to.include({ isRead: false });
+    });
+
+    it('bad input is 400 and changes nothing; no token is 401', async () => {
+      const mine = await testNotice(plain);
+      for (const [method, path] of [['GET', '/notifications'], ['GET', '/notifications/preferences'], ['PUT', `/notifications/${mine}/read`], ['PUT', '/notifications/read-all']]) {
+        expect((await service.request(method, `/api${path}`, method === 'PUT' ? {} : undefined)).status, `${method} ${path}`).to.equal(401);
+      }
+      for (const query of ['limit=0', 'limit=51', 'page=0', 'unreadOnly=yes']) expect((await call('GET', `/notifications?${query}`, undefined, plain)).status, query).to.equal(400);
+      expect((await call('PUT', `/notifications/${mine}/read`, { isRead: true }, plain)).status).to.equal(400);
+      expect((await call('PUT', '/notifications/read-all', { all: true }, plain)).status).to.equal(400);
+      expect((await ok('GET', '/notifications?limit=50', undefined, plain)).data.find((n: any) => n.id === mine)).to.include({ isRead: false });
+    });
+  });
+
+  describe('preferences', () => {
+    it('lists every event with its defaults; one or many can be set (spec and reference shapes), by any signed-in user', async () => {
+      const defaults = await ok('GET', '/notifications/preferences', undefined, plain);
+      expect(defaults.find((p: any) => p.event === 'lead_assigned')).to.deep.equal({
+        event: 'lead_assigned', label: 'Lead assigned to me', category: 'leads', channels: { inApp: true, email: true, push: false, sms: false },
+      });
+      expect(defaults.map((p: any) => p.event)).to.include.members(['task_due', 'opportunity_stage_change', 'mention', 'form_submitted']);
+
+      const one = await ok('PUT', '/notifications/preferences/task_due', { channels: { email: false } }, plain);
+      expect(one).to.deep.equal({ event: 'task_due', label: 'Task due', category: 'tasks', channels: { inApp: true, email: false, push: true, sms: false } });
+      const bulk = await ok('PUT', '/notifications/preferences/bulk', {
+        preferences: [{ event: 'mention', channels: { push: false } }, { eventType: 'lead_assigned', inApp: false, browserPush: true }],
+      }, plain);
+      expect(bulk.find((p: any) => p.event === 'mention').channels).to.deep.equal({ inApp: true, email: true, push: false, sms: false });
+      expect(bulk.find((p: any) => p.event === 'lead_assigned').channels).to.deep.equal({ inApp: false, email: true, push: true, sms: false });
+      await ok('PUT', '/notifications/preferences', { preferences: [{ eventType: 'lead_assigned', inApp: true }] }, plain);
+      expect((await ok('GET', '/notifications/preferences', undefined, plain)).find((p: any) => p.event === 'lead_assigned').channels.inApp).to.equal(true);
+      // Another user keeps the defaults.
+      expect((await ok('GET', '/notifications/preferences', undefined, colleague)).find((p: any) => p.event === 'task_due').channels.email).to.equal(true);
+    });
+
+    it('unknown events, odd flags and bad time zones are 400 and change nothing', async () => {
+      const before = await ok('GET', '/notifications/preferences', undefined, plain);
+      expect((await call('PUT', '/notifications/preferences/no_such_event', { channels: { email: false } }, plain)).status).to.equal(400);
+      expect((await call('PUT', '/notifications/preferences/__proto__', { channels: { email: false } }, plain)).status).to.equal(400);
+      expect((await call('PUT', '/notifications/preferences/task_due', { channels: { email: 'no' } }, plain)).status).to.equal(400);
+      expect((await call('PUT', '/notifications/preferences/bulk', { preferences: [{ event: 'task_due', channels: { email: true } }, { event: 'nope', channels: {} }] }, plain)).status).to.equal(400);
+      expect((await call('PUT', '/notifications/preferences/bulk', { preferences: [{ channels: {} }] }, plain)).status).to.equal(400);
+      expect((await call('PUT', '/notifications/preferences/time-zone', { timeZone: 'Mars/Olympus' }, plain)).status).to.equal(400);
+      expect(await ok('GET', '/notifications/preferences', undefined, plain)).to.deep.equal(before);
+    });
+
+    it('a user sets their own time zone (IANA); unset, the tenant’s applies', async () => {
+      expect(await ok('GET', '/notifications/preferences/time-zone', undefined, colleague)).to.deep.equal({ timeZone: null, effectiveTimeZone: 'UTC' });
+      expect(await ok('PUT', '/notifications/preferences/time-zone', { timeZone: 'Europe/Paris' }, colleague)).to.deep.equal({ timeZone: 'Europe/Paris', effectiveTimeZone: 'Europe/Paris' });
+      expect(await ok('PUT', '/notifications/preferences/time-zone', { timeZone: null }, colleague)).to.deep.equal({ timeZone: null, effectiveTimeZone: 'UTC' });
+    });
+
+    it('email switched off in the preferences: the notification is in-app only and no mail goes out', async () => {
+      const session = await createUserAs(service, admin, 'user');
+      await ok('PUT', '/notifications/preferences/mention', { channels: { email: false } }, session);
+      const note = await ok('POST', '/contacts', { lastName: 'Mentioned' });
+      await ok('POST', `/contacts/${note.id}/notes`, { content: `Hi @[Pat](${session.user.id}) see this` });
+      await until(async () => (await ok('GET', '/notifications', undefined, session)).data.length === 1, SAGA_WAIT_MS);
+      const [notice] = (await ok('GET', '/notifications', undefined, session)).data;
+      expect(notice).to.include({ type: 'mention', entityType: 'contacts', entityId: note.id });
+      expect(notice.channels).to.deep.equal(['inApp']);
+      expect(await service.services.knex('notification_deliveries').where({ notification_id: notice.id })).to.deep.equal([]);
+      expect(mailsTo(session.user.email)).to.deep.equal([]);
+    });
+  });
+
+  describe('administration', () => {
+    it('templates: listed per event, updated by an admin; a user gets 403; bad input 400; another tenant’s id 404', async () => {
+      const templates = await ok('GET', '/notifications/admin/templates');
+      const leadTemplate = templates.find((t: any) => t.event === 'lead_assigned');
+      expect(leadTemplate).to.include({ channel: 'email', subject: 'New lead assigned: {{leadName}}', isActive: true });
+      expect(leadTemplate.variables).to.include('leadName');
+      expect((await call('GET', '/notifications/admin/templates', undefined, plain)).status).to.equal(403);
+      expect((await call('PUT', `/notifications/admin/templates/${leadTemplate.id}`, { subject: 'x' }, plain)).status).to.equal(403);
+      expect((await call('PUT', `/notifications/admin/templates/${leadTemplate.id}`, { subject: '' })).status).to.equal(400);
+      expect((await call('PUT', `/notifications/admin/templates/${leadTemplate.id}`, { isActive: 'yes' })).status).to.equal(400);
+      expect((await call('PUT', `/notifications/admin/templates/${leadTemplate.id}`, { subject: 'x' }, other)).status).to.equal(404);
+      expect((await call('PUT', `/notifications/admin/templates/${randomUUID()}`, { subject: 'x' })).status).to.equal(404);
+      const updated = await ok('PUT', `/notifications/admin/templates/${leadTemplate.id}`, { subject: 'Lead for you: {{leadName}}', body: 'Dear {{user.firstName}}, {{message}}' });
+      expect(updated).to.include({ id: leadTemplate.id, subject: 'Lead for you: {{leadName}}', body: 'Dear {{user.firstName}}, {{message}}', isActive: true });
+      expect((await ok('GET', '/notifications/admin/templates', undefined, other)).find((t: any) => t.event === 'lead_assigned').subject).to.equal('New lead assigned: {{leadName}}');
+    });
+
+    it('settings: defaults, partial updates, 400 on bad values, 403 for a user', async () => {
+      const defaults = await ok('GET', '/notifications/admin/settings', undefined, other);
+      expect(defaults).to.deep.equal({
+        emailEnabled: true, pushEnabled: true, smsEnabled: false, digestFrequency: 'daily', digestTime: '09:00', quietHoursEnabled: false,
+        quietHoursStart: '22:00', quietHoursEnd: '07:00', timeZone: 'UTC', smtpConfigured: true, smsproviderConfigured: false, vapidConfigured: false,
+      });
+      expect((await call('GET', '/notifications/admin/settings', undefined, plain)).status).to.equal(403);
+      expect((await call('PUT', '/notifications/admin/settings', { quietHoursEnabled: true }, plain)).status).to.equal(403);
+      for (const bad of [{ digestTime: '25:00' }, { digestFrequency: 'weekly' }, { quietHoursStart: '7:00' }, { timeZone: 'Nowhere/Land' }, { emailEnabled: 'true' }, { unknown: 1 }]) {
+        expect((await call('PUT', '/notifications/admin/settings', bad, other)).status, JSON.stringify(bad)).to.equal(400);
+      }
+      const changed = await ok('PUT', '/notifications/admin/settings', { digestTime: '08:30', timeZone: 'America/New_York' }, other);
+      expect(changed).to.include({ digestTime: '08:30', timeZone: 'America/New_York', digestFrequency: 'daily', quietHoursEnabled: false });
+      expect((await ok('GET', '/notifications/admin/settings')).digestTime).to.equal('09:00');
+    });
+
+    it('the test notification: another tenant’s or an unknown user is 404, a user may not send one, bad bodies are 400', async () => {
+      expect((await call('POST', '/notifications/admin/test', { userId: other.user.id, title: 'x', message: 'y' })).status).to.equal(404);
+      expect((await call('POST', '/notifications/admin/test', { userId: randomUUID(), title: 'x', message: 'y' })).status).to.equal(404);
+      expect((await call('POST', '/notifications/admin/test', { userId: plain.user.id, title: 'x', message: 'y' }, plain)).status).to.equal(403);
+      expect((await call('POST', '/notifications/admin/test', { userId: plain.user.id, title: '', message: 'y' })).status).to.equal(400);
+      expect((await call('POST', '/notifications/admin/test', { userId: 'x', title: 'x', message: 'y' })).status).to.equal(400);
+    });
+  });
+
+  describe('email', () => {
+    it('the test notification reaches a real SMTP listener, rendered from the template with the values escaped in HTML', async () => {
+      const session = await createUserAs(service, admin, 'user');
+      const res = await ok('POST', '/notifications/admin/test', { userId: session.user.id, title: 'Ping', message: 'Fish & <chips>' });
+      expect(res).to.include({ success: true });
+      expect(res.channels).to.deep.equal(['inApp', 'email']);
+      const body = await smtp.waitFor(session.user.email);
+      expect(body).to.include('Subject: Test notification: Ping');
+      expect(body).to.include('Fish &amp; &lt;chips&gt;');
+      expect(body).to.include('Fish & <chips>');
+      const deliveries = await ok('GET', '/notifications/admin/deliveries?status=sent');
+      expect(deliveries.data.find((d: any) => d.notificationId === res.notificationId)).to.include({ channel: 'email', status: 'sent', type: 'test' });
+    });
+
+    it('the tenant’s email switch off: no email, in-app still', async () => {
+      const tenant = await registerTenant(service);
+      const user = await createUserAs(service, tenant, 'user');
+      await ok('PUT', '/notifications/admin/settings', { emailEnabled: false }, tenant);
+      const res = await ok('POST', '/notifications/admin/test', { userId: user.user.id, title: 'Quiet', message: 'x' }, tenant);
+      expect(res.channels).to.deep.equal(['inApp']);
+      await ok('POST', '/notifications/admin/test', { userId: tenant.user.id, title: 'Ping', message: 'x' }, tenant);
+      expect(mailsTo(user.user.email)).to.deep.equal([]);
+    });
+
+    it('a failed delivery shows to admins as failed, with the SMTP error; the mail-retry job sends it later', async () => {
+      const session = await createUserAs(service, admin, 'user');
+      smtp.rejecting = true;
+      let id: string;
+      try {
+        id = await testNotice(session, 'Bounced');
+      } finally {
+        smtp.rejecting = false;
+      }
+      const failed = await ok('GET', '/notifications/admin/deliveries?status=failed');
+      const row = failed.data.find((d: any) => d.notificationId === id);
+      expect(row).to.include({ status: 'failed', attempts: 1 });
+      expect(row.error).to.match(/mailbox unavailable/);
+      expect((await call('GET', '/notifications/admin/deliveries?status=failed', undefined, plain)).status).to.equal(403);
+      expect((await call('GET', '/notifications/admin/deliveries?status=lost')).status).to.equal(400);
+      expect((await ok('GET', '/notifications/admin/deliveries?status=failed', undefined, other)).data).to.deep.equal([]);
+      await runJob('mail-retry');
+      await smtp.waitFor(session.user.email);
+      expect((await ok('GET', '/notifications/admin/deliveries?status=sent')).data.map((d: any) => d.notificationId)).to.include(id);
+    });
+
+    it('SMS (tenant switch on, a phone in international form): sent with the test notice; held by quiet hours like email, never digested', async () => {
+      const tenant = await registerTenant(service);
+      const phoned = await createUserAs(service, tenant, 'user', { phone: '+33 6 12 34 56 78' });
+      const unphoned = await createUserAs(service, tenant, 'user');
+      const texts = () => service.services.knex('text_outbox').where({ to_number: '+33612345678' }).orderBy('created_at').select('body', 'kind', 'channel', 'status');
+      const before = await ok('POST', '/notifications/admin/test', { userId: phoned.user.id, title: 'Ping', message: 'hello' }, tenant);
+      expect(before.channels).to.deep.equal(['inApp', 'email']); // SMS is off by default
+      await ok('PUT', '/notifications/admin/settings', { smsEnabled: true }, tenant);
+      const sent = await ok('POST', '/notifications/admin/test', { userId: phoned.user.id, title: 'Ping', message: 'hello' }, tenant);
+      expect(sent.channels).to.deep.equal(['inApp', 'email', 'sms']);
+      expect(await texts()).to.deep.equal([{ body: 'Ping: hello', kind: 'notification', channel: 'sms', status: 'stored' }]);
+      const deliveries = await ok('GET', '/notifications/admin/deliveries?status=stored', undefined, tenant);
+      expect(deliveries.data.filter((d: any) => d.notificationId === sent.notificationId).map((d: any) => d.channel)).to.deep.equal(['sms']);
+      expect((await ok('POST', '/notifications/admin/test', { userId: unphoned.user.id, title: 'Ping', message: 'x' }, tenant)).channels).to.deep.equal(['inApp', 'email']);
+
+      await ok('PUT', '/notifications/preferences/mention', { channels: { sms: true } }, phoned);
+      await ok('PUT', '/notifications/admin/settings', { quietHoursEnabled: true, digestFrequency: 'daily' }, tenant);
+      const contact = await ok('POST', '/contacts', { lastName: 'Texted' }, tenant);
+      clock.set('2026-01-05T23:00:00Z');
+      await ok('POST', `/contacts/${contact.id}/notes`, { content: `@[P](${phoned.user.id}) call me` }, tenant);
+      await until(async () => (await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant)).data.length === 2, SAGA_WAIT_MS);
+      const held = (await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant)).data;
+      expect(held.map((d: any) => [d.channel, d.dueAt, d.digest])).to.have.deep.members([
+        ['email', '2026-01-06T09:00:00.000Z', true],
+        ['sms', '2026-01-06T07:00:00.000Z', false],
+      ]);
+      clock.set('2026-01-06T07:00:00Z');
+      await runJob('notification-deliveries');
+      expect((await texts()).map((t: any) => t.body)).to.deep.equal(['Ping: hello', 'Ada Admin mentioned you: @[P](' + phoned.user.id + ') call me']);
+      clock.set('2026-01-05T12:00:00Z');
+    });
+
+    it('quiet hours hold an email until they end (in the user’s time zone); with the digest on, held mail is batched into one digest at its hour', async () => {
+      const tenant = await registerTenant(service);
+      const night = await createUserAs(service, tenant, 'user');
+      const paris = await createUserAs(service, tenant, 'user');
+      await ok('PUT', '/notifications/preferences/time-zone', { timeZone: 'Europe/Paris' }, paris);
+      await ok('PUT', '/notifications/admin/settings', { quietHoursEnabled: true, quietHoursStart: '22:00', quietHoursEnd: '07:00', digestFrequency: 'none' }, tenant);
+      const contact = await ok('POST', '/contacts', { lastName: 'Night' }, tenant);
+      const mention = (who: Session) => ok('POST', `/contacts/${contact.id}/notes`, { content: `@[x](${who.user.id}) ping ${randomUUID().slice(0, 4)}` }, tenant);
+      const noticesOf = async (who: Session, n: number) => until(async () => (await ok('GET', '/notifications', undefined, who)).meta.total === n, SAGA_WAIT_MS);
+
+      // 22:30 UTC: quiet for the UTC user; 23:30 in Paris, quiet there too.
+      clock.set('2026-01-05T22:30:00Z');
+      await mention(night);
+      await mention(paris);
+      await noticesOf(night, 1);
+      await noticesOf(paris, 1);
+      const held = await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant);
+      expect(held.data.map((d: any) => [d.userId, d.dueAt])).to.have.deep.members([
+        [night.user.id, '2026-01-06T07:00:00.000Z'],
+        [paris.user.id, '2026-01-06T06:00:00.000Z'], // 07:00 in Paris
+      ]);
+      await runJob('notification-deliveries');
+      expect(mailsTo(night.user.email).length + mailsTo(paris.user.email).length).to.equal(0);
+
+      clock.set('2026-01-06T06:00:00Z');
+      await runJob('notification-deliveries');
+      await smtp.waitFor(paris.user.email);
+      expect(mailsTo(night.user.email)).to.deep.equal([]);
+      clock.set('2026-01-06T07:00:00Z');
+      await runJob('notification-deliveries');
+      expect(await smtp.waitFor(night.user.email)).to.include('Subject: You were mentioned in a note');
+      await runJob('notification-deliveries');
+      expect(mailsTo(night.user.email)).to.have.length(1);
+
+      // The digest: two held mentions go as one mail at 09:00, none at 07:00.
+      await ok('PUT', '/notifications/admin/settings', { digestFrequency: 'daily', digestTime: '09:00' }, tenant);
+      clock.set('2026-01-06T23:00:00Z');
+      await mention(night);
+      clock.advance(60_000);
+      await mention(night);
+      await noticesOf(night, 3);
+      clock.set('2026-01-07T07:00:00Z');
+      await runJob('notification-deliveries');
+      expect(mailsTo(night.user.email)).to.have.length(1);
+      clock.set('2026-01-07T09:00:00Z');
+      await runJob('notification-deliveries');
+      await until(() => mailsTo(night.user.email).length === 2, SAGA_WAIT_MS);
+      const digest = mailsTo(night.user.email)[1].raw;
+      expect(digest).to.include('Subject: Your notifications digest (2)');
+      await runJob('notification-deliveries');
+      expect(mailsTo(night.user.email)).to.have.length(2);
+      expect((await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant)).data).to.deep.equal([]);
+      clock.set('2026-01-05T12:00:00Z');
+    });
+  });
+});
