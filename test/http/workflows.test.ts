@@ -421,6 +421,25 @@ describe('workflow webhooks and messages, end to end', () => {
     expect(receiver.received.filter((r) => r.url.startsWith('/crm-hook'))[1].headers.authorization).to.equal('Bearer s3cret');
   });
 
+  it('send_notification gives the record owner an in-app notification of type workflow, once', async () => {
+    const marker = `note-${randomUUID().slice(0, 8)}`;
+    const wf = (
+      await call('POST', '/workflows', {
+        name: 'tell the owner',
+        triggerModule: 'leads',
+        triggerType: 'lead_created',
+        triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
+        actions: [{ actionType: 'send_notification', config: { to: 'owner', title: 'New lead {{trigger.lastName}}', message: 'From {{trigger.source}}' } }],
+      })
+    ).body;
+    const lead = (await call('POST', '/leads', { lastName: 'Noticed', source: marker })).body;
+    const run = await onlyRun(wf.id);
+    expect(run.status, JSON.stringify(run)).to.equal('completed');
+    const mine = (await call('GET', '/notifications')).body.data.filter((n: any) => n.entityId === lead.id);
+    expect(mine.map((n: any) => [n.type, n.title, n.message, n.entityType])).to.deep.equal([['workflow', 'New lead Noticed', `From ${marker}`, 'leads']]);
+    expect(run.steps[0].result).to.deep.equal({ userId: admin.user.id, notificationId: mine[0].id });
+  });
+
   it('a webhook to a private, link-local or metadata address is refused and fails its run; nothing is sent', async () => {
     for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data/', `http://127.0.0.1:${receiver.port + 1}/other-port`]) {
       const marker = `ssrf-${randomUUID().slice(0, 8)}`;

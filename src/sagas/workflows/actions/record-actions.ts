@@ -1,5 +1,6 @@
 import { DomainError } from '../../../domain/errors.js';
-import { displayValue, interpolate } from '../../../domain/workflow-templates.js';
+import { displayValue, fieldOf, interpolate } from '../../../domain/workflow-templates.js';
+import { notifyUser } from '../../../commands/notifications/notify-user.js';
 import { handleCommand } from '../../../commands/aggregate.js';
 import { updateAccount, updateContact } from '../../../commands/records/record-commands.js';
 import { updateLead } from '../../../commands/leads/lead-commands.js';
@@ -266,4 +267,20 @@ export const createOpportunityAction: ActionHandler = {
   },
 };
 
-export const RECORD_ACTIONS: ActionHandler[] = [assignOwner, updateField, addTag, createTaskAction, createOpportunityAction];
+
+/** In-app (and per the user's preferences, email and SMS) notification of type `workflow` to the record's owner, the trigger's user or a named user. */
+export const sendNotificationAction: ActionHandler = {
+  actionType: 'send_notification',
+  async run(input) {
+    const { config, trigger } = input;
+    const owner = (fieldOf(trigger.record, 'ownerId') ?? fieldOf(trigger.record, 'assignedTo')) as string | undefined;
+    const userId = config.to === 'specific' ? String(config.specificUserId ?? '') : config.to === 'trigger_user' ? trigger.userId : owner;
+    if (!userId) throw new ActionFailed('send_notification has nobody to notify (no owner, or no specificUserId)');
+    const title = interpolate(displayValue(config.title) || 'Workflow Alert', trigger.record).slice(0, 255);
+    const message = interpolate(displayValue(config.message), trigger.record).slice(0, 5000);
+    const notified = await notifyUser(input.deps, input.command, { userId, type: 'workflow', title, message, entityType: moduleOf(input), entityId: trigger.entityId }, { id: input.idFor(0), eventIds: input.eventIds(0) });
+    return notified ? { userId, notificationId: notified.id } : { userId, skipped: true, reason: 'the user is not active or wants no workflow notifications' };
+  },
+};
+
+export const RECORD_ACTIONS: ActionHandler[] = [assignOwner, updateField, addTag, createTaskAction, createOpportunityAction, sendNotificationAction];
