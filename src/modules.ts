@@ -62,6 +62,12 @@ import { migration0024WorkRequestSettings } from './projections/migrations/0024_
 import { workRequestSettingsProjection } from './projections/work-request-settings.js';
 import { migration0025WorkRequests } from './projections/migrations/0025_work_requests.js';
 import { workRequestsProjection } from './projections/work-requests.js';
+import { dashboardRouter } from './http/dashboard/index.js';
+import { publicDashboardRouter } from './http/dashboard/shares.js';
+import { dashboardSettingsProjection } from './projections/dashboard-settings.js';
+import { migration0044SalesAnalytics } from './projections/migrations/0044_sales_analytics.js';
+import { migration0045DashboardSettings } from './projections/migrations/0045_dashboard_settings.js';
+import { salesAnalyticsProjection } from './projections/sales-analytics.js';
 import type { Migration } from './projections/migrations/index.js';
 import type { Projection } from './projections/projection.js';
 import { productsProjection } from './projections/products.js';
@@ -268,6 +274,18 @@ export const modules: ModuleManifest[] = [
     projections: [workRequestsProjection],
     migrations: [migration0025WorkRequests],
     reads: ['work-requests', 'record-timeline'],
+  },
+  {
+    // Dashboard figures (issue 17) from the `sales-analytics` projection; quarter targets and share tokens (`dashboard-settings`).
+    name: 'dashboard',
+    routes: [
+      // Before `/dashboard`, whose authentication would otherwise answer a shared link first.
+      { path: '/dashboard/public', router: publicDashboardRouter, public: true },
+      { path: '/dashboard', router: dashboardRouter },
+    ],
+    projections: [salesAnalyticsProjection, dashboardSettingsProjection],
+    migrations: [migration0044SalesAnalytics, migration0045DashboardSettings],
+    reads: ['dashboard-settings'],
   },
 ];
 
