@@ -41,8 +41,10 @@ export function monthOf(now: Date): { from: Date; to: Date } {
   return { from: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)), to: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };
 }
 
-/** The window of equal length that ends where this one starts (score-card's previous period). */
-export const previousWindow = (f: DashboardFilter): DashboardFilter => ({ ...f, from: new Date(2 * f.from.getTime() - f.to.getTime()), to: f.from });
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
+
+/** The window of equal length that ends where this one starts (score-card's previous period), from the year 1 at the earliest. */
+export const previousWindow = (f: DashboardFilter): DashboardFilter => ({ ...f, from: new Date(Math.max(EARLIEST, 2 * f.from.getTime() - f.to.getTime())), to: f.from });
 
 /** Live leads of the tenant in scope (and pipeline), aliased `l`. */
 export function scopedLeads(knex: Knex, f: DashboardFilter): Knex.QueryBuilder {
