@@ -703,6 +703,15 @@ describe('rebuild equals live, for every event type', () => {
       const doomedWr = await call(t, 'POST', '/work-requests', { typeId: wrType.body.id, title: 'Temp', requestData: { brief: 'x' } });
       expect((await call(t, 'DELETE', `/work-requests/${doomedWr.body.id}`)).status).to.equal(200);
 
+      // Dashboard: a target made, changed (to a team) and deleted, one kept for a user; a share token made and revoked, one kept.
+      const target = await call(t, 'POST', '/dashboard/targets', { name: `Objectif 🎯 ${unique()}`, metric: 'revenue_won', targetValue: 12_500.5, period: '2026-Q1' });
+      await call(t, 'PUT', `/dashboard/targets/${target.body.id}`, { targetValue: 20_000, teamId: wrTeam.body.id, unit: 'EUR' });
+      await call(t, 'DELETE', `/dashboard/targets/${target.body.id}`);
+      await call(t, 'POST', '/dashboard/targets', { name: `Appels ${unique()}`, metric: 'activities', targetValue: 40, period: '2026-Q2', userId: rep.id });
+      const share = await call(t, 'POST', '/dashboard/share', { scope: 'team' });
+      await call(t, 'DELETE', `/dashboard/share/${share.body.id}`);
+      await call(t, 'POST', '/dashboard/share', { scope: 'all' });
+
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });
       expect(waiting.slaDueAt, 'the seeded SLA policy gives new leads a deadline').to.be.a('string');
