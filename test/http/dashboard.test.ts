@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { connectDatabase } from '../../src/infra/database.js';
@@ -388,6 +389,7 @@ describe('dashboard', () => {
     it('an admin sets quarter targets; target-progress measures them for the target\'s user, team or tenant', async () => {
       tenantTarget = await ok('POST', '/dashboard/targets', { name: 'Q1 wins', metric: 'deals_won', targetValue: 4, period: '2026-q1' }, sessions.admin);
       expect(tenantTarget).to.include({ name: 'Q1 wins', metric: 'deals_won', targetValue: 4, unit: 'count', period: '2026-Q1', userId: null, teamId: null });
+      expect((await service.services.store.readStream(`target-${tenantTarget.id}`)).map((e) => [e.type, e.metadata.userId])).to.deep.equal([['TargetCreated', userIds.admin]]);
       const teamId = (await call('GET', '/teams')).body.data?.[0]?.id ?? (await call('GET', '/teams')).body[0].id;
       await ok('POST', '/dashboard/targets', { name: 'East leads', metric: 'leads_created', targetValue: 10, period: '2026-Q1', teamId }, sessions.admin);
       await ok('POST', '/dashboard/targets', { name: 'U1 revenue', metric: 'revenue_won', targetValue: 1000, period: '2026-Q1', userId: userIds.u1 }, sessions.admin);
@@ -435,6 +437,10 @@ describe('dashboard', () => {
       expect(res.body.leadPipeline).to.deep.equal(await get('lead-pipeline?scope=all'));
       expect((await call('GET', '/dashboard/share')).body.map((s: { id: string }) => s.id)).to.deep.equal([share.id]);
       expect(JSON.stringify((await call('GET', '/dashboard/share')).body)).to.not.include(share.token);
+      // The event holds the token's SHA-256, never the token.
+      const [event] = await service.services.store.readStream(`dashboard_share-${share.id}`);
+      expect(event).to.deep.include({ type: 'DashboardShareCreated', data: { id: share.id, scope: 'all', pipelineId: null, tokenHash: createHash('sha256').update(share.token).digest('hex') } });
+      expect(JSON.stringify([event.data, event.metadata])).to.not.include(share.token);
 
       expect((await call('POST', '/dashboard/share', {}, sessions.manager)).status).to.equal(403);
       expect((await call('DELETE', `/dashboard/share/${share.id}`, undefined, other)).status).to.equal(404);

@@ -89,11 +89,14 @@ const AGE_RANGES: [string, number][] = [['Today', 1], ['1-3 days', 3], ['3-7 day
 
 /** Open leads (neither converted nor disqualified) in scope by days since their last activity (or creation), in age order. */
 export async function leadAging(knex: Knex, f: DashboardFilter) {
-  const rows = await scopedLeads(knex, f).whereNull('l.converted_at').whereNull('l.disqualified_at').select(knex.raw('coalesce(l.last_activity_at, l.created_at) as since'));
-  const counts = AGE_RANGES.map(([ageRange]) => ({ ageRange, count: 0 }));
-  for (const { since } of rows) {
-    const days = (f.now.getTime() - new Date(since).getTime()) / DAY_MS;
-    counts[AGE_RANGES.findIndex(([, below]) => days < below)].count += 1;
-  }
-  return counts;
+  // The clock's own ISO text, so the expression needs no bindings and GROUP BY can name it.
+  const idleDays = `extract(epoch from (timestamptz '${f.now.toISOString()}' - coalesce(l.last_activity_at, l.created_at))) / 86400`;
+  const bucket = `case ${AGE_RANGES.slice(0, -1).map(([, below], i) => `when ${idleDays} < ${below} then ${i}`).join(' ')} else ${AGE_RANGES.length - 1} end`;
+  const rows = await scopedLeads(knex, f)
+    .whereNull('l.converted_at')
+    .whereNull('l.disqualified_at')
+    .groupBy('bucket')
+    .select(knex.raw(`${bucket} as bucket`), knex.raw('count(*)::int as count'));
+  const counts = new Map(rows.map((r: any) => [r.bucket, r.count]));
+  return AGE_RANGES.map(([ageRange], i) => ({ ageRange, count: (counts.get(i) as number | undefined) ?? 0 }));
 }
