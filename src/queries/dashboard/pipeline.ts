@@ -16,16 +16,25 @@ function stagesOf(knex: Knex, f: DashboardFilter, module: 'leads' | 'opportuniti
   return q;
 }
 
+/**
+ * Open deals' count and Σ amount: as they stood at `asOf` (the history), or now (the facts
+ * alone: the same figures without the history's joins).
+ */
+function openDeals(knex: Knex, f: DashboardFilter) {
+  const figures = (amount: string) => [knex.raw('count(*)::int as count'), knex.raw(`coalesce(sum(${amount}), 0) as value`)];
+  if (f.asOf) return opportunitiesAsOf(knex, f, f.asOf).where('i.state', 'open').first(...figures('a.amount'));
+  return scopedOpportunities(knex, f).where('o.state', 'open').first(...figures('o.amount'));
+}
+
 /** The headline figures (definitions in README "API notes → Dashboard"). */
 export async function dashboardStats(knex: Knex, f: DashboardFilter) {
-  const asOf = f.asOf ?? f.now;
   const [leads, open, closed] = await Promise.all([
     scopedLeads(knex, f).first(
       knex.raw('count(*)::int as total'),
       knex.raw('count(*) filter (where l.created_at >= ? and l.created_at < ?)::int as new_leads', [f.from, f.to]),
       knex.raw('count(*) filter (where l.converted_at >= ? and l.converted_at < ?)::int as converted', [f.from, f.to]),
     ),
-    opportunitiesAsOf(knex, f, asOf).where('i.state', 'open').first(knex.raw('count(*)::int as count'), knex.raw('coalesce(sum(a.amount), 0) as value')),
+    openDeals(knex, f),
     scopedOpportunities(knex, f).modify(inPeriod('o.closed_at', f)).first(
       knex.raw(`count(*) filter (where o.state = 'won')::int as won`),
       knex.raw(`coalesce(sum(o.amount) filter (where o.state = 'won'), 0) as won_value`),
@@ -62,9 +71,13 @@ export async function leadPipeline(knex: Knex, f: DashboardFilter) {
 export async function opportunityPipeline(knex: Knex, f: DashboardFilter) {
   const [stages, sums] = await Promise.all([
     stagesOf(knex, f, 'opportunities'),
-    opportunitiesAsOf(knex, f, f.asOf ?? f.now)
-      .groupBy('i.stage_id')
-      .select('i.stage_id', knex.raw('count(*)::int as count'), knex.raw('coalesce(sum(a.amount), 0) as total'), knex.raw('coalesce(sum(a.amount * coalesce(i.probability, 0) / 100), 0) as weighted')),
+    f.asOf
+      ? opportunitiesAsOf(knex, f, f.asOf)
+          .groupBy('i.stage_id')
+          .select('i.stage_id', knex.raw('count(*)::int as count'), knex.raw('coalesce(sum(a.amount), 0) as total'), knex.raw('coalesce(sum(a.amount * coalesce(i.probability, 0) / 100), 0) as weighted'))
+      : scopedOpportunities(knex, f)
+          .groupBy('o.stage_id')
+          .select('o.stage_id', knex.raw('count(*)::int as count'), knex.raw('coalesce(sum(o.amount), 0) as total'), knex.raw('coalesce(sum(o.amount * o.probability / 100), 0) as weighted')),
   ]);
   const byStage = new Map(sums.map((r: any) => [r.stage_id, r]));
   return stages.map((s: any) => {
