@@ -112,6 +112,8 @@ function opportunityFigures(o: OpportunityHttpResult): Figure[] {
   return [
     ...reference(httpFigures('httpOpportunityCreate', 'POST /api/opportunities', o.create, `${o.connections} connections; account, stage and settings checked, waits for the projections`, {})),
     ...reference(httpFigures('httpOpportunityForecast', 'GET /api/opportunities/forecast', o.forecast, `${o.connections} connections; current quarter of ${o.opportunities} deals (${o.forecastDeals} open in it)`, {})),
+    ...reference(httpFigures('httpDashboardStats', 'GET /api/dashboard/stats?scope=all', o.dashboardStats, `${o.connections} connections; ${o.opportunities} deals, this month`, {})),
+    ...reference(httpFigures('httpDashboardPipelineAsOf', 'GET /api/dashboard/opportunity-pipeline?asOf=90 days ago', o.dashboardPipelineAsOf, `${o.connections} connections; ${o.opportunities} deals, stage and amount history`, {})),
   ];
 }
 

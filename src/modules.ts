@@ -75,6 +75,12 @@ import { migration0048Reports } from './projections/migrations/0048_reports.js';
 import { migration0049MailAttachments } from './projections/migrations/0049_mail_attachments.js';
 import { reportsProjection } from './projections/reports.js';
 import { runDueSchedules } from './sagas/report-schedules.js';
+import { dashboardRouter } from './http/dashboard/index.js';
+import { publicDashboardRouter } from './http/dashboard/shares.js';
+import { dashboardSettingsProjection } from './projections/dashboard-settings.js';
+import { migration0044SalesAnalytics } from './projections/migrations/0044_sales_analytics.js';
+import { migration0045DashboardSettings } from './projections/migrations/0045_dashboard_settings.js';
+import { salesAnalyticsProjection } from './projections/sales-analytics.js';
 import type { Migration } from './projections/migrations/index.js';
 import { seedMissingNotificationSettings } from './commands/notifications/notification-commands.js';
 import { notificationsRouter } from './http/notifications/index.js';
@@ -361,6 +367,18 @@ export const modules: ModuleManifest[] = [
     ],
     upgradeSeeds: [{ what: 'notification templates', run: seedMissingNotificationSettings }],
     reads: ['notifications'],
+  },
+  {
+    // Dashboard figures (issue 17) from the `sales-analytics` projection; quarter targets and share tokens (`dashboard-settings`).
+    name: 'dashboard',
+    routes: [
+      // Before `/dashboard`, whose authentication would otherwise answer a shared link first.
+      { path: '/dashboard/public', router: publicDashboardRouter, public: true },
+      { path: '/dashboard', router: dashboardRouter },
+    ],
+    projections: [salesAnalyticsProjection, dashboardSettingsProjection],
+    migrations: [migration0044SalesAnalytics, migration0045DashboardSettings],
+    reads: ['dashboard-settings'],
   },
 ];
 

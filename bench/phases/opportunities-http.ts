@@ -14,6 +14,9 @@ const CATCH_UP_MS = 180_000;
 export interface OpportunityHttpResult {
   create: LoadResult;
   forecast: LoadResult;
+  /** GET /dashboard/stats?scope=all and the opportunity pipeline as of 90 days ago, over the same deals (the `sales-analytics` projection). */
+  dashboardStats: LoadResult;
+  dashboardPipelineAsOf: LoadResult;
   /** Live opportunities of the tenant the forecast ran over, and how many of them it counted. */
   opportunities: number;
   forecastDeals: number;
@@ -69,5 +72,18 @@ export async function measureOpportunityHttp(
   const forecastDeals = first.byStage.reduce((sum, s) => sum + s.count, 0);
   if (forecastDeals === 0 || first.closedWon === 0 || first.closedLost === 0) throw new Error(`the forecast counted nothing: ${JSON.stringify(first).slice(0, 300)}`);
   const forecast = await timed(`GET ${forecastPath}`, () => client.request('GET', forecastPath));
-  return { create, forecast, opportunities: await total(), forecastDeals, connections };
+
+  // The dashboard reads its own projection: wait until it has every deal too (its pipeline counts every live deal by stage).
+  const pipelineDeals = async () => (await client.json<{ count: number }[]>('GET', '/api/dashboard/opportunity-pipeline?scope=all')).reduce((sum, s) => sum + s.count, 0);
+  while ((await pipelineDeals()) < expected) {
+    if (performance.now() - seedStartedAt > CATCH_UP_MS) throw new Error('the sales-analytics projection did not catch up with the seeded opportunities');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const statsPath = '/api/dashboard/stats?scope=all';
+  const stats = await client.json<{ wonDeals: number; totalOpportunities: number }>('GET', statsPath);
+  if (stats.totalOpportunities === 0) throw new Error(`the dashboard counted nothing: ${JSON.stringify(stats)}`);
+  const dashboardStats = await timed(`GET ${statsPath}`, () => client.request('GET', statsPath));
+  const asOfPath = `/api/dashboard/opportunity-pipeline?scope=all&asOf=${new Date(Date.now() - 90 * 86_400_000).toISOString()}`;
+  const dashboardPipelineAsOf = await timed('GET /api/dashboard/opportunity-pipeline?asOf=-90d', () => client.request('GET', asOfPath));
+  return { create, forecast, dashboardStats, dashboardPipelineAsOf, opportunities: await total(), forecastDeals, connections };
 }

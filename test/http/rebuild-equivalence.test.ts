@@ -126,7 +126,7 @@ describe('rebuild equals live, for every event type', () => {
   });
 
   it('a seeded random run through HTTP writes every event type, and every projection rebuilt from the log equals its live tables row by row', async function () {
-    // The deterministic part grows with every module; on a busy 2-core machine it alone took over 100 s.
+    // The deterministic phase grows with every module (about 160 s when the machine is quiet-ish); 2 cores shared with other runs need the margin.
     this.timeout(360_000);
     const seed = Random.seedFrom('EQUIV_SEED');
     const operations = Number(process.env.EQUIV_OPS ?? 300);
@@ -790,6 +790,14 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'DELETE', `/forms/${formCopy.body.id}`);
       const formSubmit = await call(t, 'POST', `/forms/public/${t.admin.tenant.slug}/${form.body.token}/submit`, { nom: `Visiteur ${unique()}`, courriel: `visiteur-${unique()}@example.com`, offre: 'ete', cf_canal: 'web' });
       await call(t, 'POST', `/forms/${form.body.id}/submissions/${formSubmit.body.submissionId}/retry-webhook`);
+      // Dashboard: a target made, changed (to a team) and deleted, one kept for a user; a share token made and revoked, one kept.
+      const target = await call(t, 'POST', '/dashboard/targets', { name: `Objectif 🎯 ${unique()}`, metric: 'revenue_won', targetValue: 12_500.5, period: '2026-Q1' });
+      await call(t, 'PUT', `/dashboard/targets/${target.body.id}`, { targetValue: 20_000, teamId: wrTeam.body.id, unit: 'EUR' });
+      await call(t, 'DELETE', `/dashboard/targets/${target.body.id}`);
+      await call(t, 'POST', '/dashboard/targets', { name: `Appels ${unique()}`, metric: 'activities', targetValue: 40, period: '2026-Q2', userId: rep.id });
+      const share = await call(t, 'POST', '/dashboard/share', { scope: 'team' });
+      await call(t, 'DELETE', `/dashboard/share/${share.body.id}`);
+      await call(t, 'POST', '/dashboard/share', { scope: 'all' });
 
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });

@@ -578,6 +578,32 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('dashboard targets, share tokens and figures', async () => {
+    const target = (await call('POST', '/dashboard/targets', { name: 'Odd', metric: 'deals_won', targetValue: 3, period: '2026-Q1' })).body;
+    const doomed = (await call('POST', '/dashboard/targets', { name: 'Doomed', metric: 'revenue_won', targetValue: 3, period: '2026-Q2' })).body;
+    const share = (await call('POST', '/dashboard/share', { scope: 'own' })).body;
+    const targetFields = ['name', 'metric', 'targetValue', 'unit', 'period', 'userId', 'teamId'];
+    const failures = await fuzz([
+      ['POST', '/dashboard/targets', targetFields],
+      ['PUT', `/dashboard/targets/${target.id}`, targetFields],
+      ['DELETE', `/dashboard/targets/${doomed.id}`, []],
+      ['POST', '/dashboard/share', ['scope', 'pipelineId']],
+      ['DELETE', `/dashboard/share/${share.id}`, []],
+    ]);
+    const figures = ['stats', 'lead-pipeline', 'opportunity-pipeline', 'revenue-trend', 'top-performers', 'recent-activities', 'upcoming-tasks', 'target-progress', 'score-card', 'deal-velocity', 'targets'];
+    for (const figure of figures) {
+      for (const query of ['scope=__proto__', 'scope[]=all', 'from=0001-01-01', 'to=9999-12-31', 'asOf=%00', 'pipelineId=toString', 'metricKey=constructor', 'metrics=,,', 'limit=1e9', 'days=abc', 'quarter=__proto__', 'period[a]=1']) {
+        const res = await call('GET', `/dashboard/${figure}?${query}`);
+        if (res.status >= 500) failures.push(`GET /dashboard/${figure}?${query} → ${res.status}`);
+      }
+    }
+    for (const token of ['%00', 'a'.repeat(500), '__proto__', '..%2F..']) {
+      const res = await service.request('GET', `/api/dashboard/public/${token}`);
+      if (res.status !== 404) failures.push(`GET /dashboard/public/${token.slice(0, 20)} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });
@@ -623,7 +649,7 @@ describe('robustness: odd input never causes a 500', () => {
   });
 
   it('date filters refuse dates PostgreSQL or a client could not hold (outside 0001–9999) with 400', async () => {
-    const filters = ['/admin/audit-trail?from=', '/admin/audit-trail?to=', '/leads/sla/summary?dateFrom=', '/leads/sla/summary?dateTo=', '/tasks?dueBefore=', '/tasks?dueAfter=', '/opportunities?expectedCloseBefore=', '/opportunities?expectedCloseAfter='];
+    const filters = ['/admin/audit-trail?from=', '/admin/audit-trail?to=', '/leads/sla/summary?dateFrom=', '/leads/sla/summary?dateTo=', '/tasks?dueBefore=', '/tasks?dueAfter=', '/opportunities?expectedCloseBefore=', '/opportunities?expectedCloseAfter=', '/dashboard/stats?asOf=', '/dashboard/opportunity-pipeline?asOf='];
     const before = await call('GET', '/admin/audit-trail?limit=1');
     for (const filter of filters) {
       for (const date of ['99999-01-01', '-271821-04-20', '294277-01-01', '%2B275760-09-13', '0000-12-31', '10000-01-01T00:00:00Z']) {
