@@ -440,6 +440,58 @@ describe('workflow webhooks and messages, end to end', () => {
     expect(run.steps[0].result).to.deep.equal({ userId: admin.user.id, notificationId: mine[0].id });
   });
 
+  it('a public form submit creates a lead through the same command as the API, which fires a lead_created workflow; the submitter gets the form\'s email', async () => {
+    const marker = `form-${randomUUID().slice(0, 8)}`;
+    const wf = (
+      await call('POST', '/workflows', {
+        name: 'web leads',
+        triggerModule: 'leads',
+        triggerType: 'lead_created',
+        triggerFilters: { logic: 'AND', conditions: [{ field: 'lastName', operator: 'equals', value: marker }] },
+        actions: [{ actionType: 'create_task', config: { title: 'Call back {{trigger.email}}' } }],
+      })
+    ).body;
+    const form = (
+      await call('POST', '/forms', {
+        name: 'Contact us',
+        status: 'active',
+        fields: [{ type: 'text', name: 'last', label: 'Name', required: true }, { type: 'email', name: 'email', label: 'Email', required: true }],
+        submitActions: [
+          { type: 'create_lead', enabled: true, fieldMapping: { lastName: 'last', email: 'email' } },
+          { type: 'send_email', enabled: true, emailFieldName: 'email', subject: 'Thanks {{last}}', body: 'We will call you.' },
+        ],
+      })
+    ).body;
+    const email = `${marker}@example.com`;
+    const submitted = await service.request('POST', `/api/forms/public/${admin.tenant.slug}/${form.token}/submit`, { last: marker, email });
+    expect(submitted.status, JSON.stringify(submitted.body)).to.equal(201);
+    const leadId = submitted.body.createdEntities.leadId;
+    const run = await onlyRun(wf.id);
+    expect(run).to.include({ status: 'completed', triggerEntityId: leadId });
+    const tasks = (await call('GET', `/tasks?entityType=lead&entityId=${leadId}`)).body.data;
+    expect(tasks.map((t: any) => t.title)).to.deep.equal([`Call back ${email}`]);
+    expect(await smtp.waitFor(email)).to.contain('We will call you.');
+  });
+
+  it('create_opportunity makes one opportunity on the trigger account, with the account\'s owner', async () => {
+    const marker = `opp-${randomUUID().slice(0, 8)}`;
+    const wf = (
+      await call('POST', '/workflows', {
+        name: 'open a deal',
+        triggerModule: 'accounts',
+        triggerType: 'account_created',
+        triggerFilters: { logic: 'AND', conditions: [{ field: 'industry', operator: 'equals', value: marker }] },
+        actions: [{ actionType: 'create_opportunity', config: { name: 'First deal with {{trigger.name}}', amount: 1200 } }],
+      })
+    ).body;
+    const account = (await call('POST', '/accounts', { name: 'Globex', industry: marker })).body;
+    const run = await onlyRun(wf.id);
+    expect(run.status, JSON.stringify(run)).to.equal('completed');
+    const { opportunityId } = run.steps[0].result;
+    const deal = (await call('GET', `/opportunities/${opportunityId}`)).body;
+    expect(deal).to.include({ name: 'First deal with Globex', accountId: account.id, amount: 1200, ownerId: admin.user.id });
+  });
+
   it('a webhook to a private, link-local or metadata address is refused and fails its run; nothing is sent', async () => {
     for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data/', `http://127.0.0.1:${receiver.port + 1}/other-port`]) {
       const marker = `ssrf-${randomUUID().slice(0, 8)}`;
