@@ -425,7 +425,8 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
-  it('workflows', async () => {
+  it('workflows', async function () {
+    this.timeout(180_000);
     const valid = { name: 'Odd flow', triggerModule: 'leads', triggerType: 'lead_updated' };
     const wf = (await call('POST', '/workflows', { ...valid, actions: [{ actionType: 'add_tag', config: { tag: 'x' } }] })).body;
     const doomed = (await call('POST', '/workflows', valid)).body;

@@ -61,9 +61,14 @@ const configRules: Partial<Record<(typeof ACTION_TYPES)[number], z.ZodType>> = {
   send_email: emailConfigSchema.refine((c) => !!(c.to?.trim() || c.toEmail?.trim()), 'send_email needs to (record_email, owner_email or an address)'),
   send_sms: textConfigSchema.refine((c) => !!(c.to?.trim() || c.toPhone?.trim()), 'send_sms needs to (record_phone, owner_phone or a number)'),
   send_chatapp: textConfigSchema.refine((c) => !!(c.to?.trim() || c.toPhone?.trim()), 'send_chatapp needs to (record_phone, owner_phone or a number)'),
+  // Not `.and()`: an intersection of two transforming schemas throws when their outputs differ (a URL with spaces, trimmed on one side).
   webhook: z
     .object({ url: httpUrl, timeoutSeconds: z.number().int().min(1).max(WEBHOOK_MAX_TIMEOUT_SECONDS).optional() })
-    .and(webhookConfigSchema),
+    .passthrough()
+    .superRefine((config, ctx) => {
+      const result = webhookConfigSchema.safeParse(config);
+      if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', path: issue.path.map(String), message: issue.message });
+    }),
   wait: z
     .object({ days: z.number().min(0).max(365).optional(), hours: z.number().min(0).max(8760).optional(), minutes: z.number().min(0).max(525600).optional(), seconds: z.number().min(0).max(31536000).optional() })
     .refine((c) => ((c.days ?? 0) * 86400 + (c.hours ?? 0) * 3600 + (c.minutes ?? 0) * 60 + (c.seconds ?? 0)) <= 366 * 86400, 'a wait of at most a year'),
