@@ -1,17 +1,8 @@
 import type { DomainEvent } from './domain-event.js';
-import type { ConditionGroup, WorkflowAction, WorkflowModule } from '../domain/workflows.js';
+import type { WorkflowAction, WorkflowDefinition } from '../domain/workflows.js';
 
 /** A workflow's definition as one version: every edit stores the whole of it again with the next version number. */
-export interface WorkflowVersion {
-  id: string;
-  version: number;
-  name: string;
-  description: string | null;
-  triggerModule: WorkflowModule;
-  triggerType: string;
-  triggerFilters: ConditionGroup;
-  actions: WorkflowAction[];
-}
+export type WorkflowVersion = WorkflowDefinition & { id: string; version: number };
 
 export type WorkflowEvent =
   | DomainEvent<'WorkflowCreated', WorkflowVersion & { isActive: boolean }>

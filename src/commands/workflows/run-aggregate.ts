@@ -1,6 +1,5 @@
 import { conflict } from '../../domain/errors.js';
-import type { WorkflowAction } from '../../domain/workflows.js';
-import type { RunTrigger, WorkflowRunEvent } from '../../events/workflows.js';
+import type { WorkflowRunEvent } from '../../events/workflows.js';
 import type { Aggregate } from '../aggregate.js';
 
 export interface StepRecord {
@@ -10,18 +9,12 @@ export interface StepRecord {
 
 export type RunState =
   | { status: 'absent' }
-  | {
+  | (Started & {
       status: 'running' | 'waiting' | 'completed' | 'failed';
-      id: string;
-      workflowId: string;
-      version: number;
-      actions: WorkflowAction[];
-      trigger: RunTrigger;
-      depth: number;
       /** By step id: what each step already did, so a run carried on again skips it. */
       steps: Record<string, StepRecord>;
       resumeAt: string | null;
-    };
+    });
 
 type Started = Extract<WorkflowRunEvent, { type: 'WorkflowRunStarted' }>['data'];
 type StepDone = Extract<WorkflowRunEvent, { type: 'WorkflowStepCompleted' }>['data'];
@@ -44,10 +37,8 @@ export const runAggregate: Aggregate<RunState, WorkflowRunEvent, RunCommand> = {
   initialState: { status: 'absent' },
   evolve(state, event) {
     switch (event.type) {
-      case 'WorkflowRunStarted': {
-        const { id, workflowId, version, actions, trigger, depth } = event.data;
-        return { status: 'running', id, workflowId, version, actions, trigger, depth, steps: {}, resumeAt: null };
-      }
+      case 'WorkflowRunStarted':
+        return { ...event.data, status: 'running', steps: {}, resumeAt: null };
       case 'WorkflowStepCompleted': {
         const next = withStep(state, event.data.stepId, { status: 'completed', result: event.data.result });
         // The step that completes a wait is the wait itself: the run goes on.
