@@ -20,14 +20,16 @@ export async function awaitProjection(
   projection: Projection,
   position: Position,
   timeoutMs = 10_000,
+  /** Also the event at `position` itself must be applied (default: only those before it). */
+  inclusive = false,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
     const checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
     if (isAtOrAfter(checkpoint, position)) return;
     const gap = await deps.store.readAll({ from: checkpoint, maxCount: GAP_PAGE });
-    const before = gap.filter((e) => comparePositions(e.position, position) < 0);
-    const reachesPosition = before.length < gap.length;
+    const before = gap.filter((e) => comparePositions(e.position, position) < (inclusive ? 1 : 0));
+    const reachesPosition = gap.some((e) => isAtOrAfter(e.position, position));
     if (reachesPosition && !before.some((e) => handles(projection, e.type))) return;
     if (Date.now() >= deadline) throw new Error(`projection ${projection.name} has not reached ${position.commit}/${position.prepare} yet`);
     await sleep(pause);

@@ -9,7 +9,9 @@ import { auditTrailProjection } from '../../src/projections/audit-trail.js';
 import { ProjectionEngine } from '../../src/projections/engine.js';
 import type { Projection } from '../../src/projections/projection.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
+import { awaitProjection } from '../../src/queries/projection-progress.js';
 import { applyPage, runProjection } from '../../src/projections/runner.js';
+import { newEvent } from '../support/events.js';
 import { until } from '../support/wait.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { counterAggregate, counterProjection, createCounterTable } from '../support/probe-module.js';
@@ -87,6 +89,36 @@ describe('projections', () => {
       const error = await applyPage(deps(), counterProjection, null, page).catch((e) => e);
       expect(error).to.be.instanceOf(CheckpointMovedError);
       expect(await counters()).to.have.length(1);
+    });
+  });
+
+  describe('awaiting a projection', () => {
+    it('answers at once for the events before a position, and waits for the event at it only when asked to, also when that event is the last in the log', async () => {
+      await createCounters(1, 1);
+      const abort = new AbortController();
+      const running = runProjection(deps(), counterProjection, { abort: abort.signal, batchSize: 5 });
+      const applied = (await db.store.headPosition())!;
+      await until(async () => (await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters'))?.prepare === applied.prepare);
+      abort.abort();
+      await running;
+
+      await createCounters(1, 0);
+      const head = (await db.store.headPosition())!;
+      await awaitProjection(deps(), counterProjection, head, 200);
+      let waitedFor: unknown;
+      await awaitProjection(deps(), counterProjection, head, 200, true).catch((error: unknown) => (waitedFor = error));
+      expect(String(waitedFor)).to.match(/has not reached/);
+
+      const again = new AbortController();
+      const catchingUp = runProjection(deps(), counterProjection, { abort: again.signal, batchSize: 5 });
+      await awaitProjection(deps(), counterProjection, head, 10_000, true);
+      expect(await counters()).to.have.length(2);
+      again.abort();
+      await catchingUp;
+
+      // Its stored checkpoint stays behind over events it does not handle: such an event at the head is no reason to wait.
+      await db.store.appendToStream(`noise-${randomUUID()}`, [newEvent('ProbeNoiseHappened', {})], { expectedRevision: 'no_stream' });
+      await awaitProjection(deps(), counterProjection, (await db.store.headPosition())!, 200, true);
     });
   });
 

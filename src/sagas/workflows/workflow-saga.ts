@@ -4,6 +4,12 @@ import { groupHolds, MAX_WORKFLOW_DEPTH, normaliseConditions, type WorkflowActio
 import type { RecordedEvent } from '../../events/store/types.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { workflowsProjection } from '../../projections/workflows.js';
+import { accountsProjection } from '../../projections/accounts.js';
+import { contactsProjection } from '../../projections/contacts.js';
+import { identityProjection } from '../../projections/identity.js';
+import { leadsProjection } from '../../projections/leads.js';
+import { opportunitiesProjection } from '../../projections/opportunities.js';
+import { tasksProjection } from '../../projections/tasks.js';
 import { awaitProjection } from '../../queries/projection-progress.js';
 import type { Saga, SagaDeps } from '../saga.js';
 import type { ActionHandler } from './action.js';
@@ -15,6 +21,8 @@ import { possibleTriggers, TRIGGER_EVENT_TYPES, triggersOf } from './triggers.js
 
 /** Every action type's handler (wait and branch are the executor's own). */
 export const ACTION_HANDLERS = new Map<string, ActionHandler>([...RECORD_ACTIONS, webhookAction, ...messageActions].map((handler) => [handler.actionType, handler]));
+
+const RECORD_PROJECTIONS = [leadsProjection, contactsProjection, accountsProjection, opportunitiesProjection, tasksProjection, identityProjection];
 
 export const runIdOf = (workflowId: string, eventId: string) => deterministicId('workflow-run', workflowId, eventId);
 
@@ -57,6 +65,8 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
       if (!match) return;
       const workflows = candidates.filter((w) => match.types.includes(w.trigger_type));
       if (workflows.length === 0) return;
+      // Actions check references against the record read models (an opportunity's account, an assignee, an owner's load): as of this event at least.
+      await Promise.all(RECORD_PROJECTIONS.map((projection) => awaitProjection(deps, projection, event.position, 10_000, true)));
       const depth = (await depthOf(deps, event)) + 1;
       for (const workflow of workflows) {
         if (!groupHolds(normaliseConditions(workflow.trigger_filters), match.record, match.previous)) continue;
