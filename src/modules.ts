@@ -31,6 +31,8 @@ import { formsProjection } from './projections/forms.js';
 import { migration0041Forms } from './projections/migrations/0041_forms.js';
 import { notificationPushRouter } from './http/notification-push.js';
 import { migration0040Push } from './projections/migrations/0040_push.js';
+import { migration0043PushOutbox } from './projections/migrations/0043_push_outbox.js';
+import { retryFailedPushes } from './commands/notifications/push-outbox.js';
 import { pushSubscriptionsProjection } from './projections/push-subscriptions.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
@@ -350,7 +352,10 @@ export const modules: ModuleManifest[] = [
     name: 'notification-push',
     routes: [{ path: '/notifications', router: notificationPushRouter }],
     projections: [pushSubscriptionsProjection],
-    migrations: [migration0040Push],
+    // 0043: the push outbox (notifications' pushes, their outcome and retries).
+    migrations: [migration0040Push, migration0043PushOutbox],
+    // Pushes that reached none of the user's browsers are tried again with backoff, then kept as failed.
+    jobs: (services) => [{ name: 'push-retry', cron: '* * * * *', run: () => retryFailedPushes(services) }],
     reads: ['push-subscriptions'],
   },
   {

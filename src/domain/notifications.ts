@@ -165,3 +165,6 @@ export function mentionsIn(content: string): { userIds: string[]; emails: string
   const emails = [...content.matchAll(/(?:^|[\s(,;])@([A-Za-z0-9._%+'-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})/g)].map((m) => m[1].toLowerCase().replace(/\.$/, ''));
   return { userIds: [...new Set(userIds)], emails: [...new Set(emails)] };
 }
+
+/** The web client's path to the record a notification is about, if any. */
+export const actionUrlOf = (entityType: string | null, entityId: string | null) => (entityType && entityId ? `/${entityType.replace(/_/g, '-')}/${entityId}` : '');

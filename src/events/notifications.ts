@@ -2,14 +2,15 @@ import type { Channel, ChannelFlags, NotificationSettings } from '../domain/noti
 import type { DomainEvent } from './domain-event.js';
 
 /**
- * One outside delivery of a notification (email or SMS; push is the push module's),
+ * One outside delivery of a notification (email, browser push or SMS),
  * decided when the notification was created: when it may go (held by quiet hours, or
  * batched into a digest: email only) and the message it carries. `messageId` is the id it
  * is sent under in the mail or text outbox: a digest's deliveries share the digest's id, so
- * they go as one mail, once. An SMS has no subject or HTML (empty).
+ * they go as one mail, once. An SMS has no subject or HTML (empty); a push carries the
+ * title as its subject and no HTML.
  */
 export interface NotificationDelivery {
-  channel: 'email' | 'sms';
+  channel: 'email' | 'sms' | 'push';
   dueAt: string;
   digest: boolean;
   messageId: string;

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { DEFAULT_NOTIFICATION_SETTINGS, NOTIFICATION_TYPE_NAMES, typeInfo, type NotificationSettings } from '../domain/notifications.js';
+import { actionUrlOf, DEFAULT_NOTIFICATION_SETTINGS, NOTIFICATION_TYPE_NAMES, typeInfo, type NotificationSettings } from '../domain/notifications.js';
 import { paginate } from './pagination.js';
 
 /** A notification as clients see it (spec "Notification shapes"). */
@@ -85,10 +85,10 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
  * A delivery's status: its message's outbox status once handed over (stored, sent,
- * failed: the mail-retry and text-retry jobs send failed ones again), before that `held`
+ * failed: the mail-retry, text-retry and push-retry jobs send failed ones again), before that `held`
  * (not due yet) or `pending`.
  */
-const statusSql = `coalesce(m.status, x.status, case when d.due_at > ? then 'held' else 'pending' end)`;
+const statusSql = `coalesce(m.status, x.status, p.status, case when d.due_at > ? then 'held' else 'pending' end)`;
 
 export async function listDeliveries(knex: Knex, tenantId: string, now: Date, filter: { page: number; limit: number; status?: DeliveryStatus }) {
   const query = knex('notification_deliveries as d')
@@ -98,10 +98,13 @@ export async function listDeliveries(knex: Knex, tenantId: string, now: Date, fi
     .leftJoin('text_outbox as x', function () {
       this.on('x.id', 'd.message_id').andOnVal('d.channel', 'sms');
     })
+    .leftJoin('push_outbox as p', function () {
+      this.on('p.id', 'd.message_id').andOnVal('d.channel', 'push');
+    })
     .join('notifications as n', 'n.id', 'd.notification_id')
     .where('d.tenant_id', tenantId)
     .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])
-    .select('d.id', 'd.notification_id', 'd.user_id', 'd.channel', 'd.due_at', 'd.digest', 'd.subject', 'n.type', knex.raw('coalesce(m.error, x.error) as error'), knex.raw('coalesce(m.attempts, x.attempts) as attempts'), knex.raw('coalesce(m.sent_at, x.sent_at) as sent_at'), knex.raw(`${statusSql} as status`, [now]));
+    .select('d.id', 'd.notification_id', 'd.user_id', 'd.channel', 'd.due_at', 'd.digest', 'd.subject', 'n.type', knex.raw('coalesce(m.error, x.error, p.error) as error'), knex.raw('coalesce(m.attempts, x.attempts, p.attempts) as attempts'), knex.raw('coalesce(m.sent_at, x.sent_at, p.sent_at) as sent_at'), knex.raw(`${statusSql} as status`, [now]));
   if (filter.status) query.whereRaw(`${statusSql} = ?`, [now, filter.status]);
   return paginate(query, filter.page, filter.limit, (r) => ({
     id: r.id, notificationId: r.notification_id, userId: r.user_id, type: r.type, channel: r.channel, dueAt: r.due_at, digest: r.digest,
@@ -110,8 +113,11 @@ export async function listDeliveries(knex: Knex, tenantId: string, now: Date, fi
 }
 
 export interface DueDelivery {
-  channel: 'email' | 'sms';
+  channel: 'email' | 'sms' | 'push';
   messageId: string;
+  notificationId: string;
+  /** What a push opens: the record the notification is about. */
+  url?: string;
   tenantId: string;
   userId: string;
   digest: boolean;
@@ -131,6 +137,7 @@ export async function dueDeliveries(knex: Knex, now: Date, limit: number): Promi
     .join('users as u', function () {
       this.on('u.id', 'd.user_id').andOn('u.tenant_id', 'd.tenant_id');
     })
+    .join('notifications as n', 'n.id', 'd.notification_id')
     .where('d.due_at', '<=', now)
     // A day back at most: the job then reads a bounded range of the due-time index, not every delivery ever sent.
     .where('d.due_at', '>', new Date(now.getTime() - DELIVERY_WINDOW_MS))
@@ -138,11 +145,12 @@ export async function dueDeliveries(knex: Knex, now: Date, limit: number): Promi
     .whereNull('u.deleted_at')
     .whereNotExists((q) => q.select(knex.raw('1')).from('mail_outbox as m').whereRaw(`m.id = d.message_id and d.channel = 'email'`))
     .whereNotExists((q) => q.select(knex.raw('1')).from('text_outbox as x').whereRaw(`x.id = d.message_id and d.channel = 'sms'`))
+    .whereNotExists((q) => q.select(knex.raw('1')).from('push_outbox as p').whereRaw(`p.id = d.message_id and d.channel = 'push'`))
     .orderBy([{ column: 'd.due_at' }, { column: 'd.created_at' }, { column: 'd.id' }])
     .limit(limit)
-    .select('d.channel', 'd.message_id', 'd.tenant_id', 'd.user_id', 'd.digest', 'd.subject', 'd.text_body', 'd.html_body', 'u.email', 'u.phone');
+    .select('d.channel', 'd.message_id', 'd.notification_id', 'd.tenant_id', 'd.user_id', 'd.digest', 'd.subject', 'd.text_body', 'd.html_body', 'u.email', 'u.phone', 'n.entity_type', 'n.entity_id');
   return rows.map((r: any) => ({
-    channel: r.channel, messageId: r.message_id, tenantId: r.tenant_id, userId: r.user_id, digest: r.digest, subject: r.subject, text: r.text_body, html: r.html_body,
+    channel: r.channel, messageId: r.message_id, notificationId: r.notification_id, url: actionUrlOf(r.entity_type, r.entity_id) || undefined, tenantId: r.tenant_id, userId: r.user_id, digest: r.digest, subject: r.subject, text: r.text_body, html: r.html_body,
     email: r.email, phone: r.phone,
   }));
 }

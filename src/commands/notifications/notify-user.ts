@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { planDelivery } from '../../domain/notification-schedule.js';
-import { renderHtml, renderTemplate, typeInfo, type Channel, type NotificationType } from '../../domain/notifications.js';
+import { actionUrlOf, renderHtml, renderTemplate, typeInfo, type Channel, type NotificationType } from '../../domain/notifications.js';
 import type { NotificationDelivery } from '../../events/notifications.js';
 import type { Position } from '../../events/store/types.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
@@ -12,11 +12,14 @@ import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } f
 import { notificationAggregate } from './notification-aggregate.js';
 import { channelsFor, notificationPreferencesAggregate } from './notification-preferences.js';
 import { emailTemplateFor, notificationSettingsAggregate } from './notification-settings.js';
+import { hasPushTarget, type PushDeliveryDeps } from './push-delivery.js';
+import { sendPush } from './push-outbox.js';
 
 export interface NotifyDeps extends CommandDeps {
   knex: Knex;
   mailer: Mailer;
   textMessages: TextMessenger;
+  config: PushDeliveryDeps['config'];
 }
 
 export interface NotificationInput {
@@ -54,6 +57,19 @@ interface Recipient {
 const recipientOf = (knex: Knex, tenantId: string, userId: string): Promise<Recipient | undefined> =>
   knex('users').where({ id: userId, tenant_id: tenantId }).whereNull('deleted_at').first('email', 'phone', 'first_name', 'status');
 
+/** Who a delivery goes to: their address, number and browsers. */
+export interface DeliveryRecipient {
+  userId: string;
+  email: string;
+  phone: string | null;
+}
+
+/** What a delivery carries besides its message: what a push opens. */
+export interface DeliveryContext {
+  notificationId?: string;
+  url?: string;
+}
+
 /** An SMS carries the title and message, cut to three SMS segments. */
 const SMS_MAX = 480;
 
@@ -61,10 +77,20 @@ const SMS_MAX = 480;
  * Hands one delivery (or a digest's, as one mail) to its outbox under its message id: a
  * repeat sends nothing twice, a failure is recorded there for the retry jobs, never thrown.
  */
-export async function handOver(deps: NotifyDeps, tenantId: string, to: { email: string; phone: string | null }, delivery: Pick<NotificationDelivery, 'channel' | 'messageId' | 'subject' | 'text' | 'html'> & { digest?: boolean }) {
+export async function handOver(
+  deps: NotifyDeps,
+  tenantId: string,
+  to: DeliveryRecipient,
+  delivery: Pick<NotificationDelivery, 'channel' | 'messageId' | 'subject' | 'text' | 'html'> & { digest?: boolean } & DeliveryContext,
+) {
   if (delivery.channel === 'email') {
     const kind = delivery.digest ? 'notification_digest' : 'notification';
     await deps.mailer.send({ id: delivery.messageId, tenantId, kind, to: to.email, subject: delivery.subject, text: delivery.text, html: delivery.html });
+    return;
+  }
+  if (delivery.channel === 'push') {
+    const payload = { title: delivery.subject, message: delivery.text, ...(delivery.url ? { url: delivery.url } : {}), ...(delivery.notificationId ? { notificationId: delivery.notificationId } : {}) };
+    await sendPush(deps, { id: delivery.messageId, tenantId, userId: to.userId, kind: 'notification', payload });
     return;
   }
   const phone = to.phone && toE164(to.phone);
@@ -72,19 +98,17 @@ export async function handOver(deps: NotifyDeps, tenantId: string, to: { email: 
   if (phone) await deps.textMessages.send({ id: delivery.messageId, tenantId, kind: 'notification', channel: 'sms', to: phone, body: delivery.text });
 }
 
-/** The web client's path to the record a notification is about, if any. */
-const actionUrlOf = (entityType: string | null, entityId: string | null) => (entityType && entityId ? `/${entityType.replace(/_/g, '-')}/${entityId}` : '');
 
 /** The mail id of the digest sent to a user at `dueAt`: every delivery batched into it shares it. */
 export const digestMailId = (tenantId: string, userId: string, dueAt: Date) => deterministicId('notification-digest', tenantId, userId, dueAt.toISOString());
 
 /**
  * Notifies one user of the caller's tenant per their preferences and the tenant's global
- * settings: records the notification (in-app) and decides its email and SMS deliveries (at
- * once, held until quiet hours end, or email batched into the digest). What is due now goes
- * out at once through the mail or text outbox (its id derived from the notification, so a
- * repeat sends once); held ones go with the `notification-deliveries` job. Push is not sent
- * here. Answers the notification's id and the position of its event (null when it existed
+ * settings: records the notification (in-app) and decides its email, push and SMS deliveries
+ * (at once, held until quiet hours end, or email batched into the digest). What is due now
+ * goes out at once through the mail, push or text outbox (its id derived from the
+ * notification, so a repeat sends once); held ones go with the `notification-deliveries`
+ * job. Push goes only to a user with a browser subscribed under the tenant's keys. Answers the notification's id and the position of its event (null when it existed
  * already), or null when the user is not an active user of the tenant or wants this type on
  * no channel.
  *
@@ -102,6 +126,7 @@ export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: N
   const channels: Channel[] = [];
   if (wanted.inApp) channels.push('inApp');
   if (wanted.email && tenant.settings.emailEnabled) channels.push('email');
+  if (wanted.push && tenant.settings.pushEnabled && (await hasPushTarget(deps.knex, ctx.tenantId, input.userId))) channels.push('push');
   // SMS needs the tenant's switch and a phone number in international form on the user.
   if (wanted.sms && tenant.settings.smsEnabled && recipient.phone && toE164(recipient.phone)) channels.push('sms');
   if (channels.length === 0) return null;
@@ -129,6 +154,14 @@ export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: N
       html: renderHtml(active.body, variables),
     });
   }
+  if (channels.includes('push')) {
+    // Like an SMS, a push is held through quiet hours but never digested.
+    const plan = planFor(true);
+    deliveries.push({
+      channel: 'push', dueAt: plan.dueAt.toISOString(), digest: false, messageId: deterministicId('notification-push', id),
+      subject: input.title.slice(0, 500), text: input.message, html: '',
+    });
+  }
   if (channels.includes('sms')) {
     const plan = planFor(true);
     const text = `${input.title}: ${input.message}`;
@@ -144,7 +177,7 @@ export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: N
   const decided = created ? (created.data as typeof fields).deliveries : [];
   for (const delivery of decided) {
     if (delivery.digest || new Date(delivery.dueAt) > now) continue;
-    await handOver(deps, ctx.tenantId, recipient, delivery);
+    await handOver(deps, ctx.tenantId, { userId: input.userId, ...recipient }, { ...delivery, notificationId: id, url: actionUrlOf(entityType, entityId) || undefined });
   }
   return { id, position: result.position };
 }

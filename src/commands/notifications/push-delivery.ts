@@ -48,6 +48,12 @@ async function targetsOf(knex: Knex, tenantId: string, userId: string, generatio
     .select('s.endpoint', 'k.p256dh', 'k.auth');
 }
 
+/** Whether the user has a browser subscribed under the tenant's current keys (a push to them can go anywhere). */
+export async function hasPushTarget(knex: Knex, tenantId: string, userId: string): Promise<boolean> {
+  const keys = await currentVapidKeys(knex, tenantId);
+  return !!keys && (await targetsOf(knex, tenantId, userId, keys.generation)).length > 0;
+}
+
 /** Only the origin: a push endpoint's path is the subscription's capability and stays out of messages. */
 const originOf = (endpoint: string) => new URL(endpoint).origin;
 
