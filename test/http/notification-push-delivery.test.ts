@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
-import { allJobs } from '../../src/modules.js';
-import { Scheduler } from '../../src/sagas/scheduler.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { TestPushService, verifyVapid, type TestBrowser } from '../support/push-receiver.js';
+import { apiClient, runJob } from '../support/api-client.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { eventually } from '../support/wait.js';
 
@@ -23,17 +22,7 @@ describe('notifications by browser push', () => {
   let admin: Session;
   let other: Session;
 
-  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
-  const ok = async (method: string, path: string, body?: unknown, session: Session = admin) => {
-    const res = await call(method, path, body, session);
-    expect(res.status, `${method} ${path} ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);
-    return res.body;
-  };
-  const runJob = async (name: string) => {
-    const jobs = allJobs(service.services);
-    const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
-    expect(await scheduler.tick(jobs.find((j) => j.name === name)!)).to.equal(true);
-  };
+  const { call, ok } = apiClient(() => service, () => admin);
   /** A user of the admin's tenant who wants leads assigned to them by push only, with one browser subscribed. */
   const pushUser = async (): Promise<{ user: Session; browser: TestBrowser; key: string }> => {
     const user = await createUserAs(service, admin, 'user');
@@ -119,16 +108,16 @@ describe('notifications by browser push', () => {
       const [held] = await deliveriesOf(notice.id);
       // Never digested: held until the quiet hours end, not until the digest hour.
       expect(held).to.include({ channel: 'push', status: 'held', dueAt: '2026-01-06T07:00:00.000Z', digest: false });
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       expect(pushService.to(browser)).to.deep.equal([]);
 
       clock.set('2026-01-06T07:00:00Z');
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       const [received] = pushService.to(browser);
       expect(JSON.parse(browser.decrypt(received.body))).to.include({ notificationId: notice.id });
       expect((await deliveriesOf(notice.id))[0]).to.include({ status: 'sent' });
       // A second tick sends nothing twice.
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       expect(pushService.to(browser)).to.have.length(1);
     } finally {
       await ok('PUT', '/notifications/admin/settings', { quietHoursEnabled: false });
@@ -147,11 +136,11 @@ describe('notifications by browser push', () => {
     expect((await ok('GET', '/notifications/admin/deliveries?status=failed')).data.map((d: any) => d.notificationId)).to.include(notice.id);
 
     // Not due yet: the retry job leaves it.
-    await runJob('push-retry');
+    await runJob(service, 'push-retry');
     expect(pushService.to(browser)).to.have.length(1);
     clock.advance(60_000);
     pushService.statusFor.delete(path);
-    await runJob('push-retry');
+    await runJob(service, 'push-retry');
     expect(pushService.to(browser)).to.have.length(2);
     expect((await deliveriesOf(notice.id))[0]).to.include({ status: 'sent', attempts: 2, error: null });
 
@@ -161,14 +150,14 @@ describe('notifications by browser push', () => {
     await eventually(async () => (await deliveriesOf(doomed.id)).find((d) => d.status === 'failed'), SAGA_WAIT_MS);
     for (const wait of [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000]) {
       clock.advance(wait);
-      await runJob('push-retry');
+      await runJob(service, 'push-retry');
     }
     const [given] = await deliveriesOf(doomed.id);
     expect(given).to.include({ status: 'failed', attempts: 5 });
     expect(given.error).to.include('answered 503');
     const tries = pushService.to(browser).length;
     clock.advance(24 * 3_600_000);
-    await runJob('push-retry');
+    await runJob(service, 'push-retry');
     expect(pushService.to(browser)).to.have.length(tries);
     expect(await service.services.knex('push_outbox').where({ status: 'failed' }).whereNotNull('next_attempt_at').count({ n: '*' })).to.deep.equal([{ n: 0 }]);
     pushService.statusFor.delete(path);

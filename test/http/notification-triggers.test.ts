@@ -3,12 +3,11 @@ import { expect } from 'chai';
 import { isAtOrAfter } from '../../src/events/store/position.js';
 import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
 import { ManualClock } from '../../src/infra/clock.js';
-import { allJobs } from '../../src/modules.js';
 import { notificationsSaga } from '../../src/sagas/notifications.js';
 import { sagaContext } from '../../src/sagas/saga.js';
-import { Scheduler } from '../../src/sagas/scheduler.js';
 import { newEvent } from '../support/events.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
+import { apiClient, runJob } from '../support/api-client.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
 
@@ -28,12 +27,7 @@ describe('notification triggers', () => {
   let colleague: Session;
   let other: Session;
 
-  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
-  const ok = async (method: string, path: string, body?: unknown, session: Session = admin) => {
-    const res = await call(method, path, body, session);
-    expect(res.status, `${method} ${path} ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);
-    return res.body;
-  };
+  const { call, ok } = apiClient(() => service, () => admin);
   const noticesOf = async (session: Session) => (await ok('GET', '/notifications?limit=50', undefined, session)).data as any[];
   /** Waits for the saga: the notification of `type` about `entityId` that `session` receives. */
   const noticeFor = async (session: Session, type: string, entityId: string | null) => {
@@ -177,16 +171,13 @@ describe('notification triggers', () => {
   });
 
   it('task due: the job reminds the assignee once per task and due date', async () => {
-    const jobs = allJobs(service.services);
-    const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
-    const job = jobs.find((j) => j.name === 'task-due-reminders')!;
     const soon = await ok('POST', '/tasks', { title: 'Due soon', assignedTo: plain.user.id, dueDate: new Date(clock.now().getTime() + 3 * 3_600_000).toISOString() });
     await ok('POST', '/tasks', { title: 'Due later', assignedTo: plain.user.id, dueDate: new Date(clock.now().getTime() + 5 * 86_400_000).toISOString() });
     await settled();
-    expect(await scheduler.tick(job)).to.equal(true);
+    await runJob(service, 'task-due-reminders');
     const notice = await noticeFor(plain, 'task_due', soon.id);
     expect(notice.title).to.equal('Task due: Due soon');
-    expect(await scheduler.tick(job)).to.equal(true);
+    await runJob(service, 'task-due-reminders');
     await settled();
     const dueNotices = (await noticesOf(plain)).filter((n) => n.type === 'task_due');
     expect(dueNotices.map((n) => n.entityId)).to.deep.equal([soon.id]);

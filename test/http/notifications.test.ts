@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
-import { allJobs } from '../../src/modules.js';
-import { Scheduler } from '../../src/sagas/scheduler.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
+import { apiClient, runJob } from '../support/api-client.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { TestSmtpServer } from '../support/smtp.js';
 import { until } from '../support/wait.js';
@@ -25,21 +24,11 @@ describe('notifications', () => {
   let colleague: Session;
   let other: Session;
 
-  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
-  const ok = async (method: string, path: string, body?: unknown, session: Session = admin) => {
-    const res = await call(method, path, body, session);
-    expect(res.status, `${method} ${path} ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);
-    return res.body;
-  };
+  const { call, ok } = apiClient(() => service, () => admin);
   /** The admin's test notification to `to`: in-app and email at once, whatever the schedule. */
   const testNotice = async (to: Session, title = `Hello ${randomUUID().slice(0, 6)}`) =>
     (await ok('POST', '/notifications/admin/test', { userId: to.user.id, title, message: 'Body <b>text</b>' })).notificationId as string;
   const mailsTo = (email: string) => smtp.received.filter((m) => m.to.includes(email));
-  const runJob = async (name: string) => {
-    const jobs = allJobs(service.services);
-    const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
-    expect(await scheduler.tick(jobs.find((j) => j.name === name)!)).to.equal(true);
-  };
 
   before(async () => {
     smtp = await TestSmtpServer.start();
@@ -250,7 +239,7 @@ describe('notifications', () => {
       expect((await call('GET', '/notifications/admin/deliveries?status=failed', undefined, plain)).status).to.equal(403);
       expect((await call('GET', '/notifications/admin/deliveries?status=lost')).status).to.equal(400);
       expect((await ok('GET', '/notifications/admin/deliveries?status=failed', undefined, other)).data).to.deep.equal([]);
-      await runJob('mail-retry');
+      await runJob(service, 'mail-retry');
       await smtp.waitFor(session.user.email);
       expect((await ok('GET', '/notifications/admin/deliveries?status=sent')).data.map((d: any) => d.notificationId)).to.include(id);
     });
@@ -282,7 +271,7 @@ describe('notifications', () => {
         ['sms', '2026-01-06T07:00:00.000Z', false],
       ]);
       clock.set('2026-01-06T07:00:00Z');
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       expect((await texts()).map((t: any) => t.body)).to.deep.equal(['Ping: hello', 'Ada Admin mentioned you: @[P](' + phoned.user.id + ') call me']);
       clock.set('2026-01-05T12:00:00Z');
     });
@@ -308,17 +297,17 @@ describe('notifications', () => {
         [night.user.id, '2026-01-06T07:00:00.000Z'],
         [paris.user.id, '2026-01-06T06:00:00.000Z'], // 07:00 in Paris
       ]);
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       expect(mailsTo(night.user.email).length + mailsTo(paris.user.email).length).to.equal(0);
 
       clock.set('2026-01-06T06:00:00Z');
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       await smtp.waitFor(paris.user.email);
       expect(mailsTo(night.user.email)).to.deep.equal([]);
       clock.set('2026-01-06T07:00:00Z');
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       expect(await smtp.waitFor(night.user.email)).to.include('Subject: You were mentioned in a note');
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       expect(mailsTo(night.user.email)).to.have.length(1);
 
       // The digest: two held mentions go as one mail at 09:00, none at 07:00.
@@ -329,14 +318,14 @@ describe('notifications', () => {
       await mention(night);
       await noticesOf(night, 3);
       clock.set('2026-01-07T07:00:00Z');
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       expect(mailsTo(night.user.email)).to.have.length(1);
       clock.set('2026-01-07T09:00:00Z');
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       await until(() => mailsTo(night.user.email).length === 2, SAGA_WAIT_MS);
       const digest = mailsTo(night.user.email)[1].raw;
       expect(digest).to.include('Subject: Your notifications digest (2)');
-      await runJob('notification-deliveries');
+      await runJob(service, 'notification-deliveries');
       expect(mailsTo(night.user.email)).to.have.length(2);
       expect((await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant)).data).to.deep.equal([]);
       clock.set('2026-01-05T12:00:00Z');
