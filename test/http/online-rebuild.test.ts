@@ -103,7 +103,7 @@ describe('online rebuild of a projection', () => {
     expect(await dump()).to.deep.equal(live);
   });
 
-  it('hands the projection back to the service's runner after the swap', async () => {
+  it('hands the projection back to the runner of the service after the swap', async () => {
     await rebuildLeads();
     // The rebuild let go of the lock and the service's runner holds it again.
     await new Promise((resolve) => setTimeout(resolve, 300));
