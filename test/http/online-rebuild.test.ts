@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { allProjections } from '../../src/modules.js';
@@ -109,6 +111,19 @@ describe('online rebuild of a projection', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await locks.tryAcquire(projectionLockKey('leads'), () => undefined)).to.equal(false);
     const res = await call('POST', '/leads', { firstName: 'Last', lastName: 'One' });
+    expect(res.status).to.equal(201);
+    expect((await call('GET', `/leads/${res.body.id}`)).status).to.equal(200);
+  });
+
+  it('npm run projections:rebuild (the CLI process) rebuilds a projection the running service holds, and the service goes on', async function () {
+    this.timeout(120_000);
+    const before = (await call('GET', '/leads?limit=1')).body.meta.total as number;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/rebuild.ts', 'leads'], {
+      env: { ...process.env, DATABASE_URL: service.databaseUrl, LOG_LEVEL: 'silent' },
+    });
+    expect(stdout).to.match(/^leads: \d+ events in /m);
+    expect((await call('GET', '/leads?limit=1')).body.meta.total).to.equal(before);
+    const res = await call('POST', '/leads', { firstName: 'After', lastName: 'Cli' });
     expect(res.status).to.equal(201);
     expect((await call('GET', `/leads/${res.body.id}`)).status).to.equal(200);
   });
