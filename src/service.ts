@@ -200,6 +200,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       basePath: config.API_BASE_PATH,
       bodyLimit: config.BODY_LIMIT,
       logger,
+      metricsToken: config.METRICS_TOKEN,
       health: () => checkHealth({ knex: db.knex, store, progress: projections.progress, clock, sagas: runsWorkers ? (overrides.sagas ?? allSagas()).map((s) => s.name) : [] }),
       mountApi:
         config.ROLE === 'worker'

@@ -3,7 +3,7 @@ import type { EventStore } from '../events/store/types.js';
 import { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { ConfigError, loadConfig, type Config } from '../infra/config.js';
 import { describeError } from '../infra/describe-error.js';
-import { connectDatabase, createDatabaseIfMissing, startEmbeddedPostgres, withDatabase, type Database } from '../infra/database.js';
+import { connectDatabase, createDatabaseIfMissing, runningEmbeddedPostgres, startEmbeddedPostgres, withDatabase, type Database } from '../infra/database.js';
 import { createLogger, type Logger } from '../infra/logger.js';
 import { allMigrations } from '../modules.js';
 import { migrateToLatest } from '../projections/migrations/index.js';
@@ -25,6 +25,9 @@ export async function withOperatorContext(work: (context: OperatorContext) => Pr
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
   let url = config.DATABASE_URL;
+  // With the embedded database, a running service already serves the folder: work through its server (online).
+  const served = url ? null : await runningEmbeddedPostgres({ dir: config.EMBEDDED_PG_DIR, port: config.EMBEDDED_PG_PORT });
+  if (served) url = withDatabase(served, 'crm');
   const embedded = url ? null : await startEmbeddedPostgres({ dir: config.EMBEDDED_PG_DIR, port: config.EMBEDDED_PG_PORT, logger });
   const closing: (() => Promise<unknown>)[] = [];
   if (embedded) closing.push(() => embedded.stop());

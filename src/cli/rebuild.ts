@@ -1,14 +1,15 @@
 import { SingleBar, Presets } from 'cli-progress';
 import { allProjections } from '../modules.js';
-import { projectionLockKey } from '../projections/engine.js';
+import { rebuildLockKey, takeOverFromRunners } from '../projections/online-rebuild.js';
 import { rebuildProjection } from '../projections/rebuild.js';
 import { runOperatorCommand, withOperatorContext } from './operator-context.js';
 
 /**
  * `npm run projections:rebuild [name ...]`: replays the whole log into a fresh copy of
  * the named projections (all when none is named) and swaps each in when it is complete.
- * A projection a running worker holds is refused: stop the workers first (with the
- * embedded database, stop the service).
+ * Online: the workers keep running it meanwhile and hand it over only for the final
+ * catch-up and the swap (online-rebuild.ts). With the embedded database the service holds
+ * the data folder, so this runs only while the service is stopped.
  */
 async function main(): Promise<number> {
   const projections = allProjections();
@@ -22,9 +23,9 @@ async function main(): Promise<number> {
   return withOperatorContext(async ({ db, store, locks, logger, config }) => {
     const retry = { attempts: config.PROJECTION_RETRY_ATTEMPTS, initialBackoffMs: config.PROJECTION_RETRY_BACKOFF_MS };
     for (const projection of chosen) {
-      const key = projectionLockKey(projection.name);
+      const key = rebuildLockKey(projection.name);
       if (!(await locks.tryAcquire(key, () => undefined))) {
-        process.stderr.write(`projection ${projection.name} is being run by a live worker: stop the workers first\n`);
+        process.stderr.write(`projection ${projection.name} is being rebuilt by another process already\n`);
         return 1;
       }
       const head = await store.headPosition();
@@ -35,6 +36,7 @@ async function main(): Promise<number> {
       const started = performance.now();
       bar.start(head ? Number(head.prepare) : 1, 0, { events: 0, rate: 0 });
       const result = await rebuildProjection({ store, knex: db.knex, logger, retry }, projection, {
+        takeOver: takeOverFromRunners({ knex: db.knex, locks, logger }, projection.name),
         onProgress: (events, position) =>
           bar.update(Number(position.prepare), { events, rate: Math.round(events / ((performance.now() - started) / 1000)) }),
       });

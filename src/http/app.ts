@@ -4,6 +4,7 @@ import type { Logger } from '../infra/logger.js';
 import type { HealthReport } from '../queries/health.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { healthRouter } from './health.js';
+import { HttpMetrics, metricsRouter } from './metrics.js';
 import { refuseUnsafeInput } from './input-guard.js';
 import { requestContext } from './request-context.js';
 
@@ -14,6 +15,8 @@ export interface HttpAppOptions {
   bodyLimit: string;
   logger: Logger;
   health: () => Promise<HealthReport>;
+  /** Set: GET /metrics answers only `Authorization: Bearer <it>`; unset: like /health, to anyone who reaches the port. */
+  metricsToken?: string;
   /** Adds the API's module routers; absent on a worker, which serves only /health. */
   mountApi?: (router: Router) => void;
 }
@@ -51,6 +54,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('trust proxy', options.trustProxy === true);
   app.use(requestContext(options.logger));
   app.use(healthRouter(options.health));
+  const metrics = new HttpMetrics(options.health);
+  app.use(metrics.observe);
+  app.use(metricsRouter(metrics, options.metricsToken));
   if (options.mountApi) {
     const api = Router();
     api.use(requireJsonBody, requireKnownEncoding);

@@ -138,6 +138,26 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
+/**
+ * The URL of the embedded PostgreSQL another process (the running service) already serves
+ * from this data folder, or null when none answers on its port. The server must say it
+ * serves this very folder: a PostgreSQL of something else on the port is never used.
+ */
+export async function runningEmbeddedPostgres(options: { dir: string; port: number }): Promise<string | null> {
+  const adminUrl = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${options.port}/postgres`;
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ dir: string }>('show data_directory');
+    const real = (dir: string) => (fs.existsSync(dir) ? fs.realpathSync(dir) : path.resolve(dir));
+    return real(rows[0].dir) === real(options.dir) ? adminUrl : null;
+  } catch {
+    return null;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 export async function createDatabaseIfMissing(adminUrl: string, database: string): Promise<void> {
   if (!/^[a-z_][a-z0-9_]*$/.test(database)) throw new Error(`unsafe database name: ${database}`);
   const client = new pg.Client({ connectionString: adminUrl });

@@ -10,6 +10,7 @@ import { CHECKPOINT_LISTENER_PREFIX, ProjectionProgress } from './progress.js';
 import { ListenerPresence } from '../infra/listener-presence.js';
 import type pg from 'pg';
 import { runProjection } from './runner.js';
+import { RunnerControl } from './runner-control.js';
 
 export const projectionLockKey = (name: string) => `projection:${name}`;
 
@@ -20,6 +21,8 @@ export class ProjectionEngine {
   /** One listener per runner loop (and per pause) is expected: as many as there are modules, well past Node's default warning of 10. */
   private readonly stop = withListenerRoom(new AbortController());
   private loops: Promise<void>[] = [];
+  /** Online rebuilds ask the runners here to hand a projection over for the swap (see online-rebuild.ts). */
+  private readonly control: RunnerControl;
 
   constructor(
     private readonly deps: {
@@ -35,6 +38,7 @@ export class ProjectionEngine {
     },
     readonly projections: Projection[],
   ) {
+    this.control = new RunnerControl(projections.map((p) => p.name));
     this.presence = new ListenerPresence(deps.pool, CHECKPOINT_LISTENER_PREFIX);
     this.progress = new ProjectionProgress(
       projections.map((p) => p.name),
@@ -47,6 +51,7 @@ export class ProjectionEngine {
   async start(options: { run: boolean }): Promise<void> {
     await this.progress.start();
     if (!options.run) return;
+    await this.control.listen({ url: this.deps.url, logger: this.deps.logger });
     this.loops = this.projections.map((projection) =>
       runWhileHoldingLock({
         locks: this.deps.locks,
@@ -54,6 +59,7 @@ export class ProjectionEngine {
         stop: this.stop.signal,
         retryMs: this.deps.lockRetryMs,
         logger: this.deps.logger,
+        pause: this.control.pauseOf(projection.name),
         work: (abort) =>
           runProjection({ ...this.deps, othersListen: () => this.presence.othersListen() }, projection, {
             abort,
@@ -72,6 +78,7 @@ export class ProjectionEngine {
   async close(): Promise<void> {
     this.stop.abort();
     await Promise.allSettled(this.loops);
+    await this.control.close();
     await this.progress.close();
   }
 }

@@ -4,6 +4,7 @@ import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import type { Logger } from '../infra/logger.js';
 import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import type { Projection } from './projection.js';
+import { CHECKPOINT_CHANNEL, checkpointNotification } from './progress.js';
 import { applyPageOrPark, type ProjectionTarget } from './runner.js';
 
 export interface RebuildResult {
@@ -93,10 +94,12 @@ async function createShadow(knex: Knex, projection: Projection, target: Projecti
  * model until the commit, then the new one, never a half-built one. The checkpoint and
  * the parked events of the rebuild become the projection's.
  */
-async function swapIn(knex: Knex, projection: Projection, target: ProjectionTarget, checkpoint: Position | null): Promise<void> {
+async function swapIn(knex: Knex, projection: Projection, target: ProjectionTarget, checkpoint: Position | null, stillOurs: () => boolean): Promise<void> {
   const schema = target.schema!;
   await knex.transaction(async (trx) => {
     await trx.raw(`lock table ${projection.tables.map((t) => `public.${t}`).join(', ')} in access exclusive mode`);
+    // A take-over whose lock went with its connection must not swap: a runner may be writing the live model again.
+    if (!stillOurs()) throw new Error(`lost the lock of projection ${projection.name} before the swap; the live model is left as it was`);
     for (const table of projection.tables) {
       await trx.raw(`drop table public.${table}`);
       await trx.raw(`alter table ${schema}.${table} set schema public`);
@@ -113,21 +116,34 @@ async function swapIn(knex: Knex, projection: Projection, target: ProjectionTarg
     }
     await trx('parked_events').where({ kind: 'projection', name: projection.name }).delete();
     await trx('parked_events').where({ kind: 'projection', name: target.checkpoint }).update({ name: projection.name });
+    // Commands waiting for their events to be readable (in every process) learn of the new checkpoint.
+    if (checkpoint) await trx.raw('select pg_notify(?, ?)', [CHECKPOINT_CHANNEL, checkpointNotification(projection.name, checkpoint)]);
   });
 }
 
 /**
+ * Runs the final catch-up and the swap with the live runner out of the way: `work` must
+ * run while no runner applies events to the projection's live tables (holding its lock),
+ * and `stillOurs` says, inside the swap, whether that is still so. Offline (no runner
+ * anywhere), the default just runs it.
+ */
+export type TakeOver = (work: (stillOurs: () => boolean) => Promise<void>) => Promise<void>;
+
+const offline: TakeOver = (work) => work(() => true);
+
+/**
  * Replays the whole log into a fresh copy of the projection's tables (a shadow schema,
- * one transaction per page, reading the next page while the current one is written),
- * builds their secondary indexes once at the end, and swaps the copy in atomically. The
- * live tables keep serving meanwhile, and a rebuild that fails leaves them as they were.
- * Call it while holding the projection's lock (see src/cli/rebuild.ts): the live runner must
- * not move the checkpoint meanwhile.
+ * one transaction per page, reading the next page while the current one is written) and
+ * builds their secondary indexes once, while the live runner goes on with the live
+ * tables. Then, under `takeOver` (the live runner paused), it applies the events appended
+ * meanwhile and swaps the copy in atomically with its checkpoint, so each event counts
+ * exactly once in the swapped-in model. Readers see the old model until that commit, and
+ * a rebuild that fails leaves it as it was.
  */
 export async function rebuildProjection(
   deps: { store: EventStore; knex: Knex; logger?: Logger; retry?: RetryPolicy },
   projection: Projection,
-  options: { batchSize?: number; onProgress?: (events: number, position: Position) => void } = {},
+  options: { batchSize?: number; onProgress?: (events: number, position: Position) => void; takeOver?: TakeOver } = {},
 ): Promise<RebuildResult> {
   checkTables(projection);
   const batchSize = options.batchSize ?? 10_000;
@@ -144,26 +160,34 @@ export async function rebuildProjection(
     read.catch(() => undefined);
     return read;
   };
-  let next = readAhead(null);
-  try {
+  /** Applies the log from the shadow's checkpoint up to its current end. */
+  const replay = async () => {
+    let next = readAhead(checkpoint);
     for (;;) {
       const page = await next;
-      if (page.length === 0) break;
+      if (page.length === 0) return;
       next = readAhead(page[page.length - 1].position);
       checkpoint = await applyPageOrPark(deps, projection, checkpoint, page, { notify: false, target });
       count += page.length;
       options.onProgress?.(count, checkpoint);
     }
+  };
+  try {
+    await replay();
+    for (const index of indexes) await deps.knex.raw(onShadow(index, target.schema!));
+    for (const table of projection.tables) await deps.knex.raw(`analyze ${target.schema}.${table}`);
+    await (options.takeOver ?? offline)(async (stillOurs) => {
+      await replay();
+      // The shadow's checkpoint is the one its pages committed (equal to `checkpoint` unless none).
+      const committed = (await loadCheckpoint(deps.knex, 'projection_checkpoints', target.checkpoint)) ?? checkpoint;
+      await swapIn(deps.knex, projection, target, committed, stillOurs);
+    });
   } catch (error) {
     await deps.knex.raw(`drop schema if exists ${target.schema} cascade`).catch(() => undefined);
     await deps.knex('projection_checkpoints').where({ name: target.checkpoint }).delete().catch(() => undefined);
     await deps.knex('parked_events').where({ kind: 'projection', name: target.checkpoint }).delete().catch(() => undefined);
     throw error;
   }
-  for (const index of indexes) await deps.knex.raw(onShadow(index, target.schema!));
-  for (const table of projection.tables) await deps.knex.raw(`analyze ${target.schema}.${table}`);
-  // The shadow's checkpoint is the one its pages committed (equal to `checkpoint` unless none).
-  await swapIn(deps.knex, projection, target, (await loadCheckpoint(deps.knex, 'projection_checkpoints', target.checkpoint)) ?? checkpoint);
   const seconds = (performance.now() - started) / 1000;
   return { events: count, seconds, eventsPerSecond: seconds > 0 ? count / seconds : count };
 }
