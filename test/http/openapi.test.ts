@@ -91,7 +91,7 @@ describe('the OpenAPI document', () => {
     const res = await service.request('GET', '/api/openapi.json');
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     document = res.body;
-    const app = service.server.listeners('request')[0] as Express;
+    const app = service.server?.listeners('request')[0] as Express;
     const probes = Router();
     mountProbeRoutes(probes, service.services);
     const probeKeys = new Set(mountedRoutes(probes, '/api').map((r) => `${r.method} ${r.path}`));
