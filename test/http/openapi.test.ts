@@ -226,7 +226,7 @@ describe('the OpenAPI document', () => {
       const res = await service.request('GET', '/api/docs');
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.match(/^text\/html/);
-      expect(res.body).to.include('data-url="/api/openapi.json"');
+      expect(res.body).to.include(`Scalar.createApiReference('#app', { url: "/api/openapi.json" })`);
       expect(res.body).to.match(/https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@\d+\.\d+\.\d+/);
     });
 

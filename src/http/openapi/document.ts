@@ -70,7 +70,7 @@ function toJsonSchema(schema: z.ZodType, name: string, components: Record<string
   // Definitions (recursive schemas) move to components, where a `$ref` inside the document can reach them.
   let selfReferenced = false;
   const rewrite = (node: unknown): void => {
-    if (Array.isArray(node)) node.forEach(rewrite);
+    if (Array.isArray(node)) return node.forEach(rewrite);
     if (typeof node !== 'object' || node === null) return;
     const record = node as JsonSchema;
     if (record.$ref === '#') {

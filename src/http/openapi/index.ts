@@ -49,9 +49,12 @@ const docsPage = (documentUrl: string) => `<!doctype html>
     <title>CRM API reference</title>
   </head>
   <body>
-    <noscript>The API reference needs JavaScript; the document itself is at <a href="${documentUrl}">${documentUrl}</a>.</noscript>
-    <script id="api-reference" data-url="${documentUrl}"></script>
+    <noscript>The API reference needs JavaScript; the document itself is at ${documentUrl}.</noscript>
+    <div id="app"></div>
     <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference@${SCALAR_VERSION}"></script>
+    <script>
+      Scalar.createApiReference('#app', { url: ${JSON.stringify(documentUrl).replace(/</g, '\\u003c')} });
+    </script>
   </body>
 </html>
 `;
@@ -67,9 +70,11 @@ export function apiDocsRouter(options: { modules: DocumentedModule[]; services: 
     document ??= openApiDocument([...platformMounts(router, options.basePath), ...moduleMounts(options.modules, options.services, options.basePath)]);
     res.json(document);
   });
-  router.get('/docs', (req, res) => {
+  // The configured base path, not the request's (routing ignores case): the page holds nothing the client sent.
+  const page = docsPage(`${options.basePath}/openapi.json`);
+  router.get('/docs', (_req, res) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.type('html').send(docsPage(`${req.baseUrl}/openapi.json`));
+    res.type('html').send(page);
   });
   return router;
 }
