@@ -9,6 +9,7 @@ import { AccessTokens, signingSecret } from './infra/tokens.js';
 import { openEventStore } from './events/store/index.js';
 import type { EventStore, Position } from './events/store/types.js';
 import { createHttpApp } from './http/app.js';
+import { apiDocsRouter } from './http/openapi/index.js';
 import { authenticate } from './http/authenticate.js';
 import { httpServerOptions } from './http/server-options.js';
 import { AdvisoryLocks } from './infra/advisory-locks.js';
@@ -207,6 +208,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           ? undefined
           : (router) => {
               overrides.mountApi?.(router, services);
+              // GET /openapi.json and /docs, public, generated from the modules' routers and schemas.
+              router.use(apiDocsRouter({ modules, services, basePath: config.API_BASE_PATH }));
               for (const module of modules) mountModule(router, services, module);
             },
     });

@@ -31,8 +31,8 @@ const accountFields = {
 };
 /** Also what a form's create action checks its mapped values with. */
 export const createBody = z.object(accountFields).strict();
-const updateBody = z.object(accountFields).partial().strict();
-const listQuery = paginationQuery.extend({
+export const updateBody = z.object(accountFields).partial().strict();
+export const listQuery = paginationQuery.extend({
   ...listQueryBase,
   type: z.enum(['B2B', 'B2C']).optional(),
   industry: z.string().max(100).optional(),

@@ -5,7 +5,7 @@ import type { Services } from '../service.js';
 import { principalOf, requireAdmin } from './authenticate.js';
 import { paginationQuery, parseQuery, queryDate } from './validate.js';
 
-const auditQuery = paginationQuery.extend({
+export const auditQuery = paginationQuery.extend({
   userId: z.uuid().optional(),
   streamId: z.string().max(200).optional(),
   eventType: z.string().max(100).optional(),

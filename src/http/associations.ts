@@ -16,13 +16,13 @@ function kindOf(name: unknown, path: string): RecordKind {
   return kind;
 }
 
-const searchQuery = z.object({
+export const searchQuery = z.object({
   type: z.string().max(40),
   q: z.string().max(200).default(''),
   limit: z.coerce.number().int().min(1).max(50).default(20),
 });
 
-const linkBody = z
+export const linkBody = z
   .object({
     sourceType: z.string().max(40),
     sourceId: z.uuid(),

@@ -12,7 +12,7 @@ import { parseBody, parseQuery } from './validate.js';
 const name = z.string().trim().min(1).max(100);
 const email = z.email().max(254);
 
-const registerBody = z.object({
+export const registerBody = z.object({
   email,
   password: passwordSchema,
   companyName: z.string().trim().min(2).max(255),
@@ -25,17 +25,17 @@ const registerBody = z.object({
     .max(60)
     .optional(),
 });
-const loginBody = z.object({ tenantSlug: z.string().min(1).max(100), email: z.string().min(1).max(254), password: z.string().min(1).max(1024) });
-const refreshBody = z.object({ refreshToken: z.string().min(1).max(512) });
-const tokenQuery = z.object({ token: z.string().min(1).max(512) });
-const acceptBody = z.object({ token: z.string().min(1).max(512), password: passwordSchema, firstName: name, lastName: name });
-const forgotBody = z.object({ email: z.string().min(1).max(254), tenantSlug: z.string().min(1).max(100) });
+export const loginBody = z.object({ tenantSlug: z.string().min(1).max(100), email: z.string().min(1).max(254), password: z.string().min(1).max(1024) });
+export const refreshBody = z.object({ refreshToken: z.string().min(1).max(512) });
+export const tokenQuery = z.object({ token: z.string().min(1).max(512) });
+export const acceptBody = z.object({ token: z.string().min(1).max(512), password: passwordSchema, firstName: name, lastName: name });
+export const forgotBody = z.object({ email: z.string().min(1).max(254), tenantSlug: z.string().min(1).max(100) });
 // `password` is what the reference web client sends; the spec says `newPassword`.
-const resetBody = z
+export const resetBody = z
   .object({ token: z.string().min(1).max(512), newPassword: passwordSchema.optional(), password: passwordSchema.optional() })
   .refine((b) => b.newPassword ?? b.password, { message: 'newPassword is required', path: ['newPassword'] })
   .transform((b) => ({ token: b.token, newPassword: (b.newPassword ?? b.password)! }));
-const changeBody = z.object({ currentPassword: z.string().min(1).max(1024), newPassword: passwordSchema });
+export const changeBody = z.object({ currentPassword: z.string().min(1).max(1024), newPassword: passwordSchema });
 
 const RESET_MESSAGE = 'If an account exists with that email, a reset link has been sent.';
 

@@ -30,15 +30,15 @@ const contactFields = {
 /** Unknown fields are refused (400): a misspelt field never silently does nothing. */
 /** Also what a form's create action checks its mapped values with. */
 export const createBody = z.object(contactFields).strict();
-const updateBody = z.object(contactFields).partial().strict();
-const listQuery = paginationQuery.extend({
+export const updateBody = z.object(contactFields).partial().strict();
+export const listQuery = paginationQuery.extend({
   ...listQueryBase,
   source: z.string().max(100).optional(),
   accountId: uuid.optional(),
   createdBy: uuid.optional(),
   ownerId: uuid.optional(),
 });
-const linkBody = z.object({ role: z.string().trim().min(1).max(50).default('primary') }).strict();
+export const linkBody = z.object({ role: z.string().trim().min(1).max(50).default('primary') }).strict();
 
 export const withDefaults = (body: z.infer<typeof createBody>) => ({
   firstName: body.firstName ?? null,

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { z } from 'zod';
 import { DomainError, type DomainErrorKind } from '../domain/errors.js';
 import type { Logger } from '../infra/logger.js';
 
@@ -22,6 +23,14 @@ export interface ErrorBody {
   message: string;
   details?: unknown;
 }
+
+/** The error shape as a schema, for the OpenAPI document (kept beside the interface it must match). */
+export const errorBodySchema = z.object({
+  statusCode: z.number().int(),
+  error: z.string(),
+  message: z.string(),
+  details: z.unknown().optional(),
+}) satisfies z.ZodType<ErrorBody>;
 
 export function errorBody(statusCode: number, message: string, details?: unknown): ErrorBody {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, ...(details === undefined ? {} : { details }) };

@@ -23,17 +23,17 @@ const base64urlKey = (bytes: number, what: string) =>
     .refine((v) => /^[A-Za-z0-9_-]+={0,2}$/.test(v) && Buffer.from(v, 'base64url').length === bytes, `${what}: base64url of ${bytes} bytes`);
 
 /** `PushSubscription.toJSON()` as a browser gives it (its `expirationTime` and other keys are ignored). */
-const subscribeBody = z.object({
+export const subscribeBody = z.object({
   endpoint,
   keys: z.object({
     p256dh: base64urlKey(65, 'the browser\'s P-256 public key').refine((v) => Buffer.from(v, 'base64url')[0] === 0x04, 'an uncompressed P-256 point'),
     auth: base64urlKey(16, 'the browser\'s auth secret'),
   }),
 });
-const unsubscribeBody = z.object({ endpoint });
-const smtpBody = z.object({ testEmail: z.string().trim().max(EMAIL_MAX).refine(isEmail, 'an email address') });
-const smsBody = z.object({ testPhone: z.string().trim().max(PHONE_MAX).refine((v) => toE164(v) !== null, 'an international phone number: + and 8 to 15 digits') });
-const emptyBody = z.object({}).strict();
+export const unsubscribeBody = z.object({ endpoint });
+export const smtpBody = z.object({ testEmail: z.string().trim().max(EMAIL_MAX).refine(isEmail, 'an email address') });
+export const smsBody = z.object({ testPhone: z.string().trim().max(PHONE_MAX).refine((v) => toE164(v) !== null, 'an international phone number: + and 8 to 15 digits') });
+export const emptyBody = z.object({}).strict();
 
 /**
  * Browser push (VAPID per tenant, subscriptions per user) and the administrators' checks

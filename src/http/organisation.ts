@@ -25,30 +25,30 @@ const text = (max: number) => z.string().trim().max(max).nullable().optional();
 const permissions = z.partialRecord(z.enum(MODULES), z.partialRecord(z.enum(ACTIONS), z.boolean()));
 const recordAccess = z.partialRecord(z.enum(SCOPED_MODULES), z.enum(SCOPES));
 
-const roleBody = z.object({
+export const roleBody = z.object({
   name: z.string().trim().min(1).max(100),
   level: z.number().int().min(1).max(100),
   description: text(500),
   permissions: permissions.default({}),
   recordAccess: recordAccess.default({}),
 });
-const roleUpdate = roleBody.partial().strict();
-const departmentBody = z.object({
+export const roleUpdate = roleBody.partial().strict();
+export const departmentBody = z.object({
   name: z.string().trim().min(1).max(100),
   description: text(500),
   headId: uuid.nullable().optional(),
   parentId: uuid.nullable().optional(),
 });
-const departmentUpdate = departmentBody.partial().strict();
-const teamBody = z.object({
+export const departmentUpdate = departmentBody.partial().strict();
+export const teamBody = z.object({
   name: z.string().trim().min(1).max(100),
   description: text(500),
   leadId: uuid.nullable().optional(),
   departmentId: uuid.nullable().optional(),
   memberIds: z.array(uuid).max(1000).default([]),
 });
-const teamUpdate = teamBody.partial().strict();
-const memberBody = z.object({ userId: uuid });
+export const teamUpdate = teamBody.partial().strict();
+export const memberBody = z.object({ userId: uuid });
 
 /**
  * Roles (with their permission matrix and record scopes), departments (with a head and

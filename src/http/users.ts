@@ -26,7 +26,7 @@ const uuid = z.uuid();
 const name = z.string().trim().min(1).max(100);
 const optionalText = (max: number) => z.string().trim().max(max).nullable().optional();
 
-const listQuery = paginationQuery.extend({
+export const listQuery = paginationQuery.extend({
   search: z.string().trim().max(200).optional(),
   status: z.enum(['active', 'inactive']).optional(),
   departmentId: uuid.optional(),
@@ -37,13 +37,13 @@ const listQuery = paginationQuery.extend({
   sortDir: z.string().max(4).optional(),
   sortOrder: z.string().max(4).optional(),
 });
-const inviteBody = z.object({
+export const inviteBody = z.object({
   email: z.email().max(254),
   roleId: uuid,
   teamIds: z.array(uuid).max(100).optional(),
   departmentId: uuid.nullable().optional(),
 });
-const createBody = z.object({
+export const createBody = z.object({
   email: z.email().max(254),
   password: passwordSchema,
   firstName: name,
@@ -55,7 +55,7 @@ const createBody = z.object({
   phone: optionalText(50),
   teamIds: z.array(uuid).max(100).optional(),
 });
-const updateBody = z
+export const updateBody = z
   .object({
     firstName: name,
     lastName: name,
@@ -67,7 +67,7 @@ const updateBody = z
   })
   .partial()
   .strict();
-const signatureBody = z.object({ signature: z.string().max(20_000), isHtml: z.boolean().default(false) });
+export const signatureBody = z.object({ signature: z.string().max(20_000), isHtml: z.boolean().default(false) });
 
 export function usersRouter(services: Services): Router {
   const router = Router();

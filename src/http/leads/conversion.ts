@@ -17,7 +17,7 @@ import type { LeadAccess } from './access.js';
 const uuid = z.uuid().transform((v) => v.toLowerCase());
 
 /** The spec's body, with the reference implementation's names accepted beside it. */
-const convertBody = z
+export const convertBody = z
   .object({
     createContact: z.boolean().optional(),
     contactId: uuid.optional(),

@@ -15,7 +15,7 @@ import { OPPORTUNITY_SETTINGS_BODIES } from './schemas.js';
  * Reading the active items needs `opportunities.view`; `/…/all` (inactive items too) and
  * every write are for administrators (the reference's guards).
  */
-const PATHS: Record<OpportunitySettingsCollection, [path: string, what: string]> = {
+export const PATHS: Record<OpportunitySettingsCollection, [path: string, what: string]> = {
   priorities: ['/priorities', 'Opportunity priority'],
   closeReasons: ['/close-reasons', 'Close reason'],
   types: ['/types', 'Opportunity type'],

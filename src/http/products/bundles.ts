@@ -7,7 +7,7 @@ import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { idParam, parseBody } from '../validate.js';
 
-const itemBody = z.object({ productId: z.uuid(), quantity: z.number().positive().max(1e9).default(1), isOptional: z.boolean().default(false) }).strict();
+export const itemBody = z.object({ productId: z.uuid(), quantity: z.number().positive().max(1e9).default(1), isOptional: z.boolean().default(false) }).strict();
 
 /** `/:id/bundle-items`: the products a product bundles. */
 export function mountBundleItems(router: Router, services: Services): void {

@@ -27,17 +27,17 @@ const productFields = {
   taxRate: z.number().min(0).max(100).nullable().optional(),
   customFields,
 };
-const createBody = z.object(productFields).strict();
-const updateBody = z.object(productFields).partial().strict();
-const listQuery = paginationQuery.extend({
+export const createBody = z.object(productFields).strict();
+export const updateBody = z.object(productFields).partial().strict();
+export const listQuery = paginationQuery.extend({
   ...listQueryBase,
   categoryId: z.uuid().optional(),
   type: z.enum(PRODUCT_TYPES).optional(),
   isActive: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
 });
 const categoryFields = { name: z.string().trim().min(1).max(200), description: optionalText(10_000) };
-const categoryCreateBody = z.object(categoryFields).strict();
-const categoryUpdateBody = z.object(categoryFields).partial().strict();
+export const categoryCreateBody = z.object(categoryFields).strict();
+export const categoryUpdateBody = z.object(categoryFields).partial().strict();
 
 const withDefaults = (b: z.infer<typeof createBody>) => ({
   name: b.name,

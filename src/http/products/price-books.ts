@@ -17,8 +17,8 @@ const bookFields = {
   isActive: z.boolean().optional(),
   isDefault: z.boolean().optional(),
 };
-const bookCreateBody = z.object(bookFields).strict();
-const bookUpdateBody = z.object(bookFields).partial().strict();
+export const bookCreateBody = z.object(bookFields).strict();
+export const bookUpdateBody = z.object(bookFields).partial().strict();
 const quantity = z.number().min(0).max(1e9);
 const entryFields = {
   unitPrice: money,
@@ -27,8 +27,8 @@ const entryFields = {
   discount: money,
   discountType: z.enum(['percentage', 'fixed']),
 };
-const entryCreateBody = z.object({ productId: z.uuid(), ...entryFields }).partial({ unitPrice: true, minimumQuantity: true, maximumQuantity: true, discount: true, discountType: true }).strict();
-const entryUpdateBody = z.object(entryFields).partial().strict();
+export const entryCreateBody = z.object({ productId: z.uuid(), ...entryFields }).partial({ unitPrice: true, minimumQuantity: true, maximumQuantity: true, discount: true, discountType: true }).strict();
+export const entryUpdateBody = z.object(entryFields).partial().strict();
 
 /** `/price-books` and their entries, on the products router (before its `/:id` routes). */
 export function mountPriceBooks(router: Router, services: Services): void {

@@ -15,7 +15,7 @@ import { stagesQuery, WORK_REQUEST_SETTINGS_BODIES } from './schemas.js';
  * active items needs `work_requests.view`; `/…/all` (inactive too) and every write are
  * for administrators. There is no delete: an item is deactivated (`isActive: false`).
  */
-const PATHS: Record<WorkRequestSettingsCollection, [path: string, what: string]> = {
+export const PATHS: Record<WorkRequestSettingsCollection, [path: string, what: string]> = {
   types: ['/types', 'Work request type'],
   pipelines: ['/pipelines', 'Work request pipeline'],
   stages: ['/stages', 'Work request stage'],

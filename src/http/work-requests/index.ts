@@ -33,7 +33,7 @@ const LIFECYCLE: Record<string, (id: string, body: any) => Exclude<WorkRequestCo
   cancel: (id, b) => ({ kind: 'cancel', id, reason: b.reason ?? null }),
   reopen: (id, b) => ({ kind: 'reopen', id, note: b.note ?? null }),
 };
-const BODIES = { accept: emptyBody, assign: assignBody, release: reasonBody, decline: declineBody, start: emptyBody, complete: noteBody, cancel: reasonBody, reopen: noteBody };
+export const LIFECYCLE_BODIES = { accept: emptyBody, assign: assignBody, release: reasonBody, decline: declineBody, start: emptyBody, complete: noteBody, cancel: reasonBody, reopen: noteBody };
 
 /** `/work-requests`: raising, listing and working requests across teams (spec Part B §3–4). */
 export function workRequestsRouter(services: Services): Router {
@@ -115,7 +115,7 @@ export function workRequestsRouter(services: Services): Router {
   });
   for (const [action, make] of Object.entries(LIFECYCLE)) {
     router.post(`/:id/${action}`, requirePermission('work_requests', 'edit'), async (req, res) => {
-      const body = parseBody(BODIES[action as keyof typeof BODIES], req);
+      const body = parseBody(LIFECYCLE_BODIES[action as keyof typeof LIFECYCLE_BODIES], req);
       res.json(await written(res, await run(req, res, (id) => make(id, body))));
     });
   }

@@ -1,0 +1,10 @@
+import { linkBody, searchQuery } from '../../associations.js';
+import type { ModuleSchemas } from '../document.js';
+
+/** What the associations routes validate (see README "Adding a module"). */
+export const associationsSchemas: ModuleSchemas = {
+  '/associations': {
+    'GET /search': { query: searchQuery },
+    'POST /': { body: linkBody },
+  },
+};
