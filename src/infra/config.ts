@@ -72,6 +72,7 @@ export const configSchema = z.object({
   S3_ACCESS_KEY: optional(z.string()),
   S3_SECRET_KEY: optional(z.string()),
   S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  EVENT_FEED_HEARTBEAT_MS: int(15000, 10),
 }).superRefine((config, context) => {
   // An idle keep-alive connection is closed before a request on it could run into the headers timeout,
   // and the headers must arrive within the time the whole request has (Node refuses otherwise).
