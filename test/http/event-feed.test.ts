@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { expect } from 'chai';
 import { comparePositions, parsePosition } from '../../src/events/store/position.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
@@ -284,6 +285,61 @@ describe('change feed: GET /events and /events/stream', () => {
     } finally {
       await typed.close();
       await quiet.close();
+    }
+  });
+
+  it('respects backpressure: a client that does not read holds its stream back, then gets everything in order', async function () {
+    this.timeout(120_000);
+    const admin = await registerTenant(service);
+    const store = service.services.store;
+    // 4,000 events of ~4 kB: far more than socket buffers hold.
+    const padding = 'x'.repeat(4000);
+    for (let batch = 0; batch < 40; batch++) {
+      const events = Array.from({ length: 100 }, (_, i) => ({
+        id: randomUUID(),
+        type: 'FeedProbeBulk',
+        data: { n: batch * 100 + i, padding },
+        metadata: { tenantId: admin.tenant.id, userId: null, correlationId: randomUUID(), causationId: null },
+        createdAt: new Date(),
+      }));
+      await store.appendToStream(`feedprobe-${randomUUID()}`, events, { expectedRevision: 'no_stream' });
+    }
+    let pagesRead = 0;
+    const readPage = store.readPage!.bind(store);
+    store.readPage = (options) => {
+      if (options.filter?.tenantId === admin.tenant.id) pagesRead++;
+      return readPage(options);
+    };
+    try {
+      const url = new URL(`${service.url}/api/events/stream?types=FeedProbeBulk`);
+      const response = await new Promise<http.IncomingMessage>((resolve, reject) =>
+        http.get(url, { headers: admin.auth }, resolve).on('error', reject),
+      );
+      expect(response.statusCode).to.equal(200);
+      // Not reading: the server fills the socket, then waits for it to drain instead of reading on.
+      await new Promise((r) => setTimeout(r, 1500));
+      const pagesWhilePaused = pagesRead;
+      expect(pagesWhilePaused).to.be.below(30);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(pagesRead).to.equal(pagesWhilePaused);
+
+      let text = '';
+      const ns: number[] = [];
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        text += chunk;
+        let end: number;
+        while ((end = text.indexOf('\n\n')) >= 0) {
+          const data = text.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+          text = text.slice(end + 2);
+          if (data) ns.push(JSON.parse(data.slice(6)).data.n);
+        }
+      });
+      await until(() => ns.length === 4000, 60_000);
+      expect(ns).to.deep.equal(Array.from({ length: 4000 }, (_, n) => n));
+      response.destroy();
+    } finally {
+      delete (store as { readPage?: unknown }).readPage;
     }
   });
 
