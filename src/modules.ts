@@ -7,6 +7,7 @@ import { seedMissingTaskSettings } from './commands/task-settings/task-settings-
 import { seedMissingOpportunitySettings } from './commands/opportunity-settings/opportunity-settings-commands.js';
 import { accountsRouter } from './http/accounts.js';
 import { adminRouter } from './http/admin.js';
+import { eventFeedRouter } from './http/event-feed.js';
 import { authRouter } from './http/auth.js';
 import { contactsRouter } from './http/contacts.js';
 import { leadSettingsRouter } from './http/lead-settings/index.js';
@@ -384,6 +385,11 @@ export const modules: ModuleManifest[] = [
     projections: [salesAnalyticsProjection, dashboardSettingsProjection],
     migrations: [migration0044SalesAnalytics, migration0045DashboardSettings],
     reads: ['dashboard-settings'],
+  },
+  {
+    // The tenant's change feed (issue 18): its events in log order, paged and as Server-Sent Events. Reads the event store only.
+    name: 'event-feed',
+    routes: [{ path: '/events', router: eventFeedRouter }],
   },
 ];
 

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { RequestHandler, Router } from 'express';
 import type { IdentityDeps } from './commands/identity/identity-deps.js';
@@ -54,6 +55,8 @@ export interface Services extends IdentityDeps {
   authenticate: RequestHandler;
   /** SMS and chat-app messages (outbox, provider). */
   textMessages: TextMessenger;
+  /** Aborted as the service starts to stop: long-lived responses (change feed streams) end then, not at the shutdown timeout. */
+  stopping: AbortSignal;
 }
 
 export interface RunningService {
@@ -159,7 +162,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       cleanups.push(() => sagas.close());
     }
 
+    const stopping = new AbortController();
+    setMaxListeners(0, stopping.signal); // one listener per open feed stream
     const services: Services = {
+      stopping: stopping.signal,
       config,
       logger,
       clock,
@@ -219,6 +225,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       s.listen(config.PORT, config.HOST, () => resolve(s));
     });
     cleanups.push(() => closeServer(server, config.SHUTDOWN_TIMEOUT_MS));
+    cleanups.push(async () => stopping.abort()); // runs just before closeServer (cleanups run in reverse)
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
     logger.info({ port, role: config.ROLE, basePath: config.API_BASE_PATH, eventStore: store.name }, 'service listening');

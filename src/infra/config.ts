@@ -74,6 +74,7 @@ export const configSchema = z.object({
   S3_FORCE_PATH_STYLE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   // GET /metrics: open (like /health) unless set, then only with `Authorization: Bearer <token>`.
   METRICS_TOKEN: optional(z.string().min(16, 'must be at least 16 characters')),
+  EVENT_FEED_HEARTBEAT_MS: int(15000, 10),
 }).superRefine((config, context) => {
   // An idle keep-alive connection is closed before a request on it could run into the headers timeout,
   // and the headers must arrive within the time the whole request has (Node refuses otherwise).

@@ -89,6 +89,24 @@ describe('PostgreSQL event store: which events a reader may take', () => {
     }
   });
 
+  it("a tenant's reader is held back the same way, whatever tenant the append in progress is of", async () => {
+    const tag = `held-tenant-${randomUUID()}`;
+    const [tenant, other] = [randomUUID(), randomUUID()];
+    const start = await db.store.headPosition();
+    const filter = { tenantId: tenant };
+    const held = await open(db.url);
+    await held.query('begin');
+    // Another tenant's append in progress: it may commit below the tenant's later events' positions.
+    await held.query(appendQuery(`${tag}-other`, [newEvent('Held', {}, other)], 'no_stream'));
+    await db.store.appendToStream(`${tag}-ours`, [newEvent('Later', {}, tenant)], { expectedRevision: 'no_stream' });
+    const before = await db.store.readPage({ from: start, maxCount: 100, filter });
+    expect(before).to.deep.equal({ events: [], heldBack: true });
+    await held.query('commit');
+    const after = await db.store.readPage({ from: start, maxCount: 100, filter });
+    expect(after.events.map((e) => e.type)).to.deep.equal(['Later']);
+    expect(after.heldBack).to.equal(false);
+  });
+
   it('long write transactions outside the log (another database, other tables of this one) hold no reader back', async () => {
     const elsewhere = await open(await freshDatabaseUrl());
     const sameDatabase = await open(db.url);

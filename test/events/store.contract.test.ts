@@ -4,7 +4,7 @@ import { firstValueFrom } from 'rxjs';
 import { PostgresEventStore } from '../../src/events/store/postgres.js';
 import { EventStoreDbEventStore } from '../../src/events/store/eventstoredb.js';
 import { comparePositions } from '../../src/events/store/position.js';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '../../src/events/store/types.js';
+import { DuplicateEventIdError, WrongExpectedRevisionError, type EventFilter, type EventStore, type Position, type RecordedEvent } from '../../src/events/store/types.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { collect, isIncreasing, newEvent } from '../support/events.js';
 
@@ -207,6 +207,75 @@ for (const adapter of adapters) {
         expect(isIncreasing(pages)).to.equal(true);
         expect(pages.filter((e) => e.streamId === stream).map((e) => (e.data as { n: number }).n)).to.deep.equal([0, 1, 2, 3, 4, 5, 6]);
         expect(comparePositions(pages[pages.length - 1].position, head!)).to.equal(0);
+      });
+    });
+
+    describe('reading with a filter (tenant, types)', () => {
+      /** Every event a filtered read hands out, page by page of `maxCount`. */
+      async function readFiltered(filter: EventFilter, maxCount: number, from: Position | null = null): Promise<RecordedEvent[]> {
+        const out: RecordedEvent[] = [];
+        for (;;) {
+          const page = await store.readAll({ from, maxCount, filter });
+          expect(page.length).to.be.at.most(maxCount);
+          if (!page.length) return out;
+          out.push(...page);
+          from = page[page.length - 1].position;
+        }
+      }
+
+      it("hands out only the tenant's events (and types), once each, in global order, page after page", async () => {
+        const start = await store.headPosition();
+        const [tenantA, tenantB] = [randomUUID(), randomUUID()];
+        const a = streamName('ta');
+        const b = streamName('tb');
+        // Interleaved tenants, so each of A's pages passes over B's events.
+        for (let i = 0; i < 5; i++) {
+          await store.appendToStream(a, [newEvent(i % 2 ? 'Odd' : 'Even', { i }, tenantA)], { expectedRevision: i === 0 ? 'no_stream' : i - 1 });
+          await store.appendToStream(b, [newEvent('Even', { i }, tenantB), newEvent('Odd', { i }, tenantB)], { expectedRevision: 'any' });
+        }
+        const all = (await readFiltered({}, 1000, start)).filter(ours);
+        const onlyA = await readFiltered({ tenantId: tenantA }, 2, start);
+        expect(onlyA.map((e) => (e.data as { i: number }).i)).to.deep.equal([0, 1, 2, 3, 4]);
+        expect(onlyA.every((e) => e.metadata.tenantId === tenantA)).to.equal(true);
+        expect(onlyA.map((e) => e.id)).to.deep.equal(all.filter((e) => e.metadata.tenantId === tenantA).map((e) => e.id));
+        expect(isIncreasing(onlyA)).to.equal(true);
+
+        const evenOfA = await readFiltered({ tenantId: tenantA, types: ['Even'] }, 1, start);
+        expect(evenOfA.map((e) => (e.data as { i: number }).i)).to.deep.equal([0, 2, 4]);
+        const oddOfB = await readFiltered({ tenantId: tenantB, types: ['Odd', 'Nothing'] }, 3, start);
+        expect(oddOfB.map((e) => e.type)).to.deep.equal(['Odd', 'Odd', 'Odd', 'Odd', 'Odd']);
+        expect(oddOfB.every((e) => e.streamId === b)).to.equal(true);
+        expect(await readFiltered({ tenantId: tenantA, types: [] }, 10, start)).to.deep.equal([]);
+        expect(await readFiltered({ tenantId: randomUUID() }, 10, start)).to.deep.equal([]);
+
+        // From the middle: strictly after the position given.
+        const rest = await readFiltered({ tenantId: tenantA }, 10, onlyA[2].position);
+        expect(rest.map((e) => e.id)).to.deep.equal(onlyA.slice(3).map((e) => e.id));
+      });
+
+      it('a type filter alone hands out those types of every tenant', async () => {
+        const start = await store.headPosition();
+        const type = `Rare${run}`;
+        await store.appendToStream(streamName('ty'), [newEvent(type, {}, randomUUID()), newEvent('Common')], { expectedRevision: 'no_stream' });
+        await store.appendToStream(streamName('ty'), [newEvent(type, {}, randomUUID())], { expectedRevision: 'no_stream' });
+        const rare = await readFiltered({ types: [type] }, 1, start);
+        expect(rare.map((e) => e.type)).to.deep.equal([type, type]);
+        expect(new Set(rare.map((e) => e.metadata.tenantId)).size).to.equal(2);
+      });
+
+      it("a filtered subscription delivers the tenant's past and live events, each once, and nobody else's", async () => {
+        const tenant = randomUUID();
+        const stream = streamName('fsub');
+        const other = streamName('fsub');
+        await store.appendToStream(stream, [newEvent('Old', {}, tenant)], { expectedRevision: 'no_stream' });
+        await store.appendToStream(other, [newEvent('Old')], { expectedRevision: 'no_stream' });
+        const received = collect(store.subscribeToAll({ filter: { tenantId: tenant } }), 3, () => true);
+        await new Promise((r) => setTimeout(r, 100));
+        await store.appendToStream(other, [newEvent('New')], { expectedRevision: 0 });
+        await store.appendToStream(stream, [newEvent('New1', {}, tenant), newEvent('New2', {}, tenant)], { expectedRevision: 0 });
+        const events = await received;
+        expect(events.map((e) => e.type)).to.deep.equal(['Old', 'New1', 'New2']);
+        expect(events.every((e) => e.streamId === stream)).to.equal(true);
       });
     });
 

@@ -1,9 +1,11 @@
 import { Observable } from 'rxjs';
 import { Signal } from '../../infra/signal.js';
-import type { EventStore, LogPage, Position, RecordedEvent } from './types.js';
+import type { EventFilter, EventStore, LogPage, Position, RecordedEvent } from './types.js';
 
 export interface CatchUpOptions {
   from?: Position | null;
+  /** Only matching events are handed on (the store filters them). */
+  filter?: EventFilter;
   batchSize?: number;
   /** Longest wait without a wake-up before reading again (the polling fallback). */
   idlePollMs?: number;
@@ -40,8 +42,8 @@ export async function followAll(
   const heldBackPollMs = options.heldBackPollMs ?? 20;
   const read = (from: Position | null): Promise<LogPage> =>
     store.readPage
-      ? store.readPage({ from, maxCount: batchSize })
-      : store.readAll({ from, maxCount: batchSize }).then((events) => ({ events, heldBack: false }));
+      ? store.readPage({ from, maxCount: batchSize, filter: options.filter })
+      : store.readAll({ from, maxCount: batchSize, filter: options.filter }).then((events) => ({ events, heldBack: false }));
   let from = options.from ?? null;
   const firstHeldBackWait = Math.min(HELD_BACK_FIRST_POLL_MS, heldBackPollMs);
   let heldBackWait = firstHeldBackWait;

@@ -17,10 +17,12 @@ import {
 } from '@eventstore/db-client';
 import { Observable, Subject } from 'rxjs';
 import type { Logger } from 'pino';
+import { matchesFilter } from './filter.js';
 import { comparePositions } from './position.js';
 import {
   WrongExpectedRevisionError,
   type AppendResult,
+  type EventFilter,
   type EventMetadata,
   type EventStore,
   type ExpectedRevision,
@@ -165,9 +167,10 @@ export class EventStoreDbEventStore implements EventStore {
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     if (options.maxCount <= 0) return out;
-    for await (const event of this.scanAll(FORWARDS, options.from ?? null, options.maxCount)) {
+    // Tenants and types are in our metadata, which ESDB's server-side filters cannot see: filtered here.
+    for await (const event of this.scanAll(FORWARDS, options.from ?? null, options.filter ? Math.max(options.maxCount, PAGE_SIZE) : options.maxCount)) {
       const recorded = isSystem(event) ? null : toRecorded(event);
-      if (recorded) out.push(recorded);
+      if (recorded && matchesFilter(recorded, options.filter)) out.push(recorded);
       if (out.length >= options.maxCount) break;
     }
     return out;
@@ -181,8 +184,9 @@ export class EventStoreDbEventStore implements EventStore {
     return null;
   }
 
-  subscribeToAll(options: { from?: Position | null } = {}): Observable<RecordedEvent> {
+  subscribeToAll(options: { from?: Position | null; filter?: EventFilter } = {}): Observable<RecordedEvent> {
     const from = options.from ?? null;
+    const filter = options.filter;
     return new Observable<RecordedEvent>((subscriber) => {
       const native = this.client.subscribeToAll({ fromPosition: from ?? START, filter: excludeSystemEvents() });
       // ESDB starts after `fromPosition`; the check below keeps "strictly after, once" even if a server
@@ -198,7 +202,7 @@ export class EventStoreDbEventStore implements EventStore {
           subscriber.error(error);
           return;
         }
-        if (recorded) subscriber.next(recorded);
+        if (recorded && matchesFilter(recorded, filter)) subscriber.next(recorded);
       });
       native.on('error', (error) => subscriber.error(error));
       native.on('end', () => subscriber.complete());

@@ -26,6 +26,9 @@ create table if not exists events (
 );
 
 create index if not exists events_global_order on events (tx_id, position);
+-- A tenant's events in global order (the change feed reads them without scanning other tenants').
+-- Built on the first start of a version that has it: appends wait while it is built.
+create index if not exists events_tenant_order on events ((metadata->>'tenantId'), tx_id, position);
 
 -- Appends a batch to one stream in one round trip. p_expected: -2 any, -1 no stream, n revision.
 -- A retried append (same event ids) fails here on the revision or the event id; the

@@ -9,6 +9,7 @@ import {
   DuplicateEventIdError,
   WrongExpectedRevisionError,
   type AppendResult,
+  type EventFilter,
   type EventStore,
   type ExpectedRevision,
   type LogPage,
@@ -33,22 +34,44 @@ const EVENT_COLUMNS = `position::text as position_text, tx_id::text as tx_text, 
  * at most $3. When none is readable but some later event is committed, that first event
  * comes back alone, marked `held`: the caller learns that events are held back, in the
  * same round trip and without a second ordered scan.
+ *
+ * `matching` narrows both scans to a filter's events (a tenant: `events_tenant_order`
+ * serves it as an index range; types: checked on the rows). The horizon stays the whole
+ * log's, so a filtered reader skips nothing an unfiltered one would hand out later.
  */
-const READ_PAGE_SQL = `
+function readPageSql(matching = ''): string {
+  return `
   with h as materialized (
     select es_read_horizon(pg_current_snapshot(), $1::text::xid8, $2::bigint) as horizon
   ), r as materialized (
     -- Not EXISTS: the planner drops ORDER BY from it and may then scan the table.
     select coalesce((select true from events
-                      where (tx_id, position) > ($1::text::xid8, $2::bigint) and tx_id < (select horizon from h)
+                      where (tx_id, position) > ($1::text::xid8, $2::bigint) and tx_id < (select horizon from h)${matching}
                       order by tx_id, position limit 1), false) as readable
   )
   select ${EVENT_COLUMNS}, tx_id >= (select horizon from h) as held
     from events
-   where (tx_id, position) > ($1::text::xid8, $2::bigint)
+   where (tx_id, position) > ($1::text::xid8, $2::bigint)${matching}
      and tx_id < (select case when r.readable then h.horizon else pg_snapshot_xmax(pg_current_snapshot()) end from h, r)
    order by tx_id, position
    limit (select case when r.readable then $3::bigint else 1 end from r)`;
+}
+
+const READ_PAGE_SQL = readPageSql();
+/** One statement per filter shape (tenant, types, both), each prepared once per connection. */
+const FILTERED_READ_SQL = {
+  tenant: readPageSql(` and (metadata->>'tenantId') = $4::text`),
+  types: readPageSql(` and type = any($4::text[])`),
+  both: readPageSql(` and (metadata->>'tenantId') = $4::text and type = any($5::text[])`),
+};
+
+function filteredQuery(from: Position, maxCount: number, filter: EventFilter): pg.QueryConfig {
+  const shape = filter.tenantId === undefined ? 'types' : filter.types === undefined ? 'tenant' : 'both';
+  const values: unknown[] = [from.commit.toString(), from.prepare.toString(), maxCount];
+  if (filter.tenantId !== undefined) values.push(filter.tenantId);
+  if (filter.types !== undefined) values.push(filter.types);
+  return { name: `es_read_page_${shape}`, text: FILTERED_READ_SQL[shape], values };
+}
 
 interface EventRow {
   position_text: string;
@@ -203,10 +226,11 @@ export class PostgresEventStore implements EventStore {
    */
   readPage(options: ReadAllOptions): Promise<LogPage> {
     const from = options.from ?? { commit: 0n, prepare: 0n };
-    const key = `${from.commit}:${from.prepare}:${options.maxCount}`;
+    const filter = options.filter && (options.filter.tenantId !== undefined || options.filter.types !== undefined) ? options.filter : undefined;
+    const key = `${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
     let read = this.readsInFlight.get(key);
     if (!read) {
-      read = this.queryPage(from, options.maxCount).finally(() => this.readsInFlight.delete(key));
+      read = this.queryPage(from, options.maxCount, filter).finally(() => this.readsInFlight.delete(key));
       this.readsInFlight.set(key, read);
     }
     return read;
@@ -218,12 +242,12 @@ export class PostgresEventStore implements EventStore {
 
   private readonly readsInFlight = new Map<string, Promise<LogPage>>();
 
-  private async queryPage(from: Position, maxCount: number): Promise<LogPage> {
-    const { rows } = await this.pool.query<EventRow & { held: boolean }>({
-      name: 'es_read_page',
-      text: READ_PAGE_SQL,
-      values: [from.commit.toString(), from.prepare.toString(), maxCount],
-    });
+  private async queryPage(from: Position, maxCount: number, filter: EventFilter | undefined): Promise<LogPage> {
+    const { rows } = await this.pool.query<EventRow & { held: boolean }>(
+      filter
+        ? filteredQuery(from, maxCount, filter)
+        : { name: 'es_read_page', text: READ_PAGE_SQL, values: [from.commit.toString(), from.prepare.toString(), maxCount] },
+    );
     // A held row is only there to say that events are held back: it is not handed out.
     return { events: rows.filter((r) => !r.held).map(toRecorded), heldBack: rows.some((r) => r.held) };
   }
@@ -237,7 +261,7 @@ export class PostgresEventStore implements EventStore {
     return rows.length ? { commit: BigInt(rows[0].tx_text), prepare: BigInt(rows[0].position_text) } : null;
   }
 
-  subscribeToAll(options: { from?: Position | null } = {}): Observable<RecordedEvent> {
+  subscribeToAll(options: { from?: Position | null; filter?: EventFilter } = {}): Observable<RecordedEvent> {
     return catchUpSubscription(this, options);
   }
 

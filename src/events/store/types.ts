@@ -43,10 +43,20 @@ export interface AppendResult {
   position: Position;
 }
 
+/** Which events of the global order a read hands out; the others are passed over (their order is kept). */
+export interface EventFilter {
+  /** Only events whose metadata names this tenant. */
+  tenantId?: string;
+  /** Only events of these types (an empty list matches none). */
+  types?: readonly string[];
+}
+
 export interface ReadAllOptions {
   /** Exclusive: events strictly after this position. Omit to start at the beginning. */
   from?: Position | null;
+  /** At most this many events (matching ones, when filtered). */
   maxCount: number;
+  filter?: EventFilter;
 }
 
 export interface ReadStreamOptions {
@@ -78,8 +88,8 @@ export interface EventStore {
   readPage?(options: ReadAllOptions): Promise<LogPage>;
   /** Position of the newest event a reader can see now, or null when the log is empty. */
   headPosition(): Promise<Position | null>;
-  /** Catch-up from `from` (exclusive), then live. Each event exactly once, in global order. */
-  subscribeToAll(options?: { from?: Position | null }): Observable<RecordedEvent>;
+  /** Catch-up from `from` (exclusive), then live. Each (matching) event exactly once, in global order. */
+  subscribeToAll(options?: { from?: Position | null; filter?: EventFilter }): Observable<RecordedEvent>;
   /**
    * Emits when new events may be readable (a local append, a notification from another
    * process). Pull-based readers use it to stop waiting; it carries no data.
