@@ -16,27 +16,45 @@ export const deliveryIdOf = (subscriptionId: string, eventId: string) => determi
 
 /**
  * First attempts are sent outside the saga, so the saga only records and returns (no receiver
- * holds up the event log). In flight at once per process, and per tenant: past these the
- * delivery stays pending and the `webhook-deliveries` job sends it within a minute.
+ * holds up the event log). Each tenant has its own queue, sent a few at a time: a slow receiver
+ * (at most SEND_TIMEOUT_MS a call) delays only its own tenant. Past MAX_QUEUED waiting in the
+ * process, a delivery stays pending and the `webhook-deliveries` job sends it within a minute
+ * (as it does for one queued in a process that stopped).
  */
-const MAX_IN_FLIGHT = 16;
-const MAX_IN_FLIGHT_PER_TENANT = 4;
-const inFlight = new Map<string, number>();
-let inFlightTotal = 0;
+const PER_TENANT_CONCURRENCY = 4;
+const MAX_QUEUED = 1_000;
 
-function sendInBackground(deps: WebhookDeliveryDeps, tenantId: string, deliveryId: string): void {
-  if (inFlightTotal >= MAX_IN_FLIGHT || (inFlight.get(tenantId) ?? 0) >= MAX_IN_FLIGHT_PER_TENANT) return;
-  inFlightTotal++;
-  inFlight.set(tenantId, (inFlight.get(tenantId) ?? 0) + 1);
-  sendPendingDelivery(deps, deliveryId)
-    .catch((error) => deps.logger?.warn({ err: error, deliveryId }, 'webhook first attempt not made; the webhook-deliveries job sends it'))
-    .finally(() => {
-      inFlightTotal--;
-      const left = (inFlight.get(tenantId) ?? 1) - 1;
-      if (left > 0) inFlight.set(tenantId, left);
-      else inFlight.delete(tenantId);
-    });
+class FirstAttempts {
+  private readonly waiting = new Map<string, string[]>();
+  private readonly running = new Map<string, number>();
+  private queued = 0;
+
+  enqueue(deps: WebhookDeliveryDeps, tenantId: string, deliveryId: string): void {
+    if (this.queued >= MAX_QUEUED) return;
+    this.queued++;
+    this.waiting.set(tenantId, [...(this.waiting.get(tenantId) ?? []), deliveryId]);
+    this.pump(deps, tenantId);
+  }
+
+  private pump(deps: WebhookDeliveryDeps, tenantId: string): void {
+    const queue = this.waiting.get(tenantId) ?? [];
+    while (queue.length > 0 && (this.running.get(tenantId) ?? 0) < PER_TENANT_CONCURRENCY) {
+      const deliveryId = queue.shift()!;
+      this.queued--;
+      this.running.set(tenantId, (this.running.get(tenantId) ?? 0) + 1);
+      sendPendingDelivery(deps, deliveryId)
+        .catch((error) => deps.logger?.warn({ err: error, deliveryId }, 'webhook first attempt not made; the webhook-deliveries job sends it'))
+        .finally(() => {
+          this.running.set(tenantId, this.running.get(tenantId)! - 1);
+          this.pump(deps, tenantId);
+        });
+    }
+    if (queue.length === 0) this.waiting.delete(tenantId);
+    if (this.running.get(tenantId) === 0) this.running.delete(tenantId);
+  }
 }
+
+const firstAttempts = new FirstAttempts();
 
 /**
  * Records one delivery per (active subscription that wants the event's type, event) and
@@ -76,7 +94,7 @@ export function webhookSaga(eventTypes: () => string[]): Saga {
         .onConflict(['subscription_id', 'event_id'])
         .ignore()
         .returning('id');
-      for (const { id } of recorded) sendInBackground(deps, tenantId, id);
+      for (const { id } of recorded) firstAttempts.enqueue(deps, tenantId, id);
     },
   };
 }
