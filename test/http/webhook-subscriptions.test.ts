@@ -296,4 +296,18 @@ describe('webhook subscriptions', () => {
     expect((await ok('GET', `/webhooks/${mine.id}`)).active).to.equal(true);
     expect((await ok('GET', '/webhooks?limit=100')).data.some((s: { url: string }) => s.url === receiver.url('/user'))).to.equal(false);
   });
+
+  it("one tenant's slow receiver does not hold up another tenant's deliveries", async () => {
+    receiver.reply = (r) => (r.url === '/slow' ? { status: 200, body: 'late', delayMs: 6_000 } : { status: 200, body: 'ok' });
+    const slow = await subscribe({ url: receiver.url('/slow'), eventTypes: ['LeadCreated'] }, other);
+    await subscribe({ url: receiver.url('/fast'), eventTypes: ['LeadCreated'] });
+    for (let i = 0; i < 6; i++) await createLead(`Slow ${i}`, other);
+    await createLead('Fast');
+    await until(() => at('/fast').length === 1, SAGA_WAIT_MS);
+    // Four of the slow tenant's calls take 6 s each, the rest wait their turn: none has finished yet.
+    expect((await deliveries(slow.id, other)).filter((d: { status: string }) => d.status === 'succeeded')).to.have.length(0);
+    await until(async () => (await deliveries(slow.id, other)).every((d: { status: string }) => d.status === 'succeeded'), SAGA_WAIT_MS);
+    expect(await deliveries(slow.id, other)).to.have.length(6);
+    receiver.reply = () => ({ status: 200, body: 'ok' });
+  });
 });

@@ -6,7 +6,7 @@ import { subscriptionsFor, tenantHasWebhooks } from '../../queries/webhooks.js';
 import type { Saga } from '../saga.js';
 import { sendPendingDelivery, type WebhookDeliveryDeps } from './webhook-sender.js';
 
-/** What a receiver gets: the event as the change feed shows it, and which subscription it came through. */
+/** What a receiver gets: the event's id, type, time, stream and data, and the subscription it came through. */
 export function webhookPayload(event: RecordedEvent, subscriptionId: string): string {
   return JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt, streamId: event.streamId, subscriptionId, data: event.data });
 }
