@@ -180,6 +180,8 @@ describe('webhook subscriptions', () => {
     expect(delivery).to.deep.include({ attempts: 1, lastStatusCode: null, nextAttemptAt: null });
     expect(delivery.lastError).to.match(/refused to call 127\.0\.0\.1/);
     expect(delivery.attemptLog[0]).to.deep.include({ statusCode: null, responseBody: null });
+    expect((await ok('GET', `/webhooks/${subscription.id}/deliveries?status=failed`)).data.map((d: { id: string }) => d.id)).to.deep.equal([delivery.id]);
+    expect((await ok('GET', `/webhooks/${subscription.id}/deliveries?status=succeeded`)).meta.total).to.equal(0);
     clock.advance(7 * 3_600_000);
     await runJob('webhook-deliveries');
     const retried = await ok('POST', `/webhooks/deliveries/${delivery.id}/retry`, {});
