@@ -110,6 +110,12 @@ import { workflowsProjection } from './projections/workflows.js';
 import { resumeWaitingRuns, workflowSaga } from './sagas/workflows/workflow-saga.js';
 import { workRequestTimersSaga } from './sagas/work-request-timers.js';
 import type { Job } from './sagas/scheduler.js';
+import { webhooksRouter } from './http/webhooks.js';
+import { migration0038WebhookSubscriptions } from './projections/migrations/0038_webhook_subscriptions.js';
+import { migration0039WebhookDeliveries } from './projections/migrations/0039_webhook_deliveries.js';
+import { webhooksProjection } from './projections/webhooks.js';
+import { sendDueDeliveries } from './sagas/webhooks/webhook-sender.js';
+import { webhookSaga } from './sagas/webhooks/webhook-saga.js';
 import type { Services } from './service.js';
 
 /** A router a module mounts at exactly one path prefix (its routes are relative to it), behind the shared authentication unless `public`. */
@@ -391,6 +397,17 @@ export const modules: ModuleManifest[] = [
     name: 'event-feed',
     routes: [{ path: '/events', router: eventFeedRouter }],
   },
+  {
+    // Webhook subscriptions (issue 18): a tenant's URLs and event types (event-sourced); the saga records one signed delivery
+    // per (subscription, event) and makes its first attempt; the job sends retries with backoff.
+    name: 'webhooks',
+    routes: [{ path: '/webhooks', router: (services) => webhooksRouter(services, knownEventTypes) }],
+    projections: [webhooksProjection],
+    migrations: [migration0038WebhookSubscriptions, migration0039WebhookDeliveries],
+    sagas: [webhookSaga(() => knownEventTypes())],
+    jobs: (services) => [{ name: 'webhook-deliveries', cron: '* * * * *', run: () => sendDueDeliveries(services) }],
+    reads: ['webhooks'],
+  },
 ];
 
 export const allProjections = (list = modules) => list.flatMap((m) => m.projections ?? []);
@@ -398,3 +415,7 @@ export const allMigrations = (list = modules) => list.flatMap((m) => m.migration
 export const allSagas = (list = modules) => list.flatMap((m) => m.sagas ?? []);
 export const allJobs = (services: Services, list = modules) => list.flatMap((m) => m.jobs?.(services) ?? []);
 export const allUpgradeSeeds = (list = modules) => list.flatMap((m) => m.upgradeSeeds ?? []);
+
+let eventTypes: string[] | undefined;
+/** Every event type a projection of the service handles: what a webhook subscription may name (asked after start-up, so every module is in). */
+export const knownEventTypes = (): string[] => (eventTypes ??= [...new Set(allProjections().flatMap((p) => Object.keys(p.handlers)))].sort());

@@ -58,3 +58,6 @@ export const queryDate = z.string().max(40).transform((v, ctx) => {
   }
   return date;
 });
+
+/** A web address with its scheme, http or https (webhook and redirect targets). */
+export const httpUrl = z.url({ protocol: /^https?$/, error: 'an http:// or https:// address' }).max(2000);

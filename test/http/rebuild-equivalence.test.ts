@@ -798,6 +798,12 @@ describe('rebuild equals live, for every event type', () => {
       const share = await call(t, 'POST', '/dashboard/share', { scope: 'team' });
       await call(t, 'DELETE', `/dashboard/share/${share.body.id}`);
       await call(t, 'POST', '/dashboard/share', { scope: 'all' });
+      // Webhook subscriptions: made, changed, its secret rotated, deleted; one kept (a private address: deliveries are refused, nothing is sent).
+      const hook = await call(t, 'POST', '/webhooks', { url: 'http://10.0.0.1/crm-hook', eventTypes: ['LeadCreated', 'ContactCreated'], description: `Crochet ${unique()}` });
+      await call(t, 'PUT', `/webhooks/${hook.body.id}`, { eventTypes: ['*'], active: false, description: null });
+      await call(t, 'POST', `/webhooks/${hook.body.id}/rotate-secret`, {});
+      await call(t, 'DELETE', `/webhooks/${hook.body.id}`);
+      await call(t, 'POST', '/webhooks', { url: 'http://10.0.0.2/kept', eventTypes: ['LeadCreated'] });
 
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });

@@ -548,6 +548,31 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('webhook subscriptions', async () => {
+    // A private address: deliveries are refused at once, nothing leaves the machine.
+    const hook = (await call('POST', '/webhooks', { url: 'http://10.0.0.1/hook', eventTypes: ['LeadCreated'] })).body;
+    const doomed = (await call('POST', '/webhooks', { url: 'http://10.0.0.1/doomed', eventTypes: ['*'], active: false })).body;
+    await call('POST', '/leads', { lastName: 'Hooked' });
+    let delivery: { id: string } | undefined;
+    for (let tries = 0; !delivery && tries < 100; tries++) {
+      delivery = (await call('GET', `/webhooks/${hook.id}/deliveries`)).body.data[0];
+      if (!delivery) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(delivery, 'the lead made a delivery').to.not.equal(undefined);
+    const failures = await fuzz([
+      ['POST', '/webhooks', ['url', 'eventTypes', 'description', 'active']],
+      ['PUT', `/webhooks/${hook.id}`, ['url', 'eventTypes', 'description', 'active']],
+      ['POST', `/webhooks/${hook.id}/rotate-secret`, ['secret']],
+      ['POST', `/webhooks/deliveries/${delivery!.id}/retry`, ['force']],
+      ['DELETE', `/webhooks/${doomed.id}`, []],
+    ]);
+    for (const path of ['/webhooks?page=-1', '/webhooks?limit=1e9', `/webhooks/${hook.id}/deliveries?status=__proto__`, `/webhooks/${hook.id}/deliveries?status[]=failed`, '/webhooks/%ED%A0%80']) {
+      const res = await call('GET', path);
+      if (res.status >= 500) failures.push(`GET ${path} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('notifications', async () => {
     const sent = (await call('POST', '/notifications/admin/test', { userId: admin.user.id, title: 'Odd', message: 'x' })).body;
     const doomed = (await call('POST', '/notifications/admin/test', { userId: admin.user.id, title: 'Doomed', message: 'x' })).body;
@@ -634,7 +659,7 @@ describe('robustness: odd input never causes a 500', () => {
       `/users/${admin.user.id}/direct-reports`,
       '/tasks', '/tasks/dashboard/upcoming', `/tasks/${task.id}/subtasks`, `/tasks/${task.id}/activities`, `/tasks/${task.id}/notes`,
       '/opportunities', '/opportunities/forecast', `/opportunities/${deal.id}/stage-history`, `/opportunities/${deal.id}/activities`,
-      '/forms',
+      '/forms', '/webhooks',
     ];
     const failures: string[] = [];
     for (const list of lists) {

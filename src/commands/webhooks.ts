@@ -1,0 +1,90 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { conflict, notFound } from '../domain/errors.js';
+import type { WebhookSubscriptionEvent, WebhookSubscriptionFields } from '../events/webhooks.js';
+import { handleCommand, type Aggregate, type CommandContext, type CommandDeps } from './aggregate.js';
+
+type Deps = CommandDeps & { knex: Knex };
+
+export type WebhookSubscriptionState = { status: 'absent' | 'deleted' } | { status: 'active'; fields: WebhookSubscriptionFields };
+export type WebhookSubscriptionCommand =
+  | { kind: 'create'; id: string; fields: WebhookSubscriptionFields }
+  | { kind: 'update'; id: string; changes: Partial<WebhookSubscriptionFields> }
+  | { kind: 'rotate-secret'; id: string }
+  | { kind: 'delete'; id: string };
+
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** A webhook subscription: created, changed, its secret rotated, deleted; a deleted one reads as gone. */
+export const webhookSubscriptionAggregate: Aggregate<WebhookSubscriptionState, WebhookSubscriptionEvent, WebhookSubscriptionCommand> = {
+  streamPrefix: 'webhook_subscription',
+  initialState: { status: 'absent' },
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'WebhookSubscriptionCreated': {
+        const { id: _id, ...fields } = event.data;
+        return { status: 'active', fields };
+      }
+      case 'WebhookSubscriptionUpdated':
+        return state.status === 'active' ? { status: 'active', fields: { ...state.fields, ...event.data.changes } } : state;
+      case 'WebhookSubscriptionDeleted':
+        return { status: 'deleted' };
+      default:
+        return state;
+    }
+  },
+  decide: (command, state) => {
+    if (command.kind === 'create') {
+      if (state.status !== 'absent') throw conflict('Webhook subscription already exists');
+      return [{ type: 'WebhookSubscriptionCreated', data: { id: command.id, ...command.fields } }];
+    }
+    if (state.status !== 'active') throw notFound('Webhook subscription');
+    if (command.kind === 'update') {
+      // Only what changes is recorded; a change to nothing writes nothing.
+      const changes = Object.fromEntries(
+        Object.entries(command.changes).filter(([key, value]) => value !== undefined && !sameValue(value, state.fields[key as keyof WebhookSubscriptionFields])),
+      ) as Partial<WebhookSubscriptionFields>;
+      return Object.keys(changes).length ? [{ type: 'WebhookSubscriptionUpdated', data: { id: command.id, changes } }] : [];
+    }
+    if (command.kind === 'rotate-secret') return [{ type: 'WebhookSecretRotated', data: { id: command.id } }];
+    return [{ type: 'WebhookSubscriptionDeleted', data: { id: command.id } }];
+  },
+};
+
+/** A new signing secret: shown once to the admin, kept in `webhook_secrets` (never in events) so deliveries can be signed. */
+const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
+
+async function storeSecret(knex: Knex, tenantId: string, subscriptionId: string, secret: string, now: Date): Promise<void> {
+  await knex('webhook_secrets')
+    .insert({ subscription_id: subscriptionId, tenant_id: tenantId, secret, created_at: now })
+    .onConflict('subscription_id')
+    .merge(['secret', 'created_at']);
+}
+
+export async function loadWebhookSecret(knex: Knex, subscriptionId: string): Promise<string | null> {
+  const row = await knex('webhook_secrets').where({ subscription_id: subscriptionId }).first('secret');
+  return row?.secret ?? null;
+}
+
+export async function createWebhookSubscription(deps: Deps, ctx: CommandContext, fields: WebhookSubscriptionFields) {
+  const id = randomUUID();
+  const secret = newSecret();
+  // The secret is stored before the event: a subscription never exists without one (an orphan row of a failed append is harmless).
+  await storeSecret(deps.knex, ctx.tenantId, id, secret, deps.clock.now());
+  const result = await handleCommand(deps, webhookSubscriptionAggregate, id, { kind: 'create', id, fields }, ctx, { newStream: true });
+  return { id, secret, position: result.position };
+}
+
+export const updateWebhookSubscription = (deps: Deps, ctx: CommandContext, id: string, changes: Partial<WebhookSubscriptionFields>) =>
+  handleCommand(deps, webhookSubscriptionAggregate, id, { kind: 'update', id, changes }, ctx);
+
+/** Decides first (a missing subscription is 404 and nothing is stored), then replaces the secret. */
+export async function rotateWebhookSecret(deps: Deps, ctx: CommandContext, id: string) {
+  const secret = newSecret();
+  const result = await handleCommand(deps, webhookSubscriptionAggregate, id, { kind: 'rotate-secret', id }, ctx);
+  await storeSecret(deps.knex, ctx.tenantId, id, secret, deps.clock.now());
+  return { secret, position: result.position };
+}
+
+export const deleteWebhookSubscription = (deps: Deps, ctx: CommandContext, id: string) =>
+  handleCommand(deps, webhookSubscriptionAggregate, id, { kind: 'delete', id }, ctx);

@@ -1,0 +1,100 @@
+import type { RecordedEvent } from '../../events/store/types.js';
+import { deterministicId } from '../../infra/deterministic-id.js';
+import { webhooksProjection } from '../../projections/webhooks.js';
+import { awaitProjection } from '../../queries/projection-progress.js';
+import { subscriptionsFor, tenantHasWebhooks } from '../../queries/webhooks.js';
+import type { Saga } from '../saga.js';
+import { sendPendingDelivery, type WebhookDeliveryDeps } from './webhook-sender.js';
+
+/** What a receiver gets: the event's id, type, time, stream and data, and the subscription it came through. */
+export function webhookPayload(event: RecordedEvent, subscriptionId: string): string {
+  return JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt, streamId: event.streamId, subscriptionId, data: event.data });
+}
+
+/** A delivery's id: the same for a redelivered event, so it is recorded once. */
+export const deliveryIdOf = (subscriptionId: string, eventId: string) => deterministicId('webhook-delivery', subscriptionId, eventId);
+
+/**
+ * First attempts are sent outside the saga, so the saga only records and returns (no receiver
+ * holds up the event log). Each tenant has its own queue, sent a few at a time: a slow receiver
+ * (at most SEND_TIMEOUT_MS a call) delays only its own tenant. Past MAX_QUEUED waiting in the
+ * process, a delivery stays pending and the `webhook-deliveries` job sends it within a minute
+ * (as it does for one queued in a process that stopped).
+ */
+const PER_TENANT_CONCURRENCY = 4;
+const MAX_QUEUED = 1_000;
+
+class FirstAttempts {
+  private readonly waiting = new Map<string, string[]>();
+  private readonly running = new Map<string, number>();
+  private queued = 0;
+
+  enqueue(deps: WebhookDeliveryDeps, tenantId: string, deliveryId: string): void {
+    if (this.queued >= MAX_QUEUED) return;
+    this.queued++;
+    this.waiting.set(tenantId, [...(this.waiting.get(tenantId) ?? []), deliveryId]);
+    this.pump(deps, tenantId);
+  }
+
+  private pump(deps: WebhookDeliveryDeps, tenantId: string): void {
+    const queue = this.waiting.get(tenantId) ?? [];
+    while (queue.length > 0 && (this.running.get(tenantId) ?? 0) < PER_TENANT_CONCURRENCY) {
+      const deliveryId = queue.shift()!;
+      this.queued--;
+      this.running.set(tenantId, (this.running.get(tenantId) ?? 0) + 1);
+      sendPendingDelivery(deps, deliveryId)
+        .catch((error) => deps.logger?.warn({ err: error, deliveryId }, 'webhook first attempt not made; the webhook-deliveries job sends it'))
+        .finally(() => {
+          this.running.set(tenantId, this.running.get(tenantId)! - 1);
+          this.pump(deps, tenantId);
+        });
+    }
+    if (queue.length === 0) this.waiting.delete(tenantId);
+    if (this.running.get(tenantId) === 0) this.running.delete(tenantId);
+  }
+}
+
+const firstAttempts = new FirstAttempts();
+
+/**
+ * Records one delivery per (active subscription that wants the event's type, event) and
+ * starts its first attempt without waiting for it. `eventTypes` is asked when the runner
+ * starts: every event type a module of the service handles.
+ */
+export function webhookSaga(eventTypes: () => string[]): Saga {
+  return {
+    name: 'webhook-deliveries',
+    get handles() {
+      return eventTypes();
+    },
+    async handle(event, context) {
+      const { deps } = context;
+      const tenantId = event.metadata.tenantId;
+      if (!tenantId || !(await tenantHasWebhooks(deps.knex, tenantId))) return;
+      // The subscriptions as of this event: one made just before it gets it.
+      await awaitProjection(deps, webhooksProjection, event.position);
+      const subscriptions = await subscriptionsFor(deps.knex, tenantId, event.type);
+      if (subscriptions.length === 0) return;
+      const now = deps.clock.now();
+      const recorded: { id: string }[] = await deps.knex('webhook_deliveries')
+        .insert(
+          subscriptions.map((s) => ({
+            id: deliveryIdOf(s.id, event.id),
+            tenant_id: tenantId,
+            subscription_id: s.id,
+            event_id: event.id,
+            event_type: event.type,
+            payload: webhookPayload(event, s.id),
+            status: 'pending',
+            attempts: 0,
+            next_attempt_at: now,
+            created_at: now,
+          })),
+        )
+        .onConflict(['subscription_id', 'event_id'])
+        .ignore()
+        .returning('id');
+      for (const { id } of recorded) firstAttempts.enqueue(deps, tenantId, id);
+    },
+  };
+}

@@ -1,0 +1,190 @@
+import { createHmac } from 'node:crypto';
+import type { Knex } from 'knex';
+import { loadWebhookSecret } from '../../commands/webhooks.js';
+import type { Clock } from '../../infra/clock.js';
+import type { Config } from '../../infra/config.js';
+import { eachLimited } from '../../infra/each-limited.js';
+import type { Logger } from '../../infra/logger.js';
+import { OutboundRefused, outboundPolicy, outboundRequest } from '../../infra/outbound-http.js';
+import { deliveryTarget } from '../../queries/webhooks.js';
+
+export interface WebhookDeliveryDeps {
+  knex: Knex;
+  clock: Clock;
+  config: Pick<Config, 'OUTBOUND_ALLOWED_HOSTS'>;
+  logger?: Logger;
+}
+
+/** Waits after the 1st, 2nd… failed attempt; after the last one the delivery is `failed` (6 attempts in all). */
+export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 6 * 3_600_000];
+/** One call's budget: a slow receiver costs at most this, never a command or another tenant's delivery. */
+export const SEND_TIMEOUT_MS = 10_000;
+/** The stored part of a receiver's answer. */
+export const RESPONSE_BODY_LIMIT = 1_000;
+/** A delivery claimed longer ago than this was being sent by a process that stopped: it is due again. */
+const STALE_CLAIM_MS = 5 * 60_000;
+
+/** `v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`: what a receiver recomputes to verify a delivery. */
+export function webhookSignature(secret: string, timestamp: string, body: string): string {
+  return `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+interface ClaimedDelivery {
+  id: string;
+  tenant_id: string;
+  subscription_id: string;
+  event_type: string;
+  payload: string;
+  attempts: number;
+}
+
+type Outcome =
+  | { kind: 'succeeded'; statusCode: number; responseBody: string }
+  | { kind: 'retry'; statusCode: number | null; responseBody: string | null; error: string }
+  | { kind: 'failed'; statusCode: number | null; responseBody: string | null; error: string };
+
+const CLAIMED_COLUMNS = ['id', 'tenant_id', 'subscription_id', 'event_type', 'payload', 'attempts'];
+
+/** Takes a delivery for sending (status `sending`); null when it is not in a state `from` allows (another process has it, or it is done). */
+async function claim(deps: WebhookDeliveryDeps, id: string, from: string[]): Promise<ClaimedDelivery | null> {
+  const [row] = await deps.knex('webhook_deliveries')
+    .where({ id })
+    .whereIn('status', from)
+    .update({ status: 'sending', claimed_at: deps.clock.now() })
+    .returning(CLAIMED_COLUMNS);
+  return row ?? null;
+}
+
+/** One HTTP call for a claimed delivery; any outcome is returned, never thrown. */
+async function post(deps: WebhookDeliveryDeps, delivery: ClaimedDelivery): Promise<Outcome> {
+  const target = await deliveryTarget(deps.knex, delivery.subscription_id);
+  const secret = await loadWebhookSecret(deps.knex, delivery.subscription_id);
+  if (!target || target.deleted || !secret) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription was deleted' };
+  if (!target.active) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription is inactive' };
+  const timestamp = String(Math.floor(deps.clock.now().getTime() / 1000));
+  try {
+    const response = await outboundRequest(
+      {
+        url: target.url,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'CRM-Webhooks/1',
+          'x-webhook-id': delivery.id,
+          'x-webhook-event': delivery.event_type,
+          'x-webhook-timestamp': timestamp,
+          'x-webhook-signature': webhookSignature(secret, timestamp, delivery.payload),
+        },
+        body: delivery.payload,
+        timeoutMs: SEND_TIMEOUT_MS,
+      },
+      outboundPolicy(deps.config.OUTBOUND_ALLOWED_HOSTS),
+    );
+    const responseBody = response.body.slice(0, RESPONSE_BODY_LIMIT);
+    if (response.status >= 200 && response.status <= 299) return { kind: 'succeeded', statusCode: response.status, responseBody };
+    return { kind: 'retry', statusCode: response.status, responseBody, error: `the receiver answered ${response.status}` };
+  } catch (error) {
+    // The outbound errors name the host only, never the path, the body or the signature.
+    const message = error instanceof Error ? error.message : String(error);
+    // A refused address stays refused until the server's configuration changes: no automatic retries.
+    if (error instanceof OutboundRefused) return { kind: 'failed', statusCode: null, responseBody: null, error: message };
+    return { kind: 'retry', statusCode: null, responseBody: null, error: message };
+  }
+}
+
+/** Sends a claimed delivery and records the attempt and the delivery's next state. */
+async function sendClaimed(deps: WebhookDeliveryDeps, delivery: ClaimedDelivery): Promise<void> {
+  const started = Date.now();
+  const attemptedAt = deps.clock.now();
+  const outcome = await post(deps, delivery);
+  const attempt = delivery.attempts + 1;
+  const retryIn = outcome.kind === 'retry' ? RETRY_DELAYS_MS[attempt - 1] : undefined;
+  const status = outcome.kind === 'succeeded' ? 'succeeded' : retryIn !== undefined ? 'pending' : 'failed';
+  const error = outcome.kind === 'succeeded' ? null : outcome.error;
+  await deps.knex.transaction(async (trx) => {
+    await trx('webhook_delivery_attempts').insert({
+      delivery_id: delivery.id,
+      attempt,
+      attempted_at: attemptedAt,
+      status_code: outcome.statusCode,
+      response_body: outcome.responseBody,
+      duration_ms: Date.now() - started,
+      error,
+    });
+    await trx('webhook_deliveries')
+      .where({ id: delivery.id })
+      .update({
+        status,
+        attempts: attempt,
+        claimed_at: null,
+        last_status_code: outcome.statusCode,
+        last_error: error,
+        next_attempt_at: retryIn !== undefined ? new Date(attemptedAt.getTime() + retryIn) : null,
+        completed_at: status === 'pending' ? null : deps.clock.now(),
+      });
+  });
+  if (status !== 'succeeded') {
+    deps.logger?.warn({ deliveryId: delivery.id, tenantId: delivery.tenant_id, subscriptionId: delivery.subscription_id, attempt, status, error }, 'webhook delivery failed');
+  }
+}
+
+/** Sends a pending delivery now (the saga's first attempt); false when it was not pending. */
+export async function sendPendingDelivery(deps: WebhookDeliveryDeps, id: string): Promise<boolean> {
+  const delivery = await claim(deps, id, ['pending']);
+  if (!delivery) return false;
+  await sendClaimed(deps, delivery);
+  return true;
+}
+
+/** An admin's "retry now": any delivery not being sent right now is sent again; false when one is being sent. */
+export async function retryDeliveryNow(deps: WebhookDeliveryDeps, id: string): Promise<boolean> {
+  const delivery = await claim(deps, id, ['pending', 'failed', 'succeeded']);
+  if (!delivery) return false;
+  await sendClaimed(deps, delivery);
+  return true;
+}
+
+/** At most this many deliveries per tenant per run, so one tenant's backlog or slow receiver leaves room for the others. */
+const PER_TENANT_PER_RUN = 10;
+const RUN_LIMIT = 200;
+const CONCURRENCY = 8;
+
+/**
+ * The `webhook-deliveries` job: every delivery that is due (a retry whose wait is over, a
+ * first attempt the saga left for later, one whose sender stopped mid-call) is sent, a few
+ * at a time, each bounded by SEND_TIMEOUT_MS. Answers how many were sent.
+ */
+export async function sendDueDeliveries(deps: WebhookDeliveryDeps): Promise<number> {
+  const now = deps.clock.now();
+  const staleBefore = new Date(now.getTime() - STALE_CLAIM_MS);
+  const due: { id: string }[] = await deps.knex
+    .select('id', 'status')
+    .from(
+      deps.knex('webhook_deliveries')
+        .where((q) => q.where('status', 'pending').where('next_attempt_at', '<=', now))
+        .orWhere((q) => q.where('status', 'sending').where('claimed_at', '<', staleBefore))
+        .select('id', 'status', 'next_attempt_at', deps.knex.raw('row_number() over (partition by tenant_id order by next_attempt_at, id) as rank'))
+        .as('due'),
+    )
+    .where('rank', '<=', PER_TENANT_PER_RUN)
+    .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
+    .limit(RUN_LIMIT);
+  let sent = 0;
+  await eachLimited(due, CONCURRENCY, async ({ id }) => {
+    const delivery = await claimDue(deps, id, staleBefore, now);
+    if (!delivery) return;
+    await sendClaimed(deps, delivery);
+    sent++;
+  });
+  return sent;
+}
+
+/** Claims a delivery the job found due, if it still is (another worker or the saga may have taken it meanwhile). */
+async function claimDue(deps: WebhookDeliveryDeps, id: string, staleBefore: Date, now: Date): Promise<ClaimedDelivery | null> {
+  const [row] = await deps.knex('webhook_deliveries')
+    .where({ id })
+    .where((q) => q.where((p) => p.where('status', 'pending').where('next_attempt_at', '<=', now)).orWhere((p) => p.where('status', 'sending').where('claimed_at', '<', staleBefore)))
+    .update({ status: 'sending', claimed_at: deps.clock.now() })
+    .returning(CLAIMED_COLUMNS);
+  return row ?? null;
+}
