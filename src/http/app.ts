@@ -2,6 +2,7 @@ import express, { Router, type Express } from 'express';
 import { DomainError } from '../domain/errors.js';
 import type { Logger } from '../infra/logger.js';
 import type { HealthReport } from '../queries/health.js';
+import { corsPolicy } from './cors.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { healthRouter } from './health.js';
 import { refuseUnsafeInput } from './input-guard.js';
@@ -12,6 +13,8 @@ export interface HttpAppOptions {
   trustProxy?: boolean;
   basePath: string;
   bodyLimit: string;
+  /** Exact origins a browser client may call from (CORS_ORIGINS); empty: same-origin only. */
+  corsOrigins?: readonly string[];
   logger: Logger;
   health: () => Promise<HealthReport>;
   /** Adds the API's module routers; absent on a worker, which serves only /health. */
@@ -49,6 +52,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'extended');
   app.set('trust proxy', options.trustProxy === true);
+  // First of all, so /health, public routes and error answers carry the same CORS headers.
+  app.use(corsPolicy(options.corsOrigins ?? []));
   app.use(requestContext(options.logger));
   app.use(healthRouter(options.health));
   if (options.mountApi) {
