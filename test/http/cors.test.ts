@@ -57,7 +57,7 @@ describe('CORS (CORS_ORIGINS)', () => {
       const exposed = res.headers.get('access-control-expose-headers')!.toLowerCase().split(',');
       expect(exposed).to.include.members(['etag', 'location', 'retry-after', 'x-request-id']);
       expect(res.headers.get('vary')).to.match(/origin/i);
-      expect((await res.json()).lastName).to.equal('Cross-Origin');
+      expect(((await res.json()) as { lastName: string }).lastName).to.equal('Cross-Origin');
       // Errors and /health carry the same headers, so a browser client can read why it failed.
       const unauthorised = await fetch(`${service.url}/api/contacts`, { headers: { origin: ALLOWED } });
       expect(unauthorised.status).to.equal(401);
@@ -78,7 +78,7 @@ describe('CORS (CORS_ORIGINS)', () => {
       const res = await fetch(`${service.url}/api/contacts`, { headers: { origin: STRANGER, ...admin.auth } });
       expect(res.status).to.equal(200);
       expect(corsHeaders(res)).to.deep.equal([]);
-      expect((await res.json()).data).to.be.an('array');
+      expect(((await res.json()) as { data: unknown }).data).to.be.an('array');
     });
 
     it('adds nothing but Vary to a request without an Origin (server-to-server clients)', async () => {
