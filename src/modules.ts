@@ -108,6 +108,9 @@ import { resumeWaitingRuns, workflowSaga } from './sagas/workflows/workflow-saga
 import { workRequestTimersSaga } from './sagas/work-request-timers.js';
 import type { Job } from './sagas/scheduler.js';
 import type { Services } from './service.js';
+import { apiKeysRouter } from './http/api-keys.js';
+import { apiKeysProjection } from './projections/api-keys.js';
+import { migration0034ApiKeys } from './projections/migrations/0034_api_keys.js';
 
 /** A router a module mounts at exactly one path prefix (its routes are relative to it), behind the shared authentication unless `public`. */
 export interface ModuleRoutes {
@@ -379,6 +382,14 @@ export const modules: ModuleManifest[] = [
     projections: [salesAnalyticsProjection, dashboardSettingsProjection],
     migrations: [migration0044SalesAnalytics, migration0045DashboardSettings],
     reads: ['dashboard-settings'],
+  },
+  {
+    // API keys (issue 18): per tenant, made and revoked by administrators, accepted as `Authorization: Bearer crm_…`.
+    name: 'api-keys',
+    routes: [{ path: '/api-keys', router: apiKeysRouter }],
+    projections: [apiKeysProjection],
+    migrations: [migration0034ApiKeys],
+    reads: ['api-keys'],
   },
 ];
 
