@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { apiKeyHash, newApiKey } from '../domain/api-keys.js';
-import { conflict, DomainError, invalid, notFound } from '../domain/errors.js';
+import { conflict, DomainError, forbidden, invalid, notFound } from '../domain/errors.js';
 import type { ApiKeyEvent, ApiKeyFields } from '../events/api-keys.js';
-import { handleCommand, type Aggregate, type CommandContext, type CommandDeps } from './aggregate.js';
+import { handleCommand, loadAggregate, type Aggregate, type CommandContext, type CommandDeps } from './aggregate.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -75,3 +75,10 @@ export async function createApiKey(deps: Deps, ctx: CommandContext & { userId: s
 
 export const revokeApiKey = (deps: CommandDeps, ctx: CommandContext, id: string) =>
   handleCommand(deps, apiKeyAggregate, id, { kind: 'revoke', id }, ctx, { decideWith: () => ({ now: deps.clock.now() }) });
+
+/** The role a live key acts with, as its stream says now (a revoked key may do nothing). */
+export async function apiKeyRoleOf(deps: Pick<CommandDeps, 'store'>, keyId: string, tenantId: string): Promise<string> {
+  const { state } = await loadAggregate(deps.store, apiKeyAggregate, keyId, tenantId);
+  if (state.status !== 'active') throw forbidden('This API key can no longer do this');
+  return state.fields.roleId;
+}

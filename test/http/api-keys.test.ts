@@ -157,6 +157,19 @@ describe('API keys', () => {
       expect(res.body.statusCode).to.equal(403);
     });
 
+    it('never lends its creator\'s authority: user changes are judged by the key\'s role', async () => {
+      const clerk = await as(admin, 'POST', '/roles', { name: `Clerk ${randomUUID().slice(0, 6)}`, level: 20, permissions: { users: { view: true, edit: true } } });
+      expect(clerk.status).to.equal(201);
+      const key = (await createKey(admin, { name: 'HR sync', roleId: clerk.body.id })).key;
+      const someone = await createUserAs(service, admin, 'user');
+      // The route's permission (users.edit) passes; handing out a role above the key's level does not.
+      const promote = await as(key, 'PUT', `/users/${someone.user.id}`, { roleId: roles.admin });
+      expect(promote.status).to.equal(403);
+      expect((await as(admin, 'GET', `/users/${someone.user.id}`)).body.roleId).to.equal(roles.user);
+      // Within the key's level it may act (the seeded user role is level 10).
+      expect((await as(key, 'PUT', `/users/${someone.user.id}`, { title: 'Clerk' })).status).to.equal(200);
+    });
+
     it('answers a garbled key, a wrong secret or an unknown key with a 401 JSON error', async () => {
       const key = await createKey(admin, { name: 'Real', roleId: roles.user });
       // Once accepted (and cached), the same id with another secret is still refused.
