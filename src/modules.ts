@@ -117,6 +117,9 @@ import { webhooksProjection } from './projections/webhooks.js';
 import { sendDueDeliveries } from './sagas/webhooks/webhook-sender.js';
 import { webhookSaga } from './sagas/webhooks/webhook-saga.js';
 import type { Services } from './service.js';
+import { apiKeysRouter } from './http/api-keys.js';
+import { apiKeysProjection } from './projections/api-keys.js';
+import { migration0034ApiKeys } from './projections/migrations/0034_api_keys.js';
 
 /** A router a module mounts at exactly one path prefix (its routes are relative to it), behind the shared authentication unless `public`. */
 export interface ModuleRoutes {
@@ -407,6 +410,14 @@ export const modules: ModuleManifest[] = [
     sagas: [webhookSaga(() => knownEventTypes())],
     jobs: (services) => [{ name: 'webhook-deliveries', cron: '* * * * *', run: () => sendDueDeliveries(services) }],
     reads: ['webhooks'],
+  },
+  {
+    // API keys (issue 18): per tenant, made and revoked by administrators, accepted as `Authorization: Bearer crm_…`.
+    name: 'api-keys',
+    routes: [{ path: '/api-keys', router: apiKeysRouter }],
+    projections: [apiKeysProjection],
+    migrations: [migration0034ApiKeys],
+    reads: ['api-keys'],
   },
 ];
 

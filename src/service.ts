@@ -206,6 +206,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       trustProxy: config.TRUST_PROXY,
       basePath: config.API_BASE_PATH,
       bodyLimit: config.BODY_LIMIT,
+      corsOrigins: config.CORS_ORIGINS,
       logger,
       metricsToken: config.METRICS_TOKEN,
       health: () => checkHealth({ knex: db.knex, store, progress: projections.progress, clock, sagas: runsWorkers ? (overrides.sagas ?? allSagas()).map((s) => s.name) : [] }),

@@ -29,6 +29,8 @@ export interface CommandContext {
   userId: string | null;
   correlationId: string;
   causationId?: string | null;
+  /** The API key the request came with, recorded in the events' metadata (see src/http/api-key-auth.ts). */
+  apiKeyId?: string;
 }
 
 export interface CommandResult<State, Event> {
@@ -138,6 +140,8 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
       userId: context.userId,
       correlationId: context.correlationId,
       causationId: context.causationId ?? null,
+      // Which API key acted, when one did (the user is the key's creator).
+      ...(context.apiKeyId ? { apiKeyId: context.apiKeyId } : {}),
     };
     const now = deps.clock.now();
     try {

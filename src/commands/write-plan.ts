@@ -50,6 +50,8 @@ export function streamWrite(streamId: string, expectedRevision: ExpectedRevision
     userId: context.userId,
     correlationId: context.correlationId,
     causationId: context.causationId ?? null,
+    // Which API key acted, when one did (the user is the key's creator).
+    ...(context.apiKeyId ? { apiKeyId: context.apiKeyId } : {}),
   };
   return { streamId, expectedRevision, events: events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })) };
 }

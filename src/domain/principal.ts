@@ -21,6 +21,8 @@ export interface Principal {
   teamIds: string[];
   /** Access tokens issued under an earlier epoch are void (see user_credentials.session_epoch). */
   sessionEpoch: number;
+  /** Set when the caller is an API key (acting as its creator with the key's role): which key. */
+  apiKeyId?: string;
 }
 
 export function can(principal: Principal, module: string, action: string): boolean {

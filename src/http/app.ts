@@ -2,6 +2,7 @@ import express, { Router, type Express } from 'express';
 import { DomainError } from '../domain/errors.js';
 import type { Logger } from '../infra/logger.js';
 import type { HealthReport } from '../queries/health.js';
+import { corsPolicy } from './cors.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { healthRouter } from './health.js';
 import { HttpMetrics, metricsRouter } from './metrics.js';
@@ -13,6 +14,8 @@ export interface HttpAppOptions {
   trustProxy?: boolean;
   basePath: string;
   bodyLimit: string;
+  /** Exact origins a browser client may call from (CORS_ORIGINS); empty: same-origin only. */
+  corsOrigins?: readonly string[];
   logger: Logger;
   health: () => Promise<HealthReport>;
   /** Set: GET /metrics answers only `Authorization: Bearer <it>`; unset: like /health, to anyone who reaches the port. */
@@ -52,6 +55,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'extended');
   app.set('trust proxy', options.trustProxy === true);
+  // First of all, so /health, public routes and error answers carry the same CORS headers.
+  app.use(corsPolicy(options.corsOrigins ?? []));
   app.use(requestContext(options.logger));
   app.use(healthRouter(options.health));
   const metrics = new HttpMetrics(options.health);

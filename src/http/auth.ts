@@ -6,7 +6,7 @@ import { acceptInvitation, validateInvitation } from '../commands/identity/invit
 import { passwordSchema } from '../infra/passwords.js';
 import { authUser, authUserShort, currentUser, tenantShape } from '../queries/auth.js';
 import type { Services } from '../service.js';
-import { principalOf } from './authenticate.js';
+import { principalOf, requireSignedInUser } from './authenticate.js';
 import { parseBody, parseQuery } from './validate.js';
 
 const name = z.string().trim().min(1).max(100);
@@ -90,7 +90,7 @@ export function authRouter(services: Services): Router {
     res.json(currentUser(principalOf(res)));
   });
 
-  router.post('/change-password', authenticated, async (req, res) => {
+  router.post('/change-password', authenticated, requireSignedInUser, async (req, res) => {
     await changePassword(services, principalOf(res), parseBody(changeBody, req), requestId(res));
     res.json({ message: 'Password changed successfully' });
   });

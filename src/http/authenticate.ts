@@ -5,6 +5,9 @@ import { can, type Principal } from '../domain/principal.js';
 import { loadPrincipal } from '../queries/principal.js';
 import type { CommandContext } from '../commands/aggregate.js';
 import type { Knex } from 'knex';
+import { looksLikeApiKey } from '../domain/api-keys.js';
+import { systemClock, type Clock } from '../infra/clock.js';
+import { apiKeyAuthenticator } from './api-key-auth.js';
 
 const CACHE_LIMIT = 10_000;
 
@@ -15,12 +18,18 @@ const CACHE_LIMIT = 10_000;
  * user's session epoch: a token issued under an earlier one (before a password change,
  * reset, refresh-token reuse, deactivation or deletion) is refused within that time too.
  */
-export function authenticate(deps: { knex: Knex; accessTokens: AccessTokens; config: { AUTH_CACHE_MS: number } }): RequestHandler {
+export function authenticate(deps: { knex: Knex; accessTokens: AccessTokens; config: { AUTH_CACHE_MS: number }; clock?: Clock }): RequestHandler {
   const cache = new Map<string, { principal: Principal | null; until: number }>();
+  const apiKeyPrincipal = apiKeyAuthenticator({ ...deps, clock: deps.clock ?? systemClock });
   return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization') ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw unauthorized();
+    // An API key (`crm_…`) rather than an access token.
+    if (looksLikeApiKey(match[1])) {
+      res.locals.principal = await apiKeyPrincipal(match[1]);
+      return next();
+    }
     const claims = deps.accessTokens.verify(match[1]);
     if (!claims) throw unauthorized('Invalid or expired token');
     const key = `${claims.tid}:${claims.sub}`;
@@ -47,7 +56,10 @@ export function principalOf(res: Response): Principal {
 /** Who acts and why, for the commands a request issues: the caller, under the request id. */
 export function commandContextOf(res: Response): CommandContext {
   const principal = principalOf(res);
-  return { tenantId: principal.tenantId, userId: principal.userId, correlationId: String(res.locals.requestId) };
+  const context: CommandContext = { tenantId: principal.tenantId, userId: principal.userId, correlationId: String(res.locals.requestId) };
+  // Events record the key's creator as the user and the key itself beside it.
+  if (principal.apiKeyId) context.apiKeyId = principal.apiKeyId;
+  return context;
 }
 
 export function requirePermission(module: string, action: string): RequestHandler {
@@ -56,6 +68,12 @@ export function requirePermission(module: string, action: string): RequestHandle
     next();
   };
 }
+
+/** For what only a person signed in may do (manage API keys, change a password): an API key is 403. */
+export const requireSignedInUser: RequestHandler = (_req, res, next) => {
+  if (principalOf(res).apiKeyId) throw forbidden('An API key cannot do this: sign in as a user');
+  next();
+};
 
 export const requireAdmin: RequestHandler = (_req, res, next) => {
   if (!principalOf(res).isAdmin) throw forbidden('Admin access required');

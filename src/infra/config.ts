@@ -4,6 +4,18 @@ import { z } from 'zod';
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
 
+/** `https://app.example.com` or `http://localhost:5173`: exactly what a browser sends as Origin. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    // No wildcards: each origin is named exactly (a `*` host would otherwise parse).
+    const plainHost = /^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/.test(url.hostname);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && plainHost && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 
 /** Every variable the service reads, with its default. The README lists the same table. */
@@ -42,6 +54,12 @@ export const configSchema = z.object({
     .string()
     .default('')
     .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h.length > 0)),
+  // Browser clients on other origins (exact `scheme://host[:port]`, comma-separated); empty: same-origin only.
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o.length > 0))
+    .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)'))),
   SMS_PROVIDER_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
   SMS_PROVIDER_TOKEN: optional(z.string()),
   // Public form submissions (issue 16): per-IP limit, and the reCAPTCHA-compatible verifier forms with requireCaptcha use.

@@ -804,6 +804,11 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'POST', `/webhooks/${hook.body.id}/rotate-secret`, {});
       await call(t, 'DELETE', `/webhooks/${hook.body.id}`);
       await call(t, 'POST', '/webhooks', { url: 'http://10.0.0.2/kept', eventTypes: ['LeadCreated'] });
+      // API keys: one made and revoked, one kept with an expiry.
+      const keyRoles = (await call(t, 'GET', '/roles')).body.map((role: { id: string }) => role.id);
+      const doomedKey = await call(t, 'POST', '/api-keys', { name: `Clé ${unique()}`, roleId: keyRoles[0] });
+      await call(t, 'DELETE', `/api-keys/${doomedKey.body.id}`);
+      await call(t, 'POST', '/api-keys', { name: `Intégration ✨ ${unique()}`, roleId: keyRoles[1], expiresAt: new Date(clock.now().getTime() + 90 * 86_400_000).toISOString() });
 
       // SLA: breached once its deadline passes unanswered, escalated later, answered late after.
       const waiting = await createLead(t, { lastName: 'Sans réponse' });

@@ -630,6 +630,26 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('API keys', async () => {
+    const role = (await call('GET', '/roles')).body[0];
+    const key = (await call('POST', '/api-keys', { name: 'Odd', roleId: role.id })).body;
+    const doomed = (await call('POST', '/api-keys', { name: 'Doomed', roleId: role.id })).body;
+    const failures = await fuzz([
+      ['POST', '/api-keys', ['name', 'roleId', 'expiresAt']],
+      ['POST', `/api-keys/${key.id}/revoke`, []],
+      ['DELETE', `/api-keys/${doomed.id}`, []],
+    ]);
+    for (const query of ['status=__proto__', 'status[]=active', 'page=abc', 'limit=1e9']) {
+      const res = await call('GET', `/api-keys?${query}`);
+      if (res.status >= 500) failures.push(`GET /api-keys?${query} → ${res.status}`);
+    }
+    for (const odd of ['crm_', `crm_${key.id}_${'%00'.repeat(15)}`, `crm_${key.id}_${'+/'.repeat(22)}`, `crm_${key.id}_${'a'.repeat(5000)}`]) {
+      const res = await service.request('GET', '/api/contacts', undefined, { authorization: `Bearer ${odd}` });
+      if (res.status !== 401) failures.push(`Bearer ${odd.slice(0, 50)} → ${res.status}`);
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });

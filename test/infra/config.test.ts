@@ -48,3 +48,19 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).to.throw(ConfigError, /HTTP_REQUEST_TIMEOUT_MS/);
   });
 });
+
+describe('CORS_ORIGINS', () => {
+  it('is empty by default (same-origin only) and reads a comma-separated list of exact origins', () => {
+    expect(loadConfig({}).CORS_ORIGINS).to.deep.equal([]);
+    expect(loadConfig({ CORS_ORIGINS: ' https://app.example.com, http://localhost:5173 ,' }).CORS_ORIGINS).to.deep.equal([
+      'https://app.example.com',
+      'http://localhost:5173',
+    ]);
+  });
+
+  it('refuses what a browser never sends as an Origin: a path, a trailing slash, another scheme, a bare host', () => {
+    for (const bad of ['https://app.example.com/', 'https://app.example.com/app', 'ftp://example.com', 'app.example.com', 'https://*.example.com', 'HTTPS://APP.example.com']) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).to.throw(ConfigError, /CORS_ORIGINS/);
+    }
+  });
+});

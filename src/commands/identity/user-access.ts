@@ -6,6 +6,7 @@ import { roleAggregate } from './organisation.js';
 import { ADMIN_LEVEL } from '../../domain/permissions.js';
 import { isAdminRole, type Actor, type Authority, type RoleGrant } from './user-authority.js';
 import { userAggregate } from './users.js';
+import { apiKeyRoleOf } from '../api-keys.js';
 
 type Deps = Pick<IdentityDeps, 'store' | 'knex'>;
 
@@ -32,7 +33,9 @@ export async function loadActor(deps: Deps, ctx: CommandContext): Promise<Actor>
   if (!ctx.userId) throw forbidden();
   const { state } = await loadAggregate(deps.store, userAggregate, ctx.userId, ctx.tenantId);
   if (state.status !== 'active') throw forbidden('Your account can no longer do this');
-  return { userId: ctx.userId, role: await loadRoleGrant(deps, ctx.tenantId, state.fields.roleId) };
+  // An API key acts as its creator but with the key's own role: never with the creator's authority.
+  const roleId = ctx.apiKeyId ? await apiKeyRoleOf(deps, ctx.apiKeyId, ctx.tenantId) : state.fields.roleId;
+  return { userId: ctx.userId, role: await loadRoleGrant(deps, ctx.tenantId, roleId) };
 }
 
 /** The role a command hands out: it must exist now. */
