@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
-import { IDEMPOTENCY_KEY_TTL_MS } from '../../src/infra/idempotency-keys.js';
+import { IDEMPOTENCY_KEY_TTL_MS, IN_FLIGHT_LEASE_MS } from '../../src/infra/idempotency-keys.js';
 import { modules } from '../../src/modules.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -16,7 +16,7 @@ describe('Idempotency-Key on POST commands', () => {
 
   const post = (path: string, body: unknown, key?: string, session: Session = admin) =>
     service.request('POST', `/api${path}`, body, key === undefined ? session.auth : { ...session.auth, 'idempotency-key': key });
-  const count = async (sql: string, params: unknown[]) => (await service.services.knex.raw(sql, params)).rows[0].n as number;
+  const count = async (sql: string, params: string[]) => (await service.services.knex.raw(sql, params)).rows[0].n as number;
   const eventsOf = (type: string, field: string, value: string) =>
     count(`select count(*)::int as n from events where type = ? and data->>'${field}' = ?`, [type, value]);
   const leadsNamed = (tenantId: string, lastName: string) =>
@@ -269,6 +269,21 @@ describe('Idempotency-Key on POST commands', () => {
       const reused = await post('/leads', { firstName: 'Other', lastName: `${lastName} 2` }, key);
       expect(reused.status).to.equal(201);
       expect(await storedKeys(key)).to.equal(1);
+    });
+
+    it('a key left in flight by a process that died is 409 until its 5-minute lease ends, then the request runs', async () => {
+      const key = newKey();
+      const lastName = uniqueName();
+      expect((await post('/leads', { firstName: 'Crash', lastName }, key)).status).to.equal(201);
+      // As if the process had died after claiming the key, before storing the response.
+      await service.services.knex('idempotency_keys').where({ key }).update({ state: 'in_flight', status: null, headers: null, body: null });
+      const held = await post('/leads', { firstName: 'Crash', lastName }, key);
+      expect(held.status).to.equal(409);
+      clock.advance(IN_FLIGHT_LEASE_MS);
+      const taken = await post('/leads', { firstName: 'Crash', lastName }, key);
+      expect(taken.status).to.equal(201);
+      expect(taken.headers.get('idempotent-replayed')).to.equal(null);
+      expect((await post('/leads', { firstName: 'Crash', lastName }, key)).body).to.deep.equal(taken.body);
     });
 
     it('keys survive a restart of the service', async () => {
