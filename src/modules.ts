@@ -52,6 +52,8 @@ import { migration0008Leads } from './projections/migrations/0008_leads.js';
 import { migration0009ParkedEvents } from './projections/migrations/0009_parked_events.js';
 import { migration0010PendingWritePlans } from './projections/migrations/0010_pending_write_plans.js';
 import { migration0035TextOutbox } from './projections/migrations/0035_text_outbox.js';
+import { migration0037IdempotencyKeys } from './projections/migrations/0037_idempotency_keys.js';
+import { IdempotencyKeys } from './infra/idempotency-keys.js';
 import { migration0029LeadConversion } from './projections/migrations/0029_lead_conversion.js';
 import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
@@ -157,11 +159,12 @@ export const modules: ModuleManifest[] = [
   {
     name: 'platform',
     projections: [auditTrailProjection],
-    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
       { name: 'text-retry', cron: '* * * * *', run: () => services.textMessages.retryFailed(50) },
       { name: 'rate-limit-prune', cron: '17 * * * *', run: () => services.rateLimiter.prune() },
+      { name: 'idempotency-keys-prune', cron: '23 * * * *', run: () => new IdempotencyKeys(services.knex, services.clock).prune() },
       // Multi-stream writes cut short (crash, outage) are completed; younger ones may still be under way.
       { name: 'pending-write-plans', cron: '* * * * *', run: () => completePendingPlans(services, { olderThanMs: 30_000, now: services.clock.now() }) },
     ],

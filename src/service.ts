@@ -12,6 +12,7 @@ import type { EventStore, Position } from './events/store/types.js';
 import { createHttpApp } from './http/app.js';
 import { apiDocsRouter } from './http/openapi/index.js';
 import { authenticate } from './http/authenticate.js';
+import { idempotentPosts } from './http/idempotency.js';
 import { httpServerOptions } from './http/server-options.js';
 import { AdvisoryLocks } from './infra/advisory-locks.js';
 import { systemClock, type Clock } from './infra/clock.js';
@@ -252,9 +253,11 @@ function waitingFor(engine: ProjectionEngine, timeoutMs: number, names?: readonl
 function mountModule(api: Router, services: Services, module: ModuleManifest): void {
   const reads = module.reads;
   const scoped: Services = reads ? { ...services, waitForProjections: waitingFor(services.projections, services.config.PROJECTION_WAIT_MS, reads) } : services;
+  // Idempotency-Key needs the caller, known here for every authenticated router.
+  const idempotent = idempotentPosts(services);
   for (const routes of module.routes ?? []) {
     if (routes.public) api.use(routes.path, routes.router(scoped));
-    else api.use(routes.path, services.authenticate, routes.router(scoped));
+    else api.use(routes.path, services.authenticate, idempotent, routes.router(scoped));
   }
 }
 

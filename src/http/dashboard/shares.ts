@@ -27,6 +27,8 @@ export function mountShareRoutes(router: Router, services: Services): void {
     const { id, token, position } = await createDashboardShare(services, commandContextOf(res), body);
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/share/${id}` });
     // The token is shown this once: only its hash is kept.
+    // no-store: caches and the Idempotency-Key replay store (src/http/idempotency.ts) keep no copy of it either.
+    res.set('Cache-Control', 'no-store');
     res.status(201).location(`${req.baseUrl}/share/${id}`).json({ ...(await getShare(knex, principal.tenantId, id)), token, url: `${req.baseUrl}/public/${token}` });
   });
   router.delete('/share/:id', requireAdmin, async (req, res) => {
