@@ -47,7 +47,10 @@ export function principalOf(res: Response): Principal {
 /** Who acts and why, for the commands a request issues: the caller, under the request id. */
 export function commandContextOf(res: Response): CommandContext {
   const principal = principalOf(res);
-  return { tenantId: principal.tenantId, userId: principal.userId, correlationId: String(res.locals.requestId) };
+  const context: CommandContext = { tenantId: principal.tenantId, userId: principal.userId, correlationId: String(res.locals.requestId) };
+  // The record's If-Match and new revision (record-versioning.ts), shared by every command of the request.
+  if (res.locals.recordVersion) context.version = res.locals.recordVersion;
+  return context;
 }
 
 export function requirePermission(module: string, action: string): RequestHandler {
