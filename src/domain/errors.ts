@@ -9,7 +9,6 @@ export type DomainErrorKind =
   | 'not_found'
   | 'conflict'
   | 'precondition_failed'
-  | 'gone'
   | 'too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
@@ -36,8 +35,6 @@ export const notFound = (what = 'Record') => new DomainError('not_found', `${wha
 export const conflict = (message: string, details?: unknown) => new DomainError('conflict', message, details);
 /** The client's `If-Match` names a revision the record has left (HTTP 412): nothing was written. */
 export const preconditionFailed = (message: string, details?: unknown) => new DomainError('precondition_failed', message, details);
-/** The record existed but was deleted by then (HTTP 410). */
-export const gone = (message: string) => new DomainError('gone', message);
 /** Where a record a command created can be read, once its projections have caught up. */
 export interface CreatedRecord {
   id: string;

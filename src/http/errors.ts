@@ -10,7 +10,6 @@ const statusOfKind: Record<DomainErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   precondition_failed: 412,
-  gone: 410,
   too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

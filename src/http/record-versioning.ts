@@ -1,7 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { foldRecorded, streamIdOf, type EventFold, type StreamVersion } from '../commands/aggregate.js';
-import { gone, invalid, notFound } from '../domain/errors.js';
+import { invalid } from '../domain/errors.js';
 import type { RecordedEvent } from '../events/store/types.js';
 import type { TimeRange } from '../queries/history.js';
 import type { Services } from '../service.js';
@@ -15,7 +15,7 @@ import { parseQuery, queryDate } from './validate.js';
  * - `GET /:id` answers with `ETag: "<revision>"` (the revision of the record's own stream;
  *   `If-None-Match` with it → 304);
  * - `GET /:id?asOf=<time>` answers the module's detail with the record's own fields as its stream
- *   had them then (404 before it existed, 410 when deleted by then);
+ *   had them then (404 before it existed or once deleted);
  * - a write under `/:id` with `If-Match: "<revision>"` happens only if the stream still stands
  *   there (else 412, nothing written; `handleCommand` passes the revision to the event store),
  *   and every write answers with the record's new ETag.
@@ -83,10 +83,9 @@ async function versionedDetail<S, E>(req: Request, res: Response, services: Serv
   res.json = function (this: Response, body: unknown) {
     // Only a detail the module served (so the caller may see the record) is turned back in time.
     if (this.statusCode !== 200 || !body || typeof body !== 'object') return json.call(this, body);
-    const problem = !then.length || state.status === 'absent' ? notFound('Record as of that time') : state.status === 'deleted' ? gone('The record was deleted by that time') : null;
-    if (problem) {
-      const status = problem.kind === 'gone' ? 410 : 404;
-      return json.call(this.status(status), errorBody(status, problem.message));
+    // Not yet created, or deleted by then: 404, as the detail of a deleted record is.
+    if (!then.length || state.status === 'absent' || state.status === 'deleted') {
+      return json.call(this.status(404), errorBody(404, 'The record did not exist at that time'));
     }
     return json.call(this, asItWas(body as Record<string, unknown>, fieldsOf(state), then[then.length - 1]));
   } as typeof res.json;
