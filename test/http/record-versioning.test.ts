@@ -9,7 +9,7 @@ interface Kind {
   path: string;
   streamPrefix: string;
   field: string;
-  create(): Promise<Record<string, unknown>>;
+  create(): Promise<{ id: string }>;
 }
 
 describe('record versions: ETag, If-Match, asOf, history from/to', () => {
