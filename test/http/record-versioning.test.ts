@@ -228,6 +228,20 @@ describe('record versions: ETag, If-Match, asOf, history from/to', () => {
       expect(((await call('GET', `/contacts/${id}/notes`)).body as unknown[]).length).to.equal(1);
     });
 
+    it("a lifecycle POST (an opportunity's close-won) honours If-Match: stale is 412 and the deal stays open", async () => {
+      const { id } = await kinds.opportunities.create();
+      const seen = (await call('GET', `/opportunities/${id}`)).headers.get('etag')!;
+      await call('PUT', `/opportunities/${id}`, { name: `Renamed ${unique()}` });
+      const stale = await call('POST', `/opportunities/${id}/close-won`, {}, admin, { 'if-match': seen });
+      expect(stale.status).to.equal(412);
+      expect((await call('GET', `/opportunities/${id}`)).body.state).to.equal('open');
+      const current = (await call('GET', `/opportunities/${id}`)).headers.get('etag')!;
+      const won = await call('POST', `/opportunities/${id}/close-won`, {}, admin, { 'if-match': current });
+      expect(won.status, JSON.stringify(won.body)).to.equal(200);
+      expect(won.headers.get('etag')).to.equal(`"${await revisionOf(kinds.opportunities, id)}"`);
+      expect(won.body.state).to.equal('won');
+    });
+
     it('other record kinds opt in with the same line: products, time entries, reports, workflows, users', async () => {
       const contact = await kinds.contacts.create();
       const records = [
