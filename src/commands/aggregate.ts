@@ -129,7 +129,8 @@ const stale = (current: number | 'no_stream') =>
 
 /**
  * Load, fold, decide, append with the revision read; when another writer got there
- * first, read again and decide again (bounded), then give up with a 409.
+ * first, read again and decide again (bounded), then give up with a 409. A client's
+ * expected revision (`context.version`) is never decided past: 412 instead.
  */
 export async function handleCommand<State, Event extends DomainEvent, Command, Context = void>(
   deps: CommandDeps,
