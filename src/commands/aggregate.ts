@@ -8,7 +8,7 @@ import {
   type Position,
   type RecordedEvent,
 } from '../events/store/types.js';
-import { conflict, notFound } from '../domain/errors.js';
+import { conflict, notFound, preconditionFailed } from '../domain/errors.js';
 
 export type { DomainEvent, EventFold } from '../events/domain-event.js';
 
@@ -31,6 +31,23 @@ export interface CommandContext {
   causationId?: string | null;
   /** The API key the request came with, recorded in the events' metadata (see src/http/api-key-auth.ts). */
   apiKeyId?: string;
+  /** An HTTP client's optimistic-concurrency precondition on the record's stream (`If-Match`), and its new revision. */
+  version?: StreamVersion;
+}
+
+/**
+ * What a request says and learns about one stream's revision. The first command on that
+ * stream appends only if the stream still stands at `expectedRevision` (passed to the
+ * event store, so of two writers expecting the same revision exactly one wins) and
+ * refuses otherwise with a 412; every command on it reports the revision it left in
+ * `revision` (the response's ETag).
+ */
+export interface StreamVersion {
+  streamId: string;
+  /** The revision the client last saw; undefined: no precondition (or it was already used). */
+  expectedRevision?: number;
+  /** Set by `handleCommand`: the stream's revision after the command. */
+  revision?: number;
 }
 
 export interface CommandResult<State, Event> {
@@ -106,9 +123,16 @@ function earlierRun(recorded: RecordedEvent[], eventIds: (index: number) => stri
 
 const MAX_ATTEMPTS = 10;
 
+const stale = (current: number | 'no_stream') =>
+  preconditionFailed(
+    'The record was changed since the revision in If-Match; read it again',
+    typeof current === 'number' ? { currentRevision: current } : undefined,
+  );
+
 /**
  * Load, fold, decide, append with the revision read; when another writer got there
- * first, read again and decide again (bounded), then give up with a 409.
+ * first, read again and decide again (bounded), then give up with a 409. A client's
+ * expected revision (`context.version`) is never decided past: 412 instead.
  */
 export async function handleCommand<State, Event extends DomainEvent, Command, Context = void>(
   deps: CommandDeps,
@@ -120,6 +144,12 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
 ): Promise<CommandResult<State, Event>> {
   const { newStream, eventIds, decideWith } = options as HandleOptions<Context>;
   const streamId = streamIdOf(aggregate, id);
+  const version = context.version?.streamId === streamId ? context.version : undefined;
+  const expected = version?.expectedRevision;
+  const settle = <R extends { revision: number }>(result: R): R => {
+    if (version) Object.assign(version, { expectedRevision: undefined, revision: result.revision });
+    return result;
+  };
   for (let attempt = 1; ; attempt++) {
     let state = aggregate.initialState;
     let revision = -1;
@@ -129,11 +159,12 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
       const earlier = eventIds && earlierRun(recorded, eventIds);
       if (earlier) {
         const last = earlier[earlier.length - 1];
-        return { state, events: earlier as unknown as Event[], revision: last.revision, position: last.position };
+        return settle({ state, events: earlier as unknown as Event[], revision: last.revision, position: last.position });
       }
     }
+    if (expected !== undefined && revision !== expected) throw stale(revision);
     const events = aggregate.decide(command, state, (await decideWith?.(attempt)) as Context);
-    if (events.length === 0) return { state, events, revision, position: null };
+    if (events.length === 0) return settle({ state, events, revision, position: null });
 
     const metadata: EventMetadata = {
       tenantId: context.tenantId,
@@ -150,14 +181,16 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
         events.map((e, index) => ({ id: eventIds ? eventIds(index) : randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })),
         { expectedRevision: revision < 0 ? 'no_stream' : revision },
       );
-      return {
+      return settle({
         state: events.reduce(aggregate.evolve, state),
         events,
         revision: result.nextExpectedRevision,
         position: result.position,
-      };
+      });
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
+      // The client decided on the revision it saw: deciding again on a newer one would overrule it.
+      if (expected !== undefined) throw stale(error.actual);
       if (attempt >= MAX_ATTEMPTS) throw conflict('The record was changed by someone else meanwhile; try again');
       // Random jitter spreads contenders out so they stop colliding.
       await new Promise((r) => setTimeout(r, Math.random() * 4 * attempt));

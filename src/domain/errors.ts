@@ -8,6 +8,7 @@ export type DomainErrorKind =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'precondition_failed'
   | 'too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
@@ -32,6 +33,8 @@ export const unauthorized = (message = 'Authentication required') => new DomainE
 export const forbidden = (message = 'You do not have permission to do this') => new DomainError('forbidden', message);
 export const notFound = (what = 'Record') => new DomainError('not_found', `${what} not found`);
 export const conflict = (message: string, details?: unknown) => new DomainError('conflict', message, details);
+/** The client's `If-Match` names a revision the record has left (HTTP 412): nothing was written. */
+export const preconditionFailed = (message: string, details?: unknown) => new DomainError('precondition_failed', message, details);
 /** Where a record a command created can be read, once its projections have caught up. */
 export interface CreatedRecord {
   id: string;

@@ -11,6 +11,7 @@ import { address, customFields, email, listQueryBase, optionalText, phone, url }
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
+import { mountRecordVersioning } from './record-versioning.js';
 
 const uuid = z.uuid();
 const accountFields = {
@@ -59,6 +60,7 @@ export const withDefaults = (b: z.infer<typeof createBody>) => ({
 
 export function accountsRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, accountAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleAccounts(knex, principal).where('a.id', id).first('a.id'));
   const detail = async (principal: Principal, id: string) => {

@@ -59,6 +59,8 @@ export function commandContextOf(res: Response): CommandContext {
   const context: CommandContext = { tenantId: principal.tenantId, userId: principal.userId, correlationId: String(res.locals.requestId) };
   // Events record the key's creator as the user and the key itself beside it.
   if (principal.apiKeyId) context.apiKeyId = principal.apiKeyId;
+  // The record's If-Match and new revision (record-versioning.ts), shared by every command of the request.
+  if (res.locals.recordVersion) context.version = res.locals.recordVersion;
   return context;
 }
 

@@ -11,6 +11,7 @@ import { address, customFields, email, listQueryBase, optionalText, phone } from
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
+import { mountRecordVersioning } from './record-versioning.js';
 
 const uuid = z.uuid();
 const contactFields = {
@@ -57,6 +58,7 @@ export const withDefaults = (body: z.infer<typeof createBody>) => ({
 
 export function contactsRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, contactAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleContacts(knex, principal).where('c.id', id).first('c.id'));
   const detail = async (principal: Principal, id: string) => {

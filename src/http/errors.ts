@@ -10,6 +10,7 @@ const statusOfKind: Record<DomainErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  precondition_failed: 412,
   too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -11,6 +11,7 @@ import { recordDocuments } from '../queries/uploads.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { noteBody } from './record-schemas.js';
+import { historyRange } from './record-versioning.js';
 import { idParam, parseBody } from './validate.js';
 
 /**
@@ -45,7 +46,8 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
   });
   router.get('/:id/history', view, async (req, res) => {
     const id = await visibleId(req, res);
-    res.json((await recordHistory(services, options.aggregate, id, principalOf(res).tenantId)) ?? []);
+    const range = historyRange(req);
+    res.json((await recordHistory(services, options.aggregate, id, principalOf(res).tenantId, range)) ?? []);
   });
   mountRecordDocuments(router, services, options.recordType, visibleId);
   router.get('/:id/notes', view, async (req, res) => {

@@ -21,6 +21,7 @@ import {
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requireAdmin, requirePermission } from './authenticate.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
+import { historyRange, mountRecordVersioning } from './record-versioning.js';
 
 const uuid = z.uuid();
 const name = z.string().trim().min(1).max(100);
@@ -71,6 +72,7 @@ export const signatureBody = z.object({ signature: z.string().max(20_000), isHtm
 
 export function usersRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, userAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const detailOr404 = async (tenantId: string, id: string) => {
     const user = await getUser(knex, tenantId, id, services.config.API_BASE_PATH);
@@ -164,7 +166,7 @@ export function usersRouter(services: Services): Router {
   });
   /** For auditors: every change to the user, from its event stream. */
   router.get('/:id/history', requireAdmin, async (req, res) => {
-    const history = await recordHistory(services, userAggregate, idParam(req, 'id', 'User'), principalOf(res).tenantId);
+    const history = await recordHistory(services, userAggregate, idParam(req, 'id', 'User'), principalOf(res).tenantId, historyRange(req));
     if (!history) throw notFound('User');
     res.json(history);
   });

@@ -1,7 +1,13 @@
 import type { Knex } from 'knex';
 import { sameValue } from '../domain/values.js';
 import type { DomainEvent, EventFold } from '../events/domain-event.js';
-import type { EventStore } from '../events/store/types.js';
+import type { EventStore, RecordedEvent } from '../events/store/types.js';
+
+/** An inclusive range on the events' time; either end may be open. */
+export interface TimeRange {
+  from?: Date;
+  to?: Date;
+}
 
 export interface HistoryEntry {
   id: string;
@@ -38,9 +44,11 @@ export async function recordHistory<S, E extends DomainEvent>(
   aggregate: EventFold<S, E>,
   id: string,
   tenantId: string,
+  range: TimeRange = {},
 ): Promise<HistoryEntry[] | null> {
   const events = await deps.store.readStream(`${aggregate.streamPrefix}-${id}`);
   if (events.length === 0 || events[0].metadata.tenantId !== tenantId) return null;
+  const inRange = (event: RecordedEvent) => (!range.from || event.createdAt >= range.from) && (!range.to || event.createdAt <= range.to);
   const userIds = [...new Set(events.map((e) => e.metadata.userId).filter((u): u is string => !!u))];
   const names = new Map<string, string>(
     userIds.length
@@ -54,6 +62,8 @@ export async function recordHistory<S, E extends DomainEvent>(
   for (const event of events) {
     const before = flatten(state);
     state = aggregate.evolve(state, event as unknown as E);
+    // Events outside the range are still folded: an entry's "before" is the state the whole stream gave.
+    if (!inRange(event)) continue;
     const after = flatten(state);
     const changedBefore: Record<string, unknown> = {};
     const changedAfter: Record<string, unknown> = {};

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { handleCommand, loadAggregate } from '../../src/commands/aggregate.js';
+import { handleCommand, loadAggregate, type StreamVersion } from '../../src/commands/aggregate.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { deterministicId } from '../../src/infra/deterministic-id.js';
@@ -140,6 +140,58 @@ describe('the command handler', () => {
       const again = await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 3 }, ctx, { newStream: true, eventIds });
       expect(again.position).to.deep.equal(first.position);
       expect((await db.store.readStream(`probecounter-${id}`)).map((e) => e.id)).to.deep.equal([eventIds(0)]);
+    });
+  });
+
+  describe("a client's expected revision (If-Match)", () => {
+    const created = async () => {
+      const id = randomUUID();
+      await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 0 }, ctx);
+      return id;
+    };
+    const expecting = (id: string, expectedRevision: number): StreamVersion => ({ streamId: `probecounter-${id}`, expectedRevision });
+
+    it('appends when the stream stands at it, and reports the new revision', async () => {
+      const id = await created();
+      const version = expecting(id, 0);
+      const result = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, { ...ctx, version });
+      expect(result.revision).to.equal(1);
+      expect(version).to.deep.equal({ streamId: `probecounter-${id}`, expectedRevision: undefined, revision: 1 });
+    });
+
+    it('refuses with precondition_failed when the stream has moved on, before deciding, and writes nothing', async () => {
+      const id = await created();
+      await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx);
+      const refusal = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 5 }, { ...ctx, version: expecting(id, 0) }).catch((e) => e);
+      expect(refusal).to.be.instanceOf(DomainError);
+      expect(refusal).to.include({ kind: 'precondition_failed' });
+      expect(refusal.details).to.deep.equal({ currentRevision: 1 });
+      expect((await db.store.readStream(`probecounter-${id}`)).length).to.equal(2);
+    });
+
+    it('of concurrent writers expecting the same revision exactly one appends (no retry on a newer revision)', async () => {
+      const id = await created();
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, () => handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, { ...ctx, version: expecting(id, 0) })),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).to.have.length(1);
+      for (const r of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) expect(r.reason).to.include({ kind: 'precondition_failed' });
+      const { state, revision } = await loadAggregate(db.store, counterAggregate, id, 'tenant-a');
+      expect(state.value).to.equal(1);
+      expect(revision).to.equal(1);
+    });
+
+    it('applies only to its own stream, and only to the first command on it', async () => {
+      const id = await created();
+      const other = await created();
+      const version = expecting(id, 0);
+      // Another stream's command neither checks nor uses it.
+      await handleCommand(deps(), counterAggregate, other, { kind: 'increment', id: other, by: 1 }, { ...ctx, version });
+      expect(version).to.deep.equal({ streamId: `probecounter-${id}`, expectedRevision: 0 });
+      await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, { ...ctx, version });
+      const second = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, { ...ctx, version });
+      expect(second.revision).to.equal(2);
+      expect(version.revision).to.equal(2);
     });
   });
 });

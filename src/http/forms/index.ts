@@ -8,10 +8,13 @@ import { commandContextOf, principalOf, requirePermission } from '../authenticat
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { createBody, emptyBody, listQuery, submissionsQuery, updateBody } from './schemas.js';
 import { sendWebhook, webhookPayload } from './submit-actions.js';
+import { formAggregate } from '../../commands/forms/form-aggregate.js';
+import { mountRecordVersioning } from '../record-versioning.js';
 
 /** Forms of the caller's tenant (module `forms`): CRUD, duplicate, submissions, analytics, webhook retry. */
 export function formsRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, formAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const formOr404 = async (tenantId: string, id: string) => {
     const form = await getForm(knex, tenantId, id);

@@ -9,11 +9,13 @@ import { mountLeadConversion } from './conversion.js';
 import { mountLeadProductsAndTeam } from './products-team.js';
 import { mountLeadRecords } from './records.js';
 import { mountLeadSla } from './sla.js';
+import { mountRecordVersioning } from '../record-versioning.js';
 
 /** The leads router, mounted at `/leads`: fixed paths (bulk, sla) before the `/:id` routes they would otherwise match. */
 export function leadsRouter(services: Services): Router {
   const router = Router();
   const access = leadAccess(services);
+  mountRecordVersioning(router, services, leadAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   mountLeadBulk(router, services, access);
   mountLeadSla(router, services, access);
   mountLeadRecords(router, services, access);

@@ -26,6 +26,7 @@ import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
 import { mountOpportunityLines } from './lines.js';
 import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBody, forecastQuery, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
+import { mountRecordVersioning } from '../record-versioning.js';
 
 const withDefaults = (b: CreateBody) => ({
   ...b,
@@ -39,6 +40,7 @@ const withDefaults = (b: CreateBody) => ({
 /** `/opportunities`: records, their stage moves and closing, stage history, the quarter's forecast, contact roles, line items, team, and the shared timeline sub-resources. */
 export function opportunitiesRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, opportunityAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const lookupsOf = async (principal: Principal): Promise<OpportunityLookups> => ({
     pipelines: await loadLeadSettings(services.store, principal.tenantId),

@@ -13,6 +13,8 @@ import { idParam, paginationQuery, parseBody, parseQuery } from '../validate.js'
 import { mountRecordDocuments } from '../record-subresources.js';
 import { mountBundleItems } from './bundles.js';
 import { mountPriceBooks } from './price-books.js';
+import { productAggregate } from '../../commands/products/product-aggregates.js';
+import { mountRecordVersioning } from '../record-versioning.js';
 
 const productFields = {
   name: z.string().trim().min(1).max(200),
@@ -56,6 +58,7 @@ const withDefaults = (b: z.infer<typeof createBody>) => ({
 /** Spec Part A "Products": products, categories, price books (price-books.ts), bundles (bundles.ts). Static paths come before `/:id`. */
 export function productsRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, productAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const tenantOf = (res: Parameters<typeof principalOf>[0]) => principalOf(res).tenantId;
   const product = async (tenantId: string, id: string) => {

@@ -15,6 +15,8 @@ import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
 import { mountScheduleRoutes } from './schedules.js';
 import { cloneBody, createBody, EXECUTE_LIMIT_DEFAULT, executeBody, exportBody, folderBody, listQuery, updateBody, type CreateBody } from './schemas.js';
+import { reportAggregate } from '../../commands/reports/report-aggregate.js';
+import { mountRecordVersioning } from '../record-versioning.js';
 
 const orders = (o: CreateBody['orderBy']) => (o ? (Array.isArray(o) ? o : [o]) : []);
 
@@ -33,6 +35,7 @@ export function checkedDefinition(body: Pick<CreateBody, 'dataSource' | 'columns
 
 export function reportsRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, reportAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'reports', 'Report', (as) => reads.getReport(knex, as, id));
   const assertFolder = async (principal: Principal, folderId: string | null | undefined) => {

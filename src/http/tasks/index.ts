@@ -15,6 +15,7 @@ import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
 import { completeBody, createBody, entityType, listQuery, reopenBody, subtaskBody, updateBody, upcomingQuery, type CreateBody } from './schemas.js';
+import { mountRecordVersioning } from '../record-versioning.js';
 
 const withDefaults = (b: CreateBody): TaskInput => ({
   title: b.title,
@@ -32,6 +33,7 @@ const withDefaults = (b: CreateBody): TaskInput => ({
 
 export function tasksRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, taskAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const settingsOf = (principal: Principal) => taskSettings(services.store, principal.tenantId);
   const detail = async (principal: Principal, id: string) => getTask(knex, principal, await settingsOf(principal), services.clock.now(), id);

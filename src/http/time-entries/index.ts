@@ -13,9 +13,12 @@ import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
 import { mountTimerRoutes } from './timer.js';
 import { listQuery, logBody, summaryQuery, updateBody } from './schemas.js';
+import { timeEntryAggregate } from '../../commands/time-entries/time-entry-aggregate.js';
+import { mountRecordVersioning } from '../record-versioning.js';
 
 export function timeEntriesRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, timeEntryAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'time_entries', 'Time entry', (as) => getTimeEntry(knex, as, id));
   /** Rule 6: the caller's own entry or one by a user in their scope; anything else reads as absent. */

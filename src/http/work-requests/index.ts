@@ -18,6 +18,7 @@ import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
 import { activitiesQuery, assignBody, changeStageBody, createBody, declineBody, emptyBody, listQuery, noteBody, reasonBody, updateBody, type CreateBody } from './schemas.js';
+import { mountRecordVersioning } from '../record-versioning.js';
 
 const WHAT = 'Work request';
 const unknownReference = (path: string, message: string) => invalid(message, [{ path, message: 'not found', code: 'unknown_reference' }]);
@@ -38,6 +39,7 @@ export const LIFECYCLE_BODIES = { accept: emptyBody, assign: assignBody, release
 /** `/work-requests`: raising, listing and working requests across teams (spec Part B §3–4). */
 export function workRequestsRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, workRequestAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const settingsOf = (principal: Principal) => loadWorkRequestSettings(services.store, principal.tenantId);
   const detail = async (principal: Principal, id: string) => getWorkRequest(knex, principal, await settingsOf(principal), services.clock.now(), id);

@@ -9,6 +9,8 @@ import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { createBody, listQuery, runsQuery, toggleBody, updateBody } from './schemas.js';
+import { workflowAggregate } from '../../commands/workflows/workflow-aggregate.js';
+import { mountRecordVersioning } from '../record-versioning.js';
 
 const isUuid = (v: string) => z.uuid().safeParse(v).success;
 
@@ -26,6 +28,7 @@ const namedUsers = (inputs: ActionInput[]) =>
 
 export function workflowsRouter(services: Services): Router {
   const router = Router();
+  mountRecordVersioning(router, services, workflowAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const tenantOf = (res: Response) => principalOf(res).tenantId;
 

@@ -1,0 +1,145 @@
+import type { Request, Response, Router } from 'express';
+import { z } from 'zod';
+import { foldRecorded, streamIdOf, type EventFold, type StreamVersion } from '../commands/aggregate.js';
+import { invalid } from '../domain/errors.js';
+import type { RecordedEvent } from '../events/store/types.js';
+import type { TimeRange } from '../queries/history.js';
+import type { Services } from '../service.js';
+import { principalOf } from './authenticate.js';
+import { errorBody } from './errors.js';
+import { parseQuery, queryDate } from './validate.js';
+
+/**
+ * Optimistic concurrency and time travel for one record kind, from its stream (README "Record
+ * versions"). Mounted before the module's own `/:id` routes, it leaves them as they are and:
+ * - `GET /:id` answers with `ETag: "<revision>"` (the revision of the record's own stream;
+ *   `If-None-Match` with it → 304);
+ * - `GET /:id?asOf=<time>` answers the module's detail with the record's own fields as its stream
+ *   had them then (404 before it existed or once deleted);
+ * - a write under `/:id` with `If-Match: "<revision>"` happens only if the stream still stands
+ *   there (else 412, nothing written; `handleCommand` passes the revision to the event store),
+ *   and every write answers with the record's new ETag.
+ * Scope, permissions and 404 for other tenants stay the module's own routes' answers.
+ */
+export function mountRecordVersioning<S, E>(router: Router, services: Services, aggregate: EventFold<S, E>): void {
+  router.use('/:id', async (req, res, next) => {
+    const id = String(req.params.id);
+    if (!UUID.test(id)) return next();
+    const streamId = streamIdOf(aggregate, id);
+    if (req.method === 'GET' && req.path === '/') return versionedDetail(req, res, services, aggregate, streamId).then(() => next());
+    if (WRITES.has(req.method)) {
+      const version: StreamVersion = { streamId, expectedRevision: ifMatchRevision(req) };
+      res.locals.recordVersion = version;
+      onSuccessHeaders(res, () => version.revision !== undefined && res.setHeader('ETag', etag(version.revision)));
+    }
+    next();
+  });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const etag = (revision: number) => `"${revision}"`;
+
+/** `"3"` → 3; `*` (any revision) → no precondition; anything else (weak tags, lists) → 400. */
+function ifMatchRevision(req: Request): number | undefined {
+  const header = req.get('If-Match');
+  if (header === undefined || header.trim() === '*') return undefined;
+  const match = /^"(\d{1,15})"$/.exec(header.trim());
+  if (!match) throw invalid('If-Match must be one ETag of the record, such as "3" (quotes included)');
+  return Number(match[1]);
+}
+
+/** Runs `set` just before the headers of a 2xx answer are written; an error answer never carries the record's ETag. */
+function onSuccessHeaders(res: Response, set: () => void): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: Response, ...args: unknown[]) {
+    const status = typeof args[0] === 'number' ? args[0] : this.statusCode;
+    if (status >= 200 && status < 300) set();
+    else if (status !== 304) this.removeHeader('ETag');
+    return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+  } as typeof res.writeHead;
+}
+
+const asOfQuery = z.object({ asOf: queryDate.optional() });
+
+async function versionedDetail<S, E>(req: Request, res: Response, services: Services, aggregate: EventFold<S, E>, streamId: string): Promise<void> {
+  const { asOf } = parseQuery(asOfQuery, req);
+  const events = await services.store.readStream(streamId);
+  // No stream, or another tenant's: the module's detail answers 404 by itself.
+  if (events.length === 0 || events[0].metadata.tenantId !== principalOf(res).tenantId) return;
+  if (!asOf) {
+    const last = events[events.length - 1];
+    // The body is read from the read models: let them reach the revision the ETag names (a timeout only delays).
+    const caughtUp = await services.waitForProjections(last.position).then(() => true, () => false);
+    if (caughtUp) res.setHeader('ETag', etag(last.revision));
+    onSuccessHeaders(res, () => undefined);
+    return;
+  }
+  const then = eventsUpTo(events, asOf);
+  const state = foldRecorded(aggregate, then) as unknown as { status?: string };
+  if (then.length) res.setHeader('ETag', etag(then[then.length - 1].revision));
+  onSuccessHeaders(res, () => undefined);
+  const json = res.json;
+  res.json = function (this: Response, body: unknown) {
+    // Only a detail the module served (so the caller may see the record) is turned back in time.
+    if (this.statusCode !== 200 || !body || typeof body !== 'object') return json.call(this, body);
+    // Not yet created, or deleted by then: 404, as the detail of a deleted record is.
+    if (!then.length || state.status === 'absent' || state.status === 'deleted') {
+      return json.call(this.status(404), errorBody(404, 'The record did not exist at that time'));
+    }
+    return json.call(this, asItWas(body as Record<string, unknown>, fieldsOf(state), then[then.length - 1]));
+  } as typeof res.json;
+}
+
+/** The stream's events appended by `asOf` (their time is the append's, in revision order). */
+function eventsUpTo(events: RecordedEvent[], asOf: Date): RecordedEvent[] {
+  const after = events.findIndex((event) => event.createdAt > asOf);
+  return after < 0 ? events : events.slice(0, after);
+}
+
+/** A record state's own fields: `{ status, fields }` states their fields, any other state itself. */
+function fieldsOf(state: unknown): Record<string, unknown> {
+  const { status: _lifecycle, fields, ...rest } = (state ?? {}) as { status?: unknown; fields?: unknown };
+  return (fields && typeof fields === 'object' ? fields : rest) as Record<string, unknown>;
+}
+
+/**
+ * The detail with each of its keys the folded fields hold taken from them; keys only joins
+ * give (names, counts, linked records) stay current, except the name beside an id that
+ * changed since (`ownerId` → `ownerName`), which is null rather than another's name.
+ */
+function asItWas(detail: Record<string, unknown>, fields: Record<string, unknown>, last: RecordedEvent): Record<string, unknown> {
+  const body = { ...detail };
+  for (const [key, value] of Object.entries(fields)) {
+    if (!(key in body) || key === 'id') continue;
+    if (key.endsWith('Id') && JSON.stringify(body[key]) !== JSON.stringify(value ?? null)) {
+      const nameKey = `${key.slice(0, -2)}Name`;
+      if (nameKey in body) body[nameKey] = null;
+    }
+    body[key] = value ?? null;
+  }
+  if ('updatedAt' in body) body.updatedAt = last.createdAt;
+  return body;
+}
+
+const PLAIN_DATE = /^\s*\d{4}-\d{2}-\d{2}\s*$/;
+const DAY_MS = 86_400_000;
+
+/** `to` includes its moment; a plain date means that whole day (UTC). */
+const inclusiveEnd = z.string().max(40).transform((text, ctx) => {
+  const parsed = queryDate.safeParse(text);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+    return z.NEVER;
+  }
+  return PLAIN_DATE.test(text) ? new Date(parsed.data.getTime() + DAY_MS - 1) : parsed.data;
+});
+
+const historyQuery = z
+  .object({ from: queryDate.optional(), to: inclusiveEnd.optional() })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: 'from must not be after to', path: ['from'] });
+
+/** `?from=&to=` of a history endpoint: an inclusive range on the events' time (400 when a date is bad or from > to). */
+export function historyRange(req: Request): TimeRange {
+  return parseQuery(historyQuery, req);
+}
