@@ -7,14 +7,14 @@ import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requireAdmin, requireSignedInUser } from './authenticate.js';
 import { idParam, paginationQuery, parseBody, parseQuery, queryDate } from './validate.js';
 
-const createBody = z
+export const createBody = z
   .object({
     name: z.string().trim().min(1).max(100),
     roleId: z.uuid(),
     expiresAt: queryDate.nullable().optional(),
   })
   .strict();
-const listQuery = paginationQuery.extend({ status: z.enum(['active', 'expired', 'revoked']).optional() });
+export const listQuery = paginationQuery.extend({ status: z.enum(['active', 'expired', 'revoked']).optional() });
 
 /**
  * `/api-keys`: a tenant's API keys, managed by its administrators signed in as themselves
@@ -36,6 +36,8 @@ export function apiKeysRouter(services: Services): Router {
   });
   router.post('/', async (req, res) => {
     const body = parseBody(createBody, req);
+    // no-store: caches and the Idempotency-Key replay store keep no copy of the key.
+    res.set('Cache-Control', 'no-store');
     const ctx = commandContextOf(res);
     const { id, key, position } = await createApiKey(services, { ...ctx, userId: principalOf(res).userId }, { ...body, expiresAt: body.expiresAt ?? null });
     const location = `${req.baseUrl}/${id}`;

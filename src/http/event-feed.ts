@@ -34,8 +34,8 @@ const eventTypes = z
   .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((part) => part.split(',')).map((t) => t.trim()))
   .pipe(z.array(z.string().regex(EVENT_TYPE, 'an event type name, such as ContactCreated')).min(1, 'one or more event type names').max(MAX_TYPES));
 
-const streamQuery = z.object({ after: feedPosition.optional(), types: eventTypes.optional() });
-const pageQuery = streamQuery.extend({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+export const streamQuery = z.object({ after: feedPosition.optional(), types: eventTypes.optional() });
+export const pageQuery = streamQuery.extend({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 /** Where a stream starts: `Last-Event-ID` (a browser's reconnect) wins over `after` (the URL it first opened). */
 function streamStart(req: Request, after: Position | undefined): Position | null {

@@ -33,7 +33,8 @@ export function idempotentPosts(deps: { knex: Knex; clock: Clock; logger: Logger
     }
     res.locals.idempotencyChecked = true;
     const principal = principalOf(res);
-    const scope: KeyScope = { tenantId: principal.tenantId, callerId: principal.userId, key: keyOf(req) };
+    // An API key is a caller of its own, apart from the administrator who made it.
+    const scope: KeyScope = { tenantId: principal.tenantId, callerId: principal.apiKeyId ? `api-key:${principal.apiKeyId}` : principal.userId, key: keyOf(req) };
     const claim = await keys.claim(scope, fingerprintOf(req));
     switch (claim.outcome) {
       case 'mismatch':

@@ -37,8 +37,8 @@ export function webhookSchemas(knownEventTypes: readonly string[]) {
   };
 }
 
-const emptyBody = z.object({}).strict();
-const deliveriesQuery = paginationQuery.extend({ status: z.enum(['pending', 'sending', 'succeeded', 'failed']).optional() });
+export const emptyBody = z.object({}).strict();
+export const deliveriesQuery = paginationQuery.extend({ status: z.enum(['pending', 'sending', 'succeeded', 'failed']).optional() });
 
 /**
  * /webhooks (admins only): a tenant's webhook subscriptions (event-sourced), their signing
@@ -64,6 +64,8 @@ export function webhooksRouter(services: Services, knownEventTypes: () => readon
   router.post('/', async (req, res) => {
     const { tenantId } = principalOf(res);
     const body = parseBody(schemas().create, req);
+    // no-store: caches and the Idempotency-Key replay store keep no copy of the secret.
+    res.set('Cache-Control', 'no-store');
     const { id, secret, position } = await createWebhookSubscription(services, commandContextOf(res), body);
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
     // The secret is shown this once (and at each rotation): receivers verify signatures with it.
@@ -91,6 +93,7 @@ export function webhooksRouter(services: Services, knownEventTypes: () => readon
     const id = idParam(req, 'id', 'Webhook subscription');
     parseBody(emptyBody, req);
     await subscriptionOr404(tenantId, id);
+    res.set('Cache-Control', 'no-store');
     const { secret, position } = await rotateWebhookSecret(services, commandContextOf(res), id);
     await services.waitForProjections(position);
     res.json({ ...(await subscriptionOr404(tenantId, id)), secret });

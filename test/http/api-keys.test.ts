@@ -225,4 +225,36 @@ describe('API keys', () => {
       expect((await as(relogged, 'GET', '/api-keys')).status).to.equal(403);
     });
   });
+
+  describe('with the other issue-18 features', () => {
+    it('a key with the admin role reads the change feed; its Idempotency-Key scope is its own; the key itself is never replayed', async () => {
+      const { key } = await createKey(admin, { name: `Feed ${randomUUID().slice(0, 6)}`, roleId: roles.admin });
+      const feed = await as(key, 'GET', '/events?limit=5');
+      expect(feed.status, JSON.stringify(feed.body)).to.equal(200);
+      expect(feed.body.data.length).to.be.greaterThan(0);
+      for (const event of feed.body.data) expect(event.streamId).to.be.a('string');
+
+      // The same Idempotency-Key from the key and from its creator are two requests, not a replay.
+      const idem = `idem-${randomUUID()}`;
+      const byKey = await service.request('POST', '/api/leads', { lastName: 'Keyed' }, { authorization: `Bearer ${key}`, 'idempotency-key': idem });
+      const byAdmin = await service.request('POST', '/api/leads', { lastName: 'Keyed' }, { ...admin.auth, 'idempotency-key': idem });
+      expect(byKey.status).to.equal(201);
+      expect(byAdmin.status).to.equal(201);
+      expect(byAdmin.body.id).to.not.equal(byKey.body.id);
+
+      // A new key is shown once: a retried create is not answered from the replay store with the key in it.
+      const body = { name: `Once ${randomUUID().slice(0, 6)}`, roleId: roles.user };
+      const onceKey = `idem-${randomUUID()}`;
+      const first = await service.request('POST', '/api/api-keys', body, { ...admin.auth, 'idempotency-key': onceKey });
+      expect(first.status).to.equal(201);
+      expect(first.headers.get('cache-control')).to.equal('no-store');
+      const again = await service.request('POST', '/api/api-keys', body, { ...admin.auth, 'idempotency-key': onceKey });
+      expect(again.status).to.equal(409);
+      const secret = first.body.key.slice(`crm_${first.body.id}_`.length);
+      expect(secret).to.have.length(43);
+      expect(JSON.stringify(again.body)).to.not.contain(secret);
+      const stored = await service.services.knex('idempotency_keys').select(service.services.knex.raw('row_to_json(idempotency_keys)::text as row'));
+      expect(stored.map((r: { row: string }) => r.row).join('\n')).to.not.contain(secret);
+    });
+  });
 });

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Services } from '../../service.js';
 import { healthRouter } from '../health.js';
+import { HttpMetrics, metricsRouter } from '../metrics.js';
 import { type DocumentedMount, type ModuleSchemas, type OpenApiDocument, openApiDocument } from './document.js';
 import { moduleSchemas } from './operations/index.js';
 
@@ -34,6 +35,8 @@ function platformMounts(docs: Router, basePath: string): DocumentedMount[] {
   const unusedCheck = () => Promise.reject(new Error('not called'));
   return [
     { tag: 'platform', prefix: '', router: healthRouter(unusedCheck), public: true, schemas: {} },
+    // Guarded by METRICS_TOKEN when set (a scraper's token, not a user's): described as public.
+    { tag: 'platform', prefix: '', router: metricsRouter(new HttpMetrics(unusedCheck)), public: true, schemas: {} },
     { tag: 'platform', prefix: basePath, router: docs, public: true, schemas: {} },
   ];
 }

@@ -5,6 +5,7 @@ import { contactsSchemas } from './contacts.js';
 import { dashboardSchemas } from './dashboard.js';
 import { formsSchemas } from './forms.js';
 import { identitySchemas } from './identity.js';
+import { apiKeysSchemas, eventFeedSchemas, webhooksSchemas } from './issue18.js';
 import { leadsSchemas } from './leads.js';
 import { notificationPushSchemas } from './notification-push.js';
 import { notificationsSchemas } from './notifications.js';
@@ -43,4 +44,7 @@ export const moduleSchemas: Record<string, ModuleSchemas> = {
   'notification-push': notificationPushSchemas,
   notifications: notificationsSchemas,
   dashboard: dashboardSchemas,
+  'event-feed': eventFeedSchemas,
+  webhooks: webhooksSchemas,
+  'api-keys': apiKeysSchemas,
 };
