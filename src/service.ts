@@ -226,8 +226,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       s.once('error', reject);
       s.listen(config.PORT, config.HOST, () => resolve(s));
     });
-    cleanups.push(() => closeServer(server, config.SHUTDOWN_TIMEOUT_MS));
-    cleanups.push(async () => stopping.abort()); // runs just before closeServer (cleanups run in reverse)
+    cleanups.push(() => {
+      // Open feed streams end with the server's close (in the same tick: the server stops listening at once).
+      stopping.abort();
+      return closeServer(server, config.SHUTDOWN_TIMEOUT_MS);
+    });
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.PORT;
     logger.info({ port, role: config.ROLE, basePath: config.API_BASE_PATH, eventStore: store.name }, 'service listening');
