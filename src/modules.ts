@@ -33,6 +33,7 @@ import { migration0041Forms } from './projections/migrations/0041_forms.js';
 import { notificationPushRouter } from './http/notification-push.js';
 import { migration0040Push } from './projections/migrations/0040_push.js';
 import { migration0043PushOutbox } from './projections/migrations/0043_push_outbox.js';
+import { migration0050OutboxRetries } from './projections/migrations/0050_outbox_retries.js';
 import { retryFailedPushes } from './commands/notifications/push-outbox.js';
 import { pushSubscriptionsProjection } from './projections/push-subscriptions.js';
 import { accountsProjection } from './projections/accounts.js';
@@ -365,8 +366,8 @@ export const modules: ModuleManifest[] = [
     name: 'notification-push',
     routes: [{ path: '/notifications', router: notificationPushRouter }],
     projections: [pushSubscriptionsProjection],
-    // 0043: the push outbox (notifications' pushes, their outcome and retries).
-    migrations: [migration0040Push, migration0043PushOutbox],
+    // 0043: the push outbox (notifications' pushes, their outcome and retries); 0050: one retry schedule for it and the mail and text outboxes.
+    migrations: [migration0040Push, migration0043PushOutbox, migration0050OutboxRetries],
     // Pushes that reached none of the user's browsers are tried again with backoff, then kept as failed.
     jobs: (services) => [{ name: 'push-retry', cron: '* * * * *', run: () => retryFailedPushes(services) }],
     reads: ['push-subscriptions'],

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { createTransport, type Transporter } from 'nodemailer';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './logger.js';
+import { claimDueRows, leaseEnd, recordAttempt } from './outbox-retry.js';
 
 export interface OutgoingMail {
   tenantId: string | null;
@@ -40,6 +41,11 @@ export interface OutboxItem {
   to: string;
   subject: string;
   status: MailStatus;
+  attempts: number;
+  /** The SMTP error of the last failed attempt (secrets masked). */
+  error: string | null;
+  /** When a failed message is tried again; null once it has been given up (or when it is not failed). */
+  nextAttemptAt: Date | null;
   createdAt: Date;
   sentAt: Date | null;
   /** The text body with every secret replaced by `[redacted]`. */
@@ -68,6 +74,8 @@ export interface MailerOptions {
 const REDACTED = '[redacted]';
 const TABLE = 'mail_outbox';
 const ATTACHMENTS = 'mail_attachments';
+/** What a delivery reads of a row. */
+const DELIVERY_COLUMNS = ['tenant_id', 'kind', 'to_address', 'cc_addresses', 'bcc_addresses', 'subject', 'text_body', 'html_body'];
 
 /** Replaces every occurrence of each secret, longest first so a secret inside another is covered too. */
 export function maskSecrets(text: string, secrets: readonly string[] = []): string {
@@ -89,6 +97,7 @@ interface OutboxRow {
   status: MailStatus;
   error: string | null;
   attempts: number;
+  next_attempt_at: Date | null;
   created_at: Date;
   sent_at: Date | null;
 }
@@ -96,8 +105,9 @@ interface OutboxRow {
 /**
  * Outgoing mail: every message is written to `mail_outbox` first, then delivered over SMTP
  * when configured. Delivery failures are recorded on the row and never thrown, so the
- * request that sent the mail (a password reset, an invitation) still succeeds; a cron can
- * call `retryFailed`. Bodies carry tokens: they are never logged, and the outbox listing
+ * request that sent the mail (a password reset, an invitation) still succeeds; the
+ * `mail-retry` job calls `retryFailed`, which tries a failed message again with backoff
+ * until its attempts run out (src/infra/outbox-retry.ts). Bodies carry tokens: they are never logged, and the outbox listing
  * only shows the masked copy.
  */
 export class Mailer {
@@ -126,6 +136,7 @@ export class Mailer {
   /** `error`: the SMTP server's (or connection's) message when this delivery failed, secrets masked. */
   async send(mail: OutgoingMail): Promise<{ id: string; status: MailStatus; error?: string }> {
     const id = mail.id ?? randomUUID();
+    const now = this.clock.now();
     const row = {
       id,
       tenant_id: mail.tenantId,
@@ -140,7 +151,9 @@ export class Mailer {
       html_body: mail.html ?? null,
       status: 'stored' as const,
       attempts: 0,
-      created_at: this.clock.now(),
+      // Under way at once when there is a server: if this process stops first, the retry job sends it.
+      next_attempt_at: this.transport ? leaseEnd(now) : null,
+      created_at: now,
     };
     const attachments = mail.attachments ?? [];
     // The message and its files are stored together: a retry never sends one without the other.
@@ -159,20 +172,15 @@ export class Mailer {
     return { id, ...(await this.deliver({ ...row, error: null, sent_at: null }, mail.secrets)) };
   }
 
-  /** Sends again the messages whose delivery failed, oldest first; returns how many went out. */
+  /**
+   * Sends again the messages that are due, oldest first: failed ones whose backoff is over,
+   * and ones a stopped process left half-sent. Returns how many went out.
+   */
   async retryFailed(limit = 50): Promise<number> {
     if (!this.transport) return 0;
-    const candidates: OutboxRow[] = await this.knex(TABLE)
-      .where({ status: 'failed' })
-      .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .limit(limit);
+    const due = await claimDueRows<OutboxRow>(this.knex, TABLE, DELIVERY_COLUMNS, this.clock.now(), limit);
     let sent = 0;
-    for (const candidate of candidates) {
-      // Claimed by moving it back to `stored`: of two workers retrying at once, one sends it.
-      const claimed = await this.knex(TABLE).where({ id: candidate.id, status: 'failed' }).update({ status: 'stored' });
-      if (!claimed) continue;
-      if ((await this.deliver(candidate)).status === 'sent') sent++;
-    }
+    for (const row of due) if ((await this.deliver(row)).status === 'sent') sent++;
     return sent;
   }
 
@@ -181,7 +189,7 @@ export class Mailer {
     page = Math.max(1, Math.floor(page));
     limit = Math.max(1, Math.floor(limit));
     const [{ count }] = await this.knex(TABLE).where({ tenant_id: tenantId }).count<{ count: number }[]>({ count: '*' });
-    const rows: Pick<OutboxRow, 'id' | 'kind' | 'to_address' | 'subject' | 'status' | 'created_at' | 'sent_at' | 'text_masked'>[] =
+    const rows: Pick<OutboxRow, 'id' | 'kind' | 'to_address' | 'subject' | 'status' | 'attempts' | 'error' | 'next_attempt_at' | 'created_at' | 'sent_at' | 'text_masked'>[] =
       await this.knex(TABLE)
         .where({ tenant_id: tenantId })
         .orderBy([
@@ -190,7 +198,7 @@ export class Mailer {
         ])
         .offset((page - 1) * limit)
         .limit(limit)
-        .select('id', 'kind', 'to_address', 'subject', 'status', 'created_at', 'sent_at', 'text_masked');
+        .select('id', 'kind', 'to_address', 'subject', 'status', 'attempts', 'error', 'next_attempt_at', 'created_at', 'sent_at', 'text_masked');
     const total = Number(count);
     return {
       data: rows.map((r) => ({
@@ -199,6 +207,9 @@ export class Mailer {
         to: r.to_address,
         subject: r.subject,
         status: r.status,
+        attempts: r.attempts,
+        error: r.error,
+        nextAttemptAt: r.status === 'failed' ? r.next_attempt_at : null,
         createdAt: r.created_at,
         sentAt: r.sent_at,
         text: r.text_masked,
@@ -231,13 +242,11 @@ export class Mailer {
     } catch (error) {
       // Only the SMTP error's own message: never the body, whose links carry tokens.
       const message = maskSecrets(error instanceof Error ? error.message : String(error), secrets);
-      await this.knex(TABLE)
-        .where({ id: row.id })
-        .update({ status: 'failed', error: message, attempts: this.knex.raw('attempts + 1') });
+      await recordAttempt(this.knex, TABLE, row, this.clock.now(), { sent: false, error: message });
       this.logger?.warn({ mailId: row.id, kind: row.kind, tenantId: row.tenant_id, error: message }, 'mail delivery failed; kept in the outbox');
       return { status: 'failed', error: message };
     }
-    await this.knex(TABLE).where({ id: row.id }).update({ status: 'sent', sent_at: this.clock.now(), error: null });
+    await recordAttempt(this.knex, TABLE, row, this.clock.now(), { sent: true });
     return { status: 'sent' };
   }
 }

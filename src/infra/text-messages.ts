@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { outboundPolicy, outboundRequest, type OutboundPolicy } from './outbound-http.js';
+import { claimDueRows, leaseEnd, recordAttempt } from './outbox-retry.js';
 
 export type TextChannel = 'sms' | 'chatapp';
 export type TextStatus = 'stored' | 'sent' | 'failed';
@@ -45,15 +46,17 @@ interface TextRow {
   channel: TextChannel;
   to_number: string;
   body: string;
+  attempts: number;
 }
 
 const TABLE = 'text_outbox';
+const COLUMNS = ['id', 'tenant_id', 'kind', 'channel', 'to_number', 'body', 'attempts'];
 
 /**
  * Outgoing SMS and chat-app messages, shaped like the Mailer: every message is written to
  * `text_outbox` first, then POSTed to the provider when one is configured. Delivery failures
  * are recorded on the row (status `failed`, the error) and never thrown; the `text-retry`
- * job calls `retryFailed`.
+ * job calls `retryFailed`, with the mailer's backoff and limit (src/infra/outbox-retry.ts).
  */
 export class TextMessenger {
   private readonly knex: Knex;
@@ -95,9 +98,10 @@ export class TextMessenger {
     const to = toE164(text.to);
     if (!to) throw new InvalidPhoneNumber(`"${text.to}" is not an international phone number (+ and 8 to 15 digits)`);
     const id = text.id ?? randomUUID();
-    const row: TextRow = { id, tenant_id: text.tenantId, kind: text.kind, channel: text.channel, to_number: to, body: text.body };
+    const row: TextRow = { id, tenant_id: text.tenantId, kind: text.kind, channel: text.channel, to_number: to, body: text.body, attempts: 0 };
+    const now = this.clock.now();
     const inserted = await this.knex(TABLE)
-      .insert({ ...row, status: 'stored', attempts: 0, created_at: this.clock.now() })
+      .insert({ ...row, status: 'stored', next_attempt_at: this.provider ? leaseEnd(now) : null, created_at: now })
       .onConflict('id')
       .ignore()
       .returning('id');
@@ -109,21 +113,15 @@ export class TextMessenger {
     return { id, ...(await this.deliver(row)), to };
   }
 
-  /** Sends again the messages whose delivery failed, oldest first; returns how many went out. */
+  /**
+   * Sends again the messages that are due, oldest first: failed ones whose backoff is over,
+   * and ones a stopped process left half-sent. Returns how many went out.
+   */
   async retryFailed(limit = 50): Promise<number> {
     if (!this.provider) return 0;
-    const candidates: TextRow[] = await this.knex(TABLE)
-      .where({ status: 'failed' })
-      .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .limit(limit)
-      .select('id', 'tenant_id', 'kind', 'channel', 'to_number', 'body');
+    const due = await claimDueRows<TextRow & { created_at: Date }>(this.knex, TABLE, COLUMNS, this.clock.now(), limit);
     let sent = 0;
-    for (const candidate of candidates) {
-      // Claimed by moving it back to `stored`: of two workers retrying at once, one sends it.
-      const claimed = await this.knex(TABLE).where({ id: candidate.id, status: 'failed' }).update({ status: 'stored' });
-      if (!claimed) continue;
-      if ((await this.deliver(candidate)).status === 'sent') sent++;
-    }
+    for (const row of due) if ((await this.deliver(row)).status === 'sent') sent++;
     return sent;
   }
 
@@ -151,11 +149,11 @@ export class TextMessenger {
       error = failure instanceof Error ? failure.message : String(failure);
     }
     if (error !== null) {
-      await this.knex(TABLE).where({ id: row.id }).update({ status: 'failed', error, attempts: this.knex.raw('attempts + 1') });
+      await recordAttempt(this.knex, TABLE, row, this.clock.now(), { sent: false, error });
       this.logger?.warn({ textId: row.id, kind: row.kind, channel: row.channel, tenantId: row.tenant_id, error }, 'text message delivery failed; kept in the outbox');
       return { status: 'failed', error };
     }
-    await this.knex(TABLE).where({ id: row.id }).update({ status: 'sent', sent_at: this.clock.now(), error: null });
+    await recordAttempt(this.knex, TABLE, row, this.clock.now(), { sent: true });
     return { status: 'sent' };
   }
 }

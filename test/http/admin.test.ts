@@ -20,7 +20,7 @@ describe('administration views', () => {
     const token = /token=([A-Za-z0-9_-]+)/.exec(row.text_body)![1];
     const res = await service.request('GET', '/api/admin/outbox', undefined, admin.auth);
     expect(res.status).to.equal(200);
-    expect(res.body.data[0]).to.include({ to: admin.user.email, kind: 'password_reset', status: 'stored' });
+    expect(res.body.data[0]).to.include({ to: admin.user.email, kind: 'password_reset', status: 'stored', attempts: 0, error: null, nextAttemptAt: null });
     expect(JSON.stringify(res.body)).to.not.contain(token);
     expect(res.body.data[0].text).to.contain('[redacted]');
   });

@@ -223,7 +223,7 @@ describe('notifications', () => {
       expect(mailsTo(user.user.email)).to.deep.equal([]);
     });
 
-    it('a failed delivery shows to admins as failed, with the SMTP error; the mail-retry job sends it later', async () => {
+    it('a failed delivery shows to admins as failed, with the SMTP error; the mail-retry job sends it after its backoff', async () => {
       const session = await createUserAs(service, admin, 'user');
       smtp.rejecting = true;
       let id: string;
@@ -234,11 +234,12 @@ describe('notifications', () => {
       }
       const failed = await ok('GET', '/notifications/admin/deliveries?status=failed');
       const row = failed.data.find((d: any) => d.notificationId === id);
-      expect(row).to.include({ status: 'failed', attempts: 1 });
+      expect(row).to.include({ status: 'failed', attempts: 1, nextAttemptAt: new Date(clock.now().getTime() + 60_000).toISOString() });
       expect(row.error).to.match(/mailbox unavailable/);
       expect((await call('GET', '/notifications/admin/deliveries?status=failed', undefined, plain)).status).to.equal(403);
       expect((await call('GET', '/notifications/admin/deliveries?status=lost')).status).to.equal(400);
       expect((await ok('GET', '/notifications/admin/deliveries?status=failed', undefined, other)).data).to.deep.equal([]);
+      clock.advance(60_000);
       await runJob(service, 'mail-retry');
       await smtp.waitFor(session.user.email);
       expect((await ok('GET', '/notifications/admin/deliveries?status=sent')).data.map((d: any) => d.notificationId)).to.include(id);

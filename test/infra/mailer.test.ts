@@ -5,8 +5,8 @@ import { pino } from 'pino';
 import { ManualClock } from '../../src/infra/clock.js';
 import { connectDatabase, type Database } from '../../src/infra/database.js';
 import { Mailer, type OutgoingMail } from '../../src/infra/mailer.js';
-import { migration0004MailOutbox } from '../../src/projections/migrations/0004_mail_outbox.js';
-import { migration0049MailAttachments } from '../../src/projections/migrations/0049_mail_attachments.js';
+import { allMigrations } from '../../src/modules.js';
+import { migrateToLatest } from '../../src/projections/migrations/index.js';
 import { freshDatabaseUrl } from '../support/database.js';
 import { TestSmtpServer } from '../support/smtp.js';
 
@@ -63,8 +63,7 @@ describe('the mailer', () => {
 
   before(async () => {
     db = connectDatabase(await freshDatabaseUrl(), 5);
-    await migration0004MailOutbox.up(db.knex);
-    await migration0049MailAttachments.up(db.knex);
+    await migrateToLatest(db.knex, allMigrations());
   });
   after(async () => {
     await Promise.all(mailers.map((m) => m.close()));
@@ -91,7 +90,7 @@ describe('the mailer', () => {
       expect(unfolded).to.contain(`<a href="${LINK}">`);
 
       const stored = await row(result.id);
-      expect(stored).to.include({ status: 'sent', attempts: 0, error: null, to_address: 'ada@example.com' });
+      expect(stored).to.include({ status: 'sent', attempts: 1, error: null, to_address: 'ada@example.com', next_attempt_at: null });
       expect(stored.sent_at).to.deep.equal(new Date('2026-03-01T10:00:00Z'));
     });
   });
@@ -100,11 +99,13 @@ describe('the mailer', () => {
     it('sends them with the message, and again with a retry after a failed delivery', async () => {
       const smtp = await startServer();
       smtp.rejecting = true;
-      const m = mailer({ smtpUrl: smtp.url });
+      const clock = new ManualClock();
+      const m = mailer({ smtpUrl: smtp.url, clock });
       const content = Buffer.from('Deal,Amount\r\nA,1\r\n');
       const result = await m.send({ tenantId: null, kind: 'report_schedule', to: 'ada@example.com', subject: 'Report', text: 'Attached.', attachments: [{ filename: 'report.csv', contentType: 'text/csv', content }] });
       expect(result.status).to.equal('failed');
       smtp.rejecting = false;
+      clock.advance(60_000);
       expect(await m.retryFailed()).to.equal(1);
       const [message] = smtp.received;
       expect(message.raw).to.match(/filename="?report\.csv"?/);
@@ -127,6 +128,7 @@ describe('the mailer', () => {
         text_body: mail.text,
         html_body: mail.html,
         sent_at: null,
+        next_attempt_at: null,
       });
     });
 
@@ -140,13 +142,15 @@ describe('the mailer', () => {
     it('answers instead of throwing when the SMTP server is unreachable, and delivers on retry once it is back', async () => {
       const port = await refusingPort();
       const { logger, lines } = capturingLogger();
-      const m = mailer({ smtpUrl: `smtp://127.0.0.1:${port}`, logger });
+      const clock = new ManualClock('2026-03-01T10:00:00Z');
+      const m = mailer({ smtpUrl: `smtp://127.0.0.1:${port}`, logger, clock });
 
       const result = await m.send(passwordReset());
 
       expect(result.status).to.equal('failed');
       const failed = await row(result.id);
       expect(failed).to.include({ status: 'failed', attempts: 1, sent_at: null });
+      expect(failed.next_attempt_at).to.deep.equal(new Date('2026-03-01T10:01:00Z'));
       expect(failed.error).to.match(/ECONNREFUSED|connect/i);
       expect(failed.text_body).to.contain(TOKEN); // kept for the retry
 
@@ -156,31 +160,38 @@ describe('the mailer', () => {
       expect(log).not.to.contain('choose a new password');
 
       const smtp = await startServer(port);
+      expect(await m.retryFailed(), 'not due before its backoff is over').to.equal(0);
+      expect(smtp.received).to.have.length(0);
+      clock.advance(60_000);
       expect(await m.retryFailed()).to.equal(1);
       expect(smtp.received).to.have.length(1);
       expect(smtp.received[0].raw.replace(/=\r?\n/g, '')).to.contain(TOKEN);
       const sent = await row(result.id);
-      expect(sent).to.include({ status: 'sent', attempts: 1, error: null });
-      expect(sent.sent_at).to.be.an.instanceOf(Date);
+      expect(sent).to.include({ status: 'sent', attempts: 2, error: null, next_attempt_at: null });
+      expect(sent.sent_at).to.deep.equal(new Date('2026-03-01T10:01:00Z'));
+      clock.advance(3_600_000);
       expect(await m.retryFailed(), 'nothing left to retry').to.equal(0);
     });
 
     it('records the rejection of an SMTP server that refuses the message, and sends it again once accepted', async () => {
       const smtp = await startServer();
       smtp.rejecting = true;
-      const m = mailer({ smtpUrl: smtp.url });
+      const clock = new ManualClock();
+      const m = mailer({ smtpUrl: smtp.url, clock });
 
       const result = await m.send(passwordReset());
       expect(result.status).to.equal('failed');
       expect((await row(result.id)).error).to.contain('mailbox unavailable');
 
+      clock.advance(60_000);
       expect(await m.retryFailed(), 'still refused').to.equal(0);
       expect(await row(result.id)).to.include({ status: 'failed', attempts: 2 });
 
       smtp.rejecting = false;
+      clock.advance(5 * 60_000);
       expect(await m.retryFailed()).to.equal(1);
       expect(smtp.received.map((r) => r.to)).to.deep.equal([['ada@example.com']]);
-      expect(await row(result.id)).to.include({ status: 'sent', attempts: 2 });
+      expect(await row(result.id)).to.include({ status: 'sent', attempts: 3 });
     });
 
     it('retries at most `limit` messages per call, oldest first', async () => {
@@ -192,9 +203,54 @@ describe('the mailer', () => {
         clock.advance(1000);
       }
       const smtp = await startServer(port);
+      clock.advance(60_000);
       expect(await m.retryFailed(2)).to.equal(2);
       expect(smtp.received.map((r) => /^Subject: (.*?)\r?$/m.exec(r.raw)?.[1])).to.deep.equal(['first', 'second']);
       expect(await m.retryFailed(2)).to.equal(1);
+    });
+
+    it('backs off 1 min, 5 min, 30 min and 2 h, then gives up after the fifth attempt and keeps the message as failed', async () => {
+      const smtp = await startServer();
+      smtp.rejecting = true;
+      const clock = new ManualClock('2026-03-01T10:00:00Z');
+      const m = mailer({ smtpUrl: smtp.url, clock });
+      const { id } = await m.send(passwordReset());
+      for (const [wait, attempts] of [[60_000, 2], [5 * 60_000, 3], [30 * 60_000, 4], [2 * 3_600_000, 5]] as const) {
+        clock.advance(wait - 1_000);
+        expect(await m.retryFailed(), `not yet due for attempt ${attempts}`).to.equal(0);
+        expect((await row(id)).attempts).to.equal(attempts - 1);
+        clock.advance(1_000);
+        await m.retryFailed();
+        expect(await row(id)).to.include({ status: 'failed', attempts });
+      }
+      const given = await row(id);
+      expect(given.next_attempt_at, 'given up').to.equal(null);
+      expect(given.error).to.contain('mailbox unavailable');
+      smtp.rejecting = false;
+      clock.advance(7 * 86_400_000);
+      expect(await m.retryFailed()).to.equal(0);
+      expect(smtp.received).to.have.length(0);
+      const [listed] = (await m.listOutbox('acme', 1, 10)).data;
+      expect(listed).to.include({ id, status: 'failed', attempts: 5, nextAttemptAt: null });
+      expect(listed.error).to.contain('mailbox unavailable');
+    });
+
+    it('sends a message a stopped process left half-sent once its lease is over, and never twice from two workers', async () => {
+      const smtp = await startServer();
+      const clock = new ManualClock('2026-03-01T10:00:00Z');
+      const m = mailer({ smtpUrl: smtp.url, clock });
+      // What a process killed between storing a message and hearing back from SMTP leaves behind.
+      const { id } = await m.send(passwordReset());
+      await db.knex('mail_outbox').where({ id }).update({ status: 'stored', attempts: 0, sent_at: null, next_attempt_at: new Date('2026-03-01T10:05:00Z') });
+      smtp.received.length = 0;
+      clock.advance(4 * 60_000);
+      expect(await m.retryFailed(), 'the lease may still be held by a slow attempt').to.equal(0);
+      clock.advance(60_000);
+      const other = mailer({ smtpUrl: smtp.url, clock });
+      const sent = await Promise.all([m.retryFailed(), other.retryFailed(), m.retryFailed()]);
+      expect(sent.reduce((a, b) => a + b, 0)).to.equal(1);
+      expect(smtp.received).to.have.length(1);
+      expect(await row(id)).to.include({ status: 'sent', attempts: 1, next_attempt_at: null });
     });
   });
 

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { connectDatabase, type Database } from '../../src/infra/database.js';
 import { InvalidPhoneNumber, TextMessenger, type OutgoingText, type TextMessengerOptions } from '../../src/infra/text-messages.js';
-import { migration0004MailOutbox } from '../../src/projections/migrations/0004_mail_outbox.js';
-import { migration0035TextOutbox } from '../../src/projections/migrations/0035_text_outbox.js';
+import { allMigrations } from '../../src/modules.js';
+import { migrateToLatest } from '../../src/projections/migrations/index.js';
 import { freshDatabaseUrl } from '../support/database.js';
 import { HttpReceiver } from '../support/http-receiver.js';
 
@@ -27,9 +27,7 @@ describe('the SMS and chat-app channel', () => {
 
   before(async () => {
     db = connectDatabase(await freshDatabaseUrl(), 5);
-    // 0035 also adds copies to mail_outbox, so the table it extends comes first.
-    await migration0004MailOutbox.up(db.knex);
-    await migration0035TextOutbox.up(db.knex);
+    await migrateToLatest(db.knex, allMigrations());
     provider = await HttpReceiver.start();
   });
   after(async () => {
@@ -75,18 +73,39 @@ describe('the SMS and chat-app channel', () => {
 
     it('records a refused delivery as failed, without the token, and sends it again on retry', async () => {
       provider.reply = () => ({ status: 503, body: 'try later' });
-      const texts = messenger();
+      const clock = new ManualClock('2026-03-01T10:00:00Z');
+      const texts = messenger({ clock });
       const result = await texts.send(reminder());
       expect(result.status).to.equal('failed');
       const failed = await row(result.id);
       expect(failed).to.include({ status: 'failed', error: 'the provider answered 503', attempts: 1 });
+      expect(failed.next_attempt_at).to.deep.equal(new Date('2026-03-01T10:01:00Z'));
       expect(JSON.stringify(failed)).not.to.contain(TOKEN);
 
       provider.reply = () => ({ status: 200 });
+      expect(await texts.retryFailed(), 'not due before its backoff is over').to.equal(0);
+      clock.advance(60_000);
       expect(await texts.retryFailed()).to.equal(1);
-      expect(await row(result.id)).to.include({ status: 'sent', error: null });
+      expect(await row(result.id)).to.include({ status: 'sent', error: null, attempts: 2, next_attempt_at: null });
       expect(provider.received).to.have.length(2);
+      clock.advance(3_600_000);
       expect(await texts.retryFailed()).to.equal(0);
+    });
+
+    it('gives up after five attempts, keeping the message as failed with the last error', async () => {
+      provider.reply = () => ({ status: 500 });
+      const clock = new ManualClock('2026-03-01T10:00:00Z');
+      const texts = messenger({ clock });
+      const { id } = await texts.send(reminder());
+      for (const wait of [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000]) {
+        clock.advance(wait);
+        expect(await texts.retryFailed()).to.equal(0);
+      }
+      expect(await row(id)).to.include({ status: 'failed', attempts: 5, error: 'the provider answered 500', next_attempt_at: null });
+      provider.reply = () => ({ status: 200 });
+      clock.advance(86_400_000);
+      expect(await texts.retryFailed()).to.equal(0);
+      expect(provider.received).to.have.length(5);
     });
 
     it('records an unreachable provider as failed', async () => {
