@@ -78,6 +78,7 @@ import { migration0025WorkRequests } from './projections/migrations/0025_work_re
 import { workRequestsProjection } from './projections/work-requests.js';
 import { reportsRouter } from './http/reports/index.js';
 import { migration0048Reports } from './projections/migrations/0048_reports.js';
+import { migration0051ReportRunAs } from './projections/migrations/0051_report_run_as.js';
 import { migration0049MailAttachments } from './projections/migrations/0049_mail_attachments.js';
 import { reportsProjection } from './projections/reports.js';
 import { runDueSchedules } from './sagas/report-schedules.js';
@@ -337,7 +338,7 @@ export const modules: ModuleManifest[] = [
     routes: [{ path: '/reports', router: reportsRouter }],
     projections: [reportsProjection],
     // 0049: attachments of outgoing mail (a scheduled report's export), kept with the outbox.
-    migrations: [migration0048Reports, migration0049MailAttachments],
+    migrations: [migration0048Reports, migration0049MailAttachments, migration0051ReportRunAs],
     jobs: (services) => [
       {
         name: 'report-schedules',

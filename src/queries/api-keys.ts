@@ -55,37 +55,68 @@ export interface ApiKeyCaller {
 
 /**
  * The principal a presented key (its id and hash) authenticates, or null: an unknown,
- * revoked or expired key, a wrong secret (compared in constant time), a key whose role
- * was deleted, or whose creator is no longer an active administrator (the key acts as
- * them, so it must not outlive their authority). The principal is the creator's user
- * (records, scopes and events name them) with the key's role: its permissions, record
- * scopes and level.
+ * revoked or expired key, a wrong secret (compared in constant time), or a key that no
+ * longer stands for anyone (see keyPrincipal).
  */
 export async function loadApiKeyCaller(knex: Knex, keyId: string, keyHash: string, now: Date): Promise<ApiKeyCaller | null> {
-  const key = await knex('api_keys as k')
+  const key = await liveKey(knex, keyId)
     .join('api_key_secrets as s', 's.key_id', 'k.id')
+    .first('k.tenant_id', 'k.created_by', 'k.expires_at', 's.key_hash', 'r.id as role_id', 'r.name as role_name', 'r.level', 'r.permissions', 'r.record_access');
+  if (!key || !apiKeyHashesEqual(key.key_hash, keyHash)) return null;
+  const principal = await keyPrincipal(knex, keyId, key, now);
+  return principal && { principal, expiresAt: key.expires_at };
+}
+
+/**
+ * The principal a tenant's key stands for now, without a secret: for work done later on a
+ * key's behalf (the report schedules it set up), which must not outlive the key or reach
+ * beyond its role. Null when the key would be refused now.
+ */
+export async function loadApiKeyPrincipal(knex: Knex, tenantId: string, keyId: string, now: Date): Promise<Principal | null> {
+  const key = await liveKey(knex, keyId)
+    .where('k.tenant_id', tenantId)
+    .first('k.tenant_id', 'k.created_by', 'k.expires_at', 'r.id as role_id', 'r.name as role_name', 'r.level', 'r.permissions', 'r.record_access');
+  return key ? keyPrincipal(knex, keyId, key, now) : null;
+}
+
+interface KeyRow {
+  tenant_id: string;
+  created_by: string;
+  expires_at: Date | null;
+  role_id: string;
+  role_name: string;
+  level: number;
+  permissions: Principal['permissions'];
+  record_access: Principal['recordAccess'];
+}
+
+/** A key that is not revoked, with its role, if that still exists. */
+const liveKey = (knex: Knex, keyId: string) =>
+  knex('api_keys as k')
     .join('roles as r', function () {
       this.on('r.id', 'k.role_id').andOn('r.tenant_id', 'k.tenant_id');
     })
     .where('k.id', keyId)
     .whereNull('k.revoked_at')
-    .whereNull('r.deleted_at')
-    .first('k.tenant_id', 'k.created_by', 'k.expires_at', 's.key_hash', 'r.id as role_id', 'r.name as role_name', 'r.level', 'r.permissions', 'r.record_access');
-  if (!key || !apiKeyHashesEqual(key.key_hash, keyHash)) return null;
+    .whereNull('r.deleted_at');
+
+/**
+ * The creator's user (records, scopes and events name them) with the key's role: its
+ * permissions, record scopes and level. Null once the key has expired, or its creator is no
+ * longer an active administrator (the key acts as them, so it must not outlive their authority).
+ */
+async function keyPrincipal(knex: Knex, keyId: string, key: KeyRow, now: Date): Promise<Principal | null> {
   if (key.expires_at && key.expires_at <= now) return null;
   const creator = await loadPrincipal(knex, key.tenant_id, key.created_by);
   if (!creator || creator.status !== 'active' || !creator.isAdmin) return null;
   return {
-    principal: {
-      ...creator,
-      roleId: key.role_id,
-      role: key.role_name,
-      roleLevel: key.level,
-      isAdmin: key.level >= ADMIN_LEVEL,
-      permissions: key.permissions,
-      recordAccess: key.record_access,
-      apiKeyId: keyId,
-    },
-    expiresAt: key.expires_at,
+    ...creator,
+    roleId: key.role_id,
+    role: key.role_name,
+    roleLevel: key.level,
+    isAdmin: key.level >= ADMIN_LEVEL,
+    permissions: key.permissions,
+    recordAccess: key.record_access,
+    apiKeyId: keyId,
   };
 }

@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
 import type { CommandDeps } from '../commands/aggregate.js';
 import { markScheduleSent, updateSchedule } from '../commands/reports/report-commands.js';
-import { can } from '../domain/principal.js';
+import { can, type Principal } from '../domain/principal.js';
 import { nextRunAt } from '../domain/report-schedules.js';
 import type { ExportFormat } from '../events/reports.js';
 import { deterministicId } from '../infra/deterministic-id.js';
 import type { Logger } from '../infra/logger.js';
 import type { Mailer } from '../infra/mailer.js';
+import { loadApiKeyPrincipal } from '../queries/api-keys.js';
 import { loadPrincipal } from '../queries/principal.js';
 import { storedDefinition } from '../queries/reports/definition.js';
 import { EXPORT_TYPES, exportBuffer, exportFileName } from '../queries/reports/export.js';
@@ -14,11 +15,23 @@ import { dueSchedules, reportDefinition } from '../queries/reports/reports.js';
 
 type Deps = CommandDeps & { knex: Knex; mailer: Mailer; logger?: Logger; timeoutMs: number };
 
+/**
+ * Who a due schedule's report runs as: the API key that set the schedule up (or, failing
+ * that, created the report) while that key is valid, with the key's role; else the report's
+ * creator. A key acts for the administrator who made it, but a run it set up must not reach
+ * beyond the key's role or outlive the key.
+ */
+async function runAs(deps: Deps, s: { tenant_id: string; configured_by_api_key: string | null; report_created_by_api_key: string | null; report_created_by: string | null }, now: Date): Promise<Principal | null> {
+  const keyId = s.configured_by_api_key ?? s.report_created_by_api_key;
+  if (keyId) return loadApiKeyPrincipal(deps.knex, s.tenant_id, keyId, now);
+  return s.report_created_by ? loadPrincipal(deps.knex, s.tenant_id, s.report_created_by) : null;
+}
+
 /** Schedules one run takes on (oldest due first); the rest wait a minute. */
 const RUN_LIMIT = 20;
 
 /**
- * Sends every due report schedule: the report run as its creator (their scope today),
+ * Sends every due report schedule: the report run as its creator (their scope today; see runAs),
  * exported and mailed to each recipient, then `ReportScheduleSent` with the next due time.
  * A due time is sent once: the mails' ids and the event's id derive from (schedule, due
  * time), so a run cut short and repeated neither mails twice nor records twice.
@@ -30,13 +43,13 @@ export async function runDueSchedules(deps: Deps): Promise<number> {
     const dueAt = new Date(s.next_run_at).toISOString();
     const ctx = { tenantId: s.tenant_id, userId: null, correlationId: deterministicId('report-schedule-run', s.id, dueAt) };
     try {
-      const principal = s.report_created_by ? await loadPrincipal(deps.knex, s.tenant_id, s.report_created_by) : null;
+      const principal = await runAs(deps, s, now);
       const report = principal ? await reportDefinition(deps.knex, principal, s.report_id) : null;
       const checked = report ? storedDefinition(report) : null;
       if (!principal || principal.status !== 'active' || !report || !checked || !can(principal, 'reports', 'view') || !can(principal, checked.source.module, 'view')) {
         // Sent as nobody: the schedule is paused (its owner or an admin may switch it back on), rather than retried every minute.
         await updateSchedule(deps, ctx, s.report_id, s.id, { isActive: false }, deterministicId('report-schedule-paused', s.id, dueAt));
-        deps.logger?.warn({ scheduleId: s.id, tenantId: s.tenant_id }, 'report schedule paused: its creator can no longer run the report');
+        deps.logger?.warn({ scheduleId: s.id, tenantId: s.tenant_id }, 'report schedule paused: whoever it runs as can no longer run the report');
         continue;
       }
       const { source, definition } = checked;

@@ -132,4 +132,38 @@ describe('report schedules', () => {
     const resumed = await ok(await call('PUT', `/reports/${report.id}/schedules/${schedule.id}`, { isActive: true, time: '12:00' }));
     expect(resumed).to.include({ isActive: true, time: '12:00', nextRunAt: '2026-03-04T11:00:00.000Z' });
   });
+
+  it('a schedule an API key set up runs as the key (its role\'s scope, not its creator\'s), and is paused once the key is revoked', async () => {
+    // An analyst role: reports it may edit, opportunities only its own.
+    const role = await ok(await call('POST', '/roles', { name: 'analyst', level: 20, permissions: { reports: { view: true, create: true, edit: true }, opportunities: { view: true } }, recordAccess: { opportunities: 'own', reports: 'own' } }), 201);
+    const key = await ok(await call('POST', '/api-keys', { name: 'Reporting', roleId: role.id }), 201);
+    const asKey = (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, { authorization: `Bearer ${key.key}` });
+    // The administrator the key acts for sees every deal; the key's role only the administrator's own.
+    const account = await ok(await call('POST', '/accounts', { name: 'Elsewhere Co' }), 201);
+    await ok(await call('POST', '/opportunities', { name: 'Colleague deal', accountId: account.id, amount: 999, ownerId: plain.user.id }), 201);
+    const byKey = await ok(await asKey('POST', '/reports', { name: 'Key deals', dataSource: 'opportunities', columns: [{ field: 'name', label: 'Deal' }], orderBy: { field: 'name', direction: 'asc' } }), 201);
+    const onKeyReport = await ok(await asKey('POST', `/reports/${byKey.id}/schedules`, { frequency: 'daily', time: '06:00', recipients: ['keyed@example.com'] }), 201);
+    // A key's schedule on a report an administrator made in person runs as the key too.
+    const adminReport = await ok(await call('POST', '/reports', { name: 'Admin deals', dataSource: 'opportunities', columns: [{ field: 'name', label: 'Deal' }], orderBy: { field: 'name', direction: 'asc' } }), 201);
+    await ok(await asKey('POST', `/reports/${adminReport.id}/schedules`, { frequency: 'daily', time: '06:00', recipients: ['keyed-admin@example.com'] }), 201);
+    const adminRun = await ok(await call('POST', `/reports/${adminReport.id}/execute`, {}));
+    expect(JSON.stringify(adminRun), 'the administrator sees the colleague deal').to.contain('Colleague deal');
+
+    clock.set(new Date(new Date(onKeyReport.nextRunAt).getTime() + 60_000));
+    await runJob();
+    for (const to of ['keyed@example.com', 'keyed-admin@example.com']) {
+      await smtp.waitFor(to);
+      const mail = smtp.received.find((m) => m.to.includes(to))!;
+      expect(parseCsv(attachmentOf(mail.raw).content.toString('utf8')), to).to.deep.equal([['Deal'], ['Deal 100'], ['Deal 250']]);
+    }
+
+    expect((await ok(await call('DELETE', `/api-keys/${key.id}`))).status).to.equal('revoked');
+    clock.set(new Date(clock.now().getTime() + 86_400_000));
+    await runJob();
+    expect(smtp.received.filter((m) => m.to.includes('keyed@example.com') || m.to.includes('keyed-admin@example.com'))).to.have.length(2);
+    for (const id of [byKey.id, adminReport.id]) {
+      const [paused] = await ok(await call('GET', `/reports/${id}/schedules`));
+      expect(paused.isActive, id).to.equal(false);
+    }
+  });
 });

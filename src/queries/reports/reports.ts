@@ -136,5 +136,5 @@ export function dueSchedules(knex: Knex, now: Date, limit: number) {
     .where('s.next_run_at', '<=', now)
     .orderBy([{ column: 's.next_run_at' }, { column: 's.id' }])
     .limit(limit)
-    .select('s.*', 'r.name as report_name', 'r.created_by as report_created_by');
+    .select('s.*', 'r.name as report_name', 'r.created_by as report_created_by', 'r.created_by_api_key as report_created_by_api_key');
 }
