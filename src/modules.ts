@@ -117,8 +117,9 @@ import type { Job } from './sagas/scheduler.js';
 import { webhooksRouter } from './http/webhooks.js';
 import { migration0038WebhookSubscriptions } from './projections/migrations/0038_webhook_subscriptions.js';
 import { migration0039WebhookDeliveries } from './projections/migrations/0039_webhook_deliveries.js';
+import { migration0052WebhookDeliveryRetention } from './projections/migrations/0052_webhook_delivery_retention.js';
 import { webhooksProjection } from './projections/webhooks.js';
-import { sendDueDeliveries } from './sagas/webhooks/webhook-sender.js';
+import { pruneWebhookDeliveries, sendDueDeliveries } from './sagas/webhooks/webhook-sender.js';
 import { webhookSaga } from './sagas/webhooks/webhook-saga.js';
 import type { Services } from './service.js';
 import { apiKeysRouter } from './http/api-keys.js';
@@ -411,9 +412,13 @@ export const modules: ModuleManifest[] = [
     name: 'webhooks',
     routes: [{ path: '/webhooks', router: (services) => webhooksRouter(services, knownEventTypes) }],
     projections: [webhooksProjection],
-    migrations: [migration0038WebhookSubscriptions, migration0039WebhookDeliveries],
+    // 0052: an index for the hourly pruning of ended deliveries.
+    migrations: [migration0038WebhookSubscriptions, migration0039WebhookDeliveries, migration0052WebhookDeliveryRetention],
     sagas: [webhookSaga(() => knownEventTypes())],
-    jobs: (services) => [{ name: 'webhook-deliveries', cron: '* * * * *', run: () => sendDueDeliveries(services) }],
+    jobs: (services) => [
+      { name: 'webhook-deliveries', cron: '* * * * *', run: () => sendDueDeliveries(services) },
+      { name: 'webhook-deliveries-prune', cron: '47 * * * *', run: () => pruneWebhookDeliveries(services, services.config.WEBHOOK_DELIVERY_RETENTION_DAYS) },
+    ],
     reads: ['webhooks'],
   },
   {

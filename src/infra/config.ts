@@ -60,6 +60,8 @@ export const configSchema = z.object({
     .default('')
     .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o.length > 0))
     .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)'))),
+  // Webhook deliveries (and their attempts) that ended longer ago than this are deleted hourly.
+  WEBHOOK_DELIVERY_RETENTION_DAYS: int(30, 1),
   SMS_PROVIDER_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
   SMS_PROVIDER_TOKEN: optional(z.string()),
   // Public form submissions (issue 16): per-IP limit, and the reCAPTCHA-compatible verifier forms with requireCaptcha use.

@@ -312,4 +312,28 @@ describe('webhook subscriptions', () => {
     expect(await deliveries(slow.id, other)).to.have.length(6);
     receiver.reply = () => ({ status: 200, body: 'ok' });
   });
+
+  it('deliveries that ended more than WEBHOOK_DELIVERY_RETENTION_DAYS (30) ago are pruned with their attempts; pending and recent ones stay', async () => {
+    const knex = service.services.knex;
+    const kept = await subscribe({ url: receiver.url('/kept'), eventTypes: ['LeadCreated'] });
+    const flaky = await subscribe({ url: receiver.url('/flaky'), eventTypes: ['LeadCreated'] });
+    receiver.reply = (r) => (r.url === '/flaky' ? { status: 500, body: 'no' } : { status: 200, body: 'ok' });
+    await createLead('Old');
+    await until(async () => (await deliveries(kept.id))[0]?.status === 'succeeded' && (await deliveries(flaky.id))[0]?.status === 'pending', SAGA_WAIT_MS);
+    const [old] = await deliveries(kept.id);
+    const [pending] = await deliveries(flaky.id);
+    expect(old.status).to.equal('succeeded');
+    clock.advance(31 * 86_400_000);
+    receiver.reply = (r) => (r.url === '/flaky' ? { status: 500, body: 'no' } : { status: 200, body: 'ok' });
+    await createLead('Recent');
+    await until(async () => (await deliveries(kept.id)).filter((d: { status: string }) => d.status === 'succeeded').length === 2, SAGA_WAIT_MS);
+    await runJob('webhook-deliveries-prune');
+    const left = await deliveries(kept.id);
+    expect(left.map((d: { id: string }) => d.id)).to.not.include(old.id);
+    expect(left).to.have.length(1);
+    expect((await deliveries(flaky.id)).map((d: { id: string }) => d.id), 'a pending delivery is kept, however old').to.include(pending.id);
+    expect(await knex('webhook_delivery_attempts').where({ delivery_id: old.id })).to.deep.equal([]);
+    expect((await call('POST', `/webhooks/deliveries/${old.id}/retry`, {})).status).to.equal(404);
+    receiver.reply = () => ({ status: 200, body: 'ok' });
+  });
 });

@@ -188,3 +188,31 @@ async function claimDue(deps: WebhookDeliveryDeps, id: string, staleBefore: Date
     .returning(CLAIMED_COLUMNS);
   return row ?? null;
 }
+
+/** Rows one prune statement deletes; a run goes on until fewer are left, so each statement stays short. */
+const PRUNE_BATCH = 5_000;
+
+/**
+ * The `webhook-deliveries-prune` job: deletes deliveries that ended (succeeded, or failed for
+ * good) more than `retentionDays` ago, with their attempts. Pending and in-flight ones are
+ * kept whatever their age. Answers how many deliveries went.
+ */
+export async function pruneWebhookDeliveries(deps: Pick<WebhookDeliveryDeps, 'knex' | 'clock'>, retentionDays: number): Promise<number> {
+  const before = new Date(deps.clock.now().getTime() - retentionDays * 86_400_000);
+  let pruned = 0;
+  for (;;) {
+    const { rows } = await deps.knex.raw(
+      `with gone as (
+         delete from webhook_deliveries where id in (
+           select id from webhook_deliveries
+            where status in ('succeeded', 'failed') and completed_at < ?
+            order by completed_at limit ?)
+         returning id),
+       attempts as (delete from webhook_delivery_attempts a using gone where a.delivery_id = gone.id)
+       select count(*)::int as n from gone`,
+      [before, PRUNE_BATCH],
+    );
+    pruned += rows[0].n;
+    if (rows[0].n < PRUNE_BATCH) return pruned;
+  }
+}
