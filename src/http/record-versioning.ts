@@ -64,17 +64,20 @@ const asOfQuery = z.object({ asOf: queryDate.optional() });
 
 async function versionedDetail<S, E>(req: Request, res: Response, services: Services, aggregate: EventFold<S, E>, streamId: string): Promise<void> {
   const { asOf } = parseQuery(asOfQuery, req);
-  const events = await services.store.readStream(streamId);
-  // No stream, or another tenant's: the module's detail answers 404 by itself.
-  if (events.length === 0 || events[0].metadata.tenantId !== principalOf(res).tenantId) return;
+  const tenantId = principalOf(res).tenantId;
   if (!asOf) {
-    const last = events[events.length - 1];
+    // The ETag needs only the stream's newest event, however long its history.
+    const last = await services.store.readLastEvent(streamId);
+    // No stream, or another tenant's: the module's detail answers 404 by itself.
+    if (!last || last.metadata.tenantId !== tenantId) return;
     // The body is read from the read models: let them reach the revision the ETag names (a timeout only delays).
     const caughtUp = await services.waitForProjections(last.position).then(() => true, () => false);
     if (caughtUp) res.setHeader('ETag', etag(last.revision));
     onSuccessHeaders(res, () => undefined);
     return;
   }
+  const events = await services.store.readStream(streamId);
+  if (events.length === 0 || events[0].metadata.tenantId !== tenantId) return;
   const then = eventsUpTo(events, asOf);
   const state = foldRecorded(aggregate, then) as unknown as { status?: string };
   if (then.length) res.setHeader('ETag', etag(then[then.length - 1].revision));

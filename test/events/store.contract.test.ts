@@ -101,6 +101,16 @@ for (const adapter of adapters) {
         expect(await store.readStream(streamName('ghost'))).to.deep.equal([]);
       });
 
+      it('reads the last event of a stream alone, and none of an unknown stream', async () => {
+        const stream = streamName('tail');
+        await store.appendToStream(stream, [1, 2, 3].map((n) => newEvent('Counted', { n })), { expectedRevision: 'no_stream' });
+        const last = await store.readLastEvent(stream);
+        expect(last).to.deep.include({ streamId: stream, revision: 2, type: 'Counted' });
+        expect(last!.data).to.deep.equal({ n: 3 });
+        expect(comparePositions(last!.position, (await store.readStream(stream))[2].position)).to.equal(0);
+        expect(await store.readLastEvent(streamName('ghost'))).to.equal(null);
+      });
+
       it('reads from a revision and at most maxCount events', async () => {
         const stream = streamName('page');
         await store.appendToStream(stream, [1, 2, 3, 4].map((n) => newEvent('Counted', { n })), { expectedRevision: 'no_stream' });

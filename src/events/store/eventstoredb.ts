@@ -164,6 +164,11 @@ export class EventStoreDbEventStore implements EventStore {
     return out;
   }
 
+  async readLastEvent(streamId: string): Promise<RecordedEvent | null> {
+    const event = await this.readOne(streamId, END, BACKWARDS);
+    return (event && toRecorded(event)) ?? null;
+  }
+
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     if (options.maxCount <= 0) return out;

@@ -218,6 +218,11 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
+  async readLastEvent(streamId: string): Promise<RecordedEvent | null> {
+    const { rows } = await this.pool.query<EventRow>(`select ${EVENT_COLUMNS} from events where stream_id = $1 order by stream_revision desc limit 1`, [streamId]);
+    return rows.length ? toRecorded(rows[0]) : null;
+  }
+
   /**
    * Every projection and saga of a process reads the same page right after an append:
    * a read asked while the same read is already running shares its answer (which is

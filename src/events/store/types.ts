@@ -79,6 +79,8 @@ export interface EventStore {
   appendToStream(streamId: string, events: NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
   /** Events of one stream in revision order; an unknown stream reads as empty. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** The newest event of one stream (its revision is the stream's), or null for an unknown stream; reads one event, not the stream. */
+  readLastEvent(streamId: string): Promise<RecordedEvent | null>;
   /** Events of all streams in global order, never skipping one that a later read could reveal before it. */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
   /**
