@@ -123,7 +123,8 @@ function earlierRun(recorded: RecordedEvent[], eventIds: (index: number) => stri
 
 const MAX_ATTEMPTS = 10;
 
-const stale = (current: number | 'no_stream') =>
+/** 412: the stream moved past the revision the client's If-Match named. */
+export const stale = (current: number | 'no_stream') =>
   preconditionFailed(
     'The record was changed since the revision in If-Match; read it again',
     typeof current === 'number' ? { currentRevision: current } : undefined,

@@ -242,6 +242,25 @@ describe('record versions: ETag, If-Match, asOf, history from/to', () => {
       expect(won.body.state).to.equal('won');
     });
 
+    it('lead conversion (a write to several streams) honours If-Match on the lead: stale is 412 and nothing is created', async () => {
+      const lead = await created('/leads', { firstName: 'Con', lastName: `Vert ${unique()}`, company: `Vert ${unique()} Ltd`, email: `con-${unique()}@example.com` });
+      const seen = (await call('GET', `/leads/${lead.id}`)).headers.get('etag')!;
+      await call('PUT', `/leads/${lead.id}`, { title: 'Buyer' });
+      const contactsBefore = (await call('GET', '/contacts?limit=1')).body.meta.total;
+      const stale = await call('POST', `/leads/${lead.id}/convert`, {}, admin, { 'if-match': seen });
+      expect(stale.status, JSON.stringify(stale.body)).to.equal(412);
+      expect(stale.body.details).to.deep.equal({ currentRevision: await revisionOf(kinds.leads, lead.id) });
+      expect(stale.headers.get('etag')).to.equal(null);
+      expect((await streamOf(kinds.leads, lead.id)).map((e) => e.type)).to.not.include('LeadConverted');
+      expect((await call('GET', '/contacts?limit=1')).body.meta.total).to.equal(contactsBefore);
+
+      const current = (await call('GET', `/leads/${lead.id}`)).headers.get('etag')!;
+      const converted = await call('POST', `/leads/${lead.id}/convert`, {}, admin, { 'if-match': current });
+      expect(converted.status, JSON.stringify(converted.body)).to.equal(200);
+      expect(converted.headers.get('etag')).to.equal(`"${await revisionOf(kinds.leads, lead.id)}"`);
+      expect((await streamOf(kinds.leads, lead.id)).map((e) => e.type)).to.include('LeadConverted');
+    });
+
     it('other record kinds opt in with the same line: products, time entries, reports, workflows, users', async () => {
       const contact = await kinds.contacts.create();
       const records = [

@@ -5,7 +5,7 @@ import type { AccountFields } from '../../events/accounts.js';
 import type { ContactFields, CopiedActivity, CopiedNote } from '../../events/contacts.js';
 import type { Position } from '../../events/store/types.js';
 import type { Logger } from '../../infra/logger.js';
-import { foldRecorded, streamIdOf, type Aggregate, type CommandContext, type CommandDeps, type DomainEvent } from '../aggregate.js';
+import { foldRecorded, stale, streamIdOf, type Aggregate, type CommandContext, type CommandDeps, type DomainEvent } from '../aggregate.js';
 import { accountAggregate } from '../accounts.js';
 import { contactAggregate, type ContactCommand } from '../contacts.js';
 import { documentAggregate } from '../uploads.js';
@@ -171,6 +171,12 @@ async function assertLive(knex: Knex, tenantId: string, table: 'contacts' | 'acc
   if (!row) throw invalid(`${field} does not name a ${table.slice(0, -1)} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
 }
 
+/** The lead's revision once the plan's lead write is in: the answer's ETag, as for any write under the lead. */
+function settleIfMatch(ctx: CommandContext, leadWrite: StreamWrite): void {
+  if (ctx.version?.streamId !== leadWrite.streamId || typeof leadWrite.expectedRevision !== 'number') return;
+  Object.assign(ctx.version, { expectedRevision: undefined, revision: leadWrite.expectedRevision + leadWrite.events.length });
+}
+
 /** The ids a conversion plan gives, read back from its lead event. */
 function resultOf(plan: WritePlan, position: Position | null): ConversionResult {
   const converted = plan.writes[0].events.find((e) => e.type === 'LeadConverted')!.data as { contactId: string | null; accountId: string | null; opportunityId: string | null };
@@ -222,7 +228,9 @@ export async function convertLead(deps: Deps, ctx: CommandContext, leadId: strin
             throw error;
           }
           try {
-            return await carryOut(deps, plan);
+            const result = await carryOut(deps, plan);
+            settleIfMatch(ctx, plan.writes[0]);
+            return result;
           } catch (error) {
             if (!(error instanceof PlanSupersededError)) throw error;
           }
@@ -238,6 +246,10 @@ async function decidePlan(deps: Deps, ctx: CommandContext, leadId: string, reque
   const recorded = await deps.store.readStream(leadStream(leadId));
   // Another tenant's lead reads as absent.
   if (recorded.length && recorded[0].metadata.tenantId !== ctx.tenantId) throw notFound('Lead');
+  // The client's If-Match on the lead: a conversion decided on another revision is a 412 (checked again on every re-decision).
+  const expected = ctx.version?.streamId === leadStream(leadId) ? ctx.version.expectedRevision : undefined;
+  const revision = recorded.length ? recorded[recorded.length - 1].revision : -1;
+  if (expected !== undefined && revision !== expected) throw stale(revision < 0 ? 'no_stream' : revision);
   const leadState = foldRecorded(leadAggregate, recorded);
   if (leadState.status !== 'active') throw notFound('Lead');
   const lead = leadState.fields;
