@@ -222,12 +222,15 @@ describe('the OpenAPI document', () => {
   });
 
   describe('GET /api/docs', () => {
-    it('is a public HTML page rendering the document with a pinned Scalar', async () => {
+    it('is a public HTML page rendering the document with a pinned Scalar, refused by the browser unless its hash matches', async () => {
       const res = await service.request('GET', '/api/docs');
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.match(/^text\/html/);
       expect(res.body).to.include(`Scalar.createApiReference('#app', { url: "/api/openapi.json" })`);
-      expect(res.body).to.match(/https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@\d+\.\d+\.\d+/);
+      const script = /<script src="([^"]+)" integrity="(sha384-[A-Za-z0-9+/]{64})" crossorigin="anonymous"><\/script>/.exec(res.body);
+      expect(script, 'a script tag with subresource integrity').to.not.equal(null);
+      // An explicit file at an exact version: the default entry of a package may be served re-minified, breaking the hash.
+      expect(script![1]).to.match(/^https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@\d+\.\d+\.\d+\/dist\/browser\/standalone\.js$/);
     });
 
     it('is served whoever asks, while the documented routes still need a token', async () => {

@@ -41,9 +41,16 @@ function platformMounts(docs: Router, basePath: string): DocumentedMount[] {
   ];
 }
 
+/**
+ * Scalar's browser bundle, pinned by version and by content: the file path is explicit (jsDelivr serves it byte for
+ * byte as published on npm, where the default entry may be re-minified), and the browser refuses it unless it hashes
+ * to SCALAR_INTEGRITY (sha384 of `dist/browser/standalone.js` in the npm tarball). A new version needs both changed.
+ */
 const SCALAR_VERSION = '1.72.1';
+const SCALAR_BUNDLE = `https://cdn.jsdelivr.net/npm/@scalar/api-reference@${SCALAR_VERSION}/dist/browser/standalone.js`;
+const SCALAR_INTEGRITY = 'sha384-U11tb2XnKvmwt8RlTvnwUnYgrN+ur4Xyh9htLhjajWNR/Oyl5AX5DEz00qRmlrmK';
 
-/** The docs page: Scalar's API reference (pinned version, from jsDelivr) rendering the document next to it. */
+/** The docs page: Scalar's API reference (pinned, from jsDelivr, checked by subresource integrity) rendering the document next to it. */
 const docsPage = (documentUrl: string) => `<!doctype html>
 <html lang="en">
   <head>
@@ -54,7 +61,7 @@ const docsPage = (documentUrl: string) => `<!doctype html>
   <body>
     <noscript>The API reference needs JavaScript; the document itself is at ${documentUrl}.</noscript>
     <div id="app"></div>
-    <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference@${SCALAR_VERSION}"></script>
+    <script src="${SCALAR_BUNDLE}" integrity="${SCALAR_INTEGRITY}" crossorigin="anonymous"></script>
     <script>
       Scalar.createApiReference('#app', { url: ${JSON.stringify(documentUrl).replace(/</g, '\\u003c')} });
     </script>
