@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { createTransport, type Transporter } from 'nodemailer';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './logger.js';
-import { claimDueRows, leaseEnd, recordAttempt } from './outbox-retry.js';
+import { claimDueRows, leaseEnd, OUTBOX_MAX_ATTEMPTS, recordAttempt } from './outbox-retry.js';
 
 export interface OutgoingMail {
   tenantId: string | null;
@@ -107,8 +107,9 @@ interface OutboxRow {
  * when configured. Delivery failures are recorded on the row and never thrown, so the
  * request that sent the mail (a password reset, an invitation) still succeeds; the
  * `mail-retry` job calls `retryFailed`, which tries a failed message again with backoff
- * until its attempts run out (src/infra/outbox-retry.ts). Bodies carry tokens: they are never logged, and the outbox listing
- * only shows the masked copy.
+ * until its attempts run out (src/infra/outbox-retry.ts). Bodies carry tokens: they are never logged, the outbox listing
+ * only shows the masked copy, and once a message is sent or given up only that copy is kept, without its
+ * attachments (the reports a schedule mailed: the report can be run again).
  */
 export class Mailer {
   private readonly knex: Knex;
@@ -242,11 +243,25 @@ export class Mailer {
     } catch (error) {
       // Only the SMTP error's own message: never the body, whose links carry tokens.
       const message = maskSecrets(error instanceof Error ? error.message : String(error), secrets);
-      await recordAttempt(this.knex, TABLE, row, this.clock.now(), { sent: false, error: message });
+      await recordAttempt(this.knex, TABLE, row, this.clock.now(), { sent: false, error: message }, this.bodiesDropped());
+      if (row.attempts + 1 >= OUTBOX_MAX_ATTEMPTS) await this.dropAttachments(row.id);
       this.logger?.warn({ mailId: row.id, kind: row.kind, tenantId: row.tenant_id, error: message }, 'mail delivery failed; kept in the outbox');
       return { status: 'failed', error: message };
     }
-    await recordAttempt(this.knex, TABLE, row, this.clock.now(), { sent: true });
+    await recordAttempt(this.knex, TABLE, row, this.clock.now(), { sent: true }, this.bodiesDropped());
+    await this.dropAttachments(row.id);
     return { status: 'sent' };
+  }
+
+  /**
+   * What a row keeps once it will never be sent again: the masked text (what the outbox listing shows), not the bodies
+   * whose links carry live tokens, so a database copy or backup holds no usable reset or invitation link.
+   */
+  private bodiesDropped(): Record<string, unknown> {
+    return { text_body: this.knex.ref('text_masked'), html_body: null };
+  }
+
+  private async dropAttachments(mailId: string): Promise<void> {
+    await this.knex(ATTACHMENTS).where({ mail_id: mailId }).delete();
   }
 }

@@ -55,13 +55,26 @@ export type AttemptOutcome =
   | { sent: true; note?: string | null }
   | { sent: false; error: string };
 
-/** Records one attempt on a row: `sent`, or `failed` and due again after its backoff. */
-export async function recordAttempt(knex: Knex, table: string, row: Pick<ClaimedRow, 'id' | 'attempts'>, now: Date, outcome: AttemptOutcome): Promise<'sent' | 'failed'> {
+/**
+ * Records one attempt on a row: `sent`, or `failed` and due again after its backoff. `onEnd`: columns also set, in the
+ * same statement, when the row will never be sent again (sent, or given up), e.g. to drop what only a send needed.
+ */
+export async function recordAttempt(
+  knex: Knex,
+  table: string,
+  row: Pick<ClaimedRow, 'id' | 'attempts'>,
+  now: Date,
+  outcome: AttemptOutcome,
+  onEnd: Record<string, unknown> = {},
+): Promise<'sent' | 'failed'> {
   const attempts = row.attempts + 1;
   if (outcome.sent) {
-    await knex(table).where({ id: row.id }).update({ status: 'sent', attempts, sent_at: now, error: outcome.note ?? null, next_attempt_at: null });
+    await knex(table).where({ id: row.id }).update({ status: 'sent', attempts, sent_at: now, error: outcome.note ?? null, next_attempt_at: null, ...onEnd });
     return 'sent';
   }
-  await knex(table).where({ id: row.id }).update({ status: 'failed', attempts, error: outcome.error, next_attempt_at: retryAfter(attempts, now) });
+  const nextAttemptAt = retryAfter(attempts, now);
+  await knex(table)
+    .where({ id: row.id })
+    .update({ status: 'failed', attempts, error: outcome.error, next_attempt_at: nextAttemptAt, ...(nextAttemptAt === null ? onEnd : {}) });
   return 'failed';
 }

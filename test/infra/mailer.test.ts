@@ -93,6 +93,15 @@ describe('the mailer', () => {
       expect(stored).to.include({ status: 'sent', attempts: 1, error: null, to_address: 'ada@example.com', next_attempt_at: null });
       expect(stored.sent_at).to.deep.equal(new Date('2026-03-01T10:00:00Z'));
     });
+
+    it('keeps only the masked text of a sent message: no live link stays in the database', async () => {
+      const smtp = await startServer();
+      const { id } = await mailer({ smtpUrl: smtp.url }).send(passwordReset());
+      const stored = await row(id);
+      expect(stored.text_body).to.equal('Hello Ada,\n\nOpen [redacted] to choose a new password.\n');
+      expect(stored.html_body).to.equal(null);
+      expect(JSON.stringify(stored)).not.to.contain(TOKEN);
+    });
   });
 
   describe('attachments', () => {
@@ -110,6 +119,7 @@ describe('the mailer', () => {
       const [message] = smtp.received;
       expect(message.raw).to.match(/filename="?report\.csv"?/);
       expect(message.raw).to.contain(content.toString('base64'));
+      expect(await db.knex('mail_attachments').where({ mail_id: result.id }).count('* as n').first(), 'dropped once sent').to.deep.equal({ n: 0 });
     });
   });
 
@@ -226,6 +236,8 @@ describe('the mailer', () => {
       const given = await row(id);
       expect(given.next_attempt_at, 'given up').to.equal(null);
       expect(given.error).to.contain('mailbox unavailable');
+      expect(JSON.stringify(given), 'no live link kept once given up').not.to.contain(TOKEN);
+      expect(given.text_body).to.contain('[redacted]');
       smtp.rejecting = false;
       clock.advance(7 * 86_400_000);
       expect(await m.retryFailed()).to.equal(0);
@@ -240,9 +252,8 @@ describe('the mailer', () => {
       const clock = new ManualClock('2026-03-01T10:00:00Z');
       const m = mailer({ smtpUrl: smtp.url, clock });
       // What a process killed between storing a message and hearing back from SMTP leaves behind.
-      const { id } = await m.send(passwordReset());
-      await db.knex('mail_outbox').where({ id }).update({ status: 'stored', attempts: 0, sent_at: null, next_attempt_at: new Date('2026-03-01T10:05:00Z') });
-      smtp.received.length = 0;
+      const { id } = await mailer({ clock }).send(passwordReset());
+      await db.knex('mail_outbox').where({ id }).update({ next_attempt_at: new Date('2026-03-01T10:05:00Z') });
       clock.advance(4 * 60_000);
       expect(await m.retryFailed(), 'the lease may still be held by a slow attempt').to.equal(0);
       clock.advance(60_000);
@@ -250,6 +261,7 @@ describe('the mailer', () => {
       const sent = await Promise.all([m.retryFailed(), other.retryFailed(), m.retryFailed()]);
       expect(sent.reduce((a, b) => a + b, 0)).to.equal(1);
       expect(smtp.received).to.have.length(1);
+      expect(smtp.received[0].raw.replace(/=\r?\n/g, '')).to.contain(TOKEN);
       expect(await row(id)).to.include({ status: 'sent', attempts: 1, next_attempt_at: null });
     });
   });
