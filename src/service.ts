@@ -4,6 +4,7 @@ import type { RequestHandler, Router } from 'express';
 import type { IdentityDeps } from './commands/identity/identity-deps.js';
 import { notYetReadable, type CreatedRecord } from './domain/errors.js';
 import { Mailer } from './infra/mailer.js';
+import { SecretBox, sealStoredSecrets } from './infra/secret-box.js';
 import { TextMessenger } from './infra/text-messages.js';
 import { RateLimiter } from './infra/rate-limit.js';
 import { AccessTokens, signingSecret } from './infra/tokens.js';
@@ -56,6 +57,8 @@ export interface Services extends IdentityDeps {
   authenticate: RequestHandler;
   /** SMS and chat-app messages (outbox, provider). */
   textMessages: TextMessenger;
+  /** Seals and opens the secrets stored for reuse (SECRETS_ENCRYPTION_KEY). */
+  secretBox: SecretBox;
   /** Aborted as the service starts to stop: long-lived responses (change feed streams) end then, not at the shutdown timeout. */
   stopping: AbortSignal;
 }
@@ -115,6 +118,13 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const db = connectDatabase(url, config.DATABASE_POOL_MAX);
     cleanups.push(() => db.close());
     await migrateToLatest(db.knex, allMigrations());
+    const secretBox = new SecretBox(config.SECRETS_ENCRYPTION_KEY, config.SECRETS_ENCRYPTION_KEY_PREVIOUS);
+    // Before anything reads a secret: refuses to start when one is sealed under a key not given.
+    const resealed = await sealStoredSecrets(db.knex, secretBox);
+    if (resealed > 0) logger.info({ resealed }, 'stored secrets brought to the current SECRETS_ENCRYPTION_KEY');
+    if (!secretBox.encrypting && config.NODE_ENV === 'production') {
+      logger.warn('SECRETS_ENCRYPTION_KEY is not set: webhook secrets, workflow credentials and push keys are stored unencrypted');
+    }
 
     const store = await openEventStore({ eventStoreUrl: config.EVENTSTORE_URL, pool: db.pool, logger });
     cleanups.push(() => store.close());
@@ -152,6 +162,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           clock,
           mailer,
           textMessages,
+          secretBox,
           config,
           batchSize: config.PROJECTION_BATCH_SIZE,
           lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
@@ -177,6 +188,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       accessTokens: new AccessTokens(await signingSecret(db.knex, config.JWT_SECRET), config.ACCESS_TOKEN_TTL_SECONDS),
       mailer,
       textMessages,
+      secretBox,
       rateLimiter: new RateLimiter(db.knex, clock),
       waitForProjections: waitingFor(projections, config.PROJECTION_WAIT_MS),
       authenticate: (_req, _res, next) => next(),

@@ -1,5 +1,6 @@
 import { systemClock } from '../infra/clock.js';
 import { Mailer } from '../infra/mailer.js';
+import { SecretBox } from '../infra/secret-box.js';
 import { TextMessenger } from '../infra/text-messages.js';
 import { listParked } from '../events/subscriptions/parked-events.js';
 import { allProjections, allSagas } from '../modules.js';
@@ -37,7 +38,7 @@ async function main(): Promise<number> {
     const mailer = new Mailer({ knex: db.knex, smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, logger });
     const textMessages = TextMessenger.fromConfig(db.knex, config, { logger });
     const outcomes = await replayParked(
-      { store, knex: db.knex, clock: systemClock, mailer, textMessages, config, logger, projections: allProjections(), sagas: allSagas() },
+      { store, knex: db.knex, clock: systemClock, mailer, textMessages, secretBox: new SecretBox(config.SECRETS_ENCRYPTION_KEY, config.SECRETS_ENCRYPTION_KEY_PREVIOUS), config, logger, projections: allProjections(), sagas: allSagas() },
       chosen,
     ).finally(() => mailer.close());
     for (const o of outcomes) process.stdout.write(o.replayed ? `${o.id}\treplayed\n` : `${o.id}\tstill failing: ${o.error}\n`);

@@ -2,9 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { conflict, notFound } from '../domain/errors.js';
 import type { WebhookSubscriptionEvent, WebhookSubscriptionFields } from '../events/webhooks.js';
+import { SEALED_COLUMNS, type SecretBox } from '../infra/secret-box.js';
 import { handleCommand, type Aggregate, type CommandContext, type CommandDeps } from './aggregate.js';
 
-type Deps = CommandDeps & { knex: Knex };
+type Deps = CommandDeps & { knex: Knex; secretBox: SecretBox };
 
 export type WebhookSubscriptionState = { status: 'absent' | 'deleted' } | { status: 'active'; fields: WebhookSubscriptionFields };
 export type WebhookSubscriptionCommand =
@@ -54,23 +55,26 @@ export const webhookSubscriptionAggregate: Aggregate<WebhookSubscriptionState, W
 /** A new signing secret: shown once to the admin, kept in `webhook_secrets` (never in events) so deliveries can be signed. */
 const newSecret = () => `whsec_${randomBytes(32).toString('base64url')}`;
 
-async function storeSecret(knex: Knex, tenantId: string, subscriptionId: string, secret: string, now: Date): Promise<void> {
-  await knex('webhook_secrets')
-    .insert({ subscription_id: subscriptionId, tenant_id: tenantId, secret, created_at: now })
+const SEALED = SEALED_COLUMNS.webhookSecret;
+
+async function storeSecret(deps: Deps, tenantId: string, subscriptionId: string, secret: string): Promise<void> {
+  const row = { subscription_id: subscriptionId, tenant_id: tenantId };
+  await deps.knex(SEALED.table)
+    .insert({ ...row, secret: deps.secretBox.seal(SEALED, row, secret), created_at: deps.clock.now() })
     .onConflict('subscription_id')
     .merge(['secret', 'created_at']);
 }
 
-export async function loadWebhookSecret(knex: Knex, subscriptionId: string): Promise<string | null> {
-  const row = await knex('webhook_secrets').where({ subscription_id: subscriptionId }).first('secret');
-  return row?.secret ?? null;
+export async function loadWebhookSecret(deps: { knex: Knex; secretBox: SecretBox }, subscriptionId: string): Promise<string | null> {
+  const row = await deps.knex(SEALED.table).where({ subscription_id: subscriptionId }).first('subscription_id', 'secret');
+  return row ? deps.secretBox.open(SEALED, row, row.secret) : null;
 }
 
 export async function createWebhookSubscription(deps: Deps, ctx: CommandContext, fields: WebhookSubscriptionFields) {
   const id = randomUUID();
   const secret = newSecret();
   // The secret is stored before the event: a subscription never exists without one (an orphan row of a failed append is harmless).
-  await storeSecret(deps.knex, ctx.tenantId, id, secret, deps.clock.now());
+  await storeSecret(deps, ctx.tenantId, id, secret);
   const result = await handleCommand(deps, webhookSubscriptionAggregate, id, { kind: 'create', id, fields }, ctx, { newStream: true });
   return { id, secret, position: result.position };
 }
@@ -82,7 +86,7 @@ export const updateWebhookSubscription = (deps: Deps, ctx: CommandContext, id: s
 export async function rotateWebhookSecret(deps: Deps, ctx: CommandContext, id: string) {
   const secret = newSecret();
   const result = await handleCommand(deps, webhookSubscriptionAggregate, id, { kind: 'rotate-secret', id }, ctx);
-  await storeSecret(deps.knex, ctx.tenantId, id, secret, deps.clock.now());
+  await storeSecret(deps, ctx.tenantId, id, secret);
   return { secret, position: result.position };
 }
 

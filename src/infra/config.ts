@@ -42,6 +42,14 @@ export const configSchema = z.object({
   PROJECTION_RETRY_BACKOFF_MS: int(200, 0),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
+  // Encryption at rest of the secrets the service must use again (src/infra/secret-box.ts); unset: stored as given.
+  SECRETS_ENCRYPTION_KEY: optional(z.string().min(32, 'must be at least 32 characters')),
+  // Keys used before (comma-separated): what they sealed still opens, and is sealed again under the current key at start.
+  SECRETS_ENCRYPTION_KEY_PREVIOUS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((k) => k.trim()).filter((k) => k.length > 0))
+    .pipe(z.array(z.string().min(32, 'each must be at least 32 characters'))),
   ACCESS_TOKEN_TTL_SECONDS: int(900, 30),
   REFRESH_TOKEN_TTL_DAYS: int(30, 1),
   RESET_TOKEN_TTL_MINUTES: int(60, 5),

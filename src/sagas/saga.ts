@@ -7,6 +7,7 @@ import type { Config } from '../infra/config.js';
 import type { Logger } from '../infra/logger.js';
 import type { Mailer } from '../infra/mailer.js';
 import type { TextMessenger } from '../infra/text-messages.js';
+import type { SecretBox } from '../infra/secret-box.js';
 
 /** What a saga's commands, reads and messages need: the event store, the read models, the clock, the mailer, the SMS and chat-app channel and the service's configuration. */
 export interface SagaDeps {
@@ -15,6 +16,7 @@ export interface SagaDeps {
   clock: Clock;
   mailer: Mailer;
   textMessages: TextMessenger;
+  secretBox: SecretBox;
   config: Config;
   logger?: Logger;
 }

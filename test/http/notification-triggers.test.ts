@@ -161,8 +161,8 @@ describe('notification triggers', () => {
     const lead = await ok('POST', '/leads', { lastName: 'Twice', ownerId: colleague.user.id });
     await noticeFor(colleague, 'lead_assigned', lead.id);
     const [created] = await service.services.store.readStream(`lead-${lead.id}`);
-    const { store, knex, clock: serviceClock, mailer, config, textMessages } = service.services;
-    for (const attempt of [1, 2]) await notificationsSaga.handle(created, sagaContext(notificationsSaga, created, attempt, { store, knex, clock: serviceClock, mailer, config, textMessages }));
+    const { store, knex, clock: serviceClock, mailer, config, textMessages, secretBox } = service.services;
+    for (const attempt of [1, 2]) await notificationsSaga.handle(created, sagaContext(notificationsSaga, created, attempt, { store, knex, clock: serviceClock, mailer, config, textMessages, secretBox }));
     await settled();
     expect((await noticesOf(colleague)).filter((n) => n.entityId === lead.id)).to.have.length(1);
     const notice = await knex('notifications').where({ entity_id: lead.id });

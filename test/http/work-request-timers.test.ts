@@ -76,8 +76,8 @@ describe('work request closing removes the timers on it', () => {
     // The new run is in the read model the saga reads: only its place in the log, after the event, spares it.
     await until(async () => (await service.services.knex('running_timers').where({ user_id: admin.user.id }).first())?.run_id === newRun);
     const before = await timerEvents(admin);
-    const { store, knex, clock, mailer, textMessages, config } = service.services;
-    const deps = { store, knex, clock, mailer, textMessages, config };
+    const { store, knex, clock, mailer, textMessages, config, secretBox } = service.services;
+    const deps = { store, knex, clock, mailer, textMessages, config, secretBox };
     await workRequestTimersSaga.handle(closed, sagaContext(workRequestTimersSaga, closed, 2, deps));
     expect(await timerEvents(admin)).to.deep.equal(before);
     expect((await timerOf(admin)).id).to.equal(newRun);

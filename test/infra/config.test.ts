@@ -64,3 +64,17 @@ describe('CORS_ORIGINS', () => {
     }
   });
 });
+
+describe('SECRETS_ENCRYPTION_KEY', () => {
+  it('is unset by default (secrets stored as given) and reads the previous keys as a comma-separated list', () => {
+    expect(loadConfig({}).SECRETS_ENCRYPTION_KEY).to.equal(undefined);
+    expect(loadConfig({}).SECRETS_ENCRYPTION_KEY_PREVIOUS).to.deep.equal([]);
+    const config = loadConfig({ SECRETS_ENCRYPTION_KEY: 'n'.repeat(32), SECRETS_ENCRYPTION_KEY_PREVIOUS: ` ${'a'.repeat(32)}, ${'b'.repeat(40)} ,` });
+    expect(config.SECRETS_ENCRYPTION_KEY_PREVIOUS).to.deep.equal(['a'.repeat(32), 'b'.repeat(40)]);
+  });
+
+  it('refuses keys shorter than 32 characters, current or previous', () => {
+    expect(() => loadConfig({ SECRETS_ENCRYPTION_KEY: 'short' })).to.throw(ConfigError, /SECRETS_ENCRYPTION_KEY: must be at least 32/);
+    expect(() => loadConfig({ SECRETS_ENCRYPTION_KEY_PREVIOUS: `${'a'.repeat(32)},short` })).to.throw(ConfigError, /SECRETS_ENCRYPTION_KEY_PREVIOUS/);
+  });
+});

@@ -1,6 +1,7 @@
 import { systemClock } from '../../src/infra/clock.js';
 import { loadConfig } from '../../src/infra/config.js';
 import { Mailer } from '../../src/infra/mailer.js';
+import { SecretBox } from '../../src/infra/secret-box.js';
 import { TextMessenger } from '../../src/infra/text-messages.js';
 import type { SagaDeps } from '../../src/sagas/saga.js';
 import { randomUUID } from 'node:crypto';
@@ -51,6 +52,7 @@ export function sagaDepsOf(db: TestDatabase): SagaDeps {
     clock: systemClock,
     mailer: new Mailer({ knex: db.knex, from: 'crm@test.local' }),
     textMessages: new TextMessenger({ knex: db.knex }),
+    secretBox: new SecretBox(),
     config: loadConfig({}),
   };
 }

@@ -19,6 +19,7 @@ export interface NotifyDeps extends CommandDeps {
   knex: Knex;
   mailer: Mailer;
   textMessages: TextMessenger;
+  secretBox: PushDeliveryDeps['secretBox'];
   config: PushDeliveryDeps['config'];
 }
 

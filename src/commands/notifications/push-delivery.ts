@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import webpush from 'web-push';
 import { outboundPolicy, outboundRequest, type OutboundPolicy } from '../../infra/outbound-http.js';
 import type { CommandDeps } from '../aggregate.js';
-import { currentVapidKeys, type VapidKeys } from './push-keys.js';
+import { SEALED_COLUMNS, type SecretBox } from '../../infra/secret-box.js';
+import { currentVapidGeneration, currentVapidKeys, type VapidKeys } from './push-keys.js';
 import { unsubscribeFromPush } from './push-subscriptions.js';
 
 /** What a browser push shows: the service worker reads this JSON. */
@@ -21,7 +22,7 @@ export interface PushOutcome {
   errors: string[];
 }
 
-export type PushDeliveryDeps = CommandDeps & { knex: Knex; config: { MAIL_FROM: string; OUTBOUND_ALLOWED_HOSTS: readonly string[] } };
+export type PushDeliveryDeps = CommandDeps & { knex: Knex; secretBox: SecretBox; config: { MAIL_FROM: string; OUTBOUND_ALLOWED_HOSTS: readonly string[] } };
 
 /** How long a push service keeps a message for an offline browser. */
 const TTL_SECONDS = 24 * 60 * 60;
@@ -40,18 +41,21 @@ interface Target {
 }
 
 /** The user's subscriptions made for the tenant's current keys, whose browser is still theirs. */
-async function targetsOf(knex: Knex, tenantId: string, userId: string, generation: number): Promise<Target[]> {
+function targetRows(knex: Knex, tenantId: string, userId: string, generation: number) {
   return knex('push_subscriptions as s')
     .join('push_subscription_keys as k', (on) => on.on('k.endpoint', 's.endpoint').andOn('k.tenant_id', 's.tenant_id').andOn('k.user_id', 's.user_id'))
-    .where({ 's.tenant_id': tenantId, 's.user_id': userId, 's.key_generation': generation })
-    .orderBy('s.subscribed_at')
-    .select('s.endpoint', 'k.p256dh', 'k.auth');
+    .where({ 's.tenant_id': tenantId, 's.user_id': userId, 's.key_generation': generation });
+}
+
+async function targetsOf(deps: { knex: Knex; secretBox: SecretBox }, tenantId: string, userId: string, generation: number): Promise<Target[]> {
+  const rows = await targetRows(deps.knex, tenantId, userId, generation).orderBy('s.subscribed_at').select('s.endpoint', 'k.endpoint_digest', 'k.p256dh', 'k.auth');
+  return rows.map((r) => ({ endpoint: r.endpoint, p256dh: r.p256dh, auth: deps.secretBox.open(SEALED_COLUMNS.pushAuthSecret, r, r.auth) }));
 }
 
 /** Whether the user has a browser subscribed under the tenant's current keys (a push to them can go anywhere). */
 export async function hasPushTarget(knex: Knex, tenantId: string, userId: string): Promise<boolean> {
-  const keys = await currentVapidKeys(knex, tenantId);
-  return !!keys && (await targetsOf(knex, tenantId, userId, keys.generation)).length > 0;
+  const generation = await currentVapidGeneration(knex, tenantId);
+  return generation > 0 && (await targetRows(knex, tenantId, userId, generation).first('s.endpoint')) !== undefined;
 }
 
 /** Only the origin: a push endpoint's path is the subscription's capability and stays out of messages. */
@@ -97,12 +101,12 @@ async function sendOne(
  */
 export async function pushToUser(deps: PushDeliveryDeps, tenantId: string, userId: string, payload: PushPayload): Promise<PushOutcome> {
   const outcome: PushOutcome = { sent: 0, failed: 0, errors: [] };
-  const keys = await currentVapidKeys(deps.knex, tenantId);
+  const keys = await currentVapidKeys(deps, tenantId);
   if (!keys) return outcome;
   const body = JSON.stringify(payload);
   const subject = vapidSubject(deps.config.MAIL_FROM);
   const policy = outboundPolicy(deps.config.OUTBOUND_ALLOWED_HOSTS);
-  for (const target of await targetsOf(deps.knex, tenantId, userId, keys.generation)) {
+  for (const target of await targetsOf(deps, tenantId, userId, keys.generation)) {
     const result = await sendOne(target, body, keys, subject, policy);
     if (result.ok) {
       outcome.sent++;

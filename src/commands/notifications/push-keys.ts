@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import webpush from 'web-push';
 import type { PushKeysEvent } from '../../events/push.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
+import { SEALED_COLUMNS, type SecretBox } from '../../infra/secret-box.js';
 import { handleCommand, type Aggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
 
 /** How far the tenant's keys have come: generation 0 until the first pair. */
@@ -46,13 +47,27 @@ export interface VapidKeys {
 
 const TABLE = 'push_vapid_keys';
 
-/** The tenant's current key pair (a secret: never log it), or null before the first. */
-export async function currentVapidKeys(knex: Knex, tenantId: string): Promise<VapidKeys | null> {
-  const row = await knex(TABLE).where({ tenant_id: tenantId }).first('public_key', 'private_key', 'generation');
-  return row ? { publicKey: row.public_key, privateKey: row.private_key, generation: Number(row.generation) } : null;
+const SEALED = SEALED_COLUMNS.vapidPrivateKey;
+
+/** The generation of the tenant's current key pair; 0 before the first. */
+export async function currentVapidGeneration(knex: Knex, tenantId: string): Promise<number> {
+  const row = await knex(TABLE).where({ tenant_id: tenantId }).first('generation');
+  return row ? Number(row.generation) : 0;
 }
 
-type KeyDeps = CommandDeps & { knex: Knex };
+/** The tenant's current key pair (a secret: never log it), or null before the first. */
+export async function currentVapidKeys(deps: { knex: Knex; secretBox: SecretBox }, tenantId: string): Promise<VapidKeys | null> {
+  const row = await deps.knex(TABLE).where({ tenant_id: tenantId }).first('tenant_id', 'public_key', 'private_key', 'generation');
+  return row ? { publicKey: row.public_key, privateKey: deps.secretBox.open(SEALED, row, row.private_key), generation: Number(row.generation) } : null;
+}
+
+type KeyDeps = CommandDeps & { knex: Knex; secretBox: SecretBox };
+
+/** The row to store for a new pair of the tenant's. */
+function vapidRow(deps: KeyDeps, tenantId: string, pair: { publicKey: string; privateKey: string }, generation: number) {
+  const key = { tenant_id: tenantId };
+  return { ...key, public_key: pair.publicKey, private_key: deps.secretBox.seal(SEALED, key, pair.privateKey), generation, created_at: deps.clock.now() };
+}
 
 /**
  * The tenant's keys, generated on first use. The pair is stored first (of two requests at
@@ -60,15 +75,11 @@ type KeyDeps = CommandDeps & { knex: Knex };
  * from the tenant and generation, so a repeat appends nothing.
  */
 export async function ensureVapidKeys(deps: KeyDeps, ctx: CommandContext): Promise<VapidKeys> {
-  const existing = await currentVapidKeys(deps.knex, ctx.tenantId);
+  const existing = await currentVapidKeys(deps, ctx.tenantId);
   if (existing) return existing;
   const pair = webpush.generateVAPIDKeys();
-  const inserted = await deps.knex(TABLE)
-    .insert({ tenant_id: ctx.tenantId, public_key: pair.publicKey, private_key: pair.privateKey, generation: 1, created_at: deps.clock.now() })
-    .onConflict('tenant_id')
-    .ignore()
-    .returning('tenant_id');
-  const keys = (await currentVapidKeys(deps.knex, ctx.tenantId))!;
+  const inserted = await deps.knex(TABLE).insert(vapidRow(deps, ctx.tenantId, pair, 1)).onConflict('tenant_id').ignore().returning('tenant_id');
+  const keys = (await currentVapidKeys(deps, ctx.tenantId))!;
   if (inserted.length > 0) {
     await handleCommand(deps, pushKeysAggregate, ctx.tenantId, { kind: 'generate', tenantId: ctx.tenantId, publicKey: keys.publicKey, generation: 1 }, ctx, {
       eventIds: (index) => deterministicId('push-keys', ctx.tenantId, '1', String(index)),
@@ -87,11 +98,11 @@ export async function ensureVapidKeys(deps: KeyDeps, ctx: CommandContext): Promi
 export async function regenerateVapidKeys(deps: KeyDeps, ctx: CommandContext): Promise<{ keys: VapidKeys; position: Awaited<ReturnType<typeof handleCommand>>['position'] }> {
   const pair = webpush.generateVAPIDKeys();
   const result = await handleCommand(deps, pushKeysAggregate, ctx.tenantId, { kind: 'generate', tenantId: ctx.tenantId, publicKey: pair.publicKey, generation: null }, ctx, {
-    decideWith: async () => ({ stored: (await currentVapidKeys(deps.knex, ctx.tenantId))?.generation ?? 0 }),
+    decideWith: async () => ({ stored: await currentVapidGeneration(deps.knex, ctx.tenantId) }),
   });
   const generation = result.state.generation;
   await deps.knex(TABLE)
-    .insert({ tenant_id: ctx.tenantId, public_key: pair.publicKey, private_key: pair.privateKey, generation, created_at: deps.clock.now() })
+    .insert(vapidRow(deps, ctx.tenantId, pair, generation))
     .onConflict('tenant_id')
     .merge()
     .where(`${TABLE}.generation`, '<', generation);

@@ -4,6 +4,7 @@ import { notFound } from '../../domain/errors.js';
 import type { PushSubscriptionEvent, PushUnsubscribeReason } from '../../events/push.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { handleCommand, type Aggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { SEALED_COLUMNS, type SecretBox } from '../../infra/secret-box.js';
 import { ensureVapidKeys } from './push-keys.js';
 
 /** A user's subscriptions by endpoint, with the key generation each was made for. */
@@ -56,7 +57,7 @@ export const pushSubscriptionsAggregate: Aggregate<PushSubscriptionsState, PushS
   decide,
 };
 
-type PushDeps = CommandDeps & { knex: Knex };
+type PushDeps = CommandDeps & { knex: Knex; secretBox: SecretBox };
 
 /** The same endpoint subscribed by the same user keeps its id. */
 export const pushSubscriptionId = (userId: string, endpoint: string) => deterministicId('push-subscription', userId, endpoint);
@@ -78,14 +79,15 @@ export interface BrowserSubscription {
 export async function subscribeToPush(deps: PushDeps, ctx: CommandContext & { userId: string }, subscription: BrowserSubscription) {
   const { generation } = await ensureVapidKeys(deps, ctx);
   const { endpoint, keys } = subscription;
+  const row = { endpoint_digest: endpointDigest(endpoint) };
   await deps.knex('push_subscription_keys')
     .insert({
-      endpoint_digest: endpointDigest(endpoint),
+      ...row,
       endpoint,
       tenant_id: ctx.tenantId,
       user_id: ctx.userId,
       p256dh: keys.p256dh,
-      auth: keys.auth,
+      auth: deps.secretBox.seal(SEALED_COLUMNS.pushAuthSecret, row, keys.auth),
       key_generation: generation,
       updated_at: deps.clock.now(),
     })

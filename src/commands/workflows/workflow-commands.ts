@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { WorkflowDefinition } from '../../domain/workflows.js';
+import type { SecretBox } from '../../infra/secret-box.js';
 import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { workflowAggregate } from './workflow-aggregate.js';
 import { separateSecrets, storeSecrets } from './workflow-secrets.js';
 
-type Deps = CommandDeps & { knex: Knex };
+type Deps = CommandDeps & { knex: Knex; secretBox: SecretBox };
 
 /** The definition as events hold it: credentials stored apart first (a run never meets a placeholder without its value). */
 async function keepingSecretsApart(deps: Deps, ctx: CommandContext, id: string, definition: WorkflowDefinition): Promise<WorkflowDefinition> {
   const { actions, secrets } = separateSecrets(definition.actions);
-  await storeSecrets(deps.knex, ctx.tenantId, id, secrets);
+  await storeSecrets(deps, ctx.tenantId, id, secrets);
   return { ...definition, actions };
 }
 

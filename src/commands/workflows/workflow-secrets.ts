@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { WorkflowAction } from '../../domain/workflows.js';
+import { SEALED_COLUMNS, type SecretBox } from '../../infra/secret-box.js';
 
 /** Names that say a value is a credential. */
 export const SECRET_NAME = /auth|token|secret|password|passwd|api[-_]?key|signature|cookie/i;
@@ -61,15 +62,19 @@ export function withSecrets(action: WorkflowAction, secrets: ActionSecret[]): Co
 }
 
 /** New credentials replace what was stored at the same places; places no longer in the definition keep theirs (older versions' runs may use them). */
-export async function storeSecrets(knex: Knex, tenantId: string, workflowId: string, secrets: ActionSecret[]): Promise<void> {
+const SEALED = SEALED_COLUMNS.workflowSecret;
+type SecretDeps = { knex: Knex; secretBox: SecretBox };
+
+export async function storeSecrets(deps: SecretDeps, tenantId: string, workflowId: string, secrets: ActionSecret[]): Promise<void> {
   if (secrets.length === 0) return;
-  await knex('workflow_secrets')
-    .insert(secrets.map((s) => ({ tenant_id: tenantId, workflow_id: workflowId, action_id: s.actionId, place: s.place, value: s.value })))
+  const rows = secrets.map((s) => ({ tenant_id: tenantId, workflow_id: workflowId, action_id: s.actionId, place: s.place }));
+  await deps.knex(SEALED.table)
+    .insert(rows.map((row, i) => ({ ...row, value: deps.secretBox.seal(SEALED, row, secrets[i].value) })))
     .onConflict(['workflow_id', 'action_id', 'place'])
     .merge(['value']);
 }
 
-export async function loadSecrets(knex: Knex, tenantId: string, workflowId: string): Promise<ActionSecret[]> {
-  const rows = await knex('workflow_secrets').where({ tenant_id: tenantId, workflow_id: workflowId }).select('action_id', 'place', 'value');
-  return rows.map((r) => ({ actionId: r.action_id, place: r.place, value: r.value }));
+export async function loadSecrets(deps: SecretDeps, tenantId: string, workflowId: string): Promise<ActionSecret[]> {
+  const rows = await deps.knex(SEALED.table).where({ tenant_id: tenantId, workflow_id: workflowId }).select('workflow_id', 'action_id', 'place', 'value');
+  return rows.map((r) => ({ actionId: r.action_id, place: r.place, value: deps.secretBox.open(SEALED, r, r.value) }));
 }

@@ -6,11 +6,13 @@ import type { Config } from '../../infra/config.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import type { Logger } from '../../infra/logger.js';
 import { OutboundRefused, outboundPolicy, outboundRequest } from '../../infra/outbound-http.js';
+import { SecretBoxError, type SecretBox } from '../../infra/secret-box.js';
 import { deliveryTarget } from '../../queries/webhooks.js';
 
 export interface WebhookDeliveryDeps {
   knex: Knex;
   clock: Clock;
+  secretBox: SecretBox;
   config: Pick<Config, 'OUTBOUND_ALLOWED_HOSTS'>;
   logger?: Logger;
 }
@@ -58,7 +60,14 @@ async function claim(deps: WebhookDeliveryDeps, id: string, from: string[]): Pro
 /** One HTTP call for a claimed delivery; any outcome is returned, never thrown. */
 async function post(deps: WebhookDeliveryDeps, delivery: ClaimedDelivery): Promise<Outcome> {
   const target = await deliveryTarget(deps.knex, delivery.subscription_id);
-  const secret = await loadWebhookSecret(deps.knex, delivery.subscription_id);
+  let secret: string | null;
+  try {
+    secret = await loadWebhookSecret(deps, delivery.subscription_id);
+  } catch (error) {
+    // Only a secret altered in the database gets here (the service checks every one opens at start): never send unsigned.
+    if (error instanceof SecretBoxError) return { kind: 'failed', statusCode: null, responseBody: null, error: error.message };
+    throw error;
+  }
   if (!target || target.deleted || !secret) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription was deleted' };
   if (!target.active) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription is inactive' };
   const timestamp = String(Math.floor(deps.clock.now().getTime() / 1000));

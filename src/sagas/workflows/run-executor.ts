@@ -40,7 +40,7 @@ export function carryOnRun(deps: SagaDeps, handlers: Map<string, ActionHandler>,
   return serially(deps.knex, `workflow:${tenantId}:${workflowId}`, async () => {
     const { state } = await loadAggregate(deps.store, runAggregate, runId, tenantId);
     if (state.status === 'absent' || state.status === 'completed' || state.status === 'failed') return null;
-    return new RunWalk(deps, handlers, tenantId, state, await loadSecrets(deps.knex, tenantId, workflowId)).walk();
+    return new RunWalk(deps, handlers, tenantId, state, await loadSecrets(deps, tenantId, workflowId)).walk();
   });
 }
 
