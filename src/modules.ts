@@ -34,6 +34,8 @@ import { notificationPushRouter } from './http/notification-push.js';
 import { migration0040Push } from './projections/migrations/0040_push.js';
 import { migration0043PushOutbox } from './projections/migrations/0043_push_outbox.js';
 import { migration0050OutboxRetries } from './projections/migrations/0050_outbox_retries.js';
+import { migration0053OutboxRetention } from './projections/migrations/0053_outbox_retention.js';
+import { pruneOutboxes } from './infra/outbox-retry.js';
 import { retryFailedPushes } from './commands/notifications/push-outbox.js';
 import { pushSubscriptionsProjection } from './projections/push-subscriptions.js';
 import { accountsProjection } from './projections/accounts.js';
@@ -368,10 +370,15 @@ export const modules: ModuleManifest[] = [
     name: 'notification-push',
     routes: [{ path: '/notifications', router: notificationPushRouter }],
     projections: [pushSubscriptionsProjection],
-    // 0043: the push outbox (notifications' pushes, their outcome and retries); 0050: one retry schedule for it and the mail and text outboxes.
-    migrations: [migration0040Push, migration0043PushOutbox, migration0050OutboxRetries],
-    // Pushes that reached none of the user's browsers are tried again with backoff, then kept as failed.
-    jobs: (services) => [{ name: 'push-retry', cron: '* * * * *', run: () => retryFailedPushes(services) }],
+    // 0043: the push outbox (notifications' pushes, their outcome and retries); 0050: one retry schedule for it and the mail and text outboxes;
+    // 0053: their retention.
+    migrations: [migration0040Push, migration0043PushOutbox, migration0050OutboxRetries, migration0053OutboxRetention],
+    jobs: (services) => [
+      // Pushes that reached none of the user's browsers are tried again with backoff, then kept as failed.
+      { name: 'push-retry', cron: '* * * * *', run: () => retryFailedPushes(services) },
+      // Mail, texts and pushes that will never be sent again, past OUTBOX_RETENTION_DAYS.
+      { name: 'outbox-prune', cron: '53 * * * *', run: () => pruneOutboxes(services.knex, services.clock.now(), services.config.OUTBOX_RETENTION_DAYS) },
+    ],
     reads: ['push-subscriptions'],
   },
   {

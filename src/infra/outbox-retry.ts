@@ -23,6 +23,32 @@ export function retryAfter(attempts: number, now: Date): Date | null {
   return delay === undefined ? null : new Date(now.getTime() + delay);
 }
 
+/** Rows one prune statement deletes; a run goes on until fewer are left, so each statement stays short. */
+const PRUNE_BATCH = 5_000;
+
+/**
+ * Deletes the rows of `table` that will never be sent again (sent, given up, or stored with nowhere to send them: all
+ * with `next_attempt_at` null) and were written before `before`, a batch per statement. Rows still due or under way are
+ * kept whatever their age. Answers how many went.
+ */
+export async function pruneEndedRows(knex: Knex, table: string, before: Date): Promise<number> {
+  let pruned = 0;
+  for (;;) {
+    const batch = knex(table).select('id').whereNull('next_attempt_at').where('created_at', '<', before).orderBy('created_at').limit(PRUNE_BATCH);
+    const deleted = await knex(table).whereIn('id', batch).delete();
+    pruned += deleted;
+    if (deleted < PRUNE_BATCH) return pruned;
+  }
+}
+
+/** The `outbox-prune` job: every outbox's ended rows older than `retentionDays` (a mail's attachments go with it). */
+export async function pruneOutboxes(knex: Knex, now: Date, retentionDays: number): Promise<number> {
+  const before = new Date(now.getTime() - retentionDays * 86_400_000);
+  let pruned = 0;
+  for (const table of ['mail_outbox', 'text_outbox', 'push_outbox']) pruned += await pruneEndedRows(knex, table, before);
+  return pruned;
+}
+
 export interface ClaimedRow {
   id: string;
   attempts: number;

@@ -80,18 +80,20 @@ export async function settingsOf(knex: Knex, tenantId: string): Promise<Notifica
   return { ...DEFAULT_NOTIFICATION_SETTINGS, ...(row?.settings ?? {}) };
 }
 
-export const DELIVERY_STATUSES = ['held', 'pending', 'stored', 'sent', 'failed'] as const;
+export const DELIVERY_STATUSES = ['held', 'pending', 'stored', 'sent', 'failed', 'expired'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
  * A delivery's status: its message's outbox status once handed over (stored, sent,
  * failed: the mail-retry, text-retry and push-retry jobs send failed ones again with backoff
- * until their attempts run out), before that `held`
- * (not due yet) or `pending`.
+ * until their attempts run out), before that `held` (not due yet) or `pending`; `expired`
+ * when its message is in no outbox a day after it was due: never handed over (the window
+ * of `dueDeliveries` passed), or handed over and pruned after OUTBOX_RETENTION_DAYS.
  */
-const statusSql = `coalesce(m.status, x.status, p.status, case when d.due_at > ? then 'held' else 'pending' end)`;
+const statusSql = `coalesce(m.status, x.status, p.status, case when d.due_at > ? then 'held' when d.due_at > ? then 'pending' else 'expired' end)`;
 
 export async function listDeliveries(knex: Knex, tenantId: string, now: Date, filter: { page: number; limit: number; status?: DeliveryStatus }) {
+  const statusBindings = [now, new Date(now.getTime() - DELIVERY_WINDOW_MS)];
   const query = knex('notification_deliveries as d')
     .leftJoin('mail_outbox as m', function () {
       this.on('m.id', 'd.message_id').andOnVal('d.channel', 'email');
@@ -105,8 +107,8 @@ export async function listDeliveries(knex: Knex, tenantId: string, now: Date, fi
     .join('notifications as n', 'n.id', 'd.notification_id')
     .where('d.tenant_id', tenantId)
     .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])
-    .select('d.id', 'd.notification_id', 'd.user_id', 'd.channel', 'd.due_at', 'd.digest', 'd.subject', 'n.type', knex.raw('coalesce(m.error, x.error, p.error) as error'), knex.raw('coalesce(m.attempts, x.attempts, p.attempts) as attempts'), knex.raw('coalesce(m.sent_at, x.sent_at, p.sent_at) as sent_at'), knex.raw(`case when coalesce(m.status, x.status, p.status) = 'failed' then coalesce(m.next_attempt_at, x.next_attempt_at, p.next_attempt_at) end as next_attempt_at`), knex.raw(`${statusSql} as status`, [now]));
-  if (filter.status) query.whereRaw(`${statusSql} = ?`, [now, filter.status]);
+    .select('d.id', 'd.notification_id', 'd.user_id', 'd.channel', 'd.due_at', 'd.digest', 'd.subject', 'n.type', knex.raw('coalesce(m.error, x.error, p.error) as error'), knex.raw('coalesce(m.attempts, x.attempts, p.attempts) as attempts'), knex.raw('coalesce(m.sent_at, x.sent_at, p.sent_at) as sent_at'), knex.raw(`case when coalesce(m.status, x.status, p.status) = 'failed' then coalesce(m.next_attempt_at, x.next_attempt_at, p.next_attempt_at) end as next_attempt_at`), knex.raw(`${statusSql} as status`, statusBindings));
+  if (filter.status) query.whereRaw(`${statusSql} = ?`, [...statusBindings, filter.status]);
   return paginate(query, filter.page, filter.limit, (r) => ({
     id: r.id, notificationId: r.notification_id, userId: r.user_id, type: r.type, channel: r.channel, dueAt: r.due_at, digest: r.digest,
     subject: r.subject, status: r.status, attempts: r.attempts ?? 0, error: r.error ?? null, sentAt: r.sent_at ?? null,

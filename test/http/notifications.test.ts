@@ -332,4 +332,43 @@ describe('notifications', () => {
       clock.set('2026-01-05T12:00:00Z');
     });
   });
+
+  describe('retention', () => {
+    it('outbox-prune deletes messages past OUTBOX_RETENTION_DAYS that will never be sent again; their deliveries show as expired and are not sent again', async () => {
+      const tenant = await registerTenant(service);
+      const [sentTo, failingTo] = [await createUserAs(service, tenant, 'user'), await createUserAs(service, tenant, 'user')];
+      const sentNotice = await ok('POST', '/notifications/admin/test', { userId: sentTo.user.id, title: 'Old news', message: 'x' }, tenant);
+      await smtp.waitFor(sentTo.user.email);
+      smtp.rejecting = true;
+      try {
+        await ok('POST', '/notifications/admin/test', { userId: failingTo.user.id, title: 'Still failing', message: 'x' }, tenant);
+      } finally {
+        smtp.rejecting = false;
+      }
+      const statusOf = async (notificationId: string) =>
+        ((await ok('GET', '/notifications/admin/deliveries?limit=100', undefined, tenant)).data as any[]).find((d) => d.notificationId === notificationId && d.channel === 'email');
+      const deliveries = (await ok('GET', '/notifications/admin/deliveries?limit=100', undefined, tenant)).data as any[];
+      const failingNotice = deliveries.find((d) => d.userId === failingTo.user.id && d.channel === 'email').notificationId;
+      expect(await statusOf(sentNotice.notificationId)).to.include({ status: 'sent' });
+
+      try {
+        clock.advance(89 * 86_400_000);
+        await runJob(service, 'outbox-prune');
+        expect((await ok('GET', '/admin/outbox', undefined, tenant)).meta.total, 'kept until OUTBOX_RETENTION_DAYS (90)').to.equal(2);
+        clock.advance(2 * 86_400_000);
+        await runJob(service, 'outbox-prune');
+        const outbox = (await ok('GET', '/admin/outbox', undefined, tenant)).data as any[];
+        // The failed one is still due for a retry (its backoff ended long ago): kept whatever its age.
+        expect(outbox.map((m) => [m.to, m.status])).to.deep.equal([[failingTo.user.email, 'failed']]);
+        expect(await statusOf(sentNotice.notificationId)).to.include({ status: 'expired', attempts: 0, sentAt: null });
+        expect(await statusOf(failingNotice)).to.include({ status: 'failed', attempts: 1 });
+        expect((await ok('GET', '/notifications/admin/deliveries?status=expired', undefined, tenant)).data.map((d: any) => d.notificationId)).to.deep.equal([sentNotice.notificationId]);
+        // Its message being gone does not make the delivery due again.
+        await runJob(service, 'notification-deliveries');
+        expect(mailsTo(sentTo.user.email)).to.have.length(1);
+      } finally {
+        clock.set('2026-01-05T12:00:00Z');
+      }
+    });
+  });
 });

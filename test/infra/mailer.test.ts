@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { ManualClock } from '../../src/infra/clock.js';
 import { connectDatabase, type Database } from '../../src/infra/database.js';
 import { Mailer, type OutgoingMail } from '../../src/infra/mailer.js';
+import { pruneOutboxes } from '../../src/infra/outbox-retry.js';
 import { allMigrations } from '../../src/modules.js';
 import { migrateToLatest } from '../../src/projections/migrations/index.js';
 import { freshDatabaseUrl } from '../support/database.js';
@@ -263,6 +264,33 @@ describe('the mailer', () => {
       expect(smtp.received).to.have.length(1);
       expect(smtp.received[0].raw.replace(/=\r?\n/g, '')).to.contain(TOKEN);
       expect(await row(id)).to.include({ status: 'sent', attempts: 1, next_attempt_at: null });
+    });
+  });
+
+  describe('retention', () => {
+    it('pruneOutboxes deletes the messages past retention that will never be sent again, with their attachments; due and half-sent ones stay', async () => {
+      const smtp = await startServer();
+      const clock = new ManualClock('2026-03-01T10:00:00Z');
+      const sending = mailer({ smtpUrl: smtp.url, clock });
+      const attachments = [{ filename: 'r.csv', contentType: 'text/csv', content: Buffer.from('a,b') }];
+      const sent = await sending.send(passwordReset({ subject: 'sent', attachments }));
+      smtp.rejecting = true;
+      const stillDue = await sending.send(passwordReset({ subject: 'failed, due again', attachments }));
+      smtp.rejecting = false;
+      const nowhere = await mailer({ clock }).send(passwordReset({ subject: 'no SMTP server' }));
+      const halfSent = await mailer({ clock }).send(passwordReset({ subject: 'half-sent' }));
+      await db.knex('mail_outbox').where({ id: halfSent.id }).update({ next_attempt_at: new Date('2026-06-01T10:05:00Z') });
+      clock.advance(10 * 86_400_000);
+      const young = await mailer({ clock }).send(passwordReset({ subject: 'young' }));
+
+      const now = new Date('2026-03-21T10:00:00Z');
+      expect(await pruneOutboxes(db.knex, now, 30), 'nothing is 30 days old yet').to.equal(0);
+      expect(await pruneOutboxes(db.knex, now, 15)).to.equal(2);
+      const left = await db.knex('mail_outbox').orderBy('subject').pluck('id');
+      expect(left).to.have.members([stillDue.id, halfSent.id, young.id]);
+      expect(left).to.not.include.members([sent.id, nowhere.id]);
+      const attachmentsLeft = await db.knex('mail_attachments').pluck('mail_id');
+      expect(attachmentsLeft).to.deep.equal([stillDue.id]);
     });
   });
 
