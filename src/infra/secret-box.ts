@@ -26,8 +26,18 @@ export const SEALED_COLUMNS = {
   pushAuthSecret: { table: 'push_subscription_keys', column: 'auth', rowKey: ['endpoint_digest'] },
 } as const satisfies Record<string, SealedColumn>;
 
-/** A stored secret that cannot be opened: sealed under a key the service was not given, or altered. */
-export class SecretBoxError extends Error {}
+/**
+ * A stored secret that cannot be opened. `keyMissing`: sealed under a key this process was not given (a configuration
+ * being rolled out: may pass); otherwise altered or moved from another row (will not pass).
+ */
+export class SecretBoxError extends Error {
+  constructor(
+    message: string,
+    readonly keyMissing: boolean,
+  ) {
+    super(message);
+  }
+}
 
 interface Key {
   id: string;
@@ -82,7 +92,7 @@ export class SecretBox {
     if (!SecretBox.isSealed(stored)) return stored;
     const [keyId, payload = ''] = stored.slice(PREFIX.length).split(':');
     const key = this.keys.get(keyId);
-    if (!key) throw new SecretBoxError(`a secret in ${place.table}.${place.column} is sealed under key ${keyId}, which is not configured (SECRETS_ENCRYPTION_KEY, SECRETS_ENCRYPTION_KEY_PREVIOUS)`);
+    if (!key) throw new SecretBoxError(`a secret in ${place.table}.${place.column} is sealed under key ${keyId}, which is not configured (SECRETS_ENCRYPTION_KEY, SECRETS_ENCRYPTION_KEY_PREVIOUS)`, true);
     const raw = Buffer.from(payload, 'base64url');
     try {
       const decipher = createDecipheriv('aes-256-gcm', key.bytes, raw.subarray(0, IV_BYTES));
@@ -90,14 +100,15 @@ export class SecretBox {
       decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
       return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
-      throw new SecretBoxError(`a secret in ${place.table}.${place.column} does not open: altered, or moved from another row`);
+      throw new SecretBoxError(`a secret in ${place.table}.${place.column} does not open: altered, or moved from another row`, false);
     }
   }
 }
 
 /**
  * Brings every stored secret to the current form, at start: plain ones are sealed once a key is set, ones sealed under a
- * previous key are sealed again under the current one. Throws (the service refuses to start) when some cannot be opened,
+ * previous key are sealed again under the current one (and with only previous keys given, opened and stored plain:
+ * how encryption is turned off). Throws (the service refuses to start) when some cannot be opened,
  * e.g. the key was removed or changed without naming the old one as previous. Each update is conditional on the value
  * read, so a secret written meanwhile (or by another process doing the same) is left as it is.
  */

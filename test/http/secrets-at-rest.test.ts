@@ -1,5 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { SEALED_COLUMNS, SecretBox } from '../../src/infra/secret-box.js';
 import { HttpReceiver, type ReceivedRequest } from '../support/http-receiver.js';
 import { apiClient } from '../support/api-client.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
@@ -141,5 +142,28 @@ describe('secrets at rest (SECRETS_ENCRYPTION_KEY)', () => {
     }, SAGA_WAIT_MS);
     expect(refused.lastError).to.match(/does not open: altered, or moved from another row/);
     expect(receiver.received.filter((r) => r.url === '/second')).to.deep.equal([]);
+
+    // Sealed under a key this process lacks (another process already runs a rotation this one has not got): tried again later, not given up.
+    await knex('webhook_secrets')
+      .where({ subscription_id: second.id })
+      .update({ secret: new SecretBox('a-third-key-this-process-lacks-0123456789').seal(SEALED_COLUMNS.webhookSecret, { subscription_id: second.id }, 'whsec_x') });
+    await deliveriesStillWork(rotated.secret, credential);
+    const waiting = await eventually(async () => {
+      const list = (await ok('GET', `/webhooks/${second.id}/deliveries`)).data;
+      return list.find((d: any) => d.status === 'pending' && d.attempts === 1);
+    }, SAGA_WAIT_MS);
+    expect(waiting.lastError).to.match(/which is not configured/);
+    expect(waiting.nextAttemptAt).to.be.a('string');
+    await knex('webhook_secrets').where({ subscription_id: second.id }).delete();
+    await service.stop();
+
+    // Turned off: the key moved to SECRETS_ENCRYPTION_KEY_PREVIOUS alone; at start every secret is stored plain again.
+    await start({ SECRETS_ENCRYPTION_KEY_PREVIOUS: NEXT_KEY });
+    const plain = await stored();
+    expect(plain.webhook).to.deep.equal([rotated.secret]);
+    expect(plain.workflow).to.deep.equal([credential]);
+    expect(plain.pushAuth).to.deep.equal([browser.subscription.keys.auth]);
+    expect(plain.vapid[0]).to.not.match(/^enc:/);
+    await deliveriesStillWork(rotated.secret, credential);
   });
 });

@@ -32,7 +32,7 @@ describe('the secret box', () => {
   it('refuses a sealed value moved to another row or column, or altered', () => {
     const box = new SecretBox(KEY);
     const sealed = box.seal(place, row, SECRET);
-    expect(() => box.open(place, otherRow, sealed)).to.throw(SecretBoxError, /moved from another row/);
+    expect(() => box.open(place, otherRow, sealed)).to.throw(SecretBoxError, /moved from another row/).with.property('keyMissing', false);
     expect(() => box.open(SEALED_COLUMNS.vapidPrivateKey, { tenant_id: row.subscription_id }, sealed)).to.throw(SecretBoxError);
     const payload = sealed.split(':')[3];
     const flipped = `${sealed.slice(0, -payload.length)}${payload.slice(0, -2)}${payload.endsWith('AA') ? 'AB' : 'AA'}`;
@@ -43,7 +43,12 @@ describe('the secret box', () => {
   it('opens what a previous key sealed, and names the missing key when it was not given', () => {
     const sealedOld = new SecretBox(OLD_KEY).seal(place, row, SECRET);
     expect(new SecretBox(KEY, [OLD_KEY]).open(place, row, sealedOld)).to.equal(SECRET);
-    expect(() => new SecretBox(KEY).open(place, row, sealedOld)).to.throw(SecretBoxError, /SECRETS_ENCRYPTION_KEY_PREVIOUS/);
+    expect(() => new SecretBox(KEY).open(place, row, sealedOld)).to.throw(SecretBoxError, /SECRETS_ENCRYPTION_KEY_PREVIOUS/).with.property('keyMissing', true);
+    // Only previous keys: nothing is sealed any more, what they sealed still opens (how encryption is turned off).
+    const unsealing = new SecretBox(undefined, [OLD_KEY]);
+    expect(unsealing.encrypting).to.equal(false);
+    expect(unsealing.open(place, row, sealedOld)).to.equal(SECRET);
+    expect(unsealing.seal(place, row, SECRET)).to.equal(SECRET);
     expect(() => new SecretBox().open(place, row, sealedOld)).to.throw(SecretBoxError, /not configured/);
   });
 

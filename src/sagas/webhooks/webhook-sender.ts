@@ -64,8 +64,9 @@ async function post(deps: WebhookDeliveryDeps, delivery: ClaimedDelivery): Promi
   try {
     secret = await loadWebhookSecret(deps, delivery.subscription_id);
   } catch (error) {
-    // Only a secret altered in the database gets here (the service checks every one opens at start): never send unsigned.
-    if (error instanceof SecretBoxError) return { kind: 'failed', statusCode: null, responseBody: null, error: error.message };
+    // Every secret opened at start, so this is a key rotation still rolling out (another process sealed under a key this one
+    // lacks: tried again later) or a value altered in the database (failed for good). Never sent unsigned.
+    if (error instanceof SecretBoxError) return { kind: error.keyMissing ? 'retry' : 'failed', statusCode: null, responseBody: null, error: error.message };
     throw error;
   }
   if (!target || target.deleted || !secret) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription was deleted' };
