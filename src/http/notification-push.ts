@@ -77,7 +77,9 @@ export function notificationPushRouter(services: Services): Router {
     parseBody(emptyBody, req);
     const { keys, position } = await regenerateVapidKeys(services, commandContextOf(res));
     await services.waitForProjections(position);
-    // The private key is shown this once (spec); it is never logged nor put in an event.
+    // The private key is shown this once (spec); it is never logged nor put in an event. no-store: caches and the
+    // Idempotency-Key replay store keep no copy of it either.
+    res.set('Cache-Control', 'no-store');
     res.json({
       publicKey: keys.publicKey,
       privateKey: keys.privateKey,

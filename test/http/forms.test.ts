@@ -4,6 +4,7 @@ import { createUserAs, registerTenant, type Session } from '../support/identity.
 import { HttpReceiver } from '../support/http-receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { TestSmtpServer } from '../support/smtp.js';
+import { eventually } from '../support/wait.js';
 
 const CAPTCHA_SECRET = 'captcha-test-secret';
 
@@ -215,6 +216,13 @@ describe('forms', () => {
         first: '<b>Grace</b>', last: values.last, email: values.email, phone: '+442079460958', seats: 12, start: '2026-03-01', plan: 'pro', topics: ['a', 'b'], cf_source: 'ad',
       });
       expect(JSON.stringify(events[0].data)).to.not.include('__captchaToken');
+      // A visitor submitted it: no user in the metadata, and the form's creator is told (in-app, by the notifications saga).
+      expect(events[0].metadata.userId).to.equal(null);
+      const notice = await eventually(async () => {
+        const notices = ok(await call('GET', '/notifications?limit=50')).data as any[];
+        return notices.find((n) => n.type === 'form_submitted' && n.entityId === leadId);
+      }, 30_000);
+      expect(notice).to.include({ entityType: 'leads', title: `New submission: ${form.name}` });
 
       const list = ok(await call('GET', `/forms/${form.id}/submissions`));
       expect(list.meta.total).to.equal(1);

@@ -241,6 +241,18 @@ describe('Idempotency-Key on POST commands', () => {
       expect(stored).to.deep.equal({ body: null, withheld: 'no_store' });
       expect(await count(`select count(*)::int as n from events where type = 'DashboardShareCreated' and data->>'id' = ?`, [first.body.id])).to.equal(1);
     });
+
+    it('a regenerated VAPID private key is never kept either: the retry is 409 and the table holds no key', async () => {
+      const key = newKey();
+      const first = await post('/notifications/admin/generate-vapid', {}, key);
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      expect(first.body.privateKey).to.be.a('string');
+      expect(first.headers.get('cache-control')).to.equal('no-store');
+      const again = await post('/notifications/admin/generate-vapid', {}, key);
+      expect(again.status).to.equal(409);
+      expect(JSON.stringify(again.body)).to.not.include(first.body.privateKey);
+      expect(await service.services.knex('idempotency_keys').where({ key }).first('body', 'withheld')).to.deep.equal({ body: null, withheld: 'no_store' });
+    });
   });
 
   describe('expiry and restart', () => {

@@ -188,6 +188,10 @@ describe('notifications', () => {
       const changed = await ok('PUT', '/notifications/admin/settings', { digestTime: '08:30', timeZone: 'America/New_York' }, other);
       expect(changed).to.include({ digestTime: '08:30', timeZone: 'America/New_York', digestFrequency: 'daily', quietHoursEnabled: false });
       expect((await ok('GET', '/notifications/admin/settings')).digestTime).to.equal('09:00');
+      // The tenant's VAPID keys, once there are some.
+      await ok('POST', '/notifications/admin/generate-vapid', {}, other);
+      expect(await ok('GET', '/notifications/admin/settings', undefined, other)).to.include({ vapidConfigured: true });
+      expect(await ok('PUT', '/notifications/admin/settings', { digestTime: '08:45' }, other)).to.include({ vapidConfigured: true, smtpConfigured: true });
     });
 
     it('the test notification: another tenant’s or an unknown user is 404, a user may not send one, bad bodies are 400', async () => {

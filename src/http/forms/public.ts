@@ -76,7 +76,9 @@ export function publicFormsRouter(services: Services): Router {
       ipAddress: ip,
       userAgent: (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX) || null,
     };
-    const { position } = await recordSubmission(services, ctx, submission);
+    // A visitor submitted it, not the form's creator (whose name the actions act under): recorded without a user, so
+    // the creator is told of it (nobody is told of what they did themselves).
+    const { position } = await recordSubmission(services, { ...ctx, userId: null }, submission);
     await services.waitForProjections(position);
     answer(submissionId, created, results);
   });

@@ -9,6 +9,7 @@ import {
   countUnread, getNotification, getTemplate, listDeliveries, listNotifications, listTemplates, preferencesOf, settingsOf, timeZoneOf, unreadNotificationIds,
 } from '../../queries/notifications.js';
 import { tenantUser } from '../../queries/notification-recipients.js';
+import { deliveryProviderFlags } from '../../queries/push.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requireAdmin } from '../authenticate.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
@@ -118,13 +119,7 @@ export function notificationsRouter(services: Services): Router {
     res.json(template);
   });
 
-  const settingsView = async (tenantId: string) => ({
-    ...(await settingsOf(knex, tenantId)),
-    smtpConfigured: services.mailer.smtpConfigured,
-    smsproviderConfigured: services.textMessages.smsConfigured,
-    // Push keys are the push module's.
-    vapidConfigured: false,
-  });
+  const settingsView = async (tenantId: string) => ({ ...(await settingsOf(knex, tenantId)), ...(await deliveryProviderFlags(services, tenantId)) });
 
   router.get('/admin/settings', requireAdmin, async (_req, res) => {
     res.json(await settingsView(principalOf(res).tenantId));
