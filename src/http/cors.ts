@@ -2,7 +2,7 @@ import cors, { type CorsOptions } from 'cors';
 import type { RequestHandler } from 'express';
 
 /** What a browser client on an allowed origin may send beyond the CORS-safelisted headers. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'Last-Event-ID', 'X-Request-Id'];
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'X-Request-Id'];
 /** Response headers the service sends that such a client may read (a browser hides all others but the safelisted few). */
 export const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'X-Request-Id', 'Content-Disposition', 'Idempotent-Replayed'];
 export const CORS_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];

@@ -85,7 +85,8 @@ function capturePattern(req: Request): () => string {
     set: (value: Request['route']) => {
       route = value;
       const path = value?.path;
-      if (typeof path === 'string') pattern = `${req.baseUrl}${path === '/' && req.baseUrl ? '' : path}`;
+      // Routing ignores case, so the prefix is the caller's spelling: lower-cased, `/API/Leads` counts as `/api/leads`.
+      if (typeof path === 'string') pattern = `${req.baseUrl.toLowerCase()}${path === '/' && req.baseUrl ? '' : path}`;
     },
   });
   return () => pattern;

@@ -83,6 +83,7 @@ const refusedIPv6 = new net.BlockList();
 for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): translates to whatever the local network chooses
   ['100::', 64], // discard-only
   ['fc00::', 7], // unique local (private), incl. fd00:ec2::254 metadata
   ['fe80::', 10], // link-local
@@ -114,6 +115,7 @@ function embeddedIPv4(address: string): string | null {
   const g = ipv6Groups(address);
   const zeroUpTo = (n: number) => g.slice(0, n).every((x) => x === 0);
   if (zeroUpTo(5) && g[5] === 0xffff) return ipv4Of(g[6], g[7]); // ::ffff:a.b.c.d
+  if (zeroUpTo(4) && g[4] === 0xffff && g[5] === 0) return ipv4Of(g[6], g[7]); // ::ffff:0:a.b.c.d (IPv4-translated, RFC 2765)
   if (zeroUpTo(6) && (g[6] !== 0 || g[7] > 1)) return ipv4Of(g[6], g[7]); // ::a.b.c.d (deprecated compatible form)
   if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return ipv4Of(g[6], g[7]); // NAT64
   if (g[0] === 0x2002) return ipv4Of(g[1], g[2]); // 6to4

@@ -38,10 +38,9 @@ export async function countUnread(knex: Knex, tenantId: string, userId: string):
   return Number(row?.n ?? 0);
 }
 
-/** Ids of the user's unread notifications (every channel), oldest first: what read-all marks. */
+/** Ids of the user's unread in-app notifications, oldest first: what read-all marks, so its count is the unread count's. */
 export async function unreadNotificationIds(knex: Knex, tenantId: string, userId: string): Promise<string[]> {
-  const rows = await knex('notifications').where({ tenant_id: tenantId, user_id: userId, is_read: false }).whereNull('dismissed_at').orderBy('created_at').pluck('id');
-  return rows;
+  return inAppOf(knex, tenantId, userId).where('n.is_read', false).orderBy('n.created_at').pluck('n.id');
 }
 
 /** One preference per notification type: the user's stored flags, else the type's defaults. */
@@ -177,6 +176,9 @@ export interface DueTask {
  */
 export async function tasksDueSoon(knex: Knex, now: Date, horizonMs: number, limit: number): Promise<DueTask[]> {
   const rows = await knex('tasks as t')
+    // Open ones only: a cancelled task has no completion date but nothing left to do.
+    .join('task_statuses as s', 's.id', 't.status_id')
+    .where('s.is_open', true)
     .whereNull('t.deleted_at')
     .whereNull('t.completed_at')
     .whereNotNull('t.assigned_to')

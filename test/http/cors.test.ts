@@ -28,7 +28,7 @@ describe('CORS (CORS_ORIGINS)', () => {
         expect(res.headers.get('access-control-allow-origin')).to.equal(origin);
         expect(res.headers.get('access-control-allow-methods')).to.equal('GET,POST,PUT,PATCH,DELETE');
         const allowedHeaders = res.headers.get('access-control-allow-headers')!.toLowerCase().split(',');
-        expect(allowedHeaders).to.include.members(['authorization', 'content-type', 'idempotency-key', 'if-match', 'last-event-id', 'x-request-id']);
+        expect(allowedHeaders).to.include.members(['authorization', 'content-type', 'idempotency-key', 'if-match', 'if-none-match', 'last-event-id', 'x-request-id']);
         expect(res.headers.get('access-control-max-age')).to.equal('600');
         // Bearer tokens, never cookies: a browser is not told to send credentials.
         expect(res.headers.get('access-control-allow-credentials')).to.equal(null);

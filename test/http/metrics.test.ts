@@ -32,6 +32,8 @@ describe('GET /metrics', () => {
     for (let i = 0; i < 3; i++) expect((await service.request('GET', `/api/leads/${leadId}`, undefined, admin.auth)).status).to.equal(200);
     expect((await service.request('GET', '/api/leads/00000000-0000-4000-8000-000000000000', undefined, admin.auth)).status).to.equal(404);
     expect((await service.request('GET', '/api/no-such-thing')).status).to.equal(404);
+    // Routing ignores case: other spellings of the path count under the same pattern, not one series each.
+    expect((await service.request('GET', `/API/Leads/${leadId}`, undefined, admin.auth)).status).to.equal(200);
 
     const res = await fetch(`${service.url}/metrics`);
     expect(res.status).to.equal(200);
@@ -41,10 +43,11 @@ describe('GET /metrics', () => {
     expect(text).to.include('# TYPE process_cpu_user_seconds_total counter');
     expect(text).to.include('# TYPE http_request_duration_seconds histogram');
     const route = { method: 'GET', route: '/api/leads/:id' };
-    expect(sample(text, 'http_requests_total', { ...route, status_class: '2xx' })).to.equal(3);
+    expect(sample(text, 'http_requests_total', { ...route, status_class: '2xx' })).to.equal(4);
     expect(sample(text, 'http_requests_total', { ...route, status_class: '4xx' })).to.equal(1);
-    expect(sample(text, 'http_request_duration_seconds_count', { ...route, status_class: '2xx' })).to.equal(3);
-    expect(sample(text, 'http_request_duration_seconds_bucket', { ...route, status_class: '2xx', le: '+Inf' })).to.equal(3);
+    expect(sample(text, 'http_request_duration_seconds_count', { ...route, status_class: '2xx' })).to.equal(4);
+    expect(sample(text, 'http_request_duration_seconds_bucket', { ...route, status_class: '2xx', le: '+Inf' })).to.equal(4);
+    expect(text).not.to.include('route="/API/');
     expect(sample(text, 'http_requests_total', { method: 'POST', route: '/api/leads', status_class: '2xx' })).to.equal(1);
     expect(sample(text, 'http_requests_total', { method: 'GET', route: 'unmatched', status_class: '4xx' })).to.equal(1);
     // Never the raw URL: one series per id would be unbounded.

@@ -173,6 +173,9 @@ describe('notification triggers', () => {
   it('task due: the job reminds the assignee once per task and due date', async () => {
     const soon = await ok('POST', '/tasks', { title: 'Due soon', assignedTo: plain.user.id, dueDate: new Date(clock.now().getTime() + 3 * 3_600_000).toISOString() });
     await ok('POST', '/tasks', { title: 'Due later', assignedTo: plain.user.id, dueDate: new Date(clock.now().getTime() + 5 * 86_400_000).toISOString() });
+    // Cancelled: not completed, but nothing left to do, so no reminder.
+    const cancelledStatus = ((await ok('GET', '/tasks/lookups/statuses')) as { id: string; name: string }[]).find((s) => s.name === 'Cancelled')!;
+    await ok('POST', '/tasks', { title: 'Called off', assignedTo: plain.user.id, statusId: cancelledStatus.id, dueDate: new Date(clock.now().getTime() + 2 * 3_600_000).toISOString() });
     await settled();
     await runJob(service, 'task-due-reminders');
     const notice = await noticeFor(plain, 'task_due', soon.id);

@@ -143,6 +143,17 @@ describe('notifications', () => {
       expect(await ok('PUT', '/notifications/preferences/time-zone', { timeZone: null }, colleague)).to.deep.equal({ timeZone: null, effectiveTimeZone: 'UTC' });
     });
 
+    it('read-all marks what the in-app list shows: its count matches the unread count, an email-only notification is not counted', async () => {
+      const session = await createUserAs(service, admin, 'user');
+      await ok('PUT', '/notifications/preferences/mention', { channels: { inApp: false, email: true } }, session);
+      const contact = await ok('POST', '/contacts', { lastName: 'Mailed only' });
+      await ok('POST', `/contacts/${contact.id}/notes`, { content: `Hi @[Pat](${session.user.id})` });
+      await until(async () => (await service.services.knex('notifications').where({ user_id: session.user.id })).length === 1, SAGA_WAIT_MS);
+      await testNotice(session, 'Shown in-app');
+      expect((await ok('GET', '/notifications/unread-count', undefined, session)).count).to.equal(1);
+      expect(await ok('PUT', '/notifications/read-all', {}, session)).to.deep.equal({ markedCount: 1, markedRead: 1 });
+    });
+
     it('email switched off in the preferences: the notification is in-app only and no mail goes out', async () => {
       const session = await createUserAs(service, admin, 'user');
       await ok('PUT', '/notifications/preferences/mention', { channels: { email: false } }, session);

@@ -138,6 +138,8 @@ describe('outbound HTTP', () => {
       await refused('http://[fd00:ec2::254]/');
       await refused(`http://[::ffff:127.0.0.1]:${receiver.port}/`);
       await refused('http://[::ffff:a9fe:a9fe]/');
+      // Spellings of 127.0.0.1 the URL parser turns into the dotted form: decimal, octal, hexadecimal, shortened.
+      for (const host of ['2130706433', '0177.0.0.1', '0x7f.0.0.1', '127.1']) await refused(`http://${host}:${receiver.port}/`);
       expect(receiver.received).to.have.length(0);
     });
 
@@ -168,7 +170,7 @@ describe('outbound HTTP', () => {
     });
 
     it('refuses IPv4 hidden in IPv6 forms', () => {
-      for (const address of ['::ffff:10.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '2002:c0a8:0101::1', '::127.0.0.1']) {
+      for (const address of ['::ffff:10.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '2002:c0a8:0101::1', '::127.0.0.1', '::ffff:0:127.0.0.1', '::ffff:0:a9fe:a9fe', '64:ff9b:1::8.8.8.8', '64:ff9b:1:ab::1']) {
         expect(refusedAddressReason(address), address).to.be.a('string');
       }
     });
