@@ -421,6 +421,39 @@ describe('workflow webhooks and messages, end to end', () => {
     expect(receiver.received.filter((r) => r.url.startsWith('/crm-hook'))[1].headers.authorization).to.equal('Bearer s3cret');
   });
 
+  it('credentials under other common names stay out of the events too, and one written into the URL is refused', async () => {
+    const marker = `keys-${randomUUID().slice(0, 8)}`;
+    const definition = (url: string, extra: Record<string, unknown> = {}) => ({
+      name: `custom keys ${marker}`,
+      triggerModule: 'leads',
+      triggerType: 'lead_created',
+      triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
+      actions: [{ actionType: 'webhook', config: { url, ...extra } }],
+    });
+    for (const url of [receiver.url('/fn?code=literal-function-key'), receiver.url('/fn?api_key=k1&lead={{trigger.id}}'), receiver.url('/fn?sig=abc')]) {
+      const refused = await call('POST', '/workflows', definition(url));
+      expect(refused.status, url).to.equal(400);
+      expect(JSON.stringify(refused.body)).to.match(/the URL's query holds a credential/).and.not.include('literal-function-key');
+    }
+    const wf = (
+      await call('POST', '/workflows', definition(receiver.url('/fn?lead={{trigger.id}}&token={{trigger.source}}'), {
+        headers: [{ key: 'X-Functions-Key', value: 'fn-key-123', enabled: true }],
+        params: [{ key: 'code', value: 'code-456', enabled: true }, { key: 'region', value: 'eu', enabled: true }],
+      }))
+    ).body;
+    expect(wf.actions[0].config.headers).to.deep.equal([{ key: 'X-Functions-Key', value: '[secret]', enabled: true }]);
+    expect(wf.actions[0].config.params).to.deep.equal([{ key: 'code', value: '[secret]', enabled: true }, { key: 'region', value: 'eu', enabled: true }]);
+    const lead = (await call('POST', '/leads', { lastName: 'Keyed', source: marker })).body;
+    const run = await onlyRun(wf.id);
+    expect(run.status, JSON.stringify(run)).to.equal('completed');
+    const received = receiver.received.find((r) => r.url.startsWith('/fn?'))!;
+    expect(received.headers['x-functions-key']).to.equal('fn-key-123');
+    expect(new URL(received.url, 'http://x').searchParams.get('code')).to.equal('code-456');
+    expect(new URL(received.url, 'http://x').searchParams.get('lead')).to.equal(lead.id);
+    const events = await service.services.store.readStream(`workflow-${wf.id}`);
+    expect(JSON.stringify(events.map((e) => e.data))).to.not.include('fn-key-123').and.not.include('code-456');
+  });
+
   it('send_notification gives the record owner an in-app notification of type workflow, once', async () => {
     const marker = `note-${randomUUID().slice(0, 8)}`;
     const wf = (

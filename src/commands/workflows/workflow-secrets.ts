@@ -2,8 +2,12 @@ import type { Knex } from 'knex';
 import type { WorkflowAction } from '../../domain/workflows.js';
 import { SEALED_COLUMNS, type SecretBox } from '../../infra/secret-box.js';
 
-/** Names that say a value is a credential. */
-export const SECRET_NAME = /auth|token|secret|password|passwd|api[-_]?key|signature|cookie/i;
+/**
+ * Names that say a value is a credential: contained anywhere (`X-Auth-Token`, `client_secret`), or as the last word of
+ * the name (`key`, `X-Functions-Key`, `sig`, `code` as in `?code=` of serverless functions). A false positive only hides
+ * a value behind `[secret]`; a miss would put a credential in the workflow's events.
+ */
+export const SECRET_NAME = /auth|token|secret|passw|pwd|credential|private|session|cookie|signature|api[-_]?key|(^|[-_. ])(key|sig|code)$/i;
 /** What a definition holds in a credential's place (a client sending it back keeps the stored value). */
 export const SECRET_PLACEHOLDER = '[secret]';
 const LISTS = ['headers', 'params', 'formData'] as const;

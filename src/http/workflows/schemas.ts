@@ -5,6 +5,7 @@ import { optionalText } from '../record-schemas.js';
 import { paginationQuery } from '../validate.js';
 import { emailConfigSchema, textConfigSchema } from '../../sagas/workflows/actions/messages.js';
 import { WEBHOOK_MAX_TIMEOUT_SECONDS, webhookConfigSchema } from '../../sagas/workflows/actions/webhook.js';
+import { SECRET_NAME } from '../../commands/workflows/workflow-secrets.js';
 
 const scalar = z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]);
 const conditionValue = z.union([scalar, z.array(scalar).max(100)]);
@@ -40,6 +41,17 @@ const httpUrl = z
     }
   }, 'an http(s) URL');
 
+/** Query parameters of a URL named like a credential and given literally (a `{{…}}` value is filled in at run time). */
+function credentialsInQuery(url: string): string[] {
+  let params: URLSearchParams;
+  try {
+    params = new URL(url).searchParams;
+  } catch {
+    return [];
+  }
+  return [...params].filter(([name, value]) => SECRET_NAME.test(name) && value !== '' && !value.includes('{{')).map(([name]) => name);
+}
+
 /** What each action type's config must hold to be runnable; the rest of a config is kept as given. */
 const configRules: Partial<Record<(typeof ACTION_TYPES)[number], z.ZodType>> = {
   assign_owner: z.object({
@@ -68,6 +80,14 @@ const configRules: Partial<Record<(typeof ACTION_TYPES)[number], z.ZodType>> = {
     .superRefine((config, ctx) => {
       const result = webhookConfigSchema.safeParse(config);
       if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', path: issue.path.map(String), message: issue.message });
+      const inUrl = credentialsInQuery(config.url);
+      if (inUrl.length) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['url'],
+          message: `the URL's query holds a credential (${inUrl.join(', ')}), which would be kept in the workflow's history: send it in params instead (kept apart, shown as [secret])`,
+        });
+      }
     }),
   wait: z
     .object({ days: z.number().min(0).max(365).optional(), hours: z.number().min(0).max(8760).optional(), minutes: z.number().min(0).max(525600).optional(), seconds: z.number().min(0).max(31536000).optional() })

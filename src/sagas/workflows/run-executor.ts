@@ -20,7 +20,11 @@ export function maskedInput(value: unknown, key = ''): any {
     const entries = Object.entries(value as Record<string, unknown>);
     // `{key: "Authorization", value: "Bearer …"}` pairs name the secret in a sibling.
     const pairKey = typeof (value as any).key === 'string' ? (value as any).key : '';
-    return Object.fromEntries(entries.map(([k, v]) => [k, k === 'value' && SECRET_NAME.test(pairKey) ? '[masked]' : maskedInput(v, k)]));
+    const masked = (k: string, v: unknown) => {
+      if (pairKey && k === 'key') return v; // the pair's name, not a credential (though `key` itself sounds like one)
+      return k === 'value' && SECRET_NAME.test(pairKey) ? '[masked]' : maskedInput(v, k);
+    };
+    return Object.fromEntries(entries.map(([k, v]) => [k, masked(k, v)]));
   }
   return value;
 }
