@@ -21,12 +21,18 @@ import { parseQuery, queryDate } from './validate.js';
  *   and every write answers with the record's new ETag.
  * Scope, permissions and 404 for other tenants stay the module's own routes' answers.
  */
-export function mountRecordVersioning<S, E>(router: Router, services: Services, aggregate: EventFold<S, E>): void {
+export function mountRecordVersioning<S, E>(
+  router: Router,
+  services: Services,
+  aggregate: EventFold<S, E>,
+  /** The detail's fields in a folded state, when they are not simply its `fields` (or the state itself). */
+  pastFields: (state: S) => Record<string, unknown> = fieldsOf,
+): void {
   router.use('/:id', async (req, res, next) => {
     const id = String(req.params.id);
     if (!UUID.test(id)) return next();
     const streamId = streamIdOf(aggregate, id);
-    if (req.method === 'GET' && req.path === '/') return versionedDetail(req, res, services, aggregate, streamId).then(() => next());
+    if (req.method === 'GET' && req.path === '/') return versionedDetail(req, res, services, aggregate, streamId, pastFields).then(() => next());
     if (WRITES.has(req.method)) {
       const version: StreamVersion = { streamId, expectedRevision: ifMatchRevision(req) };
       res.locals.recordVersion = version;
@@ -62,7 +68,14 @@ function onSuccessHeaders(res: Response, set: () => void): void {
 
 const asOfQuery = z.object({ asOf: queryDate.optional() });
 
-async function versionedDetail<S, E>(req: Request, res: Response, services: Services, aggregate: EventFold<S, E>, streamId: string): Promise<void> {
+async function versionedDetail<S, E>(
+  req: Request,
+  res: Response,
+  services: Services,
+  aggregate: EventFold<S, E>,
+  streamId: string,
+  pastFields: (state: S) => Record<string, unknown>,
+): Promise<void> {
   const { asOf } = parseQuery(asOfQuery, req);
   const tenantId = principalOf(res).tenantId;
   if (!asOf) {
@@ -79,7 +92,8 @@ async function versionedDetail<S, E>(req: Request, res: Response, services: Serv
   const events = await services.store.readStream(streamId);
   if (events.length === 0 || events[0].metadata.tenantId !== tenantId) return;
   const then = eventsUpTo(events, asOf);
-  const state = foldRecorded(aggregate, then) as unknown as { status?: string };
+  const folded = foldRecorded(aggregate, then);
+  const state = folded as unknown as { status?: string };
   if (then.length) res.setHeader('ETag', etag(then[then.length - 1].revision));
   onSuccessHeaders(res, () => undefined);
   const json = res.json;
@@ -90,7 +104,7 @@ async function versionedDetail<S, E>(req: Request, res: Response, services: Serv
     if (!then.length || state.status === 'absent' || state.status === 'deleted') {
       return json.call(this.status(404), errorBody(404, 'The record did not exist at that time'));
     }
-    return json.call(this, asItWas(body as Record<string, unknown>, fieldsOf(state), then[then.length - 1]));
+    return json.call(this, asItWas(body as Record<string, unknown>, pastFields(folded), then[then.length - 1]));
   } as typeof res.json;
 }
 

@@ -72,7 +72,8 @@ export const signatureBody = z.object({ signature: z.string().max(20_000), isHtm
 
 export function usersRouter(services: Services): Router {
   const router = Router();
-  mountRecordVersioning(router, services, userAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
+  // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a user's status (active or inactive then) is one of its fields.
+  mountRecordVersioning(router, services, userAggregate, (state) => ({ ...state.fields, status: state.status }));
   const { knex } = services;
   const detailOr404 = async (tenantId: string, id: string) => {
     const user = await getUser(knex, tenantId, id, services.config.API_BASE_PATH);

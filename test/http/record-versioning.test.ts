@@ -261,6 +261,31 @@ describe('record versions: ETag, If-Match, asOf, history from/to', () => {
       expect((await streamOf(kinds.leads, lead.id)).map((e) => e.type)).to.include('LeadConverted');
     });
 
+    it("asOf turns back a workflow's whole definition and switch, and a user's status, not only their plain fields", async () => {
+      const trigger = { triggerModule: 'leads', triggerType: 'lead_updated' };
+      const wf = await created('/workflows', { name: `Before ${unique()}`, ...trigger, actions: [{ actionType: 'add_tag', config: { tag: 'old' } }] });
+      const before = (await call('GET', `/workflows/${wf.id}`)).body;
+      later();
+      const then = clock.now().toISOString();
+      later();
+      expect((await call('PUT', `/workflows/${wf.id}`, { name: `After ${unique()}`, ...trigger, actions: [{ actionType: 'add_tag', config: { tag: 'new' } }] })).status).to.equal(200);
+      expect((await call('PATCH', `/workflows/${wf.id}/toggle`, { isActive: !before.isActive })).status).to.equal(200);
+      const past = (await call('GET', `/workflows/${wf.id}?asOf=${then}`)).body;
+      expect(past).to.include({ name: before.name, isActive: before.isActive, version: before.version });
+      expect(past.actions.map((a: any) => a.config.tag)).to.deep.equal(['old']);
+      const now = (await call('GET', `/workflows/${wf.id}`)).body;
+      expect(now.isActive).to.equal(!before.isActive);
+      expect(now.actions.map((a: any) => a.config.tag)).to.deep.equal(['new']);
+
+      const user = await createUserAs(service, admin, 'user');
+      later();
+      const active = clock.now().toISOString();
+      later();
+      expect((await call('PUT', `/users/${user.user.id}/deactivate`, {})).status).to.equal(200);
+      expect((await call('GET', `/users/${user.user.id}`)).body.status).to.equal('inactive');
+      expect((await call('GET', `/users/${user.user.id}?asOf=${active}`)).body.status).to.equal('active');
+    });
+
     it('other record kinds opt in with the same line: products, time entries, reports, workflows, users', async () => {
       const contact = await kinds.contacts.create();
       const records = [

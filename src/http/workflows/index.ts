@@ -28,7 +28,8 @@ const namedUsers = (inputs: ActionInput[]) =>
 
 export function workflowsRouter(services: Services): Router {
   const router = Router();
-  mountRecordVersioning(router, services, workflowAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
+  // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past state is its version then and whether it was on.
+  mountRecordVersioning(router, services, workflowAggregate, (state) => (state.status === 'absent' ? {} : { ...state.current, isActive: state.isActive }));
   const { knex } = services;
   const tenantOf = (res: Response) => principalOf(res).tenantId;
 
