@@ -99,6 +99,16 @@ describe('notification settings decider', () => {
     spec.given(seed).when({ kind: 'seed', events: seed }).then([]);
   });
 
+  it('a tenant seeded before a type existed gets only the missing templates; one it has (edited or not) is never seeded again', () => {
+    const isNew = (e: NotificationSettingsEvent) => ['task_completed', 'opportunity_assigned'].includes((e.data as any).event);
+    const older = seed.filter((e) => !isNew(e));
+    const edited: NotificationSettingsEvent = { type: 'NotificationTemplateUpdated', data: { id: template.data.id, changes: { subject: 'Mine' } } };
+    const decision = spec.given([...older, edited]).when({ kind: 'seed', events: notificationSettingsSeed(() => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`) });
+    expect(decision.events.map((e) => (e.data as any).event)).to.have.members(['task_completed', 'opportunity_assigned']);
+    expect(decision.state.templates[template.data.id].subject).to.equal('Mine');
+    spec.given([...older, ...decision.events]).when({ kind: 'seed', events: seed }).then([]);
+  });
+
   it('updates a template’s subject, body and switch with what changed; an unknown template is not found', () => {
     spec.given(seed).when({ kind: 'update-template', id: template.data.id, changes: { subject: 'New: {{leadName}}', isActive: true } })
       .then([{ type: 'NotificationTemplateUpdated', data: { id: template.data.id, changes: { subject: 'New: {{leadName}}' } } }]);

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { handleCommand } from '../../src/commands/aggregate.js';
+import { tenantAggregate } from '../../src/commands/identity/tenants.js';
+import { seedMissingNotificationSettings } from '../../src/commands/notifications/notification-commands.js';
+import { notificationSettingsAggregate, notificationSettingsSeed } from '../../src/commands/notifications/notification-settings.js';
+import { NOTIFICATION_TYPE_NAMES } from '../../src/domain/notifications.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { apiClient, runJob } from '../support/api-client.js';
@@ -172,6 +177,29 @@ describe('notifications', () => {
       const updated = await ok('PUT', `/notifications/admin/templates/${leadTemplate.id}`, { subject: 'Lead for you: {{leadName}}', body: 'Dear {{user.firstName}}, {{message}}' });
       expect(updated).to.include({ id: leadTemplate.id, subject: 'Lead for you: {{leadName}}', body: 'Dear {{user.firstName}}, {{message}}', isActive: true });
       expect((await ok('GET', '/notifications/admin/templates', undefined, other)).find((t: any) => t.event === 'lead_assigned').subject).to.equal('New lead assigned: {{leadName}}');
+    });
+
+    it('templates of task_completed and opportunity_assigned: seeded at registration, and for a tenant seeded before they existed by the upgrade seed (nothing else rewritten)', async () => {
+      const subjects = Object.fromEntries((await ok('GET', '/notifications/admin/templates')).map((t: any) => [t.event, t.subject]));
+      expect(subjects).to.include({ task_completed: 'Task completed: {{taskTitle}}', opportunity_assigned: 'New opportunity assigned: {{opportunityName}}' });
+
+      const { services } = service;
+      const tenantId = randomUUID();
+      const ctx = { tenantId, userId: null, correlationId: `old-${tenantId}` };
+      await handleCommand(services, tenantAggregate, tenantId, { kind: 'register', id: tenantId, slug: `old-${tenantId.slice(0, 8)}`, companyName: `Old ${tenantId.slice(0, 8)}` }, ctx);
+      const older = notificationSettingsSeed(randomUUID).filter((e) => !['task_completed', 'opportunity_assigned'].includes((e.data as any).event));
+      await handleCommand(services, notificationSettingsAggregate, tenantId, { kind: 'seed', events: older }, ctx);
+      await services.waitForProjections(await services.store.headPosition());
+      const templatesOf = () => services.knex('notification_templates').where({ tenant_id: tenantId }).orderBy('event');
+      const kept = await templatesOf();
+      expect(kept.map((t: any) => t.event)).to.not.include.members(['task_completed']);
+
+      expect(await seedMissingNotificationSettings(services)).to.equal(1);
+      await services.waitForProjections(await services.store.headPosition());
+      const now = await templatesOf();
+      expect(now.map((t: any) => t.event)).to.have.members(NOTIFICATION_TYPE_NAMES);
+      expect(now.filter((t: any) => kept.some((k: any) => k.id === t.id))).to.have.length(kept.length);
+      expect(await seedMissingNotificationSettings(services)).to.equal(0);
     });
 
     it('settings: defaults, partial updates, 400 on bad values, 403 for a user', async () => {
