@@ -78,6 +78,14 @@ describe('notification preferences decider', () => {
     }
   });
 
+  it('reads the reference client’s names: task_due_reminder sets task_due; names with nothing here (meeting_*, task_overdue) are refused as unsupported', () => {
+    spec.given([]).when({ kind: 'set', userId: USER, preferences: [{ event: 'task_due_reminder', channels: { email: false } }] })
+      .then([set('task_due', { inApp: true, email: false, push: true, sms: false })]);
+    for (const event of ['meeting_booked', 'meeting_reminder', 'task_overdue']) {
+      spec.given([]).when({ kind: 'set', userId: USER, preferences: [{ event, channels: { email: false } }] }).then(refused('invalid', /Unsupported notification event/));
+    }
+  });
+
   it('sets and clears the time zone; an unknown zone is refused', () => {
     const paris: NotificationPreferencesEvent = { type: 'NotificationTimeZoneSet', data: { userId: USER, timeZone: 'Europe/Paris' } };
     spec.given([]).when({ kind: 'set-time-zone', userId: USER, timeZone: 'Europe/Paris' }).then([paris]);

@@ -131,6 +131,35 @@ describe('notifications', () => {
       expect((await ok('GET', '/notifications/preferences', undefined, colleague)).find((p: any) => p.event === 'task_due').channels.email).to.equal(true);
     });
 
+    it('the reference client’s names: task_due_reminder is task_due (single, bulk, list filter), answered under our name; meeting_* and task_overdue are 400 unsupported', async () => {
+      const session = await createUserAs(service, admin, 'user');
+      const one = await ok('PUT', '/notifications/preferences/task_due_reminder', { email: false, browserPush: false }, session);
+      expect(one).to.deep.equal({ event: 'task_due', label: 'Task due', category: 'tasks', channels: { inApp: true, email: false, push: false, sms: false } });
+      const bulk = await ok('PUT', '/notifications/preferences', { preferences: [{ eventType: 'task_due_reminder', sms: true }, { eventType: 'task_completed', email: true }] }, session);
+      expect(bulk.find((p: any) => p.event === 'task_due').channels).to.deep.equal({ inApp: true, email: false, push: false, sms: true });
+      expect(bulk.find((p: any) => p.event === 'task_completed').channels).to.deep.equal({ inApp: true, email: true, push: false, sms: false });
+      expect(bulk.map((p: any) => p.event)).to.not.include('task_due_reminder');
+
+      const before = await ok('GET', '/notifications/preferences', undefined, session);
+      for (const event of ['meeting_booked', 'meeting_reminder', 'task_overdue']) {
+        const refused = await call('PUT', `/notifications/preferences/${event}`, { email: false }, session);
+        expect(refused.status).to.equal(400);
+        expect(refused.body.message).to.match(new RegExp(`^Unsupported notification event: ${event} `));
+        expect(refused.body.details[0]).to.include({ code: 'unsupported_event' });
+      }
+      const mixed = await call('PUT', '/notifications/preferences/bulk', { preferences: [{ event: 'task_due_reminder', channels: { email: true } }, { event: 'meeting_cancelled', channels: {} }] }, session);
+      expect(mixed.status).to.equal(400);
+      expect(mixed.body.details[0]).to.include({ path: 'preferences.1.event', code: 'unsupported_event' });
+      expect(await ok('GET', '/notifications/preferences', undefined, session)).to.deep.equal(before);
+
+      await ok('POST', '/tasks', { title: 'Due now', assignedTo: session.user.id, dueDate: new Date(clock.now().getTime() + 3_600_000).toISOString() });
+      await runJob(service, 'task-due-reminders');
+      await until(async () => (await ok('GET', '/notifications?type=task_due', undefined, session)).data.length === 1, SAGA_WAIT_MS);
+      const filtered = await ok('GET', '/notifications?type=task_due_reminder', undefined, session);
+      expect(filtered.data.map((n: any) => n.type)).to.deep.equal(['task_due']);
+      expect((await ok('GET', '/notifications?type=meeting_booked', undefined, session)).data).to.deep.equal([]);
+    });
+
     it('unknown events, odd flags and bad time zones are 400 and change nothing', async () => {
       const before = await ok('GET', '/notifications/preferences', undefined, plain);
       expect((await call('PUT', '/notifications/preferences/no_such_event', { channels: { email: false } }, plain)).status).to.equal(400);
