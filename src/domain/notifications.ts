@@ -44,6 +44,15 @@ export const NOTIFICATION_TYPES = {
     label: 'Task due', category: 'tasks', defaults: flags(true, true, true), urgent: false,
     subject: 'Reminder: {{taskTitle}} is due {{dueLabel}}', body: 'Hello {{user.firstName}},\n\n{{message}}\n\n{{actionUrl}}', variables: [...common, 'taskTitle', 'dueDate', 'dueLabel'],
   },
+  // The reference's defaults: in-app only (a completion is news, not work to do).
+  task_completed: {
+    label: 'My task completed', category: 'tasks', defaults: flags(true, false, false), urgent: false,
+    subject: 'Task completed: {{taskTitle}}', body: 'Hello {{user.firstName}},\n\n{{message}}\n\n{{actionUrl}}', variables: [...common, 'taskTitle', 'completedBy'],
+  },
+  opportunity_assigned: {
+    label: 'Opportunity assigned to me', category: 'opportunities', defaults: flags(true, true, false), urgent: false,
+    subject: 'New opportunity assigned: {{opportunityName}}', body: 'Hello {{user.firstName}},\n\n{{message}}\n\n{{actionUrl}}', variables: [...common, 'opportunityName', 'assignedBy'],
+  },
   opportunity_stage_change: {
     label: 'Opportunity stage changed', category: 'opportunities', defaults: flags(true, true, false), urgent: false,
     subject: '{{opportunityName}} moved to {{stageName}}', body: 'Hello {{user.firstName}},\n\n{{message}}\n\n{{actionUrl}}', variables: [...common, 'opportunityName', 'stageName', 'changedBy'],

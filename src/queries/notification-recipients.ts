@@ -12,8 +12,9 @@ export const leadSummary = (knex: Knex, tenantId: string, id: string): Promise<{
 export const opportunitySummary = (knex: Knex, tenantId: string, id: string): Promise<{ ownerId: string; name: string } | undefined> =>
   knex('opportunities').where({ tenant_id: tenantId, id }).first({ ownerId: 'owner_id', name: 'name' });
 
-export const taskSummary = (knex: Knex, tenantId: string, id: string): Promise<{ title: string; dueDate: Date | null } | undefined> =>
-  knex('tasks').where({ tenant_id: tenantId, id }).first({ title: 'title', dueDate: 'due_date' });
+/** `createdBy` is the task's owner (tasks have no owner field; null when made by no user, e.g. a workflow). */
+export const taskSummary = (knex: Knex, tenantId: string, id: string): Promise<{ title: string; dueDate: Date | null; createdBy: string | null } | undefined> =>
+  knex('tasks').where({ tenant_id: tenantId, id }).first({ title: 'title', dueDate: 'due_date', createdBy: 'created_by' });
 
 export const workRequestSummary = (knex: Knex, tenantId: string, id: string): Promise<{ requestedBy: string; title: string; requestNumber: string } | undefined> =>
   knex('work_requests').where({ tenant_id: tenantId, id }).first({ requestedBy: 'requested_by', title: 'title', requestNumber: 'request_number' });

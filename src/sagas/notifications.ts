@@ -37,6 +37,11 @@ const taskAssigned = async (context: SagaContext, taskId: string, userId: string
   entityType: 'tasks', entityId: taskId, variables: { taskTitle: title, assignedBy: await actorName(context) },
 });
 
+const opportunityAssigned = async (context: SagaContext, opportunityId: string, ownerId: string, name: string): Promise<NotificationInput> => ({
+  userId: ownerId, type: 'opportunity_assigned', title: 'Opportunity assigned to you', message: `${await actorName(context)} assigned the opportunity ${name} to you`,
+  entityType: 'opportunities', entityId: opportunityId, variables: { opportunityName: name, assignedBy: await actorName(context) },
+});
+
 /** Stage moves, wins and losses of an opportunity tell its owner when someone else made them. */
 const opportunityMoved = (type: 'opportunity_stage_change' | 'opportunity_won' | 'opportunity_lost', verb: (stage: string) => string): Trigger => async (event, context) => {
   await readsAsOf(context, event, opportunitiesProjection, identityProjection);
@@ -93,6 +98,25 @@ const TRIGGERS: Record<string, Trigger> = {
     const task = await taskSummary(context.deps.knex, context.command.tenantId, event.data.id);
     return [await taskAssigned(context, event.data.id, event.data.changes.assignedTo, event.data.changes.title ?? task?.title ?? 'Task')];
   },
+  // Reference §15: a completion by someone else tells the task's owner (its creator here), not its assignee.
+  TaskCompleted: async (event, context) => {
+    await readsAsOf(context, event, tasksProjection, identityProjection);
+    const task = await taskSummary(context.deps.knex, context.command.tenantId, event.data.id);
+    if (!task || !byOther(context, task.createdBy)) return [];
+    const by = await actorName(context);
+    return [{
+      userId: task.createdBy, type: 'task_completed', title: `Task completed: ${event.data.title}`, message: `${by} completed the task "${event.data.title}"`,
+      entityType: 'tasks', entityId: event.data.id, variables: { taskTitle: event.data.title, completedBy: by },
+    }];
+  },
+  OpportunityCreated: async (event, context) =>
+    (byOther(context, event.data.ownerId) ? [await opportunityAssigned(context, event.data.id, event.data.ownerId, event.data.name)] : []),
+  OpportunityUpdated: async (event, context) => {
+    if (!byOther(context, event.data.changes.ownerId)) return [];
+    await readsAsOf(context, event, opportunitiesProjection, identityProjection);
+    const deal = await opportunitySummary(context.deps.knex, context.command.tenantId, event.data.id);
+    return [await opportunityAssigned(context, event.data.id, event.data.changes.ownerId, event.data.changes.name ?? deal?.name ?? 'Opportunity')];
+  },
   OpportunityStageChanged: opportunityMoved('opportunity_stage_change', (stage) => `moved to ${stage}`),
   OpportunityWon: opportunityMoved('opportunity_won', () => 'won'),
   OpportunityLost: opportunityMoved('opportunity_lost', () => 'lost'),
@@ -132,8 +156,8 @@ const TRIGGERS: Record<string, Trigger> = {
 };
 
 /**
- * Domain events that notify someone (lead, task and work request assignments, opportunity
- * moves, lead SLA breaches and escalations, mentions in notes, form submissions), each to
+ * Domain events that notify someone (lead, task, opportunity and work request assignments,
+ * task completions, opportunity moves, lead SLA breaches and escalations, mentions in notes, form submissions), each to
  * the users it concerns except the one who caused it. Ids derive from (saga, event, n), so
  * a redelivered event creates no second notification and sends no second email.
  */

@@ -78,6 +78,14 @@ describe('notification preferences decider', () => {
     }
   });
 
+  it('reads the reference client’s names: task_due_reminder sets task_due; names with nothing here (meeting_*, task_overdue) are refused as unsupported', () => {
+    spec.given([]).when({ kind: 'set', userId: USER, preferences: [{ event: 'task_due_reminder', channels: { email: false } }] })
+      .then([set('task_due', { inApp: true, email: false, push: true, sms: false })]);
+    for (const event of ['meeting_booked', 'meeting_reminder', 'task_overdue']) {
+      spec.given([]).when({ kind: 'set', userId: USER, preferences: [{ event, channels: { email: false } }] }).then(refused('invalid', /Unsupported notification event/));
+    }
+  });
+
   it('sets and clears the time zone; an unknown zone is refused', () => {
     const paris: NotificationPreferencesEvent = { type: 'NotificationTimeZoneSet', data: { userId: USER, timeZone: 'Europe/Paris' } };
     spec.given([]).when({ kind: 'set-time-zone', userId: USER, timeZone: 'Europe/Paris' }).then([paris]);
@@ -97,6 +105,16 @@ describe('notification settings decider', () => {
     expect(seed.map((e) => (e.data as any).event)).to.deep.equal(NOTIFICATION_TYPE_NAMES);
     spec.given([]).when({ kind: 'seed', events: seed }).then(seed);
     spec.given(seed).when({ kind: 'seed', events: seed }).then([]);
+  });
+
+  it('a tenant seeded before a type existed gets only the missing templates; one it has (edited or not) is never seeded again', () => {
+    const isNew = (e: NotificationSettingsEvent) => ['task_completed', 'opportunity_assigned'].includes((e.data as any).event);
+    const older = seed.filter((e) => !isNew(e));
+    const edited: NotificationSettingsEvent = { type: 'NotificationTemplateUpdated', data: { id: template.data.id, changes: { subject: 'Mine' } } };
+    const decision = spec.given([...older, edited]).when({ kind: 'seed', events: notificationSettingsSeed(() => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`) });
+    expect(decision.events.map((e) => (e.data as any).event)).to.have.members(['task_completed', 'opportunity_assigned']);
+    expect(decision.state.templates[template.data.id].subject).to.equal('Mine');
+    spec.given([...older, ...decision.events]).when({ kind: 'seed', events: seed }).then([]);
   });
 
   it('updates a template’s subject, body and switch with what changed; an unknown template is not found', () => {

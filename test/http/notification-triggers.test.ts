@@ -105,6 +105,41 @@ describe('notification triggers', () => {
     await noneFor(admin, 'opportunity_won', own.id);
   });
 
+  it('opportunity assigned: a deal created for, or handed to, someone else tells them (mail from its template); one’s own tells nobody; another tenant sees nothing', async () => {
+    const account = await ok('POST', '/accounts', { name: `Acct ${randomUUID().slice(0, 6)}` });
+    const deal = await ok('POST', '/opportunities', { name: 'Handed deal', accountId: account.id, ownerId: plain.user.id });
+    const notice = await noticeFor(plain, 'opportunity_assigned', deal.id);
+    expect(notice).to.include({ entityType: 'opportunities', title: 'Opportunity assigned to you' });
+    expect(notice.message).to.equal('Ada Admin assigned the opportunity Handed deal to you');
+    const outbox = await service.services.knex('mail_outbox').where({ to_address: plain.user.email, kind: 'notification' });
+    expect(outbox.map((m: any) => m.subject)).to.include('New opportunity assigned: Handed deal');
+
+    await ok('PUT', `/opportunities/${deal.id}`, { ownerId: colleague.user.id, name: 'Renamed deal' });
+    expect((await noticeFor(colleague, 'opportunity_assigned', deal.id)).message).to.match(/Renamed deal/);
+
+    const own = await ok('POST', '/opportunities', { name: 'Own deal', accountId: account.id });
+    await ok('PUT', `/opportunities/${deal.id}`, { ownerId: admin.user.id });
+    await ok('PUT', `/opportunities/${own.id}`, { amount: 10 });
+    await noneFor(admin, 'opportunity_assigned', own.id);
+    await noneFor(admin, 'opportunity_assigned', deal.id);
+    expect((await noticesOf(other)).filter((n) => n.type === 'opportunity_assigned')).to.deep.equal([]);
+  });
+
+  it('task completed by someone else tells the task’s owner (its creator), in-app by default; one’s own completion tells nobody; another tenant sees nothing', async () => {
+    const task = await ok('POST', '/tasks', { title: 'Send quote', assignedTo: plain.user.id });
+    await ok('POST', `/tasks/${task.id}/complete`, {}, plain);
+    const notice = await noticeFor(admin, 'task_completed', task.id);
+    expect(notice).to.include({ entityType: 'tasks', title: 'Task completed: Send quote', message: `${plain.user.firstName} ${plain.user.lastName} completed the task "Send quote"` });
+    expect(notice.channels).to.deep.equal(['inApp']);
+    await noneFor(plain, 'task_completed', task.id);
+
+    const mine = await ok('POST', '/tasks', { title: 'My own', assignedTo: plain.user.id });
+    await ok('POST', `/tasks/${mine.id}/complete`, {});
+    await noneFor(admin, 'task_completed', mine.id);
+    await noneFor(plain, 'task_completed', mine.id);
+    expect((await noticesOf(other)).filter((n) => n.type === 'task_completed')).to.deep.equal([]);
+  });
+
   it('work request assigned, accepted, completed: the assignee, then the requester', async () => {
     const settings = (method: string, path: string, body: unknown) => ok(method, `/work-request-settings${path}`, body);
     const team = await ok('POST', '/teams', { name: `Design ${randomUUID().slice(0, 6)}`, memberIds: [colleague.user.id] });

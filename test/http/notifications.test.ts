@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { handleCommand } from '../../src/commands/aggregate.js';
+import { tenantAggregate } from '../../src/commands/identity/tenants.js';
+import { seedMissingNotificationSettings } from '../../src/commands/notifications/notification-commands.js';
+import { notificationSettingsAggregate, notificationSettingsSeed } from '../../src/commands/notifications/notification-settings.js';
+import { NOTIFICATION_TYPE_NAMES } from '../../src/domain/notifications.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { apiClient, runJob } from '../support/api-client.js';
@@ -126,6 +131,35 @@ describe('notifications', () => {
       expect((await ok('GET', '/notifications/preferences', undefined, colleague)).find((p: any) => p.event === 'task_due').channels.email).to.equal(true);
     });
 
+    it('the reference client’s names: task_due_reminder is task_due (single, bulk, list filter), answered under our name; meeting_* and task_overdue are 400 unsupported', async () => {
+      const session = await createUserAs(service, admin, 'user');
+      const one = await ok('PUT', '/notifications/preferences/task_due_reminder', { email: false, browserPush: false }, session);
+      expect(one).to.deep.equal({ event: 'task_due', label: 'Task due', category: 'tasks', channels: { inApp: true, email: false, push: false, sms: false } });
+      const bulk = await ok('PUT', '/notifications/preferences', { preferences: [{ eventType: 'task_due_reminder', sms: true }, { eventType: 'task_completed', email: true }] }, session);
+      expect(bulk.find((p: any) => p.event === 'task_due').channels).to.deep.equal({ inApp: true, email: false, push: false, sms: true });
+      expect(bulk.find((p: any) => p.event === 'task_completed').channels).to.deep.equal({ inApp: true, email: true, push: false, sms: false });
+      expect(bulk.map((p: any) => p.event)).to.not.include('task_due_reminder');
+
+      const before = await ok('GET', '/notifications/preferences', undefined, session);
+      for (const event of ['meeting_booked', 'meeting_reminder', 'task_overdue']) {
+        const refused = await call('PUT', `/notifications/preferences/${event}`, { email: false }, session);
+        expect(refused.status).to.equal(400);
+        expect(refused.body.message).to.match(new RegExp(`^Unsupported notification event: ${event} `));
+        expect(refused.body.details[0]).to.include({ code: 'unsupported_event' });
+      }
+      const mixed = await call('PUT', '/notifications/preferences/bulk', { preferences: [{ event: 'task_due_reminder', channels: { email: true } }, { event: 'meeting_cancelled', channels: {} }] }, session);
+      expect(mixed.status).to.equal(400);
+      expect(mixed.body.details[0]).to.include({ path: 'preferences.1.event', code: 'unsupported_event' });
+      expect(await ok('GET', '/notifications/preferences', undefined, session)).to.deep.equal(before);
+
+      await ok('POST', '/tasks', { title: 'Due now', assignedTo: session.user.id, dueDate: new Date(clock.now().getTime() + 3_600_000).toISOString() });
+      await runJob(service, 'task-due-reminders');
+      await until(async () => (await ok('GET', '/notifications?type=task_due', undefined, session)).data.length === 1, SAGA_WAIT_MS);
+      const filtered = await ok('GET', '/notifications?type=task_due_reminder', undefined, session);
+      expect(filtered.data.map((n: any) => n.type)).to.deep.equal(['task_due']);
+      expect((await ok('GET', '/notifications?type=meeting_booked', undefined, session)).data).to.deep.equal([]);
+    });
+
     it('unknown events, odd flags and bad time zones are 400 and change nothing', async () => {
       const before = await ok('GET', '/notifications/preferences', undefined, plain);
       expect((await call('PUT', '/notifications/preferences/no_such_event', { channels: { email: false } }, plain)).status).to.equal(400);
@@ -183,6 +217,29 @@ describe('notifications', () => {
       const updated = await ok('PUT', `/notifications/admin/templates/${leadTemplate.id}`, { subject: 'Lead for you: {{leadName}}', body: 'Dear {{user.firstName}}, {{message}}' });
       expect(updated).to.include({ id: leadTemplate.id, subject: 'Lead for you: {{leadName}}', body: 'Dear {{user.firstName}}, {{message}}', isActive: true });
       expect((await ok('GET', '/notifications/admin/templates', undefined, other)).find((t: any) => t.event === 'lead_assigned').subject).to.equal('New lead assigned: {{leadName}}');
+    });
+
+    it('templates of task_completed and opportunity_assigned: seeded at registration, and for a tenant seeded before they existed by the upgrade seed (nothing else rewritten)', async () => {
+      const subjects = Object.fromEntries((await ok('GET', '/notifications/admin/templates')).map((t: any) => [t.event, t.subject]));
+      expect(subjects).to.include({ task_completed: 'Task completed: {{taskTitle}}', opportunity_assigned: 'New opportunity assigned: {{opportunityName}}' });
+
+      const { services } = service;
+      const tenantId = randomUUID();
+      const ctx = { tenantId, userId: null, correlationId: `old-${tenantId}` };
+      await handleCommand(services, tenantAggregate, tenantId, { kind: 'register', id: tenantId, slug: `old-${tenantId.slice(0, 8)}`, companyName: `Old ${tenantId.slice(0, 8)}` }, ctx);
+      const older = notificationSettingsSeed(randomUUID).filter((e) => !['task_completed', 'opportunity_assigned'].includes((e.data as any).event));
+      await handleCommand(services, notificationSettingsAggregate, tenantId, { kind: 'seed', events: older }, ctx);
+      await services.waitForProjections(await services.store.headPosition());
+      const templatesOf = () => services.knex('notification_templates').where({ tenant_id: tenantId }).orderBy('event');
+      const kept = await templatesOf();
+      expect(kept.map((t: any) => t.event)).to.not.include.members(['task_completed']);
+
+      expect(await seedMissingNotificationSettings(services)).to.equal(1);
+      await services.waitForProjections(await services.store.headPosition());
+      const now = await templatesOf();
+      expect(now.map((t: any) => t.event)).to.have.members(NOTIFICATION_TYPE_NAMES);
+      expect(now.filter((t: any) => kept.some((k: any) => k.id === t.id))).to.have.length(kept.length);
+      expect(await seedMissingNotificationSettings(services)).to.equal(0);
     });
 
     it('settings: defaults, partial updates, 400 on bad values, 403 for a user', async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { ChannelFlags, NotificationSettings } from '../../domain/notifications.js';
+import { NOTIFICATION_TYPE_NAMES, type ChannelFlags, type NotificationSettings } from '../../domain/notifications.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { seedTenantsWithout } from '../tenant-seeds.js';
 import { notificationAggregate } from './notification-aggregate.js';
@@ -50,7 +50,13 @@ export const updateNotificationTemplate = (deps: CommandDeps, ctx: CommandContex
 export const changeNotificationSettings = (deps: CommandDeps, ctx: CommandContext, changes: Partial<NotificationSettings>) =>
   handleCommand(deps, notificationSettingsAggregate, ctx.tenantId, { kind: 'change-settings', changes }, ctx);
 
-/** Tenants registered before notifications existed get the registration seed (worker start; idempotent). */
+/**
+ * Tenants registered before notifications existed, or before one of its types did, get the
+ * registration seed's missing templates (worker start; idempotent): a tenant counts as seeded
+ * only with an email template for every current type, so adding a type needs nothing more.
+ */
 export const seedMissingNotificationSettings = (deps: CommandDeps & { knex: Knex }): Promise<number> =>
-  seedTenantsWithout(deps, (knex) => knex('notification_templates as s').whereRaw('s.tenant_id = t.id'), (ctx) =>
+  seedTenantsWithout(deps, (knex) =>
+    knex('notification_templates as s').whereRaw('s.tenant_id = t.id').where('s.channel', 'email').whereIn('s.event', NOTIFICATION_TYPE_NAMES)
+      .havingRaw('count(distinct s.event) = ?', [NOTIFICATION_TYPE_NAMES.length]), (ctx) =>
     handleCommand(deps, notificationSettingsAggregate, ctx.tenantId, { kind: 'seed', events: notificationSettingsSeed(randomUUID) }, ctx));

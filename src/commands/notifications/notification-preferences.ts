@@ -1,5 +1,6 @@
 import { invalid } from '../../domain/errors.js';
-import { CHANNELS, isNotificationType, isTimeZone, typeInfo, type ChannelFlags, type NotificationType } from '../../domain/notifications.js';
+import { requireNotificationType } from '../../domain/notification-event-names.js';
+import { CHANNELS, isTimeZone, typeInfo, type ChannelFlags, type NotificationType } from '../../domain/notifications.js';
 import type { NotificationPreferencesEvent } from '../../events/notifications.js';
 import type { Aggregate } from '../aggregate.js';
 
@@ -28,10 +29,9 @@ function decide(command: NotificationPreferencesCommand, state: NotificationPref
   }
   const events: NotificationPreferencesEvent[] = [];
   let folded = state;
-  command.preferences.forEach(({ event, channels }, index) => {
-    if (!isNotificationType(event)) {
-      throw invalid(`Unknown notification event: ${event}`, [{ path: `preferences.${index}.event`, message: 'a notification event', code: 'unknown_event' }]);
-    }
+  command.preferences.forEach(({ event: name, channels }, index) => {
+    // The reference client's names are read as ours; the event stores our name.
+    const event = requireNotificationType(name, `preferences.${index}.event`);
     const current = channelsFor(folded, event);
     const next = { ...current, ...Object.fromEntries(CHANNELS.filter((c) => channels[c] !== undefined).map((c) => [c, channels[c]])) } as ChannelFlags;
     // Stored once a user sets it, even to the defaults: a later change of defaults leaves their choice alone.

@@ -5,7 +5,6 @@ import type { Aggregate } from '../aggregate.js';
 
 /** A tenant's notification templates and global settings (stream `notification_settings-<tenantId>`). */
 export interface NotificationSettingsState {
-  seeded: boolean;
   templates: Record<string, NotificationTemplateFields & { id: string }>;
   settings: NotificationSettings;
 }
@@ -17,7 +16,10 @@ export type NotificationSettingsCommand =
   | { kind: 'update-template'; id: string; changes: TemplateChanges }
   | { kind: 'change-settings'; changes: Partial<NotificationSettings> };
 
-/** What registration gives a tenant: an active email template per notification type. */
+/**
+ * What registration gives a tenant: an active email template per notification type. The
+ * upgrade seed passes the same list; `seed` keeps only the types the tenant lacks.
+ */
 export function notificationSettingsSeed(newId: () => string): NotificationSettingsEvent[] {
   return NOTIFICATION_TYPE_NAMES.map((event) => {
     const { subject, body, variables } = typeInfo(event);
@@ -32,8 +34,12 @@ function changed<T extends object>(current: T, given: Partial<T>): Partial<T> {
 
 function decide(command: NotificationSettingsCommand, state: NotificationSettingsState): NotificationSettingsEvent[] {
   switch (command.kind) {
-    case 'seed':
-      return state.seeded ? [] : command.events;
+    case 'seed': {
+      // Per (event, channel), not once per tenant: a tenant seeded before a type existed gets
+      // that type's template, and one it already has (perhaps edited) is never written again.
+      const has = new Set(Object.values(state.templates).map((t) => `${t.event}/${t.channel}`));
+      return command.events.filter((e) => e.type !== 'NotificationTemplateCreated' || !has.has(`${e.data.event}/${e.data.channel}`));
+    }
     case 'update-template': {
       const template = Object.hasOwn(state.templates, command.id) ? state.templates[command.id] : undefined;
       if (!template) throw notFound('Template');
@@ -50,7 +56,7 @@ function decide(command: NotificationSettingsCommand, state: NotificationSetting
 function evolve(state: NotificationSettingsState, event: NotificationSettingsEvent): NotificationSettingsState {
   switch (event.type) {
     case 'NotificationTemplateCreated':
-      return { ...state, seeded: true, templates: { ...state.templates, [event.data.id]: event.data } };
+      return { ...state, templates: { ...state.templates, [event.data.id]: event.data } };
     case 'NotificationTemplateUpdated': {
       const template = state.templates[event.data.id];
       return template ? { ...state, templates: { ...state.templates, [event.data.id]: { ...template, ...event.data.changes } } } : state;
@@ -64,7 +70,7 @@ function evolve(state: NotificationSettingsState, event: NotificationSettingsEve
 
 export const notificationSettingsAggregate: Aggregate<NotificationSettingsState, NotificationSettingsEvent, NotificationSettingsCommand> = {
   streamPrefix: 'notification_settings',
-  initialState: { seeded: false, templates: {}, settings: DEFAULT_NOTIFICATION_SETTINGS },
+  initialState: { templates: {}, settings: DEFAULT_NOTIFICATION_SETTINGS },
   evolve,
   decide,
 };

@@ -5,6 +5,7 @@ import {
 } from '../../commands/notifications/notification-commands.js';
 import { notifyUser } from '../../commands/notifications/notify-user.js';
 import { invalid, notFound } from '../../domain/errors.js';
+import { requireNotificationType } from '../../domain/notification-event-names.js';
 import {
   countUnread, getNotification, getTemplate, listDeliveries, listNotifications, listTemplates, preferencesOf, settingsOf, timeZoneOf, unreadNotificationIds,
 } from '../../queries/notifications.js';
@@ -98,7 +99,8 @@ export function notificationsRouter(services: Services): Router {
   });
 
   router.put('/preferences/:event', async (req, res) => {
-    const event = String(req.params.event);
+    // A reference alias (task_due_reminder) answers the row under our name (task_due).
+    const event = requireNotificationType(String(req.params.event), 'event');
     const result = await setNotificationPreferences(services, own(res), [{ event, channels: flagsOf(parseBody(preferenceBody, req)) }]);
     await services.waitForProjections(result.position);
     const { tenantId, userId } = principalOf(res);

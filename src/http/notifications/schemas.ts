@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LONG_TEXT_MAX } from '../../domain/field-rules.js';
+import { notificationTypeOf } from '../../domain/notification-event-names.js';
 import { DIGEST_FREQUENCIES, isTimeZone, TIME_OF_DAY, TIME_OF_DAY_RULE } from '../../domain/notifications.js';
 import { DELIVERY_STATUSES } from '../../queries/notifications.js';
 
@@ -7,12 +8,16 @@ export const emptyBody = z.object({}).strict();
 
 const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
 
-/** Spec: page, limit, unreadOnly; the reference's `type` filter too. Limit: reference default 20, at most 50. */
+/**
+ * Spec: page, limit, unreadOnly; the reference's `type` filter too (its names read as ours:
+ * task_due_reminder is task_due; any other name simply matches nothing). Limit: reference
+ * default 20, at most 50.
+ */
 export const listQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
   limit: z.coerce.number().int().min(1).max(50).default(20),
   unreadOnly: flag.default(false),
-  type: z.string().trim().min(1).max(100).optional(),
+  type: z.string().trim().min(1).max(100).transform((name) => notificationTypeOf(name) ?? name).optional(),
 });
 
 /** The channel flags; the reference's `browserPush` is `push`. */
