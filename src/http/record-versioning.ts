@@ -21,6 +21,10 @@ import { parseQuery, queryDate } from './validate.js';
  *   and every write answers with the record's new ETag.
  * Scope, permissions and 404 for other tenants stay the module's own routes' answers.
  */
+/** Routers with record versioning mounted: the OpenAPI document describes ETag, If-Match and asOf on their `/:id` routes. */
+const versionedRouters = new WeakSet<object>();
+export const hasRecordVersioning = (router: object): boolean => versionedRouters.has(router);
+
 export function mountRecordVersioning<S, E>(
   router: Router,
   services: Services,
@@ -28,6 +32,7 @@ export function mountRecordVersioning<S, E>(
   /** The detail's fields in a folded state, when they are not simply its `fields` (or the state itself). */
   pastFields: (state: S) => Record<string, unknown> = fieldsOf,
 ): void {
+  versionedRouters.add(router);
   router.use('/:id', async (req, res, next) => {
     const id = String(req.params.id);
     if (!UUID.test(id)) return next();
@@ -66,7 +71,7 @@ function onSuccessHeaders(res: Response, set: () => void): void {
   } as typeof res.writeHead;
 }
 
-const asOfQuery = z.object({ asOf: queryDate.optional() });
+export const asOfQuery = z.object({ asOf: queryDate.optional() });
 
 async function versionedDetail<S, E>(
   req: Request,
@@ -152,7 +157,7 @@ const inclusiveEnd = z.string().max(40).transform((text, ctx) => {
   return PLAIN_DATE.test(text) ? new Date(parsed.data.getTime() + DAY_MS - 1) : parsed.data;
 });
 
-const historyQuery = z
+export const historyQuery = z
   .object({ from: queryDate.optional(), to: inclusiveEnd.optional() })
   .refine((q) => !q.from || !q.to || q.from <= q.to, { message: 'from must not be after to', path: ['from'] });
 

@@ -105,9 +105,35 @@ describe('the OpenAPI document', () => {
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.match(/^application\/json/);
       expect(document.openapi).to.equal('3.1.0');
-      expect(document.components.securitySchemes.bearer).to.deep.equal({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+      expect(document.components.securitySchemes.bearer).to.include({ type: 'http', scheme: 'bearer' });
+      // Both kinds of bearer the service accepts.
+      expect((document.components.securitySchemes.bearer as { description: string }).description).to.match(/access token/).and.match(/API key/);
       const routedModules = modules.filter((m) => m.routes?.length).map((m) => m.name);
       expect(document.tags.map((t) => t.name)).to.include.members([...routedModules, 'platform']);
+    });
+
+    it('describes what the shared machinery adds: ETag, If-None-Match and asOf on record details, If-Match on their writes, from/to on histories, Idempotency-Key on authenticated POSTs', () => {
+      const op = (method: string, path: string) => (document.paths[path] as Record<string, any>)[method];
+      const names = (o: any, where: string) => (o.parameters ?? []).filter((p: any) => p.in === where).map((p: any) => p.name);
+      for (const kind of ['leads', 'contacts', 'accounts', 'opportunities', 'tasks', 'work-requests', 'products', 'time-entries', 'forms', 'workflows', 'reports', 'users']) {
+        const detail = op('get', `/api/${kind}/{id}`);
+        expect(names(detail, 'query'), kind).to.include('asOf');
+        expect(names(detail, 'header'), kind).to.include('If-None-Match');
+        expect(detail.responses, kind).to.have.property('304');
+        expect(detail.responses['2XX'].headers, kind).to.have.property('ETag');
+      }
+      const update = op('put', '/api/leads/{id}');
+      expect(names(update, 'header')).to.include('If-Match');
+      expect(update.responses).to.have.property('412');
+      expect(names(op('delete', '/api/contacts/{id}'), 'header')).to.include('If-Match');
+      for (const path of ['/api/leads/{id}/history', '/api/users/{id}/history']) expect(names(op('get', path), 'query'), path).to.include.members(['from', 'to']);
+      const create = op('post', '/api/leads');
+      expect(names(create, 'header')).to.include('Idempotency-Key');
+      expect(create.responses).to.include.keys('409', '422');
+      // Not where the machinery does not run: a list, a public POST, a router without versioning.
+      expect(names(op('get', '/api/leads'), 'query')).to.not.include('asOf');
+      expect(names(op('post', '/api/forms/public/{tenantSlug}/{token}/submit'), 'header')).to.not.include('Idempotency-Key');
+      expect(names(op('get', '/api/webhooks/{id}'), 'header')).to.not.include('If-None-Match');
     });
 
     it('names every route the service serves, and no other', () => {

@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import { z } from 'zod';
 import { errorBodySchema } from '../errors.js';
+import { asOfQuery, hasRecordVersioning, historyQuery } from '../record-versioning.js';
 import { mountedRoutes, openApiPath } from './routes.js';
 
 /**
@@ -127,17 +128,39 @@ function bodyRequired(schema: z.ZodType): boolean {
 
 const errorResponse = { $ref: '#/components/responses/Error' };
 
+const header = (name: string, description: string) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } });
+
+/**
+ * What the shared machinery adds to a route, whoever declares it: record versioning (src/http/record-versioning.ts) on
+ * the `/:id` routes of a router that mounts it, `from`/`to` on every `/:id/history`, and Idempotency-Key on every
+ * authenticated POST (src/http/idempotency.ts).
+ */
+function sharedBehaviour(mount: DocumentedMount, method: string, relative: string) {
+  const underRecord = hasRecordVersioning(mount.router) && /^\/:[^/]+(\/|$)/.test(relative);
+  return {
+    detail: underRecord && method === 'GET' && /^\/:[^/]+$/.test(relative),
+    guardedWrite: underRecord && method !== 'GET',
+    history: method === 'GET' && /^\/:[^/]+\/history$/.test(relative),
+    idempotent: !mount.public && method === 'POST',
+  };
+}
+
 function operation(mount: DocumentedMount, method: string, expressPath: string, components: Record<string, JsonSchema>) {
   const { path, params } = openApiPath(expressPath);
   const key = routeKey(method, relativePath(mount, expressPath));
   const declared = Object.entries(mount.schemas).find(([declaredKey]) => normalisedKey(declaredKey) === key)?.[1] ?? {};
   const id = operationId(method, path);
-  const query = declared.query === undefined ? [] : [declared.query].flat();
+  const shared = sharedBehaviour(mount, method.toUpperCase(), relativePath(mount, expressPath));
+  const query = [...(declared.query === undefined ? [] : [declared.query].flat()), ...(shared.detail ? [asOfQuery] : []), ...(shared.history ? [historyQuery] : [])];
   const parameters = [
     ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
     ...queryParameters(query, id, components),
+    ...(shared.detail ? [header('If-None-Match', 'The ETag of a copy the client holds: 304 while the record is still at that revision')] : []),
+    ...(shared.guardedWrite ? [header('If-Match', 'The ETag the client read ("3"): 412 when the record has moved on since, and nothing is written')] : []),
+    ...(shared.idempotent ? [header('Idempotency-Key', 'A retry with the same key and body answers the first response and changes nothing; another body with it is 422')] : []),
   ];
   const validates = parameters.length > 0 || declared.body !== undefined;
+  const etag = { ETag: { description: "The record's revision after this request", schema: { type: 'string' } } };
   return {
     path,
     operation: {
@@ -151,8 +174,15 @@ function operation(mount: DocumentedMount, method: string, expressPath: string, 
         : {}),
       responses: {
         // Response bodies have no schemas yet: described loosely.
-        '2XX': { description: 'Success (201 with the record for a create; 202 while a write is not yet readable)', content: { 'application/json': { schema: {} } } },
+        '2XX': {
+          description: 'Success (201 with the record for a create; 202 while a write is not yet readable)',
+          ...(shared.detail || shared.guardedWrite ? { headers: etag } : {}),
+          content: { 'application/json': { schema: {} } },
+        },
+        ...(shared.detail ? { '304': { description: 'Not modified: the record is still at the revision If-None-Match named' } } : {}),
         ...(validates ? { '400': errorResponse } : {}),
+        ...(shared.guardedWrite ? { '412': errorResponse } : {}),
+        ...(shared.idempotent ? { '409': errorResponse, '422': errorResponse } : {}),
         ...(mount.public ? {} : { '401': errorResponse, '403': errorResponse }),
         ...(params.length ? { '404': errorResponse } : {}),
         default: errorResponse,
@@ -181,7 +211,8 @@ export function openApiDocument(mounts: DocumentedMount[]): OpenApiDocument {
       title: 'CRM API',
       // The API has one version; its paths carry none.
       version: '1',
-      description: 'Generated from the zod schemas the routes validate with. Authenticate with `Authorization: Bearer <access token>` (POST /auth/login).',
+      description:
+        'Generated from the zod schemas the routes validate with. Authenticate with `Authorization: Bearer <access token>` (POST /auth/login) or `Bearer <API key>` (POST /api-keys).',
     },
     servers: [{ url: '/' }],
     tags: [...new Set(mounts.map((m) => m.tag))].map((name) => ({ name })),
@@ -191,7 +222,9 @@ export function openApiDocument(mounts: DocumentedMount[]): OpenApiDocument {
       responses: {
         Error: { description: 'An error: statusCode, error, message, and details (the validation issues of a 400)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } },
       },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An access token (a JWT from POST /auth/login or /auth/refresh) or an API key (`crm_…`, made by an admin with POST /api-keys, acting with its role)' },
+      },
     },
   };
 }
