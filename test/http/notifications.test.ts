@@ -229,13 +229,14 @@ describe('notifications', () => {
       await handleCommand(services, tenantAggregate, tenantId, { kind: 'register', id: tenantId, slug: `old-${tenantId.slice(0, 8)}`, companyName: `Old ${tenantId.slice(0, 8)}` }, ctx);
       const older = notificationSettingsSeed(randomUUID).filter((e) => !['task_completed', 'opportunity_assigned'].includes((e.data as any).event));
       await handleCommand(services, notificationSettingsAggregate, tenantId, { kind: 'seed', events: older }, ctx);
-      await services.waitForProjections(await services.store.headPosition());
       const templatesOf = () => services.knex('notification_templates').where({ tenant_id: tenantId }).orderBy('event');
+      await until(async () => (await templatesOf()).length === older.length, SAGA_WAIT_MS);
       const kept = await templatesOf();
       expect(kept.map((t: any) => t.event)).to.not.include.members(['task_completed']);
 
       expect(await seedMissingNotificationSettings(services)).to.equal(1);
-      await services.waitForProjections(await services.store.headPosition());
+      // Polled, not waited for by the store's head: with sagas appending meanwhile, the head may not yet cover the seed.
+      await until(async () => (await templatesOf()).length === NOTIFICATION_TYPE_NAMES.length, SAGA_WAIT_MS);
       const now = await templatesOf();
       expect(now.map((t: any) => t.event)).to.have.members(NOTIFICATION_TYPE_NAMES);
       expect(now.filter((t: any) => kept.some((k: any) => k.id === t.id))).to.have.length(kept.length);
