@@ -59,8 +59,8 @@ function tableShape(trx: Knex.Transaction, pool: object, table: string): Promise
 /**
  * The write side of a projection batch. Handlers state what a row becomes (insert,
  * update, increment, delete by primary key); the writer folds everything said about the
- * same row in the batch and writes each table with a few bulk statements at the end,
- * however the event types interleave. `sql` runs a statement in order, after flushing.
+ * same row in the batch, in the order they were said, and writes each table with a few
+ * bulk statements at the end, however the event types interleave. `sql` runs a statement in order, after flushing.
  */
 export class ReadModelWriter {
   private readonly pending = new Map<string, Map<string, PendingRow>>();
@@ -94,6 +94,14 @@ export class ReadModelWriter {
     if (entry.deleted && !entry.insert) return;
     if (entry.insert) Object.assign(entry.insert, patch);
     else entry.patch = { ...entry.patch, ...patch };
+    // A value set after additions to the same column replaces them: event order holds.
+    for (const column of Object.keys(patch)) {
+      entry.increments?.delete(column);
+      if (entry.increments?.size === 0) delete entry.increments;
+      // A tally still creates its row when missing, so it stays, adding nothing.
+      const tallied = this.tallies.get(table)?.get(this.keyText(table, key));
+      if (tallied && column in tallied) tallied[column] = 0;
+    }
   }
 
   increment(table: string, key: Row, column: string, by: number): void {
@@ -117,6 +125,8 @@ export class ReadModelWriter {
     delete entry.insert;
     delete entry.patch;
     delete entry.increments;
+    // Counts added before the delete die with the row.
+    this.tallies.get(table)?.delete(this.keyText(table, key));
     // A row both made and removed in this batch never reaches the table.
     entry.deleted = entry.deleted || !wasInsertedHere;
   }
@@ -127,7 +137,15 @@ export class ReadModelWriter {
    */
   tally(table: string, key: Row, column: string, by: number): void {
     const { primaryKey } = this.shape(table);
-    const keyText = JSON.stringify(primaryKey.map((k) => key[k]));
+    const keyText = this.keyText(table, key);
+    // After an insert, update or delete of the same row in this batch, the count must land
+    // on what they left, in event order: fold it into their intent instead.
+    const entry = this.pending.get(table)?.get(keyText);
+    if (entry?.insert || (entry?.patch && column in entry.patch)) return this.increment(table, key, column, by);
+    if (entry?.deleted) {
+      entry.insert = { ...Object.fromEntries(primaryKey.map((k) => [k, key[k]])), [column]: by };
+      return;
+    }
     let rows = this.tallies.get(table);
     if (!rows) this.tallies.set(table, (rows = new Map()));
     const row = rows.get(keyText) ?? { ...Object.fromEntries(primaryKey.map((k) => [k, key[k]])) };
@@ -171,6 +189,10 @@ export class ReadModelWriter {
     return shape;
   }
 
+  private keyText(table: string, key: Row): string {
+    return JSON.stringify(this.shape(table).primaryKey.map((k) => key[k]));
+  }
+
   private entry(table: string, values: Row): PendingRow {
     const { primaryKey } = this.shape(table);
     const key = Object.fromEntries(primaryKey.map((k) => [k, values[k]]));
@@ -179,7 +201,7 @@ export class ReadModelWriter {
     }
     let rows = this.pending.get(table);
     if (!rows) this.pending.set(table, (rows = new Map()));
-    const keyText = JSON.stringify(primaryKey.map((k) => key[k]));
+    const keyText = this.keyText(table, key);
     let entry = rows.get(keyText);
     if (!entry) rows.set(keyText, (entry = { key }));
     return entry;

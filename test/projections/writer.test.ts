@@ -125,6 +125,56 @@ describe('the read-model writer', () => {
     ]);
   });
 
+  describe('keeps event order for one row', () => {
+    const tallyBatch = async (write: (w: ReadModelWriter) => void) =>
+      db.knex.transaction(async (trx) => {
+        const writer = await ReadModelWriter.open(trx, ['tallies']);
+        write(writer);
+        await writer.flush();
+      });
+    before(async () => db.knex.raw('create table if not exists tallies (tenant_id text primary key, live int not null default 0)'));
+    beforeEach(async () => db.knex('tallies').delete());
+
+    it('a value set after an increment of the same column replaces it', async () => {
+      const id = randomUUID();
+      await batch((w) => w.insert('things', { tenant_id: 't', id, name: 'x', hits: 5 }));
+      await batch((w) => {
+        w.increment('things', { tenant_id: 't', id }, 'hits', 3);
+        w.update('things', { tenant_id: 't', id }, { hits: 0, name: 'reset' });
+        w.increment('things', { tenant_id: 't', id }, 'hits', 2);
+      });
+      expect((await all()).map((r) => [r.name, r.hits])).to.deep.equal([['reset', 2]]);
+    });
+
+    it('a tally followed by a delete of its row leaves no row', async () => {
+      await tallyBatch((w) => w.tally('tallies', { tenant_id: 'a' }, 'live', 4));
+      await tallyBatch((w) => {
+        w.tally('tallies', { tenant_id: 'a' }, 'live', 1);
+        w.delete('tallies', { tenant_id: 'a' });
+      });
+      expect(await db.knex('tallies').select()).to.deep.equal([]);
+    });
+
+    it('a tally after a delete starts the row again, and a value set after a tally replaces it', async () => {
+      await tallyBatch((w) => {
+        w.tally('tallies', { tenant_id: 'a' }, 'live', 4);
+        w.tally('tallies', { tenant_id: 'b' }, 'live', 4);
+      });
+      await tallyBatch((w) => {
+        w.delete('tallies', { tenant_id: 'a' });
+        w.tally('tallies', { tenant_id: 'a' }, 'live', 1);
+        w.tally('tallies', { tenant_id: 'a' }, 'live', 1);
+        w.tally('tallies', { tenant_id: 'b' }, 'live', 3);
+        w.update('tallies', { tenant_id: 'b' }, { live: 10 });
+        w.tally('tallies', { tenant_id: 'b' }, 'live', -1);
+      });
+      expect(await db.knex('tallies').orderBy('tenant_id').select()).to.deep.equal([
+        { tenant_id: 'a', live: 2 },
+        { tenant_id: 'b', live: 9 },
+      ]);
+    });
+  });
+
   it('gives a column a row leaves out its default, even when other rows of the batch set it', async () => {
     const [a, b] = [randomUUID(), randomUUID()];
     const statements = await batch((w) => {
