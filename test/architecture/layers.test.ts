@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 
 /**
- * Imports point down (DESIGN.md): domain (pure types, rules and errors every layer shares)
+ * Imports point down: domain (pure types, rules and errors every layer shares)
  * ← infra ← events ← commands ← projections ← queries ← sagas ← http ← the entry points
  * (service, modules, main) ← cli. A layer may import its own folder and any layer below
  * it: queries read what projections declare of the read models, sagas pick their work with
