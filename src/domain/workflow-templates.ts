@@ -27,6 +27,22 @@ export function fieldOf(record: Record<string, unknown>, name: string): unknown 
   return undefined;
 }
 
+/** An object the API shows for a reference: a lead's `stage` or `pipeline` ({id, name, …}). */
+export function isReference(value: unknown): value is { id: string; name?: unknown; slug?: unknown; key?: unknown } {
+  return !!value && typeof value === 'object' && !Array.isArray(value) && typeof (value as { id?: unknown }).id === 'string' && 'name' in value;
+}
+
+/**
+ * A field as a template shows it: as the record's API shows it; a reference the API shows as
+ * an object by its name; a plain word the API shows only as `<word>Id` and `<word>Name` (a
+ * task's `status`, a deal's `owner`) by the name.
+ */
+export function shownField(record: Record<string, unknown>, name: string): unknown {
+  const value = fieldOf(record, name);
+  if (isReference(value)) return value.name;
+  return value !== undefined ? value : fieldOf(record, `${toCamelCase(name)}Name`);
+}
+
 export function displayValue(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
@@ -35,7 +51,7 @@ export function displayValue(value: unknown): string {
 }
 
 export function interpolate(template: string, record: Record<string, unknown>, escape: Escaper = plainText): string {
-  return template.replace(PLACEHOLDER, (_, name: string) => escape(displayValue(fieldOf(record, name))));
+  return template.replace(PLACEHOLDER, (_, name: string) => escape(displayValue(shownField(record, name))));
 }
 
 /** For HTML mail bodies: a value shows as text, never as markup. */

@@ -1,4 +1,4 @@
-import { fieldOf } from './workflow-templates.js';
+import { fieldOf, isReference, shownField, toCamelCase } from './workflow-templates.js';
 
 /** Spec B§6: the event names a workflow of each module may be triggered by. */
 export const WORKFLOW_TRIGGERS = {
@@ -48,12 +48,20 @@ export interface WorkflowAction {
   branch: 'yes' | 'no' | null;
 }
 
+/**
+ * Filters and branch conditions as a client writes them, and as they are stored and shown:
+ * the spec's `{logic: "AND"|"OR", conditions}` or the reference's `{match: "all"|"any", items}`,
+ * nestable. Evaluation reads them through `normaliseConditions`.
+ */
+export type ConditionGroupInput = { logic?: string; conditions?: unknown[] } | { match?: 'all' | 'any'; items?: unknown[] };
+
 export interface WorkflowDefinition {
   name: string;
   description: string | null;
   triggerModule: WorkflowModule;
   triggerType: string;
-  triggerFilters: ConditionGroup;
+  /** As the client gave them (older versions hold the `{match, items}` form). */
+  triggerFilters: ConditionGroupInput | ConditionGroup;
   actions: WorkflowAction[];
 }
 
@@ -83,19 +91,44 @@ const ordered = (a: unknown, b: unknown, test: (c: number) => boolean) => {
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : typeof value === 'string' ? value.split(',').map((v) => v.trim()) : [value]);
 
 /**
+ * The values that identify what a condition's field names, so a reference matches by its id,
+ * its name or its key: the field itself (an object the API shows for a reference by its id,
+ * name and slug; a list of them by each member's), and the fields the API shows beside it for
+ * the same reference, `<field>Id` and `<field>Name` (`priority`, `priorityId`, `priorityName`;
+ * `owner` → `ownerId`, `ownerName`; a task's `status` → `statusId`, `statusName`). A field
+ * named `<x>Id` is also `<x>`. A field with none of them set is its own (empty) value.
+ */
+function identitiesOf(record: Record<string, unknown>, field: string): unknown[] {
+  const name = toCamelCase(field);
+  const base = /^.+Id$/.test(name) ? name.slice(0, -2) : name;
+  const values: unknown[] = [];
+  const add = (value: unknown) => (isReference(value) ? values.push(value.id, value.name, value.slug, value.key) : values.push(value));
+  for (const key of new Set([field, base, `${base}Id`, `${base}Name`])) {
+    const value = fieldOf(record, key);
+    if (Array.isArray(value) && value.some(isReference)) value.forEach(add);
+    else add(value);
+  }
+  const set = values.filter((v) => v !== undefined && v !== null && v !== '');
+  return set.length ? set : [fieldOf(record, field)];
+}
+
+/**
  * One condition against the record just after the trigger (`current`) and just before it
- * (`previous`, null when it was just created: every field then counts as changed).
+ * (`previous`, null when it was just created: every field then counts as changed), both as
+ * the record's API shows them. Equality (`equals`, `in`, `changed_to`…) accepts any of a
+ * reference's identities; text and order operators read the field as a template shows it.
  * Text comparisons ignore case; a missing field is empty.
  */
 export function conditionHolds(condition: Condition, current: Record<string, unknown>, previous: Record<string, unknown> | null): boolean {
-  const now = fieldOf(current, condition.field);
-  const before = previous === null ? undefined : fieldOf(previous, condition.field);
+  const now = shownField(current, condition.field);
   const wanted = condition.value;
+  const is = (record: Record<string, unknown> | null, value: unknown) => record !== null && identitiesOf(record, condition.field).some((v) => same(v, value));
+  const identity = (record: Record<string, unknown>) => identitiesOf(record, condition.field).map(text).join('\u0000');
   switch (condition.operator) {
     case 'equals':
-      return same(now, wanted);
+      return is(current, wanted);
     case 'not_equals':
-      return !same(now, wanted);
+      return !is(current, wanted);
     case 'contains':
       return text(now).toLowerCase().includes(text(wanted).toLowerCase());
     case 'not_contains':
@@ -115,15 +148,15 @@ export function conditionHolds(condition: Condition, current: Record<string, unk
     case 'less_or_equal':
       return ordered(now, wanted, (c) => c <= 0);
     case 'in':
-      return list(wanted).some((v) => same(now, v));
+      return list(wanted).some((v) => is(current, v));
     case 'not_in':
-      return !list(wanted).some((v) => same(now, v));
+      return !list(wanted).some((v) => is(current, v));
     case 'changed_to':
-      return same(now, wanted) && !same(before, wanted);
+      return is(current, wanted) && !is(previous, wanted);
     case 'changed_from':
-      return same(before, wanted) && !same(now, wanted);
+      return is(previous, wanted) && !is(current, wanted);
     case 'any_change':
-      return text(now) !== text(before);
+      return previous === null ? text(now) !== '' : identity(current) !== identity(previous);
   }
 }
 

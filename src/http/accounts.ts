@@ -12,6 +12,7 @@ import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
 import { mountRecordVersioning } from './record-versioning.js';
+import { pastView } from '../queries/record-views.js';
 
 const uuid = z.uuid();
 const accountFields = {
@@ -60,7 +61,8 @@ export const withDefaults = (b: z.infer<typeof createBody>) => ({
 
 export function accountsRouter(services: Services): Router {
   const router = Router();
-  mountRecordVersioning(router, services, accountAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
+  // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
+  mountRecordVersioning(router, services, accountAggregate, pastView('accounts', services));
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleAccounts(knex, principal).where('a.id', id).first('a.id'));
   const detail = async (principal: Principal, id: string) => {

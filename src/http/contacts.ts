@@ -12,6 +12,7 @@ import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
 import { mountRecordVersioning } from './record-versioning.js';
+import { pastView } from '../queries/record-views.js';
 
 const uuid = z.uuid();
 const contactFields = {
@@ -58,7 +59,8 @@ export const withDefaults = (body: z.infer<typeof createBody>) => ({
 
 export function contactsRouter(services: Services): Router {
   const router = Router();
-  mountRecordVersioning(router, services, contactAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
+  // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
+  mountRecordVersioning(router, services, contactAggregate, pastView('contacts', services));
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleContacts(knex, principal).where('c.id', id).first('c.id'));
   const detail = async (principal: Principal, id: string) => {

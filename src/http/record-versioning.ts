@@ -29,15 +29,15 @@ export function mountRecordVersioning<S, E>(
   router: Router,
   services: Services,
   aggregate: EventFold<S, E>,
-  /** The detail's fields in a folded state, when they are not simply its `fields` (or the state itself). */
-  pastFields: (state: S) => Record<string, unknown> = fieldsOf,
+  /** The detail's fields in a folded state, when they are not simply its `fields` (or the state itself): a record's API view (queries/record-views.ts). */
+  pastFields: PastFields<S> = fieldsOf,
 ): void {
   versionedRouters.add(router);
   router.use('/:id', async (req, res, next) => {
     const id = String(req.params.id);
     if (!UUID.test(id)) return next();
     const streamId = streamIdOf(aggregate, id);
-    if (req.method === 'GET' && req.path === '/') return versionedDetail(req, res, services, aggregate, streamId, pastFields).then(() => next());
+    if (req.method === 'GET' && req.path === '/') return versionedDetail(req, res, services, aggregate, id, pastFields).then(() => next());
     if (WRITES.has(req.method)) {
       const version: StreamVersion = { streamId, expectedRevision: ifMatchRevision(req) };
       res.locals.recordVersion = version;
@@ -46,6 +46,9 @@ export function mountRecordVersioning<S, E>(
     next();
   });
 }
+
+/** A past state's detail fields; `past` says whose record it is and the moment asked for. */
+export type PastFields<S> = (state: S, past: { tenantId: string; id: string; at: Date }) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -78,9 +81,10 @@ async function versionedDetail<S, E>(
   res: Response,
   services: Services,
   aggregate: EventFold<S, E>,
-  streamId: string,
-  pastFields: (state: S) => Record<string, unknown>,
+  id: string,
+  pastFields: PastFields<S>,
 ): Promise<void> {
+  const streamId = streamIdOf(aggregate, id);
   const { asOf } = parseQuery(asOfQuery, req);
   const tenantId = principalOf(res).tenantId;
   if (!asOf) {
@@ -99,6 +103,8 @@ async function versionedDetail<S, E>(
   const then = eventsUpTo(events, asOf);
   const folded = foldRecorded(aggregate, then);
   const state = folded as unknown as { status?: string };
+  const existed = then.length > 0 && state.status !== 'absent' && state.status !== 'deleted';
+  const fields = existed ? await pastFields(folded, { tenantId, id, at: asOf }) : {};
   if (then.length) res.setHeader('ETag', etag(then[then.length - 1].revision));
   onSuccessHeaders(res, () => undefined);
   const json = res.json;
@@ -106,10 +112,8 @@ async function versionedDetail<S, E>(
     // Only a detail the module served (so the caller may see the record) is turned back in time.
     if (this.statusCode !== 200 || !body || typeof body !== 'object') return json.call(this, body);
     // Not yet created, or deleted by then: 404, as the detail of a deleted record is.
-    if (!then.length || state.status === 'absent' || state.status === 'deleted') {
-      return json.call(this.status(404), errorBody(404, 'The record did not exist at that time'));
-    }
-    return json.call(this, asItWas(body as Record<string, unknown>, pastFields(folded), then[then.length - 1]));
+    if (!existed) return json.call(this.status(404), errorBody(404, 'The record did not exist at that time'));
+    return json.call(this, asItWas(body as Record<string, unknown>, fields, then[then.length - 1]));
   } as typeof res.json;
 }
 
@@ -127,8 +131,9 @@ function fieldsOf(state: unknown): Record<string, unknown> {
 
 /**
  * The detail with each of its keys the folded fields hold taken from them; keys only joins
- * give (names, counts, linked records) stay current, except the name beside an id that
- * changed since (`ownerId` → `ownerName`), which is null rather than another's name.
+ * give (counts, linked records) stay current, except the name beside an id that changed
+ * since (`ownerId` → `ownerName`), which is null rather than another's name unless the
+ * fields give it too (a record's API view names its owner, stage, priority…).
  */
 function asItWas(detail: Record<string, unknown>, fields: Record<string, unknown>, last: RecordedEvent): Record<string, unknown> {
   const body = { ...detail };
@@ -136,7 +141,7 @@ function asItWas(detail: Record<string, unknown>, fields: Record<string, unknown
     if (!(key in body) || key === 'id') continue;
     if (key.endsWith('Id') && JSON.stringify(body[key]) !== JSON.stringify(value ?? null)) {
       const nameKey = `${key.slice(0, -2)}Name`;
-      if (nameKey in body) body[nameKey] = null;
+      if (nameKey in body && !(nameKey in fields)) body[nameKey] = null;
     }
     body[key] = value ?? null;
   }

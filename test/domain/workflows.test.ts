@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { interpolate } from '../../src/domain/workflow-templates.js';
-import { assembleActions, conditionHolds, groupHolds, normaliseConditions, waitDelayMs, type ActionInput } from '../../src/domain/workflows.js';
+import { assembleActions, conditionHolds, groupHolds, normaliseConditions, waitDelayMs, type ActionInput, type Condition } from '../../src/domain/workflows.js';
 import { maskedInput } from '../../src/sagas/workflows/run-executor.js';
 
 describe('workflow conditions', () => {
@@ -30,6 +30,45 @@ describe('workflow conditions', () => {
     expect(groupHolds(spec, now, before)).to.equal(true);
     expect(groupHolds({ match: 'all', items: [] }, now, before)).to.equal(true);
     expect(normaliseConditions(null)).to.deep.equal({ match: 'all', items: [] });
+  });
+});
+
+describe('workflow conditions on references (a record as its API shows it)', () => {
+  const stage = (id: string, name: string, slug: string) => ({ id, name, slug, color: '#fff', isWon: false });
+  const lead = { priority: 'high', priorityName: 'High', priorityId: 'p-high', stage: stage('s-2', 'Qualified', 'qualified'), stageId: 's-2', stageName: 'Qualified', ownerId: 'u-2', ownerName: 'Olive Owner' };
+  const before = { priority: 'medium', priorityName: 'Medium', priorityId: 'p-medium', stage: stage('s-1', 'New', 'new'), stageId: 's-1', stageName: 'New', ownerId: 'u-1', ownerName: 'Ada Admin' };
+  const holds = (field: string, operator: Condition['operator'], value?: unknown, previous: Record<string, unknown> | null = before) => conditionHolds({ field, operator, value }, lead, previous);
+
+  it('a reference matches by its key, its name or its id, under its plain word or its …Id field', () => {
+    for (const value of ['high', 'HIGH', 'High', 'p-high']) {
+      expect(holds('priority', 'changed_to', value), value).to.equal(true);
+      expect(holds('priorityId', 'equals', value), value).to.equal(true);
+      expect(holds('priority_id', 'in', ['low', value]), value).to.equal(true);
+    }
+    for (const value of ['Qualified', 'qualified', 's-2']) expect(holds('stage', 'changed_to', value), value).to.equal(true);
+    for (const value of ['Olive Owner', 'u-2']) expect(holds('owner', 'changed_to', value), value).to.equal(true);
+    expect(holds('stage', 'changed_from', 'new')).to.equal(true);
+    expect(holds('owner', 'changed_from', 'u-1')).to.equal(true);
+    expect(holds('priority', 'changed_to', 'medium')).to.equal(false);
+    expect(holds('priority', 'changed_from', 'high')).to.equal(false);
+    expect(holds('priority', 'not_equals', 'p-high')).to.equal(false);
+    expect(holds('stage', 'not_in', ['s-1', 'new'])).to.equal(true);
+  });
+
+  it('changed_to needs the value before to differ; any_change sees a changed reference; text operators read the shown value', () => {
+    expect(holds('priority', 'changed_to', 'high', lead)).to.equal(false);
+    expect(holds('priority', 'changed_to', 'high', null)).to.equal(true);
+    expect(holds('stage', 'any_change')).to.equal(true);
+    expect(holds('stage', 'any_change', undefined, lead)).to.equal(false);
+    expect(holds('owner', 'any_change', undefined, { ...before, ownerId: 'u-2', ownerName: 'Olive Owner' })).to.equal(false);
+    expect(holds('stage', 'starts_with', 'qual')).to.equal(true);
+    expect(holds('owner', 'contains', 'olive')).to.equal(true);
+    expect(holds('status', 'is_empty')).to.equal(true);
+  });
+
+  it('templates show a reference object by its name and a plain word by its …Name field; unknown names stay empty', () => {
+    expect(interpolate('{{trigger.priority}}/{{trigger.priorityName}} {{trigger.stage}} {{trigger.owner}} [{{trigger.ownerNameName}}{{trigger.status}}]', lead)).to.equal('high/High Qualified Olive Owner []');
+    expect(interpolate('{{trigger.address}}', { address: { city: 'Berlin' } })).to.equal('{"city":"Berlin"}');
   });
 });
 

@@ -9,6 +9,7 @@ import { isAtOrAfter } from '../../src/events/store/position.js';
 import type { Position } from '../../src/events/store/types.js';
 import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
 import { workflowSaga } from '../../src/sagas/workflows/workflow-saga.js';
+import { createWorkflow } from '../../src/commands/workflows/workflow-commands.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
@@ -60,7 +61,7 @@ describe('workflows', () => {
         ],
       });
       expect(wf).to.include({ version: 1, isActive: true, triggerModule: 'leads', triggerType: 'lead_updated', actionCount: 3, description: 'routes new leads' });
-      expect(wf.triggerFilters).to.deep.equal({ match: 'all', items: [{ field: 'source', operator: 'equals', value: 'web' }] });
+      expect(wf.triggerFilters).to.deep.equal({ logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: 'web' }] });
       const [branch, yes, no] = wf.actions;
       expect(branch).to.include({ actionType: 'branch', parentActionId: null, branch: null, sortOrder: 0 });
       expect(yes).to.include({ parentActionId: branch.id, branch: 'yes' });
@@ -105,6 +106,76 @@ describe('workflows', () => {
         expect(res.body.message).to.be.a('string');
       }
       expect((await call('GET', '/workflows?limit=100')).body.meta.total).to.equal(before);
+    });
+
+    it("triggerFilters are answered as they were written (logic and all), and logic OR fires when only one filter holds", async () => {
+      const marker = randomUUID().slice(0, 8);
+      const lead = await newLead({ company: `Or ${marker}` });
+      const either = { logic: 'or', conditions: [{ field: 'company', operator: 'changed_to', value: `Nope ${marker}` }, { field: 'title', operator: 'changed_to', value: `Buyer ${marker}` }] };
+      const both = { logic: 'AND', conditions: either.conditions };
+      const nested = { match: 'all', items: [{ field: 'id', operator: 'equals', value: lead.id }, either] };
+      const anyWf = await newWorkflow({ triggerFilters: nested, actions: [{ actionType: 'create_task', config: { title: `${marker} either` } }] });
+      await newWorkflow({ triggerFilters: { logic: 'AND', conditions: [{ field: 'id', operator: 'equals', value: lead.id }, both] }, actions: [{ actionType: 'create_task', config: { title: `${marker} both` } }] });
+      expect(anyWf.triggerFilters).to.deep.equal(nested);
+      expect((await call('GET', `/workflows/${anyWf.id}`)).body.triggerFilters).to.deep.equal(nested);
+      const listed = (await call('GET', '/workflows?limit=100')).body.data.find((w: any) => w.id === anyWf.id);
+      expect(listed.triggerFilters).to.deep.equal(nested);
+
+      expect((await call('PUT', `/leads/${lead.id}`, { title: `Buyer ${marker}` })).status).to.equal(200);
+      await sagaPassed((await service.services.store.readStream(`lead-${lead.id}`)).at(-1)!.position);
+      expect((await tasksOn(lead.id)).map((t: any) => t.title).filter((t: string) => t.startsWith(marker))).to.deep.equal([`${marker} either`]);
+    });
+
+    it("assign_owner's territory and skill rules may only name users of the tenant: another tenant's user is a 400 naming the field", async () => {
+      const member = plain.user.id;
+      const cases: [Record<string, unknown>, string][] = [
+        [{ algorithm: 'territory', pool: [member], territories: [{ userId: member, values: ['DE'] }, { userId: other.user.id, values: ['FR'] }] }, 'actions.1.config.territories.1.userId'],
+        [{ algorithm: 'skill_match', pool: [member], skills: [{ userId: other.user.id, values: ['Banking'] }] }, 'actions.1.config.skills.0.userId'],
+      ];
+      for (const [config, path] of cases) {
+        const res = await call('POST', '/workflows', {
+          name: 'steal', triggerModule: 'leads', triggerType: 'lead_created',
+          actions: [{ actionType: 'add_tag', config: { tag: 'x' } }, { actionType: 'assign_owner', config }],
+        });
+        expect(res.status, path).to.equal(400);
+        expect(res.body.message).to.equal(`${path} names a user that is not a user of this tenant`);
+        expect(res.body.details).to.deep.equal([{ path, message: `unknown user ${other.user.id}`, code: 'unknown_reference' }]);
+      }
+      const wf = await newWorkflow({ actions: [{ actionType: 'assign_owner', config: { algorithm: 'territory', pool: [member], territories: [{ userId: member, values: ['DE'] }] } }] });
+      const { name, triggerModule, triggerType, actions } = wf;
+      actions[0].config.skills = [{ userId: other.user.id, values: ['x'] }];
+      const put = await call('PUT', `/workflows/${wf.id}`, { name, triggerModule, triggerType, actions });
+      expect(put.status).to.equal(400);
+      expect(put.body.details[0].path).to.equal('actions.0.config.skills.0.userId');
+      expect((await call('GET', `/workflows/${wf.id}`)).body.version).to.equal(1);
+      const malformed = await call('POST', '/workflows', { name: 'bad', triggerModule: 'leads', triggerType: 'lead_created', actions: [{ actionType: 'assign_owner', config: { territories: [{ userId: 'nobody', values: ['DE'] }] } }] });
+      expect(malformed.status).to.equal(400);
+    });
+
+    it('at run time a territory or skill match never gives the record to a deactivated user or another tenant\'s', async () => {
+      const [gone, active] = await Promise.all([createUserAs(service, admin, 'user'), createUserAs(service, admin, 'user')]);
+      const source = `terr-${randomUUID().slice(0, 8)}`;
+      const territories = [{ userId: other.user.id, values: ['DE'] }, { userId: gone.user.id, values: ['DE'] }, { userId: active.user.id, values: ['FR'] }];
+      const saved = await newWorkflow({
+        triggerType: 'lead_created',
+        triggerFilters: { match: 'all', items: [{ field: 'source', operator: 'equals', value: source }] },
+        actions: [{ actionType: 'assign_owner', config: { algorithm: 'territory', pool: [gone.user.id, active.user.id], territories: territories.slice(1) } }],
+      });
+      expect((await call('PUT', `/users/${gone.user.id}/deactivate`, {})).status).to.equal(200);
+      // A definition stored before its users were checked (another tenant's user in the rules and the pool) runs safely too.
+      const ctx = { tenantId: admin.tenant.id, userId: admin.user.id, correlationId: randomUUID(), causationId: null };
+      const legacy = await createWorkflow(service.services, ctx, {
+        name: 'legacy', description: null, triggerModule: 'leads', triggerType: 'lead_created',
+        triggerFilters: { match: 'all', items: [{ field: 'source', operator: 'equals', value: `${source}-legacy` }] },
+        actions: [{ id: randomUUID(), actionType: 'assign_owner', config: { algorithm: 'territory', pool: [other.user.id, active.user.id], territories }, sortOrder: 0, parentActionId: null, branch: null }],
+      }, true);
+      const lead = await newLead({ source, address: { country: 'DE' } });
+      const legacyLead = await newLead({ source: `${source}-legacy`, address: { country: 'DE' } });
+      for (const [wfId, leadId] of [[saved.id, lead.id], [legacy.id, legacyLead.id]]) {
+        const [run] = await finishedRuns(wfId, 1);
+        expect(run.status).to.equal('completed');
+        expect((await call('GET', `/leads/${leadId}`)).body.ownerId).to.equal(active.user.id);
+      }
     });
 
     it('a plain user may read workflows but not write them; another tenant sees none of them', async () => {

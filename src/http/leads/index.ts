@@ -10,12 +10,14 @@ import { mountLeadProductsAndTeam } from './products-team.js';
 import { mountLeadRecords } from './records.js';
 import { mountLeadSla } from './sla.js';
 import { mountRecordVersioning } from '../record-versioning.js';
+import { pastView } from '../../queries/record-views.js';
 
 /** The leads router, mounted at `/leads`: fixed paths (bulk, sla) before the `/:id` routes they would otherwise match. */
 export function leadsRouter(services: Services): Router {
   const router = Router();
   const access = leadAccess(services);
-  mountRecordVersioning(router, services, leadAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
+  // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
+  mountRecordVersioning(router, services, leadAggregate, pastView('leads', services));
   mountLeadBulk(router, services, access);
   mountLeadSla(router, services, access);
   mountLeadRecords(router, services, access);

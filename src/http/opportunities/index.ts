@@ -27,6 +27,7 @@ import { writtenRecord } from '../written-record.js';
 import { mountOpportunityLines } from './lines.js';
 import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBody, forecastQuery, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
 import { mountRecordVersioning } from '../record-versioning.js';
+import { pastView } from '../../queries/record-views.js';
 
 const withDefaults = (b: CreateBody) => ({
   ...b,
@@ -40,7 +41,8 @@ const withDefaults = (b: CreateBody) => ({
 /** `/opportunities`: records, their stage moves and closing, stage history, the quarter's forecast, contact roles, line items, team, and the shared timeline sub-resources. */
 export function opportunitiesRouter(services: Services): Router {
   const router = Router();
-  mountRecordVersioning(router, services, opportunityAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
+  // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
+  mountRecordVersioning(router, services, opportunityAggregate, pastView('opportunities', services));
   const { knex } = services;
   const lookupsOf = async (principal: Principal): Promise<OpportunityLookups> => ({
     pipelines: await loadLeadSettings(services.store, principal.tenantId),

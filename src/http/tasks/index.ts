@@ -16,6 +16,7 @@ import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
 import { completeBody, createBody, entityType, listQuery, reopenBody, subtaskBody, updateBody, upcomingQuery, type CreateBody } from './schemas.js';
 import { mountRecordVersioning } from '../record-versioning.js';
+import { pastView } from '../../queries/record-views.js';
 
 const withDefaults = (b: CreateBody): TaskInput => ({
   title: b.title,
@@ -33,7 +34,8 @@ const withDefaults = (b: CreateBody): TaskInput => ({
 
 export function tasksRouter(services: Services): Router {
   const router = Router();
-  mountRecordVersioning(router, services, taskAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
+  // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
+  mountRecordVersioning(router, services, taskAggregate, pastView('tasks', services));
   const { knex } = services;
   const settingsOf = (principal: Principal) => taskSettings(services.store, principal.tenantId);
   const detail = async (principal: Principal, id: string) => getTask(knex, principal, await settingsOf(principal), services.clock.now(), id);

@@ -3,7 +3,7 @@ import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { createWorkflow, deleteWorkflow, reviseWorkflow, toggleWorkflow } from '../../commands/workflows/workflow-commands.js';
 import { invalid, notFound } from '../../domain/errors.js';
-import { assembleActions, normaliseConditions, type ActionInput, type WorkflowDefinition } from '../../domain/workflows.js';
+import { assembleActions, type ActionInput, type ConditionGroupInput, type WorkflowDefinition } from '../../domain/workflows.js';
 import { getRun, getWorkflow, listRuns, listWorkflows, unknownUsers } from '../../queries/workflows.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
@@ -14,17 +14,23 @@ import { mountRecordVersioning } from '../record-versioning.js';
 
 const isUuid = (v: string) => z.uuid().safeParse(v).success;
 
-/** Users an action names (pool, weights, a specific assignee or recipient). */
-const namedUsers = (inputs: ActionInput[]) =>
-  [
-    ...new Set(
-      inputs.flatMap((a) => {
-        const c = a.config as Record<string, any>;
-        const weights = Array.isArray(c.weights) ? c.weights.map((w: any) => w?.userId) : [];
-        return [...(Array.isArray(c.pool) ? c.pool : []), ...(Array.isArray(c.userIds) ? c.userIds : []), ...weights, c.specificUserId].filter((v) => typeof v === 'string');
-      }),
-    ),
-  ].map((v) => v.toLowerCase());
+/** Where an action names a user (pool, weights, territory and skill rules, a specific assignee or recipient), by the field's path. */
+function namedUsers(inputs: ActionInput[]): { path: string; id: string }[] {
+  return inputs.flatMap((action, index) => {
+    const c = action.config as Record<string, any>;
+    const at = (path: string, value: unknown) => (typeof value === 'string' ? [{ path: `actions.${index}.config.${path}`, id: value.toLowerCase() }] : []);
+    const each = (key: string, ofItem: (item: any) => unknown, suffix = '') =>
+      Array.isArray(c[key]) ? c[key].flatMap((item: unknown, n: number) => at(`${key}.${n}${suffix}`, ofItem(item))) : [];
+    return [
+      ...each('pool', (id) => id),
+      ...each('userIds', (id) => id),
+      ...each('weights', (w) => w?.userId, '.userId'),
+      ...each('territories', (t) => t?.userId, '.userId'),
+      ...each('skills', (s) => s?.userId, '.userId'),
+      ...at('specificUserId', c.specificUserId),
+    ];
+  });
+}
 
 export function workflowsRouter(services: Services): Router {
   const router = Router();
@@ -37,14 +43,22 @@ export function workflowsRouter(services: Services): Router {
   async function definitionOf(res: Response, body: z.infer<typeof updateBody>): Promise<WorkflowDefinition> {
     const assembled = assembleActions(body.actions as ActionInput[], randomUUID, isUuid);
     if ('problems' in assembled) throw invalid(`Invalid request body: ${assembled.problems[0]}`, assembled.problems.map((message) => ({ path: 'actions', message, code: 'custom' })));
-    const unknown = await unknownUsers(knex, tenantOf(res), namedUsers(body.actions as ActionInput[]));
-    if (unknown.length) throw invalid('An action names a user that is not a user of this tenant', unknown.map((id) => ({ path: 'actions', message: `unknown user ${id}`, code: 'unknown_reference' })));
+    const named = namedUsers(body.actions as ActionInput[]);
+    const unknown = new Set(await unknownUsers(knex, tenantOf(res), [...new Set(named.map((n) => n.id))]));
+    const problems = named.filter((n) => unknown.has(n.id));
+    if (problems.length) {
+      throw invalid(
+        `${problems[0].path} names a user that is not a user of this tenant`,
+        problems.map(({ path, id }) => ({ path, message: `unknown user ${id}`, code: 'unknown_reference' })),
+      );
+    }
     return {
       name: body.name,
       description: body.description ?? null,
       triggerModule: body.triggerModule,
       triggerType: body.triggerType,
-      triggerFilters: normaliseConditions(body.triggerFilters),
+      // Kept as the client wrote them (`logic` or `match`); runs read them through normaliseConditions.
+      triggerFilters: body.triggerFilters as ConditionGroupInput,
       actions: assembled.actions,
     };
   }

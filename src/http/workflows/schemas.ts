@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACTION_TYPES, CONDITION_OPERATORS, WORKFLOW_MODULES, WORKFLOW_TRIGGERS, type WorkflowModule } from '../../domain/workflows.js';
+import { ACTION_TYPES, CONDITION_OPERATORS, WORKFLOW_MODULES, WORKFLOW_TRIGGERS, type ConditionGroupInput, type WorkflowModule } from '../../domain/workflows.js';
 import { LONG_TEXT_MAX } from '../../domain/field-rules.js';
 import { optionalText } from '../record-schemas.js';
 import { paginationQuery } from '../validate.js';
@@ -20,7 +20,7 @@ const condition = z
   })
   .strict();
 
-type GroupInput = { match?: 'all' | 'any'; items?: unknown[] } | { logic?: string; conditions?: unknown[] };
+type GroupInput = ConditionGroupInput;
 
 /** Filters and branch conditions: `{logic: AND|OR, conditions}` (spec) or `{match: all|any, items}` (reference), nestable. */
 export const conditionGroup: z.ZodType<GroupInput> = z.lazy(() =>
@@ -52,6 +52,9 @@ function credentialsInQuery(url: string): string[] {
   return [...params].filter(([name, value]) => SECRET_NAME.test(name) && value !== '' && !value.includes('{{')).map(([name]) => name);
 }
 
+/** territory and skill_match rules: the user a record goes to when one of their values matches it. */
+const matchRules = z.array(z.object({ userId: z.uuid(), values: z.union([z.string().max(1000), z.array(z.string().max(200)).max(100)]) }).passthrough()).max(100);
+
 /** What each action type's config must hold to be runnable; the rest of a config is kept as given. */
 const configRules: Partial<Record<(typeof ACTION_TYPES)[number], z.ZodType>> = {
   assign_owner: z.object({
@@ -59,6 +62,8 @@ const configRules: Partial<Record<(typeof ACTION_TYPES)[number], z.ZodType>> = {
     pool: z.array(z.uuid()).max(100).optional(),
     userIds: z.array(z.uuid()).max(100).optional(),
     weights: z.array(z.object({ userId: z.uuid(), weight: z.number().positive().max(1000) })).max(100).optional(),
+    territories: matchRules.optional(),
+    skills: matchRules.optional(),
   }),
   create_task: z.object({
     title: z.string().max(255).optional(),

@@ -1,17 +1,10 @@
-import { accountAggregate } from '../../commands/accounts.js';
-import { foldRecorded, loadAggregate } from '../../commands/aggregate.js';
-import { contactAggregate } from '../../commands/contacts.js';
-import { leadAggregate } from '../../commands/leads/leads.js';
-import { opportunityAggregate } from '../../commands/opportunities/opportunity-aggregate.js';
-import { taskAggregate } from '../../commands/tasks/task-aggregate.js';
-import type { EventFold } from '../../events/domain-event.js';
+import { foldRecorded } from '../../commands/aggregate.js';
 import type { EventStore, RecordedEvent } from '../../events/store/types.js';
+import { ownerFieldOf, recordView, viewFold, type ViewDeps, type ViewModule } from '../../queries/record-views.js';
 
 interface TriggerSource {
-  module: 'leads' | 'contacts' | 'accounts' | 'opportunities' | 'tasks';
-  fold: EventFold<any, any>;
-  /** Who a record "belongs to" for `*_assigned` and owner-relative actions. */
-  ownerField: 'ownerId' | 'assignedTo';
+  /** Its stream, fold and API view are the record view's (queries/record-views.ts). */
+  module: ViewModule;
   /** Event type → the spec's trigger names it always means. */
   types: Record<string, string[]>;
   /** The `*_assigned` trigger, fired by a create or update whose owner differs from before (and, on create, from the creator). */
@@ -24,8 +17,6 @@ interface TriggerSource {
 const SOURCES: TriggerSource[] = [
   {
     module: 'leads',
-    fold: leadAggregate,
-    ownerField: 'ownerId',
     created: 'LeadCreated',
     updated: 'LeadUpdated',
     assigned: 'lead_assigned',
@@ -40,8 +31,6 @@ const SOURCES: TriggerSource[] = [
   },
   {
     module: 'contacts',
-    fold: contactAggregate,
-    ownerField: 'ownerId',
     created: 'ContactCreated',
     updated: 'ContactUpdated',
     assigned: 'contact_assigned',
@@ -49,8 +38,6 @@ const SOURCES: TriggerSource[] = [
   },
   {
     module: 'accounts',
-    fold: accountAggregate,
-    ownerField: 'ownerId',
     created: 'AccountCreated',
     updated: 'AccountUpdated',
     assigned: 'account_assigned',
@@ -58,8 +45,6 @@ const SOURCES: TriggerSource[] = [
   },
   {
     module: 'opportunities',
-    fold: opportunityAggregate,
-    ownerField: 'ownerId',
     created: 'OpportunityCreated',
     updated: 'OpportunityUpdated',
     assigned: 'opportunity_assigned',
@@ -74,8 +59,6 @@ const SOURCES: TriggerSource[] = [
   },
   {
     module: 'tasks',
-    fold: taskAggregate,
-    ownerField: 'assignedTo',
     created: 'TaskCreated',
     updated: 'TaskUpdated',
     types: { TaskCreated: ['task_created'], TaskUpdated: ['task_updated'], TaskCompleted: ['task_completed'], TaskBecameOverdue: ['task_overdue'] },
@@ -95,26 +78,16 @@ export function possibleTriggers(eventType: string): { module: TriggerSource['mo
   return { module: source.module, types: [...source.types[eventType], ...(mayAssign ? [source.assigned!] : [])] };
 }
 
+type FoldedRecord = { status: string; fields: Record<string, unknown> };
+
 export interface TriggerMatch {
-  module: TriggerSource['module'];
+  module: ViewModule;
   types: string[];
-  ownerField: TriggerSource['ownerField'];
-  record: Record<string, unknown>;
-  previous: Record<string, unknown> | null;
-}
-
-/** A record state as conditions and templates see it: its fields, its id, (leads) its status and (contacts) its accounts. */
-function snapshot(state: any, id: string): Record<string, unknown> | null {
-  if (!state || state.status === 'absent') return null;
-  return { id, ...state.fields, ...(state.links ? { accountIds: Object.keys(state.links) } : {}) };
-}
-
-/** The record as it is now (an action that edits part of a field, such as the tags in customFields, must start from now, not from the trigger's moment). */
-export async function currentRecord(store: EventStore, module: string, id: string, tenantId: string): Promise<Record<string, unknown> | null> {
-  const source = SOURCES.find((s) => s.module === module);
-  if (!source) return null;
-  const { state } = await loadAggregate(store, source.fold, id, tenantId);
-  return state.status === 'active' ? snapshot(state, id) : null;
+  /** Who a record "belongs to" for `*_assigned` and owner-relative actions. */
+  ownerField: 'ownerId' | 'assignedTo';
+  /** The record's folded state just after the event and just before it. */
+  after: FoldedRecord;
+  before: FoldedRecord;
 }
 
 /**
@@ -125,18 +98,29 @@ export async function currentRecord(store: EventStore, module: string, id: strin
 export async function triggersOf(store: EventStore, event: RecordedEvent<any>): Promise<TriggerMatch | null> {
   const source = BY_EVENT.get(event.type);
   if (!source) return null;
-  const id = String(event.data.id);
+  const fold = viewFold(source.module);
   const history = (await store.readStream(event.streamId)).filter((e) => e.revision <= event.revision);
-  const before = foldRecorded(source.fold, history.slice(0, -1));
-  const after = source.fold.evolve(before, event as any);
-  const record = snapshot(after, id);
-  if (!record) return null;
-  const previous = snapshot(before, id);
+  const before = foldRecorded(fold, history.slice(0, -1)) as FoldedRecord;
+  const after = fold.evolve(before, event) as FoldedRecord;
+  if (after.status === 'absent') return null;
+  const ownerField = ownerFieldOf(source.module);
   const types = [...source.types[event.type]];
   if (source.assigned) {
-    const owner = record[source.ownerField];
-    const ownerChanged = previous === null ? owner !== event.metadata.userId : event.type === source.updated && owner !== previous[source.ownerField];
+    const owner = after.fields[ownerField];
+    const ownerChanged = before.status === 'absent' ? owner !== event.metadata.userId : event.type === source.updated && owner !== before.fields[ownerField];
     if ((event.type === source.created || event.type === source.updated) && owner && ownerChanged) types.push(source.assigned);
   }
-  return { module: source.module, types, ownerField: source.ownerField, record, previous };
+  return { module: source.module, types, ownerField, after, before };
+}
+
+/**
+ * The record just after the event and just before it (null for a record the event created)
+ * as its API shows them: what conditions and templates read. Names come from the tenant's
+ * settings and users as the record projections have them at the event, at least.
+ */
+export async function triggerRecords(deps: ViewDeps, match: TriggerMatch, event: RecordedEvent<any>) {
+  const ctx = { ...deps, tenantId: event.metadata.tenantId, at: event.createdAt };
+  const id = String(event.data.id);
+  const [record, previous] = await Promise.all([recordView(match.module, match.after, id, ctx), recordView(match.module, match.before, id, ctx)]);
+  return { record: record!, previous };
 }

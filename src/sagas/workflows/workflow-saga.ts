@@ -17,7 +17,7 @@ import { RECORD_ACTIONS } from './actions/record-actions.js';
 import { messageActions } from './actions/messages.js';
 import { webhookAction } from './actions/webhook.js';
 import { carryOnRun } from './run-executor.js';
-import { possibleTriggers, TRIGGER_EVENT_TYPES, triggersOf } from './triggers.js';
+import { possibleTriggers, TRIGGER_EVENT_TYPES, triggerRecords, triggersOf } from './triggers.js';
 
 /** Every action type's handler (wait and branch are the executor's own). */
 export const ACTION_HANDLERS = new Map<string, ActionHandler>([...RECORD_ACTIONS, webhookAction, ...messageActions].map((handler) => [handler.actionType, handler]));
@@ -65,11 +65,12 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
       if (!match) return;
       const workflows = candidates.filter((w) => match.types.includes(w.trigger_type));
       if (workflows.length === 0) return;
-      // Actions check references against the record read models (an opportunity's account, an assignee, an owner's load): as of this event at least.
+      // The record's view names its owner and account, and actions check references against the record read models (an opportunity's account, an assignee, an owner's load): as of this event at least.
       await Promise.all(RECORD_PROJECTIONS.map((projection) => awaitProjection(deps, projection, event.position, 10_000, true)));
+      const { record, previous } = await triggerRecords(deps, match, event);
       const depth = (await depthOf(deps, event)) + 1;
       for (const workflow of workflows) {
-        if (!groupHolds(normaliseConditions(workflow.trigger_filters), match.record, match.previous)) continue;
+        if (!groupHolds(normaliseConditions(workflow.trigger_filters), record, previous)) continue;
         const runId = runIdOf(workflow.id, event.id);
         const command = { tenantId, userId: event.metadata.userId, correlationId: event.metadata.correlationId, causationId: event.id };
         const trigger = {
@@ -79,8 +80,8 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
           eventId: event.id,
           correlationId: event.metadata.correlationId,
           userId: event.metadata.userId,
-          record: match.record,
-          previous: match.previous,
+          record,
+          previous,
         };
         await handleCommand(deps, runAggregate, runId, { kind: 'start', run: { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth } }, command);
         if (depth > MAX_WORKFLOW_DEPTH) {

@@ -3,23 +3,35 @@ import { displayValue, fieldOf, interpolate } from '../../../domain/workflow-tem
 import { notifyUser } from '../../../commands/notifications/notify-user.js';
 import { handleCommand } from '../../../commands/aggregate.js';
 import { updateAccount, updateContact } from '../../../commands/records/record-commands.js';
-import { updateLead } from '../../../commands/leads/lead-commands.js';
-import { createOpportunity, updateOpportunity } from '../../../commands/opportunities/opportunity-commands.js';
+import { changeLeadStage, updateLead } from '../../../commands/leads/lead-commands.js';
+import { changeOpportunityStage, createOpportunity, updateOpportunity } from '../../../commands/opportunities/opportunity-commands.js';
 import { createTask, updateTask } from '../../../commands/tasks/task-commands.js';
 import { pickedFor, rotationAggregate, type PickRequest } from '../../../commands/workflows/owner-rotation.js';
+import { currentView, isViewModule, ownerFieldOf, type ViewModule } from '../../../queries/record-views.js';
 import { ActionFailed, type ActionHandler, type ActionInput } from '../action.js';
-import { currentRecord } from '../triggers.js';
+import { changeFor, setterOf, settableNames, type FieldChange } from './settable-fields.js';
+
+type Module = ViewModule;
+
+const moduleOf = (input: ActionInput): Module => {
+  const module = input.trigger.module;
+  if (!isViewModule(module)) throw new ActionFailed(`${input.actionType} cannot act on ${input.trigger.module}`);
+  return module;
+};
+
+/** The trigger record as its API shows it now (another run may have changed it since the trigger). */
+async function recordNow(input: ActionInput): Promise<Record<string, unknown>> {
+  const ctx = { store: input.deps.store, knex: input.deps.knex, tenantId: input.tenantId, at: input.deps.clock.now() };
+  const record = await currentView(moduleOf(input), input.trigger.entityId, ctx);
+  if (!record) throw new ActionFailed(`the ${input.trigger.module.replace(/s$/, '')} no longer exists`);
+  return record;
+}
 
 /** The record's custom fields as they are now (another run may have added to them since the trigger). */
 async function currentCustomFields(input: ActionInput): Promise<Record<string, unknown>> {
-  const record = await currentRecord(input.deps.store, input.trigger.module, input.trigger.entityId, input.tenantId);
-  if (!record) throw new ActionFailed(`the ${input.trigger.module.replace(/s$/, '')} no longer exists`);
-  return (record.customFields as Record<string, unknown>) ?? {};
+  return ((await recordNow(input)).customFields as Record<string, unknown>) ?? {};
 }
 
-type Module = 'leads' | 'contacts' | 'accounts' | 'opportunities' | 'tasks';
-
-const OWNER_FIELD: Record<Module, 'ownerId' | 'assignedTo'> = { leads: 'ownerId', contacts: 'ownerId', accounts: 'ownerId', opportunities: 'ownerId', tasks: 'assignedTo' };
 const TABLE: Record<Module, { table: string; owner: string }> = {
   leads: { table: 'leads', owner: 'owner_id' },
   contacts: { table: 'contacts', owner: 'owner_id' },
@@ -29,39 +41,42 @@ const TABLE: Record<Module, { table: string; owner: string }> = {
 };
 const TASK_LINK: Partial<Record<Module, 'lead' | 'contact' | 'account' | 'opportunity'>> = { leads: 'lead', contacts: 'contact', accounts: 'account', opportunities: 'opportunity' };
 
-/** The fields update_field may set per module, and how a text value becomes the field's type. */
-const UPDATABLE: Record<Module, Record<string, 'text' | 'number' | 'date'>> = {
-  leads: { firstName: 'text', lastName: 'text', email: 'text', phone: 'text', mobile: 'text', company: 'text', title: 'text', website: 'text', source: 'text', description: 'text', estimatedValue: 'number' },
-  contacts: { firstName: 'text', lastName: 'text', email: 'text', phone: 'text', mobile: 'text', title: 'text', department: 'text', source: 'text', description: 'text' },
-  accounts: { name: 'text', industry: 'text', website: 'text', phone: 'text', email: 'text', description: 'text', annualRevenue: 'number', employees: 'number' },
-  opportunities: { name: 'text', amount: 'number', source: 'text', description: 'text', expectedCloseDate: 'date' },
-  tasks: { title: 'text', description: 'text', dueDate: 'date' },
-};
-
-const moduleOf = (input: ActionInput): Module => {
-  const module = input.trigger.module as Module;
-  if (!(module in OWNER_FIELD)) throw new ActionFailed(`${input.actionType} cannot act on ${input.trigger.module}`);
-  return module;
-};
-
-/** Changes one field set of the trigger record through the module's own update command (its rules and events, as a user's edit). */
-async function updateRecord(input: ActionInput, changes: Record<string, unknown>): Promise<boolean> {
+/**
+ * Changes the trigger record through its module's own commands (its rules and events, as a
+ * user's edit): a field set, or a stage move. `changes` is what that changed, as the record's
+ * API shows it (the owner's name beside the new owner, a new priority's key and name…), which
+ * later steps see.
+ */
+async function updateRecord(input: ActionInput, change: FieldChange): Promise<{ changed: boolean; changes: Record<string, unknown> }> {
   const { deps, command, trigger } = input;
   const id = trigger.entityId;
-  const run = {
-    leads: () => updateLead(deps, command, id, changes),
-    contacts: () => updateContact(deps, command, id, changes),
-    accounts: () => updateAccount(deps, command, id, changes),
-    opportunities: () => updateOpportunity(deps, command, id, changes),
-    tasks: () => updateTask(deps, command, id, changes),
-  }[moduleOf(input)];
+  const module = moduleOf(input);
+  const before = await recordNow(input);
+  const run = async () => {
+    if ('stageId' in change) {
+      const move = { stageId: change.stageId, values: {}, unlockReason: null };
+      return module === 'leads' ? changeLeadStage(deps, command, id, move) : changeOpportunityStage(deps, command, id, move);
+    }
+    const { changes } = change;
+    return {
+      leads: () => updateLead(deps, command, id, changes),
+      contacts: () => updateContact(deps, command, id, changes),
+      accounts: () => updateAccount(deps, command, id, changes),
+      opportunities: () => updateOpportunity(deps, command, id, changes),
+      tasks: () => updateTask(deps, command, id, changes),
+    }[module]();
+  };
+  let events: unknown[];
   try {
-    const { events } = await run();
-    return events.length > 0;
+    ({ events } = await run());
   } catch (error) {
     if (error instanceof DomainError) throw new ActionFailed(error.message);
     throw error;
   }
+  if (events.length === 0) return { changed: false, changes: {} };
+  const after = await recordNow(input);
+  const changes = Object.fromEntries(Object.entries(after).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(before[key])));
+  return { changed: true, changes };
 }
 
 const list = (value: unknown): string[] =>
@@ -76,6 +91,9 @@ function matching(rules: unknown, values: unknown[]): string[] {
     .map((rule) => String((rule as any).userId));
 }
 
+/** A contact's accounts (its view lists them as `accounts`). */
+const linkedAccountIds = (record: Record<string, any>): string[] => (Array.isArray(record.accounts) ? record.accounts.map((a: { id: string }) => a.id) : []);
+
 const addressOf = (record: Record<string, any>) => record.address ?? record.billingAddress ?? record.mailingAddress ?? null;
 
 async function preferredOwners(input: ActionInput, algorithm: PickRequest['algorithm']): Promise<string[]> {
@@ -87,7 +105,7 @@ async function preferredOwners(input: ActionInput, algorithm: PickRequest['algor
   }
   if (algorithm === 'skill_match') return matching(input.config.skills, [record.industry, record.customFields?.industry]);
   if (algorithm === 'sticky') {
-    const accountIds = input.trigger.module === 'accounts' ? [record.id] : [record.accountId, ...(record.accountIds ?? [])].filter(Boolean);
+    const accountIds = input.trigger.module === 'accounts' ? [record.id] : [record.accountId, ...linkedAccountIds(record)].filter(Boolean);
     if (accountIds.length === 0) return [];
     const rows = await knex('accounts').where({ tenant_id: input.tenantId }).whereIn('id', accountIds).whereNull('deleted_at').select('owner_id');
     return rows.map((r) => r.owner_id);
@@ -141,12 +159,15 @@ export const assignOwner: ActionHandler = {
     };
     const { state } = await handleCommand(input.deps, rotationAggregate, input.workflowId, { kind: 'pick', ...request }, input.command, { eventIds: input.eventIds(0) });
     const userId = pickedFor(state, request.actionId, input.runId)!;
-    const field = OWNER_FIELD[moduleOf(input)];
-    const changed = await updateRecord(input, { [field]: userId });
-    return { algorithm, userId, changed, changes: { [field]: userId } };
+    const { changed, changes } = await updateRecord(input, { changes: { [ownerFieldOf(moduleOf(input))]: userId } });
+    return { algorithm, userId, changed, changes };
   },
 };
 
+/**
+ * Sets one field by the name the record's API shows it under (or `cf_<name>` /
+ * `customFields.<name>`), the value interpolated and resolved as `settable-fields.ts` says.
+ */
 export const updateField: ActionHandler = {
   actionType: 'update_field',
   async run(input) {
@@ -158,18 +179,15 @@ export const updateField: ActionHandler = {
       if (module === 'tasks') throw new ActionFailed('tasks have no custom fields');
       const key = name.slice(custom[0].length);
       const customFields = { ...(await currentCustomFields(input)), [key]: value };
-      const changed = await updateRecord(input, { customFields });
-      return { field: name, value, changed, changes: { customFields } };
+      const { changed, changes } = await updateRecord(input, { changes: { customFields } });
+      return { field: name, value, changed, changes };
     }
-    const type = Object.hasOwn(UPDATABLE[module], name) ? UPDATABLE[module][name] : undefined;
-    if (!type) throw new ActionFailed(`update_field cannot set "${name.slice(0, 100)}" on ${module}; settable: ${Object.keys(UPDATABLE[module]).join(', ')} or cf_<custom field>`);
-    let typed: unknown = value === '' ? null : value;
-    if (type === 'number' && typed !== null) {
-      typed = Number(value);
-      if (!Number.isFinite(typed)) throw new ActionFailed(`update_field: "${value.slice(0, 100)}" is not a number`);
-    }
-    const changed = await updateRecord(input, { [name]: typed });
-    return { field: name, value: typed, changed, changes: { [name]: typed } };
+    const setter = setterOf(module, name);
+    if (!setter) throw new ActionFailed(`update_field cannot set "${name.slice(0, 100)}" on ${module}; settable: ${settableNames(module).join(', ')} or cf_<custom field>`);
+    const change = await changeFor(input, module, setter, value);
+    const { changed, changes } = await updateRecord(input, change);
+    const set = 'stageId' in change ? change.stageId : Object.values(change.changes)[0];
+    return { field: name, value: set, changed, changes };
   },
 };
 
@@ -184,7 +202,7 @@ export const addTag: ActionHandler = {
     const tags = list(customFields.tags);
     if (tags.some((t) => t.toLowerCase() === tag.toLowerCase())) return { tag, added: false };
     const next = { ...customFields, tags: [...tags, tag] };
-    await updateRecord(input, { customFields: next });
+    await updateRecord(input, { changes: { customFields: next } });
     return { tag, added: true, changes: { customFields: next } };
   },
 };
@@ -196,7 +214,7 @@ export const createTaskAction: ActionHandler = {
   async run(input) {
     const { config, trigger, deps } = input;
     const record = trigger.record;
-    const owner = record[OWNER_FIELD[moduleOf(input)]] as string | null;
+    const owner = record[ownerFieldOf(moduleOf(input))] as string | null;
     const assignedTo =
       config.assignedTo === 'trigger_user' ? trigger.userId : config.assignedTo === 'specific' ? (String(config.specificUserId ?? '') || null) : (owner ?? null);
     const offset = Number(config.dueOffsetDays);
@@ -235,7 +253,7 @@ export const createOpportunityAction: ActionHandler = {
     const record = trigger.record as Record<string, any>;
     const accountId =
       (config.accountId as string | undefined) ??
-      (trigger.module === 'accounts' ? record.id : record.accountId ?? record.conversion?.accountId ?? record.accountIds?.[0]) ??
+      (trigger.module === 'accounts' ? record.id : record.accountId ?? linkedAccountIds(record)[0]) ??
       null;
     if (!accountId) throw new ActionFailed('an opportunity needs an account: the record has none (set accountId in the action)');
     const fullName = [record.firstName, record.lastName].filter(Boolean).join(' ');
