@@ -51,6 +51,7 @@ import { migration0004MailOutbox } from './projections/migrations/0004_mail_outb
 import { migration0005Identity } from './projections/migrations/0005_identity.js';
 import { migration0006Records } from './projections/migrations/0006_records.js';
 import { migration0007RecordTotals } from './projections/migrations/0007_record_totals.js';
+import { migration0054OpportunityStageChangeActivities } from './projections/migrations/0054_opportunity_stage_change_activities.js';
 import { migration0008Leads } from './projections/migrations/0008_leads.js';
 import { migration0009ParkedEvents } from './projections/migrations/0009_parked_events.js';
 import { migration0010PendingWritePlans } from './projections/migrations/0010_pending_write_plans.js';
@@ -193,7 +194,7 @@ export const modules: ModuleManifest[] = [
     // The record timeline (activities, notes) that every record kind shares.
     name: 'records',
     projections: [recordTimelineProjection],
-    migrations: [migration0006Records, migration0007RecordTotals],
+    migrations: [migration0006Records, migration0007RecordTotals, migration0054OpportunityStageChangeActivities],
   },
   {
     name: 'contacts',

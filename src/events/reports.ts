@@ -50,7 +50,7 @@ export type ReportFolderEvent = RecordEvent<{ name: string }, 'ReportFolder'>;
 
 export const SCHEDULE_FREQUENCIES = ['daily', 'weekly', 'monthly'] as const;
 export type ScheduleFrequency = (typeof SCHEDULE_FREQUENCIES)[number];
-export const EXPORT_FORMATS = ['csv', 'xlsx'] as const;
+export const EXPORT_FORMATS = ['csv', 'xlsx', 'pdf'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** A report's delivery schedule; kept in the report's stream. */

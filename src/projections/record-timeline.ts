@@ -81,8 +81,8 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
     case 'LineItemAdded':
       return [on('line_item_added', `Line item added: ${e.data.productName}`, e.data.description)];
     case 'StageChanged':
-      // Opportunities use the reference's activity type; leads keep the one they have always written.
-      return [on(kind === 'opportunity' ? 'stage_changed' : 'stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason ?? e.data.note)];
+      // One type for every kind's stage move (leads, opportunities, work requests): the spec's `stage_change`.
+      return [on('stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason ?? e.data.note)];
     case 'ScoreChanged':
       return [on('score_changed', `Score changed from ${e.data.from} to ${e.data.to}`)];
     case 'Converted':

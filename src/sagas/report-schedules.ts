@@ -54,7 +54,7 @@ export async function runDueSchedules(deps: Deps): Promise<number> {
       }
       const { source, definition } = checked;
       const format = s.format as ExportFormat;
-      const { content, rows } = await exportBuffer(deps.knex, principal, { source, definition, now }, format, deps.timeoutMs);
+      const { content, rows } = await exportBuffer(deps.knex, principal, { input: { source, definition, now }, format, title: report.name, timeoutMs: deps.timeoutMs });
       const filename = exportFileName(report.name, now, format);
       for (const to of s.recipients as string[]) {
         await deps.mailer.send({

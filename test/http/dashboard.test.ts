@@ -329,8 +329,22 @@ describe('dashboard', () => {
       const card = await get(`score-card?scope=all&metrics=leads_created,revenue&${PERIOD}`);
       expect(card).to.deep.equal([
         { metric: 'leads_created', label: 'Leads created', value: leads.length, previousPeriod: 0, change: 100, trend: 'up' },
-        { metric: 'revenue_won', label: 'Revenue won', value: 5200, previousPeriod: 0, change: 100, trend: 'up' },
+        { metric: 'revenue', label: 'Revenue won', value: 5200, previousPeriod: 0, change: 100, trend: 'up' },
       ]);
+    });
+
+    it('score-card answers each metric under the key asked for: the spec\'s keys by default, aliases as asked; an unknown key is a 400 listing the known ones', async () => {
+      const byDefault = await get(`score-card?scope=all&${PERIOD}`);
+      expect(byDefault.map((c: { metric: string }) => c.metric)).to.deep.equal(['leads_created', 'deals_won', 'revenue']);
+      const revenue = byDefault[2];
+      const aliases = await get(`score-card?scope=all&metrics=revenue_won,opps_won,revenue,revenue_won&${PERIOD}`);
+      expect(aliases.map((c: { metric: string; value: number }) => [c.metric, c.value])).to.deep.equal([
+        ['revenue_won', revenue.value], ['opps_won', byDefault[1].value], ['revenue', revenue.value],
+      ]);
+      const res = await call('GET', `/dashboard/score-card?metrics=leads_created,revenue_total&${PERIOD}`);
+      expect(res.status).to.equal(400);
+      expect(res.body.message).to.contain('"revenue_total"');
+      for (const key of ['leads_created', 'deals_won', 'revenue', 'revenue_won', 'pipeline_value']) expect(res.body.message).to.contain(key);
     });
 
     it('sla-compliance: the leads\' own SLA statuses (GET /leads/:id/sla), tallied', async () => {

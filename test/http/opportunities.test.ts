@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
+import { migration0054OpportunityStageChangeActivities } from '../../src/projections/migrations/0054_opportunity_stage_change_activities.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -213,6 +214,37 @@ describe('opportunities', () => {
       expect(reopened.body).to.deep.include({ state: 'open', stageName: 'Proposal', probability: stages.Proposal.probability, closeReasonId: null, closeNotes: null, closedAt: null });
     });
 
+    it('change-stage records a stage_change activity on the opportunity, with the stages before and after, as a lead\'s move does', async () => {
+      const o = await newOpportunity();
+      clock.advance(MINUTE);
+      const moved = await call('POST', `/opportunities/${o.id}/change-stage`, { stageId: stages['Needs Analysis'].id });
+      expect(moved.status, JSON.stringify(moved.body)).to.equal(200);
+      const performedBy = `${admin.user.firstName} ${admin.user.lastName}`;
+      const activities = (await call('GET', `/opportunities/${o.id}/activities`)).body;
+      expect(activities.map((a: { activityType: string }) => a.activityType)).to.deep.equal(['stage_change', 'created']);
+      expect(activities[0]).to.include({ activityType: 'stage_change', title: 'Stage changed from Qualification to Needs Analysis', performedBy });
+      // A lead's move in the same tenant reads the same way.
+      const leadStages = await service.services.knex('pipeline_stages').where({ tenant_id: admin.tenant.id, module: 'leads', is_won: false, is_lost: false }).orderBy('sort_order');
+      const lead = await call('POST', '/leads', { firstName: 'Lee', lastName: 'Mover' });
+      expect(lead.status, JSON.stringify(lead.body)).to.equal(201);
+      expect((await call('POST', `/leads/${lead.body.id}/change-stage`, { stageId: leadStages[1].id })).status).to.equal(200);
+      const leadMove = (await call('GET', `/leads/${lead.body.id}/activities`)).body.find((a: { activityType: string }) => a.activityType === 'stage_change');
+      expect(leadMove).to.include({ title: `Stage changed from ${leadStages[0].name} to ${leadStages[1].name}`, performedBy });
+      expect(Object.keys(leadMove).sort()).to.deep.equal(Object.keys(activities[0]).sort());
+    });
+
+    it('stage moves projected as `stage_changed` before are renamed by the migration, as a rebuild would write them', async () => {
+      const o = await newOpportunity();
+      clock.advance(MINUTE);
+      expect((await call('POST', `/opportunities/${o.id}/change-stage`, { stageId: stages.Proposal.id })).status).to.equal(200);
+      const knex = service.services.knex;
+      // The row as the projection wrote it until now.
+      await knex('record_activities').where({ tenant_id: admin.tenant.id, record_id: o.id, activity_type: 'stage_change' }).update({ activity_type: 'stage_changed' });
+      expect(await activityTypes(o.id)).to.deep.equal(['stage_changed', 'created']);
+      await migration0054OpportunityStageChangeActivities.up(knex);
+      expect(await activityTypes(o.id)).to.deep.equal(['stage_change', 'created']);
+    });
+
     it('history and stage history are exact after change-stage → close-lost → reopen → close-won', async () => {
       const o = await newOpportunity();
       clock.advance(2 * DAY + 3 * HOUR + 4 * MINUTE);
@@ -235,7 +267,7 @@ describe('opportunities', () => {
       ]);
       expect(new Date(history[0].changedAt).toISOString()).to.equal(clock.now().toISOString());
       expect(new Set(history.map((h: { id: string }) => h.id)).size).to.equal(5);
-      expect(await activityTypes(o.id)).to.deep.equal(['opportunity_won', 'opportunity_reopened', 'opportunity_lost', 'stage_changed', 'created']);
+      expect(await activityTypes(o.id)).to.deep.equal(['opportunity_won', 'opportunity_reopened', 'opportunity_lost', 'stage_change', 'created']);
       const actions = (await call('GET', `/opportunities/${o.id}/history`)).body.map((h: { action: string }) => h.action);
       expect(actions).to.have.members(['create', 'stage_changed', 'lost', 'reopened', 'won']);
       expect((await call('GET', `/opportunities/${o.id}`)).body).to.deep.include({ state: 'won', amount: 2500, stageName: 'Closed Won' });

@@ -6,14 +6,16 @@ import { createUserAs, registerTenant, type Session } from '../support/identity.
 import { startTestService, type TestService } from '../support/service.js';
 import { TestSmtpServer } from '../support/smtp.js';
 import { parseCsv } from '../support/csv.js';
+import { pdfPages } from '../support/pdf.js';
 
-/** The first attachment of a raw MIME message: its file name and decoded bytes. */
-function attachmentOf(raw: string): { filename: string; content: Buffer } {
+/** The first attachment of a raw MIME message: its file name, media type and decoded bytes. */
+function attachmentOf(raw: string): { filename: string; contentType: string; content: Buffer } {
   const part = raw.split(/\r?\n--/).find((p) => /Content-Disposition: attachment/i.test(p));
   if (!part) throw new Error('no attachment');
   const filename = /filename="?([^";\r\n]+)"?/i.exec(part)![1];
+  const contentType = /Content-Type: ([^;\r\n]+)/i.exec(part)![1];
   const body = part.split(/\r?\n\r?\n/).slice(1).join('').replace(/\s+/g, '');
-  return { filename, content: Buffer.from(body, 'base64') };
+  return { filename, contentType, content: Buffer.from(body, 'base64') };
 }
 
 describe('report schedules', () => {
@@ -71,7 +73,7 @@ describe('report schedules', () => {
       { frequency: 'daily', recipients: [] },
       { frequency: 'daily', recipients: ['a@example.com'], time: '25:00' },
       { frequency: 'daily', recipients: ['a@example.com'], timeZone: 'Mars/Olympus' },
-      { frequency: 'daily', recipients: ['a@example.com'], format: 'pdf' },
+      { frequency: 'daily', recipients: ['a@example.com'], format: 'docx' },
       { frequency: 'weekly', recipients: ['a@example.com'], dayOfWeek: 7 },
     ]) {
       expect((await call('POST', `/reports/${report.id}/schedules`, bad)).status, JSON.stringify(bad)).to.equal(400);
@@ -165,5 +167,24 @@ describe('report schedules', () => {
       const [paused] = await ok(await call('GET', `/reports/${id}/schedules`));
       expect(paused.isActive, id).to.equal(false);
     }
+  });
+  it('a schedule with format pdf mails the report as a PDF table whose text reads back', async () => {
+    const schedule = await ok(await call('POST', `/reports/${report.id}/schedules`, { frequency: 'daily', time: '05:00', recipients: ['pdf@example.com'], format: 'pdf' }), 201);
+    expect(schedule).to.include({ format: 'pdf', isActive: true });
+    const due = new Date(new Date(schedule.nextRunAt).getTime() + 60_000);
+    clock.set(due);
+    await runJob();
+    await smtp.waitFor('pdf@example.com');
+    const mail = smtp.received.find((m) => m.to.includes('pdf@example.com'))!;
+    const attachment = attachmentOf(mail.raw);
+    expect(attachment).to.include({ filename: `Weekly_deals_${due.toISOString().slice(0, 10)}.pdf`, contentType: 'application/pdf' });
+    const pages = await pdfPages(attachment.content);
+    expect(pages).to.have.length(1);
+    expect(pages[0].text).to.match(/^Weekly deals Filters: none Opportunities, generated /);
+    // The administrator's deals, by amount: the two seeded, and the colleague's added by the API-key test.
+    expect(pages[0].text).to.contain('Deal Amount Deal 100 100.00 Deal 250 250.00 Colleague deal 999.00');
+    expect(pages[0].text).to.match(/3 rows$/);
+    const sent = (await service.services.store.readStream(`report-${report.id}`)).map((e) => ({ type: e.type, ...(e.data as { scheduleId?: string; rows?: number }) }));
+    expect(sent.filter((e) => e.type === 'ReportScheduleSent' && e.scheduleId === schedule.id).map((e) => e.rows)).to.deep.equal([3]);
   });
 });

@@ -5,6 +5,7 @@ import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { parseCsv } from '../support/csv.js';
+import { pdfPages } from '../support/pdf.js';
 
 const START = '2026-03-02T09:00:00.000Z';
 const DAY = 86_400_000;
@@ -250,10 +251,70 @@ describe('reports', () => {
     const rows: unknown[][] = [];
     sheet.eachRow((row) => rows.push((row.values as unknown[]).slice(1)));
     expect(rows).to.deep.equal([['Deal', 'Amount'], ...ordered.map((d) => [neutral(d.name), d.amount])]);
-    expect((await call('POST', `/reports/${report.id}/export`, { format: 'pdf' })).status).to.equal(400);
+    const unknown = await call('POST', `/reports/${report.id}/export`, { format: 'docx' });
+    expect(unknown.status).to.equal(400);
+    expect(unknown.body.message).to.contain('csv, xlsx, pdf');
     // The user role may view reports but not export them.
     const viewerRole = await call('POST', `/reports/${report.id}/export`, { format: 'csv' }, plain);
     expect(viewerRole.status).to.equal(403);
+  });
+
+  const exportPdf = async (id: string, body: Record<string, unknown> = {}, session: Session = admin) => {
+    const res = await fetch(`${service.url}/api/reports/${id}/export`, { method: 'POST', headers: { ...session.auth, 'content-type': 'application/json' }, body: JSON.stringify({ format: 'pdf', ...body }) });
+    expect(res.status, res.status === 200 ? '' : await res.text()).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('application/pdf');
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(bytes.subarray(0, 5).toString('latin1')).to.equal('%PDF-');
+    return { disposition: res.headers.get('content-disposition'), pages: await pdfPages(bytes) };
+  };
+  const money = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+  it('exports PDF: the title, the filters in words, a header row and the rows as people read them', async () => {
+    const report = await newReport({
+      name: 'Pipeline (PDF) Zoë',
+      columns: [{ field: 'name', label: 'Deal' }, { field: 'amount', label: 'Amount' }, { field: 'owner_name', label: 'Owner' }, { field: 'stage_name', label: 'Stage' }],
+      filters: [{ field: 'amount', operator: 'gte', value: 1500 }],
+      orderBy: { field: 'amount', direction: 'asc' },
+    });
+    const { disposition, pages } = await exportPdf(report.id, { filters: { dateRange: { from: '2026-03-01', to: '2026-03-31' } } });
+    expect(disposition).to.equal('attachment; filename="Pipeline__PDF__Zo__2026-03-22.pdf"');
+    expect(pages).to.have.length(1);
+    const [page] = pages;
+    expect(page.height, 'four columns fit a portrait page').to.be.greaterThan(page.width);
+    expect(page.text).to.match(/^Pipeline \(PDF\) Zoë Filters: Amount is at least 1,500; Created from 2026-03-01 to 2026-03-31 Opportunities, generated 2026-03-22 09:00 UTC/);
+    expect(page.text).to.contain('Deal Amount Owner Stage');
+    const kept = deals.filter((d) => d.amount >= 1500).sort((a, b) => a.amount - b.amount);
+    const owner = (d: Deal) => ownerName(d.owner === 'plain' ? plain : admin);
+    // Every kept deal, in order, its cells as the table shows them (formulas are just text in a PDF).
+    expect(page.text).to.contain(kept.map((d) => `${d.name} ${money(d.amount)} ${owner(d)} ${d.stage}`).join(' '));
+    for (const d of deals.filter((x) => x.amount < 1500)) expect(page.text).not.to.contain(d.name);
+    expect(page.text).to.match(new RegExp(`${kept.length} rows$`));
+  });
+
+  it('a PDF of many rows runs over pages with the header row on each; long names are cut with an ellipsis; any script prints', async () => {
+    const tenant = await registerTenant(service);
+    const account = await ok(await call('POST', '/accounts', { name: 'Many Co' }, tenant), 201);
+    const names = Array.from({ length: 30 }, (_, i) => `Deal ${String(i).padStart(2, '0')}: ${'a name that goes on and on '.repeat(10)}`.slice(0, 255).trim());
+    names[7] = 'Zoë Łódź 東京 🦄 😀';
+    for (const [i, name] of names.entries()) await ok(await call('POST', '/opportunities', { name, accountId: account.id, amount: 100 + i }, tenant), 201);
+    const columns = [['name', 'Deal'], ['amount', 'Amount'], ['owner_name', 'Owner'], ['stage_name', 'Stage'], ['account_name', 'Account'], ['created_at', 'Created']].map(([field, label]) => ({ field, label }));
+    const report = await newReport({ name: 'Łódź deals 東京', columns, orderBy: { field: 'amount', direction: 'asc' } }, tenant);
+    const { disposition, pages } = await exportPdf(report.id, {}, tenant);
+    expect(disposition).to.equal('attachment; filename="__d__deals____2026-03-22.pdf"');
+    expect(pages.length).to.be.greaterThan(1);
+    expect(pages[0].text).to.match(/^Łódź deals \?\? Filters: none/);
+    pages.forEach((page, i) => {
+      expect(page.text, `page ${i + 1}`).to.contain('Deal Amount Owner Stage Account Created');
+      expect(page.text, `page ${i + 1}`).to.contain(`Page ${i + 1}`);
+    });
+    const all = pages.map((p) => p.text).join(' ');
+    // The font has no CJK and no unicorn: those print as ?, the rest as written.
+    expect(all).to.contain(`Zoë Łódź ?? ? 😀 107.00 ${ownerName(tenant)} `);
+    expect(all).to.contain('Many Co 2026-03-22 09:00');
+    const shown = [...all.matchAll(/Deal (\d\d): /g)].map((m) => Number(m[1]));
+    expect(shown).to.deep.equal(names.flatMap((n, i) => (n.startsWith('Deal') ? [i] : [])));
+    expect(all.match(/…/g)?.length, 'each long name cut after three lines').to.equal(29);
+    expect(all).to.match(/30 rows$/);
   });
 
   it('answers 503 with a clear message when a run passes the statement timeout, and runs again once it fits', async () => {

@@ -45,19 +45,21 @@ export const revenueTrendQuery = z.object({ period: z.enum(['monthly']).default(
 export const topPerformersQuery = z.object({ metricKey: metricKey.default('deals_won'), limit: limit(100, 10) });
 export const recentActivitiesQuery = z.object({ limit: limit(100, 20) });
 export const upcomingTasksQuery = z.object({ days: z.coerce.number().int().min(0).max(365).default(7), limit: limit(100, 15) });
+/** The spec's keys; each card answers under the key the client asked for (`revenue` or its alias `revenue_won`). */
 export const scoreCardQuery = z.object({
   metrics: z
     .string()
     .max(500)
-    .default('leads_created,deals_won,revenue_won')
+    .default('leads_created,deals_won,revenue')
     .transform((v, ctx) => {
-      const keys = v.split(',').map((k) => k.trim()).filter(Boolean);
-      const metrics = keys.map((k) => metricOf(k));
-      if (!keys.length || metrics.some((m) => !m)) {
-        ctx.addIssue({ code: 'custom', message: `comma-separated metric keys: ${METRIC_KEYS.join(', ')}` });
+      const keys = [...new Set(v.split(',').map((k) => k.trim()).filter(Boolean))];
+      const unknown = keys.filter((k) => !metricOf(k));
+      if (!keys.length || unknown.length) {
+        const named = unknown.length ? `unknown metric ${unknown.map((k) => JSON.stringify(k.slice(0, 50))).join(', ')}; ` : '';
+        ctx.addIssue({ code: 'custom', message: `${named}comma-separated metric keys: ${METRIC_KEYS.join(', ')}` });
         return z.NEVER;
       }
-      return [...new Set(metrics as NonNullable<(typeof metrics)[number]>[])];
+      return keys.map((key) => ({ key, metric: metricOf(key)! }));
     }),
 });
 

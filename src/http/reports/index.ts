@@ -187,7 +187,7 @@ export function reportsRouter(services: Services): Router {
       res.setHeader('content-disposition', `attachment; filename="${exportFileName(report.name, input.now, body.format)}"`);
     };
     try {
-      await streamExport(knex, principal, input, body.format, timeoutMs, res, begin);
+      await streamExport(knex, principal, { input, format: body.format, title: report.name, timeoutMs }, res, begin);
     } catch (error) {
       // Once bytes are out, an error can only cut the download short.
       if (res.headersSent) return void res.destroy(error as Error);

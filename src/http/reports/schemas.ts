@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EMAIL_MAX, LONG_TEXT_MAX, isEmail } from '../../domain/field-rules.js';
 import { isTimeZone } from '../../domain/report-schedules.js';
+import { EXPORT_FORMATS } from '../../events/reports.js';
 import { optionalText } from '../record-schemas.js';
 
 /** Chart types the client draws (the reference's); `table` when none is given. */
@@ -64,8 +65,7 @@ const runFilters = z
   .optional();
 export const executeBody = z.object({ filters: runFilters, limit: z.number().int().min(1).max(EXECUTE_LIMIT_MAX).optional() }).strict();
 
-const NO_PDF = 'format is csv or xlsx (PDF export is not supported)';
-const exportFormat = z.enum(['csv', 'xlsx'], { error: NO_PDF });
+const exportFormat = z.enum(EXPORT_FORMATS, { error: `format is one of ${EXPORT_FORMATS.join(', ')}` });
 export const exportBody = z.object({ format: exportFormat.default('csv'), filters: runFilters }).strict();
 
 export const folderBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();

@@ -70,14 +70,14 @@ export function changeOf(current: number, previous: number): number {
   return current > 0 ? 100 : 0;
 }
 
-/** Each metric over the period and over the previous window of equal length. */
-export async function scoreCard(knex: Knex, f: DashboardFilter, metrics: TargetMetric[]) {
+/** Each metric over the period and over the previous window of equal length, under the key it was asked by. */
+export async function scoreCard(knex: Knex, f: DashboardFilter, metrics: { key: string; metric: TargetMetric }[]) {
   const previous = previousWindow(f);
   return Promise.all(
-    metrics.map(async (metric) => {
+    metrics.map(async ({ key, metric }) => {
       const [value, previousPeriod] = await Promise.all([metricTotal(knex, f, metric), metricTotal(knex, previous, metric)]);
       const change = changeOf(value, previousPeriod);
-      return { metric, label: METRIC_LABELS[metric], value, previousPeriod, change, trend: value > previousPeriod ? 'up' : value < previousPeriod ? 'down' : 'flat' };
+      return { metric: key, label: METRIC_LABELS[metric], value, previousPeriod, change, trend: value > previousPeriod ? 'up' : value < previousPeriod ? 'down' : 'flat' };
     }),
   );
 }

@@ -191,12 +191,14 @@ export async function withStatementTimeout<T>(knex: Knex, timeoutMs: number, wor
   }
 }
 
+/** Whether a column's values are numbers: counts, and numeric fields (not grouped by a range). */
+export const isNumeric = (o: OutputColumn) =>
+  o.aggregate === 'count' || o.aggregate === 'count_distinct' || ((o.field.type === 'number' || o.field.type === 'currency') && !(o.aggregate === null && o.granularity));
+
 /** A row value as JSON shows it: counts and numeric fields as numbers. */
 export function valueOf(o: OutputColumn, raw: unknown): unknown {
   if (raw === null || raw === undefined) return null;
-  if (o.aggregate === 'count' || o.aggregate === 'count_distinct') return Number(raw);
-  if ((o.field.type === 'number' || o.field.type === 'currency') && !(o.aggregate === null && o.granularity)) return Number(raw);
-  return raw;
+  return isNumeric(o) ? Number(raw) : raw;
 }
 
 export const rowOf = (columns: OutputColumn[], raw: Record<string, unknown>) =>
