@@ -596,6 +596,28 @@ describe('workflow webhooks and messages, end to end', () => {
     expect(deal).to.include({ name: 'First deal with Globex', accountId: account.id, amount: 1200, ownerId: admin.user.id });
   });
 
+  it('create_opportunity on a converted lead uses the account the conversion made', async () => {
+    const marker = `conv-${randomUUID().slice(0, 8)}`;
+    const wf = (
+      await call('POST', '/workflows', {
+        name: 'deal on conversion',
+        triggerModule: 'leads',
+        triggerType: 'lead_converted',
+        triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
+        actions: [{ actionType: 'create_opportunity', config: { amount: 800 } }],
+      })
+    ).body;
+    const lead = (await call('POST', '/leads', { firstName: 'Ada', lastName: 'Byron', company: `Analytical ${marker}`, source: marker })).body;
+    const converted = await call('POST', `/leads/${lead.id}/convert`, {});
+    expect(converted.status, JSON.stringify(converted.body)).to.be.oneOf([200, 201]);
+    const accountId = (await call('GET', `/leads/${lead.id}`)).body.convertedAccountId;
+    expect(accountId).to.be.a('string');
+    const run = await onlyRun(wf.id);
+    expect(run.status, JSON.stringify(run)).to.equal('completed');
+    const deal = (await call('GET', `/opportunities/${run.steps[0].result.opportunityId}`)).body;
+    expect(deal).to.include({ accountId, amount: 800, name: `Analytical ${marker} Opportunity` });
+  });
+
   it('a webhook to a private, link-local or metadata address is refused and fails its run; nothing is sent', async () => {
     for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data/', `http://127.0.0.1:${receiver.port + 1}/other-port`]) {
       const marker = `ssrf-${randomUUID().slice(0, 8)}`;

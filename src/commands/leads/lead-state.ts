@@ -18,6 +18,10 @@ export interface LeadView extends LeadFields {
   slaEscalatedAt: string | null;
   products: Record<string, LeadProductLine>;
   team: Record<string, string>;
+  /** What the conversion made or linked (null until converted), as the detail's `converted…Id`. */
+  convertedContactId: string | null;
+  convertedAccountId: string | null;
+  convertedOpportunityId: string | null;
   /** When the lead was created (its LeadCreated event's time); scoring rules on `createdAt` read it. */
   createdAt: string | null;
 }
@@ -45,6 +49,9 @@ export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
         slaEscalatedAt: null,
         products: {},
         team: {},
+        convertedContactId: null,
+        convertedAccountId: null,
+        convertedOpportunityId: null,
         createdAt: recordedAt(event),
       },
     };
@@ -64,7 +71,14 @@ export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
     case 'LeadDisqualified':
       return set({ status: 'disqualified', disqualificationReason: event.data.reason, stageId: event.data.toStageId, stageName: event.data.toStageName });
     case 'LeadConverted':
-      return set({ status: 'converted', stageId: event.data.toStageId, stageName: event.data.toStageName });
+      return set({
+        status: 'converted',
+        stageId: event.data.toStageId,
+        stageName: event.data.toStageName,
+        convertedContactId: event.data.contactId,
+        convertedAccountId: event.data.accountId,
+        convertedOpportunityId: event.data.opportunityId,
+      });
     case 'LeadFirstResponseRecorded':
       return set({ firstResponseAt: event.data.at });
     case 'LeadSlaBreached':

@@ -253,7 +253,7 @@ export const createOpportunityAction: ActionHandler = {
     const record = trigger.record as Record<string, any>;
     const accountId =
       (config.accountId as string | undefined) ??
-      (trigger.module === 'accounts' ? record.id : record.accountId ?? linkedAccountIds(record)[0]) ??
+      (trigger.module === 'accounts' ? record.id : record.accountId ?? record.convertedAccountId ?? linkedAccountIds(record)[0]) ??
       null;
     if (!accountId) throw new ActionFailed('an opportunity needs an account: the record has none (set accountId in the action)');
     const fullName = [record.firstName, record.lastName].filter(Boolean).join(' ');
