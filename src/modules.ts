@@ -54,6 +54,7 @@ import { migration0007RecordTotals } from './projections/migrations/0007_record_
 import { migration0054OpportunityStageChangeActivities } from './projections/migrations/0054_opportunity_stage_change_activities.js';
 import { migration0008Leads } from './projections/migrations/0008_leads.js';
 import { migration0009ParkedEvents } from './projections/migrations/0009_parked_events.js';
+import { migration0055ParkedStreams } from './projections/migrations/0055_parked_streams.js';
 import { migration0010PendingWritePlans } from './projections/migrations/0010_pending_write_plans.js';
 import { migration0035TextOutbox } from './projections/migrations/0035_text_outbox.js';
 import { migration0037IdempotencyKeys } from './projections/migrations/0037_idempotency_keys.js';
@@ -165,7 +166,7 @@ export const modules: ModuleManifest[] = [
   {
     name: 'platform',
     projections: [auditTrailProjection],
-    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
       { name: 'text-retry', cron: '* * * * *', run: () => services.textMessages.retryFailed(50) },
@@ -222,7 +223,15 @@ export const modules: ModuleManifest[] = [
         // The same check as POST /leads/sla/check-breaches, for every tenant, by the system (no user).
         { name: 'lead-sla-breaches', cron: '* * * * *', run: () => checkSlaBreaches(services, { userId: null, correlationId: randomUUID() }, leadJobs) },
         // Scores that change only because time passed (older_than rules), for tenants that have such rules.
-        { name: 'lead-time-rescoring', cron: '* * * * *', run: () => rescoreTimeBasedLeads(services, leadJobs) },
+        {
+          name: 'lead-time-rescoring',
+          cron: '* * * * *',
+          run: () =>
+            rescoreTimeBasedLeads(
+              { ...services, readModelsPassed: (position) => services.projections.waitFor(position, services.config.PROJECTION_WAIT_MS, ['leads', 'lead-settings']) },
+              leadJobs,
+            ),
+        },
       ];
     },
     // A conversion writes contacts, accounts and opportunities, which the client reads next.

@@ -40,6 +40,8 @@ export const configSchema = z.object({
   RUNNER_LOCK_RETRY_MS: int(5000, 100),
   PROJECTION_RETRY_ATTEMPTS: int(5, 1),
   PROJECTION_RETRY_BACKOFF_MS: int(200, 0),
+  // How long one delivery of a saga waits for a projection it reads; then it backs off and tries again, without counting a failure.
+  SAGA_PROJECTION_WAIT_MS: int(10000, 10),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   // Encryption at rest of the secrets the service must use again (src/infra/secret-box.ts); unset: stored as given.

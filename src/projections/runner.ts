@@ -3,7 +3,7 @@ import { followAll } from '../events/store/catch-up.js';
 import type { EventStore, Position, RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import type { Logger } from '../infra/logger.js';
-import { backoffMs, defaultRetryPolicy, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
+import { backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep } from '../infra/signal.js';
 import { applyEvents, handles, type Projection } from './projection.js';
 import { CHECKPOINT_CHANNEL, checkpointNotification } from './progress.js';
@@ -63,8 +63,13 @@ export async function applyPage(
     if (!(await advanceCheckpoint(trx, 'projection_checkpoints', target.checkpoint, from, last))) {
       throw new CheckpointMovedError(target.checkpoint);
     }
-    if (relevant.length && options.parkFailuresAfter) await applyEachOrPark(deps, projection, target, trx, relevant, options.parkFailuresAfter);
-    else if (relevant.length) await applyEvents(projection, trx, relevant);
+    if (relevant.length) {
+      // Read under the checkpoint's row lock, which a replay or skip of parked events takes too.
+      const blocked = await blockedStreams(trx, 'projection', target.checkpoint, relevant.map((e) => e.streamId));
+      const free = blocked.size ? await holdBlocked(trx, target, relevant, blocked) : relevant;
+      if (options.parkFailuresAfter) await applyEachOrPark(deps, projection, target, trx, free, options.parkFailuresAfter);
+      else if (free.length) await applyEvents(projection, trx, free);
+    }
     if (notify) {
       await trx.raw('select pg_notify(?, ?)', [CHECKPOINT_CHANNEL, checkpointNotification(target.checkpoint, last)]);
     }
@@ -86,17 +91,38 @@ async function applyEachOrPark(
   events: RecordedEvent[],
   attempts: number,
 ): Promise<void> {
+  // Once an event is parked, the later events of its stream in this page wait behind it.
+  const parked = new Set<string>();
   for (const event of events) {
+    if (parked.has(event.streamId)) {
+      await holdEvent(trx, { kind: 'projection', name: target.checkpoint, event });
+      continue;
+    }
     try {
       await trx.transaction((savepoint) => applyEvents(projection, savepoint, [event]));
     } catch (error) {
       deps.logger?.error(
         { err: error, projection: target.checkpoint, eventId: event.id, eventType: event.type, streamId: event.streamId, tenantId: event.metadata.tenantId },
-        'projection parked an event it cannot apply',
+        'projection parked an event it cannot apply; the later events of its stream wait behind it',
       );
       await parkEvent(trx, { kind: 'projection', name: target.checkpoint, event, attempts, error });
+      parked.add(event.streamId);
     }
   }
+}
+
+/**
+ * Parks the events of streams that have a parked event (held behind it: applied to a
+ * record that lacks the earlier change, they would go wrong without a word) and returns
+ * the others.
+ */
+async function holdBlocked(trx: Knex.Transaction, target: ProjectionTarget, events: RecordedEvent[], blocked: Set<string>): Promise<RecordedEvent[]> {
+  const free: RecordedEvent[] = [];
+  for (const event of events) {
+    if (blocked.has(event.streamId)) await holdEvent(trx, { kind: 'projection', name: target.checkpoint, event });
+    else free.push(event);
+  }
+  return free;
 }
 
 /**

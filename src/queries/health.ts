@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { EventStore } from '../events/store/types.js';
 import type { Clock } from '../infra/clock.js';
-import { countParked } from '../events/subscriptions/parked-events.js';
+import { countParked, NO_PARKED } from '../events/subscriptions/parked-events.js';
 import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import type { ProjectionProgress } from '../projections/progress.js';
 
@@ -17,6 +17,15 @@ export interface ProjectionLag {
   lagMs: number;
   /** Events it could not apply and set aside (`npm run projections:parked`). */
   parked: number;
+  /** Later events of those events' streams, set aside untried behind them. */
+  held: number;
+  /** Streams whose events it sets aside until their parked event is replayed or skipped. */
+  blockedStreams: number;
+}
+
+export interface SagaLag extends ProjectionLag {
+  /** The projection the saga waits to catch up with before it goes on (not a failure), and since when; null when not waiting. */
+  waitingFor: { projection: string; since: string } | null;
 }
 
 export interface HealthReport {
@@ -27,7 +36,7 @@ export interface HealthReport {
   /** Events sagas could not handle and set aside, per saga (only those with any). */
   sagasParked: Record<string, number>;
   /** How far each saga (the workflow engine, notifications…) is behind the log. */
-  sagas: ProjectionLag[];
+  sagas: SagaLag[];
 }
 
 /** A projection this far behind makes the service "degraded" (still serving). */
@@ -44,6 +53,12 @@ async function probe(check: () => Promise<unknown>): Promise<ComponentHealth> {
   }
 }
 
+/** What each waiting saga waits for (see src/sagas/saga-waits.ts). */
+async function sagaWaits(knex: Knex): Promise<Map<string, { projection: string; since: string }>> {
+  const rows: { name: string; projection: string; since: Date }[] = await knex('saga_waits').select('name', 'projection', 'since');
+  return new Map(rows.map((r) => [r.name, { projection: r.projection, since: new Date(r.since).toISOString() }]));
+}
+
 export async function checkHealth(deps: {
   knex: Knex;
   store: EventStore;
@@ -57,14 +72,15 @@ export async function checkHealth(deps: {
     probe(() => deps.store.headPosition()),
   ]);
   let projections: ProjectionLag[] = [];
-  const parked = database.status === 'up' ? await countParked(deps.knex).catch(() => new Map<string, number>()) : new Map<string, number>();
+  const parked = database.status === 'up' ? await countParked(deps.knex).catch(() => new Map<string, typeof NO_PARKED>()) : new Map<string, typeof NO_PARKED>();
+  const parkedOf = (key: string) => parked.get(key) ?? NO_PARKED;
   if (eventStore.status === 'up') {
     await deps.progress.refresh();
     projections = await Promise.all(
       deps.progress.names.map(async (name) => {
         const [next] = await deps.store.readAll({ from: deps.progress.positionOf(name), maxCount: 1 });
         const lagMs = next ? Math.max(0, deps.clock.now().getTime() - next.createdAt.getTime()) : 0;
-        return { name, caughtUp: !next, lagMs, parked: parked.get(`projection:${name}`) ?? 0 };
+        return { name, caughtUp: !next, lagMs, ...parkedOf(`projection:${name}`) };
       }),
     );
   }
@@ -72,13 +88,21 @@ export async function checkHealth(deps: {
     const [next] = await deps.store.readAll({ from, maxCount: 1 });
     return { caughtUp: !next, lagMs: next ? Math.max(0, deps.clock.now().getTime() - next.createdAt.getTime()) : 0 };
   };
-  const sagas: ProjectionLag[] =
-    eventStore.status === 'up' && database.status === 'up'
-      ? await Promise.all((deps.sagas ?? []).map(async (name) => ({ name, ...(await lagOf(await loadCheckpoint(deps.knex, 'saga_checkpoints', name))), parked: parked.get(`saga:${name}`) ?? 0 })))
-      : [];
-  const sagasParked = Object.fromEntries([...parked].filter(([key]) => key.startsWith('saga:')).map(([key, n]) => [key.slice(5), n]));
+  const up = eventStore.status === 'up' && database.status === 'up';
+  const waits = up ? await sagaWaits(deps.knex).catch(() => new Map<string, { projection: string; since: string }>()) : new Map();
+  const sagas: SagaLag[] = up
+    ? await Promise.all(
+        (deps.sagas ?? []).map(async (name) => ({
+          name,
+          ...(await lagOf(await loadCheckpoint(deps.knex, 'saga_checkpoints', name))),
+          ...parkedOf(`saga:${name}`),
+          waitingFor: waits.get(name) ?? null,
+        })),
+      )
+    : [];
+  const sagasParked = Object.fromEntries([...parked].filter(([key]) => key.startsWith('saga:')).map(([key, n]) => [key.slice(5), n.parked + n.held]));
   const down = database.status === 'down' || eventStore.status === 'down';
-  const degraded = [...projections, ...sagas].some((p) => p.lagMs > DEGRADED_LAG_MS || p.parked > 0) || Object.keys(sagasParked).length > 0;
+  const degraded = [...projections, ...sagas].some((p) => p.lagMs > DEGRADED_LAG_MS || p.parked + p.held > 0) || Object.keys(sagasParked).length > 0;
   return {
     status: down ? 'down' : degraded ? 'degraded' : 'ok',
     database,

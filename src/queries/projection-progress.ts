@@ -8,22 +8,44 @@ import { handles, type Projection } from '../projections/projection.js';
 const GAP_PAGE = 500;
 
 /**
+ * A projection a saga reads has not caught up with the event yet. Not a failure of the
+ * saga: the runner waits and delivers the event again, without counting an attempt.
+ */
+export class ProjectionBehind extends Error {
+  constructor(
+    readonly projection: string,
+    readonly position: Position,
+  ) {
+    super(`projection ${projection} has not reached ${position.commit}/${position.prepare} yet`);
+    this.name = 'ProjectionBehind';
+  }
+}
+
+export interface AwaitOptions {
+  /** How long to wait before giving up with `ProjectionBehind` (default 10 s). */
+  timeoutMs?: number;
+  /** Also the event at `position` itself must be applied (default: only those before it). */
+  inclusive?: boolean;
+  /** Stops the wait early (shutdown), with `ProjectionBehind`. */
+  abort?: AbortSignal;
+}
+
+/**
  * Waits until a projection's tables reflect every event it handles that comes before
  * `position` in the log, so a saga reading them sees what happened before the event it
  * reacts to. The stored checkpoint can stay behind over events of no interest to the
  * projection (it is stored lazily then), so when it is behind, the log in between is
  * read: nothing there the projection handles means its tables are already as of
- * `position`. Throws after `timeoutMs`: the saga runner retries the event later.
+ * `position`. Throws `ProjectionBehind` after `timeoutMs` (or on abort).
  */
 export async function awaitProjection(
   deps: { store: EventStore; knex: Knex },
   projection: Projection,
   position: Position,
-  timeoutMs = 10_000,
-  /** Also the event at `position` itself must be applied (default: only those before it). */
-  inclusive = false,
+  options: AwaitOptions = {},
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  const inclusive = options.inclusive ?? false;
   for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
     const checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
     if (isAtOrAfter(checkpoint, position)) return;
@@ -31,7 +53,7 @@ export async function awaitProjection(
     const before = gap.filter((e) => comparePositions(e.position, position) < (inclusive ? 1 : 0));
     const reachesPosition = gap.some((e) => isAtOrAfter(e.position, position));
     if (reachesPosition && !before.some((e) => handles(projection, e.type))) return;
-    if (Date.now() >= deadline) throw new Error(`projection ${projection.name} has not reached ${position.commit}/${position.prepare} yet`);
-    await sleep(pause);
+    if (Date.now() >= deadline || options.abort?.aborted) throw new ProjectionBehind(projection.name, position);
+    await sleep(pause, options.abort);
   }
 }

@@ -5,6 +5,8 @@ import { DomainError } from '../domain/errors.js';
 import { checkLeadSla, rescoreLead } from '../commands/leads/lead-commands.js';
 import { fieldsScoredBy, leadFieldValue, olderThanStartsAt, type ScoringRule } from '../commands/leads/lead-scoring.js';
 import { lastPosition } from '../commands/identity/identity-deps.js';
+import type { Position } from '../events/store/types.js';
+import type { Logger } from '../infra/logger.js';
 import { eachLimited } from '../infra/each-limited.js';
 import { loadJobMark, saveJobMark } from '../infra/job-marks.js';
 import {
@@ -139,10 +141,24 @@ async function leadsCrossing(knex: Knex, rule: TimeRule, from: Date | null, to: 
  * score changes. The span is marked done only when all of it was, so a failed run is
  * repeated; repeating is harmless.
  */
-export async function rescoreTimeBasedLeads(deps: Deps, options: Pick<LeadJobOptions, 'batchSize'>) {
+export async function rescoreTimeBasedLeads(
+  deps: Deps & {
+    logger?: Logger;
+    /** Whether the lead and lead-settings read models have passed the position (within a bound); absent: assumed. */
+    readModelsPassed?: (position: Position | null) => Promise<boolean>;
+  },
+  options: Pick<LeadJobOptions, 'batchSize'>,
+) {
   const to = deps.clock.now();
   const from = await loadJobMark(deps.knex, RESCORING_JOB);
   if (from && to <= from) return { rescored: 0, position: null };
+  // The span is read from the read models and then marked done: a change made before `to` that
+  // they do not show yet (a rebuild, a slow database) would be missed for good. So while they are
+  // behind the log, the run is left to the next one, which covers this span too.
+  if (deps.readModelsPassed && !(await deps.readModelsPassed(await deps.store.headPosition()))) {
+    deps.logger?.warn({ job: RESCORING_JOB }, 'lead read models are behind the log; time-based rescoring waits for the next run');
+    return { rescored: 0, position: null, deferred: true };
+  }
   const results: CommandResult<unknown, unknown>[] = [];
   const byTenant = new Map<string, TimeRule[]>();
   for (const rule of await timeBasedScoringRules(deps.knex)) byTenant.set(rule.tenantId, [...(byTenant.get(rule.tenantId) ?? []), rule]);

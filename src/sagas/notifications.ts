@@ -10,14 +10,13 @@ import { workRequestsProjection } from '../projections/work-requests.js';
 import {
   activeUsersNamed, escalationRecipients, leadSummary, opportunitySummary, recordLabel, taskSummary, userName, workRequestSummary,
 } from '../queries/notification-recipients.js';
-import { awaitProjection } from '../queries/projection-progress.js';
 import type { Saga, SagaContext } from './saga.js';
 
 type Trigger = (event: RecordedEvent<any>, context: SagaContext) => Promise<NotificationInput[]>;
 
 /** The read models a trigger reads, as of the event (each waits only for what it reads). */
-const readsAsOf = (context: SagaContext, event: RecordedEvent, ...projections: Projection[]) =>
-  Promise.all(projections.map((p) => awaitProjection(context.deps, p, event.position)));
+const readsAsOf = (context: SagaContext, ...projections: Projection[]) =>
+  Promise.all(projections.map((p) => context.awaitProjection(p)));
 
 const leadName = (d: { firstName?: string | null; lastName?: string | null; company?: string | null; email?: string | null }) =>
   [d.firstName, d.lastName].filter(Boolean).join(' ') || d.company || d.email || 'Lead';
@@ -44,7 +43,7 @@ const opportunityAssigned = async (context: SagaContext, opportunityId: string, 
 
 /** Stage moves, wins and losses of an opportunity tell its owner when someone else made them. */
 const opportunityMoved = (type: 'opportunity_stage_change' | 'opportunity_won' | 'opportunity_lost', verb: (stage: string) => string): Trigger => async (event, context) => {
-  await readsAsOf(context, event, opportunitiesProjection, identityProjection);
+  await readsAsOf(context, opportunitiesProjection, identityProjection);
   const deal = await opportunitySummary(context.deps.knex, context.command.tenantId, event.data.id);
   if (!deal) return [];
   const stage = event.data.toStageName as string;
@@ -60,7 +59,7 @@ const workRequestStep = (
   who: (event: RecordedEvent<any>, request: { requestedBy: string }) => string | null,
   what: string,
 ): Trigger => async (event, context) => {
-  await readsAsOf(context, event, workRequestsProjection, identityProjection);
+  await readsAsOf(context, workRequestsProjection, identityProjection);
   const request = await workRequestSummary(context.deps.knex, context.command.tenantId, event.data.id);
   const userId = request && who(event, request);
   if (!request || !userId) return [];
@@ -71,7 +70,7 @@ const workRequestStep = (
 };
 
 const slaNotice = (type: 'lead_sla_breached' | 'lead_sla_escalated', what: string, escalate: boolean): Trigger => async (event, context) => {
-  await readsAsOf(context, event, leadsProjection, identityProjection);
+  await readsAsOf(context, leadsProjection, identityProjection);
   const { knex } = context.deps;
   const lead = await leadSummary(knex, context.command.tenantId, event.data.id);
   if (!lead) return [];
@@ -87,20 +86,20 @@ const TRIGGERS: Record<string, Trigger> = {
     (byOther(context, event.data.ownerId) ? [await leadAssigned(context, event.data.id, event.data.ownerId, leadName(event.data))] : []),
   LeadUpdated: async (event, context) => {
     if (!byOther(context, event.data.changes.ownerId)) return [];
-    await readsAsOf(context, event, leadsProjection, identityProjection);
+    await readsAsOf(context, leadsProjection, identityProjection);
     const lead = await leadSummary(context.deps.knex, context.command.tenantId, event.data.id);
     return [await leadAssigned(context, event.data.id, event.data.changes.ownerId, lead?.name ?? 'Lead')];
   },
   TaskCreated: async (event, context) => (byOther(context, event.data.assignedTo) ? [await taskAssigned(context, event.data.id, event.data.assignedTo, event.data.title)] : []),
   TaskUpdated: async (event, context) => {
     if (!byOther(context, event.data.changes.assignedTo)) return [];
-    await readsAsOf(context, event, tasksProjection, identityProjection);
+    await readsAsOf(context, tasksProjection, identityProjection);
     const task = await taskSummary(context.deps.knex, context.command.tenantId, event.data.id);
     return [await taskAssigned(context, event.data.id, event.data.changes.assignedTo, event.data.changes.title ?? task?.title ?? 'Task')];
   },
   // Reference §15: a completion by someone else tells the task's owner (its creator here), not its assignee.
   TaskCompleted: async (event, context) => {
-    await readsAsOf(context, event, tasksProjection, identityProjection);
+    await readsAsOf(context, tasksProjection, identityProjection);
     const task = await taskSummary(context.deps.knex, context.command.tenantId, event.data.id);
     if (!task || !byOther(context, task.createdBy)) return [];
     const by = await actorName(context);
@@ -113,7 +112,7 @@ const TRIGGERS: Record<string, Trigger> = {
     (byOther(context, event.data.ownerId) ? [await opportunityAssigned(context, event.data.id, event.data.ownerId, event.data.name)] : []),
   OpportunityUpdated: async (event, context) => {
     if (!byOther(context, event.data.changes.ownerId)) return [];
-    await readsAsOf(context, event, opportunitiesProjection, identityProjection);
+    await readsAsOf(context, opportunitiesProjection, identityProjection);
     const deal = await opportunitySummary(context.deps.knex, context.command.tenantId, event.data.id);
     return [await opportunityAssigned(context, event.data.id, event.data.changes.ownerId, event.data.changes.name ?? deal?.name ?? 'Opportunity')];
   },
@@ -129,7 +128,7 @@ const TRIGGERS: Record<string, Trigger> = {
   NoteAdded: async (event, context) => {
     const { userIds, emails } = mentionsIn(String(event.data.content ?? ''));
     if (!userIds.length && !emails.length) return [];
-    await readsAsOf(context, event, identityProjection);
+    await readsAsOf(context, identityProjection);
     const { knex } = context.deps;
     const { tenantId } = context.command;
     const mentioned = await activeUsersNamed(knex, tenantId, userIds, emails);

@@ -8,6 +8,8 @@ import type { Logger } from '../infra/logger.js';
 import type { Mailer } from '../infra/mailer.js';
 import type { TextMessenger } from '../infra/text-messages.js';
 import type { SecretBox } from '../infra/secret-box.js';
+import type { Projection } from '../projections/projection.js';
+import { awaitProjection } from '../queries/projection-progress.js';
 
 /** What a saga's commands, reads and messages need: the event store, the read models, the clock, the mailer, the SMS and chat-app channel and the service's configuration. */
 export interface SagaDeps {
@@ -38,6 +40,13 @@ export interface SagaContext {
    * command is recognised as the write it repeats (appended once).
    */
   eventIds(n?: number): (index: number) => string;
+  /**
+   * Waits until `projection` has applied every event before this one (`inclusive`: this
+   * one too), so the saga reads its tables as of the event. Bounded by
+   * SAGA_PROJECTION_WAIT_MS, then throws `ProjectionBehind`: the runner waits and delivers
+   * the event again without counting that as a failed attempt.
+   */
+  awaitProjection(projection: Projection, options?: { inclusive?: boolean }): Promise<void>;
 }
 
 /** Reacts to events by issuing commands or sending messages; never writes read models. */
@@ -47,7 +56,8 @@ export interface Saga {
   handle(event: RecordedEvent<any>, context: SagaContext): Promise<void>;
 }
 
-export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, deps: SagaDeps): SagaContext {
+/** `abort`: the runner's stop signal, which also ends a wait for a projection. */
+export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, deps: SagaDeps, abort?: AbortSignal): SagaContext {
   return {
     deps,
     attempt,
@@ -59,5 +69,7 @@ export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, d
     },
     idFor: (n = 0) => deterministicId(saga.name, event.id, String(n)),
     eventIds: (n = 0) => (index) => deterministicId(saga.name, event.id, 'command', String(n), String(index)),
+    awaitProjection: (projection, options = {}) =>
+      awaitProjection(deps, projection, event.position, { timeoutMs: deps.config.SAGA_PROJECTION_WAIT_MS, inclusive: options.inclusive, abort }),
   };
 }

@@ -1,7 +1,6 @@
 import { discardTimer } from '../commands/time-entries/timer-commands.js';
 import { deterministicId } from '../infra/deterministic-id.js';
 import { timeEntriesProjection } from '../projections/time-entries.js';
-import { awaitProjection } from '../queries/projection-progress.js';
 import { runningTimersOn } from '../queries/time-entries/running-timer.js';
 import type { Saga } from './saga.js';
 
@@ -22,7 +21,7 @@ export const workRequestTimersSaga: Saga = {
   async handle(event, context) {
     const { deps, command } = context;
     // Timers started just before the request closed must be in the read model already.
-    await awaitProjection(deps, timeEntriesProjection, event.position);
+    await context.awaitProjection(timeEntriesProjection);
     const timers = await runningTimersOn(deps.knex, command.tenantId, 'work_requests', (event.data as { id: string }).id, event.position);
     for (const timer of timers) {
       await discardTimer(deps, command, timer.userId, {

@@ -21,12 +21,12 @@ describe('HTTP skeleton', () => {
       expect(res.body.eventStore).to.deep.equal({ status: 'up', adapter: 'postgres' });
       const names = res.body.projections.map((p: { name: string }) => p.name);
       expect(names).to.include.members(['audit-trail', 'probe-counters']);
-      for (const p of res.body.projections) expect(p).to.have.keys('name', 'caughtUp', 'lagMs', 'parked');
+      for (const p of res.body.projections) expect(p).to.have.keys('name', 'caughtUp', 'lagMs', 'parked', 'held', 'blockedStreams');
       expect(res.body.projections.every((p: { parked: number }) => p.parked === 0)).to.equal(true);
       expect(res.body.sagasParked).to.deep.equal({});
       // The workflow engine's lag (issue 15) beside the other sagas'.
       expect(res.body.sagas.map((s: { name: string }) => s.name)).to.include.members(['workflows', 'work-request-timers']);
-      for (const s of res.body.sagas) expect(s).to.have.keys('name', 'caughtUp', 'lagMs', 'parked');
+      for (const s of res.body.sagas) expect(s).to.have.keys('name', 'caughtUp', 'lagMs', 'parked', 'held', 'blockedStreams', 'waitingFor');
     });
   });
 

@@ -115,7 +115,7 @@ describe('reliability', () => {
   });
 
   describe('an event a projection cannot apply', () => {
-    it('is parked: every other tenant goes on registering and signing in, /health says degraded with the count, and a replay that still fails keeps it', async () => {
+    it('is parked: every other tenant goes on registering and signing in, /health says degraded with the count, a replay that still fails keeps it, later events of its stream are held, and skipping it releases them', async () => {
       const victim = await registerTenant(service);
       // The fault as it was once seen: a second TenantRegistered with a slug already taken.
       const id = randomUUID();
@@ -154,7 +154,29 @@ describe('reliability', () => {
       expect(replayed.output).to.contain(`${parked[0].id}\tstill failing`);
       expect((await operatorCommand(['src/cli/parked-events.ts', 'replay'], service.databaseUrl)).code).to.equal(2);
 
-      await service.services.knex('parked_events').delete();
+      // A later event of the same stream is held behind the parked one, not applied to a tenant row that is missing.
+      const later = randomUUID();
+      await service.services.store.appendToStream(
+        `tenant-${id}`,
+        [{ id: later, type: 'UserLoggedIn', data: { id: randomUUID() }, metadata: { tenantId: id, userId: null, correlationId: 'test', causationId: null }, createdAt: new Date() }],
+        { expectedRevision: 0 },
+      );
+      await service.services.waitForProjections(await service.services.store.headPosition());
+      const blocked = (await service.request('GET', '/health')).body.projections.find((p: { name: string }) => p.name === 'identity');
+      expect(blocked).to.include({ parked: 1, held: 1, blockedStreams: 1 });
+      const held = (await listParked(service.services.knex, { kind: 'projection', name: 'identity' })).find((p) => p.eventId === later)!;
+      expect(held).to.include({ held: true, eventType: 'UserLoggedIn', attempts: 0 });
+      const blockedList = await operatorCommand(['src/cli/parked-events.ts'], service.databaseUrl);
+      expect(blockedList.output).to.match(new RegExp(`^projection:identity\ttenant-${id}\t${id}\t${parked[0].id}\t1\t`, 'm'));
+      expect((await operatorCommand(['src/cli/parked-events.ts', 'replay', String(held.id)], service.databaseUrl)).output).to.contain(`${held.id}\tstill failing: held behind parked event ${parked[0].id}`);
+
+      // The operator gives up on the clash: skipping it releases the stream, whose held event is applied.
+      const skipped = await operatorCommand(['src/cli/parked-events.ts', 'skip', String(parked[0].id)], service.databaseUrl);
+      expect(skipped.code, skipped.output).to.equal(0);
+      expect(skipped.output).to.contain(`${parked[0].id}\tskipped\n${held.id}\treplayed\n`);
+      expect((await operatorCommand(['src/cli/parked-events.ts', 'skip'], service.databaseUrl)).code).to.equal(2);
+      expect(await listParked(service.services.knex)).to.deep.equal([]);
+      expect((await operatorCommand(['src/cli/parked-events.ts'], service.databaseUrl)).output).to.equal('no parked events\n');
       expect((await service.request('GET', '/health')).body.status).to.equal('ok');
     });
   });

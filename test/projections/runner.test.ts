@@ -9,11 +9,14 @@ import { auditTrailProjection } from '../../src/projections/audit-trail.js';
 import { ProjectionEngine } from '../../src/projections/engine.js';
 import type { Projection } from '../../src/projections/projection.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
-import { awaitProjection } from '../../src/queries/projection-progress.js';
+import { awaitProjection, ProjectionBehind } from '../../src/queries/projection-progress.js';
 import { applyPage, runProjection } from '../../src/projections/runner.js';
 import { newEvent } from '../support/events.js';
+import { isAtOrAfter } from '../../src/events/store/position.js';
+import { countParked, HELD_REASON, listBlockedStreams, listParked } from '../../src/events/subscriptions/parked-events.js';
+import { describeParked, replayParked, skipParked } from '../../src/cli/replay-parked.js';
 import { until } from '../support/wait.js';
-import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestDatabase, sagaDepsOf, type TestDatabase } from '../support/database.js';
 import { counterAggregate, counterProjection, createCounterTable } from '../support/probe-module.js';
 
 const silent = createLogger('silent');
@@ -105,21 +108,22 @@ describe('projections', () => {
       // The append's own position: the log's readable head can lag behind it while another transaction of the cluster is open.
       const id = randomUUID();
       const head = (await handleCommand({ store: db.store, clock: systemClock }, counterAggregate, id, { kind: 'create', id, value: 1 }, ctx)).position!;
-      await awaitProjection(deps(), counterProjection, head, 200);
+      await awaitProjection(deps(), counterProjection, head, { timeoutMs: 200 });
       let waitedFor: unknown;
-      await awaitProjection(deps(), counterProjection, head, 200, true).catch((error: unknown) => (waitedFor = error));
+      await awaitProjection(deps(), counterProjection, head, { timeoutMs: 200, inclusive: true }).catch((error: unknown) => (waitedFor = error));
+      expect(waitedFor).to.be.instanceOf(ProjectionBehind);
       expect(String(waitedFor)).to.match(/has not reached/);
 
       const again = new AbortController();
       const catchingUp = runProjection(deps(), counterProjection, { abort: again.signal, batchSize: 5 });
-      await awaitProjection(deps(), counterProjection, head, 10_000, true);
+      await awaitProjection(deps(), counterProjection, head, { inclusive: true });
       expect(await counters()).to.have.length(2);
       again.abort();
       await catchingUp;
 
       // Its stored checkpoint stays behind over events it does not handle: such an event at the head is no reason to wait.
       const noise = await db.store.appendToStream(`noise-${randomUUID()}`, [newEvent('ProbeNoiseHappened', {})], { expectedRevision: 'no_stream' });
-      await awaitProjection(deps(), counterProjection, noise.position, 10_000, true);
+      await awaitProjection(deps(), counterProjection, noise.position, { inclusive: true });
     });
   });
 
@@ -250,10 +254,12 @@ describe('projections', () => {
 
       expect(failures).to.equal(3);
       expect((await counters()).map((r) => r.id).sort()).to.deep.equal([ids[0], ids[2], ids[3], late].sort());
-      const parked = await db.knex('parked_events').select('kind', 'name', 'event_type', 'stream_id', 'tenant_id', 'attempts', 'error');
-      expect(parked).to.have.length(1);
-      expect(parked[0]).to.include({ kind: 'projection', name: 'probe-counters', event_type: 'CounterCreated', stream_id: `probecounter-${ids[1]}`, attempts: 3 });
+      const parked = await db.knex('parked_events').orderBy('id').select('kind', 'name', 'event_type', 'stream_id', 'tenant_id', 'attempts', 'error', 'held');
+      // The counter's increment waits behind its parked Created (see "parking per stream").
+      expect(parked).to.have.length(2);
+      expect(parked[0]).to.include({ kind: 'projection', name: 'probe-counters', event_type: 'CounterCreated', stream_id: `probecounter-${ids[1]}`, attempts: 3, held: false });
       expect(parked[0].error).to.contain(`cannot apply ${ids[1]}`);
+      expect(parked[1]).to.include({ event_type: 'CounterIncremented', stream_id: `probecounter-${ids[1]}`, held: true });
     });
 
     it('is parked again by a rebuild, which replaces the projection\'s earlier parked list with its own', async () => {
@@ -265,6 +271,128 @@ describe('projections', () => {
       expect((await counters()).map((r) => r.id).sort()).to.deep.equal([ids[0], ids[1]].sort());
       const parked = await db.knex('parked_events').select('name', 'stream_id');
       expect(parked).to.deep.equal([{ name: 'probe-counters', stream_id: `probecounter-${ids[2]}` }]);
+    });
+  });
+
+  describe('parking per stream', () => {
+    const fastRetry = { attempts: 3, initialBackoffMs: 5 };
+    const increment = (id: string, by: number) => handleCommand({ store: db.store, clock: systemClock }, counterAggregate, id, { kind: 'increment', id, by }, ctx);
+    const replayDeps = (projection: Projection) => ({ ...sagaDepsOf(db), projections: [projection], sagas: [] });
+    const atHead = async () => {
+      const head = (await db.store.headPosition())!;
+      await until(async () => isAtOrAfter(await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters'), head));
+    };
+    /** The counter projection, failing on CounterCreated of `badIds` and on increments by `badBy`, until fixed. */
+    const breakable = (badIds: Set<string>, badBy: Set<number>): Projection => ({
+      ...counterProjection,
+      handlers: {
+        CounterCreated: (e, w) => {
+          if (badIds.has(e.data.id)) throw new Error(`cannot create ${e.data.id}`);
+          return counterProjection.handlers.CounterCreated!(e, w);
+        },
+        CounterIncremented: (e, w) => {
+          if (badBy.has(e.data.by)) throw new Error(`cannot add ${e.data.by}`);
+          return counterProjection.handlers.CounterIncremented!(e, w);
+        },
+      },
+    });
+    const parkedRows = async () =>
+      (await listParked(db.knex, { kind: 'projection', name: 'probe-counters' })).map((p) => ({ type: p.eventType, stream: p.streamId, held: p.held, attempts: p.attempts }));
+
+    it('once a Created is parked, the later events of its stream are held (not applied to a missing row), other streams go on, and its replay applies them in order', async () => {
+      const bad = new Set<string>();
+      const projection = breakable(bad, new Set());
+      const [a, b] = await createCounters(2, 1); // each: created (1), +2, in the runner's first page
+      bad.add(a);
+      const abort = new AbortController();
+      const running = runProjection({ ...deps(), retry: fastRetry }, projection, { abort: abort.signal, batchSize: 100 });
+      try {
+        await atHead();
+        // Later pages: more of the blocked stream, and of others.
+        await increment(a, 2);
+        await increment(b, 2);
+        const [c] = await createCounters(1, 0);
+        await increment(a, 3);
+        await atHead();
+
+        const rows = await counters();
+        expect(rows.map((r) => r.id).sort()).to.deep.equal([b, c].sort());
+        expect(rows.find((r) => r.id === b)).to.include({ value: 5, increments: 2 });
+        expect(await parkedRows()).to.deep.equal([
+          { type: 'CounterCreated', stream: `probecounter-${a}`, held: false, attempts: 3 },
+          { type: 'CounterIncremented', stream: `probecounter-${a}`, held: true, attempts: 0 },
+          { type: 'CounterIncremented', stream: `probecounter-${a}`, held: true, attempts: 0 },
+          { type: 'CounterIncremented', stream: `probecounter-${a}`, held: true, attempts: 0 },
+        ]);
+        const parked = await listParked(db.knex);
+        expect(parked[1].error).to.equal(HELD_REASON);
+        expect((await countParked(db.knex)).get('projection:probe-counters')).to.deep.equal({ parked: 1, held: 3, blockedStreams: 1 });
+        const [blocked] = await listBlockedStreams(db.knex);
+        expect(blocked).to.include({ kind: 'projection', name: 'probe-counters', streamId: `probecounter-${a}`, blockedBy: parked[0].id, held: 3 });
+        const listing = describeParked(parked, await listBlockedStreams(db.knex));
+        expect(listing).to.match(new RegExp(`^${parked[1].id}\tprojection:probe-counters\tCounterIncremented\tprobecounter-${a}\t.*\theld: ${HELD_REASON}$`, 'm'));
+        expect(listing).to.match(new RegExp(`^projection:probe-counters\tprobecounter-${a}\ttenant-a\t${parked[0].id}\t3\t`, 'm'));
+
+        // A held event is not replayed alone, ahead of the one it waits for.
+        expect((await replayParked(replayDeps(projection), [parked[1]]))[0]).to.include({ replayed: false });
+        expect(await parkedRows()).to.have.length(4);
+
+        // After the fix, replaying the parked Created brings the held events along, in log order.
+        bad.clear();
+        const outcomes = await replayParked(replayDeps(projection), [parked[0]]);
+        expect(outcomes).to.deep.equal(parked.map((p) => ({ id: p.id, replayed: true })));
+        expect(await parkedRows()).to.deep.equal([]);
+        expect((await counters()).find((r) => r.id === a)).to.include({ value: 8, increments: 3 });
+
+        // The stream flows again, and the read model is the one a clean application gives.
+        await increment(a, 1);
+        await atHead();
+        abort.abort();
+        await running;
+        const healed = await counters();
+        expect(healed.find((r) => r.id === a)).to.include({ value: 9, increments: 4 });
+        await rebuildProjection(deps(), counterProjection);
+        expect(await counters()).to.deep.equal(healed);
+      } finally {
+        abort.abort();
+        await running;
+      }
+    });
+
+    it('an operator may skip the parked event instead: it is never applied, and the events held behind it are', async () => {
+      const projection = breakable(new Set(), new Set([7]));
+      const [a, b] = await createCounters(2, 0);
+      await increment(a, 7);
+      await increment(a, 2);
+      await increment(b, 7);
+      const abort = new AbortController();
+      const running = runProjection({ ...deps(), retry: fastRetry }, projection, { abort: abort.signal, batchSize: 100 });
+      try {
+        await atHead();
+        await increment(a, 2);
+        await atHead();
+        expect((await counters()).map((r) => r.value)).to.deep.equal([1, 1]);
+        const parked = await listParked(db.knex);
+        expect(parked.map((p) => [p.streamId, p.held])).to.deep.equal([
+          [`probecounter-${a}`, false],
+          [`probecounter-${a}`, true],
+          [`probecounter-${b}`, false],
+          [`probecounter-${a}`, true],
+        ]);
+
+        const outcomes = await skipParked(replayDeps(projection), [parked[0]]);
+        expect(outcomes).to.deep.equal([
+          { id: parked[0].id, replayed: false, skipped: true },
+          { id: parked[1].id, replayed: true },
+          { id: parked[3].id, replayed: true },
+        ]);
+        expect((await counters()).find((r) => r.id === a)).to.include({ value: 5, increments: 2 });
+        // The other stream stays blocked by its own parked event.
+        expect((await listParked(db.knex)).map((p) => p.id)).to.deep.equal([parked[2].id]);
+      } finally {
+        abort.abort();
+        await running;
+      }
     });
   });
 

@@ -10,10 +10,16 @@ import { runSaga } from '../../src/sagas/runner.js';
 import { deterministicId } from '../../src/infra/deterministic-id.js';
 import type { Saga } from '../../src/sagas/saga.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
-import { until } from '../support/wait.js';
+import { eventually, until } from '../support/wait.js';
+import { isAtOrAfter } from '../../src/events/store/position.js';
+import { listParked } from '../../src/events/subscriptions/parked-events.js';
+import { replayParked } from '../../src/cli/replay-parked.js';
+import { loadConfig } from '../../src/infra/config.js';
+import { sleep } from '../../src/infra/signal.js';
+import { runProjection } from '../../src/projections/runner.js';
 import { openTestDatabase, sagaDepsOf, type TestDatabase } from '../support/database.js';
 import { newEvent, TENANT } from '../support/events.js';
-import { counterAggregate } from '../support/probe-module.js';
+import { counterAggregate, counterProjection, createCounterTable } from '../support/probe-module.js';
 
 
 const fastRetry = { attempts: 3, initialBackoffMs: 5 };
@@ -119,6 +125,112 @@ describe('sagas', () => {
     const stream = await db.store.readStream(`probecounter-${counterId}`);
     expect(stream.map((e) => e.type)).to.deep.equal(['CounterCreated', 'CounterIncremented']);
     expect(stream[1].metadata.causationId).to.equal((await db.store.readAll({ maxCount: 100 })).find((e) => e.type === 'Bump')!.id);
+  });
+
+  describe('a projection the saga reads that is behind', () => {
+    it('is waited for as long as it takes (many times the retry window), using up no attempt, parking nothing, and saga_waits says so', async () => {
+      await createCounterTable(db.knex);
+      const counterId = randomUUID();
+      await handleCommand({ store: db.store, clock: systemClock }, counterAggregate, counterId, { kind: 'create', id: counterId, value: 41 }, { tenantId: TENANT, userId: null, correlationId: 'c' });
+      const bump = await append('Bump');
+      const seen: { attempt: number; value: number }[] = [];
+      const reader: Saga = {
+        name: 'reader',
+        handles: ['Bump'],
+        handle: async (_event, context) => {
+          await context.awaitProjection(counterProjection);
+          const row = await db.knex('probe_counters').where({ id: counterId }).first('value');
+          seen.push({ attempt: context.attempt, value: row.value });
+        },
+      };
+      // Each delivery waits 100 ms for the projection, 3 tries at most: a failing handler would be parked within about 0.4 s.
+      const deps = { ...sagaDepsOf(db), config: loadConfig({ SAGA_PROJECTION_WAIT_MS: '100' }) };
+      const abort = new AbortController();
+      const running = runSaga(deps, reader, { abort: abort.signal, batchSize: 10, retry: fastRetry });
+      const projecting = new AbortController();
+      let projection: Promise<void> | undefined;
+      try {
+        const wait = await eventually(() => db.knex('saga_waits').where({ name: 'reader' }).first());
+        expect(wait).to.include({ projection: 'probe-counters', event_id: (await db.store.readAll({ maxCount: 100 })).find((e) => e.type === 'Bump')!.id });
+        await sleep(3_000); // the projection stays behind for far longer than the retry window
+        expect(seen).to.deep.equal([]);
+        expect(await db.knex('parked_events').select()).to.deep.equal([]);
+
+        projection = runProjection({ store: db.store, knex: db.knex }, counterProjection, { abort: projecting.signal, batchSize: 10 });
+        await until(() => seen.length === 1);
+        expect(seen).to.deep.equal([{ attempt: 1, value: 41 }]);
+        await until(async () => isAtOrAfter(await loadCheckpoint(db.knex, 'saga_checkpoints', 'reader'), bump.position));
+        expect(await db.knex('saga_waits').select()).to.deep.equal([]);
+        expect(await db.knex('parked_events').select()).to.deep.equal([]);
+      } finally {
+        abort.abort();
+        projecting.abort();
+        await running;
+        await projection;
+      }
+    });
+
+    it('ends its wait when the saga is stopped (the wait has no end of its own), and leaves the event to the next runner', async () => {
+      const counterId = randomUUID();
+      await handleCommand({ store: db.store, clock: systemClock }, counterAggregate, counterId, { kind: 'create', id: counterId, value: 1 }, { tenantId: TENANT, userId: null, correlationId: 'c' });
+      const bump = await append('Bump');
+      // The counter projection never runs here.
+      const reader: Saga = { name: 'stuck', handles: ['Bump'], handle: (_event, context) => context.awaitProjection(counterProjection) };
+      const abort = new AbortController();
+      const deps = { ...sagaDepsOf(db), config: loadConfig({ SAGA_PROJECTION_WAIT_MS: '100' }) };
+      const running = runSaga(deps, reader, { abort: abort.signal, batchSize: 10, retry: fastRetry });
+      await eventually(() => db.knex('saga_waits').where({ name: 'stuck' }).first());
+      abort.abort();
+      await running;
+      expect(isAtOrAfter(await loadCheckpoint(db.knex, 'saga_checkpoints', 'stuck'), bump.position)).to.equal(false);
+      expect(await db.knex('parked_events').select()).to.deep.equal([]);
+      expect(await db.knex('saga_waits').select()).to.deep.equal([]);
+    });
+  });
+
+  describe('parking per stream', () => {
+    it('holds the later events of a parked event\'s stream, goes on with other streams, and a replay after the fix delivers them in order', async () => {
+      const record = `thing-${randomUUID()}`;
+      const step = (n: number, stream = record) => db.store.appendToStream(stream, [newEvent('Step', { n })], { expectedRevision: 'any' });
+      let broken = true;
+      const seen: string[] = [];
+      const ordered: Saga = {
+        name: 'ordered',
+        handles: ['Step'],
+        handle: async (event) => {
+          const n = (event.data as { n: number }).n;
+          if (broken && event.streamId === record && n === 1) throw new Error('step 1 fails');
+          seen.push(`${event.streamId === record ? 'record' : 'other'}:${n}`);
+        },
+      };
+      await step(1);
+      await step(2);
+      await step(1, `thing-${randomUUID()}`);
+      const abort = new AbortController();
+      const running = runSaga(sagaDepsOf(db), ordered, { abort: abort.signal, batchSize: 10, retry: fastRetry });
+      try {
+        await until(() => seen.includes('other:1'));
+        const later = await step(3);
+        await until(async () => isAtOrAfter(await loadCheckpoint(db.knex, 'saga_checkpoints', 'ordered'), later.position));
+        expect(seen).to.deep.equal(['other:1']);
+        const parked = await listParked(db.knex, { kind: 'saga', name: 'ordered' });
+        expect(parked.map((p) => [p.streamId, p.held, p.attempts])).to.deep.equal([[record, false, 3], [record, true, 0], [record, true, 0]]);
+
+        broken = false;
+        const outcomes = await replayParked({ ...sagaDepsOf(db), projections: [], sagas: [ordered] }, [parked[0]]);
+        expect(outcomes.every((o) => o.replayed)).to.equal(true);
+        expect(seen).to.deep.equal(['other:1', 'record:1', 'record:2', 'record:3']);
+        expect(await listParked(db.knex)).to.deep.equal([]);
+
+        // Released: the stream's next event is handled as it comes.
+        await step(4);
+        await until(() => seen.length === 5);
+        expect(seen[4]).to.equal('record:4');
+      } finally {
+        abort.abort();
+        await running;
+      }
+    });
   });
 
   it('derives the same UUID from the same parts, and different ones from different parts', () => {

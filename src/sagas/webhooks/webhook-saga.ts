@@ -1,7 +1,6 @@
 import type { RecordedEvent } from '../../events/store/types.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
-import { awaitProjection } from '../../queries/projection-progress.js';
 import { subscriptionsFor, tenantHasWebhooks } from '../../queries/webhooks.js';
 import type { Saga } from '../saga.js';
 import { sendPendingDelivery, type WebhookDeliveryDeps } from './webhook-sender.js';
@@ -72,7 +71,7 @@ export function webhookSaga(eventTypes: () => string[]): Saga {
       const tenantId = event.metadata.tenantId;
       if (!tenantId || !(await tenantHasWebhooks(deps.knex, tenantId))) return;
       // The subscriptions as of this event: one made just before it gets it.
-      await awaitProjection(deps, webhooksProjection, event.position);
+      await context.awaitProjection(webhooksProjection);
       const subscriptions = await subscriptionsFor(deps.knex, tenantId, event.type);
       if (subscriptions.length === 0) return;
       const now = deps.clock.now();

@@ -10,7 +10,6 @@ import { identityProjection } from '../../projections/identity.js';
 import { leadsProjection } from '../../projections/leads.js';
 import { opportunitiesProjection } from '../../projections/opportunities.js';
 import { tasksProjection } from '../../projections/tasks.js';
-import { awaitProjection } from '../../queries/projection-progress.js';
 import type { Saga, SagaDeps } from '../saga.js';
 import type { ActionHandler } from './action.js';
 import { RECORD_ACTIONS } from './actions/record-actions.js';
@@ -50,7 +49,7 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
       if (!possible) return;
       const tenantId = event.metadata.tenantId;
       // Workflows saved, and runs started, before this event must be visible to match against and to measure depth by.
-      await awaitProjection(deps, workflowsProjection, event.position);
+      await context.awaitProjection(workflowsProjection);
       const candidates: { id: string; version: number; trigger_type: string; trigger_filters: unknown; actions: WorkflowAction[] }[] = await deps
         .knex('workflows')
         .where({ tenant_id: tenantId, trigger_module: possible.module, is_active: true })
@@ -66,7 +65,7 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
       const workflows = candidates.filter((w) => match.types.includes(w.trigger_type));
       if (workflows.length === 0) return;
       // The record's view names its owner and account, and actions check references against the record read models (an opportunity's account, an assignee, an owner's load): as of this event at least.
-      await Promise.all(RECORD_PROJECTIONS.map((projection) => awaitProjection(deps, projection, event.position, 10_000, true)));
+      await Promise.all(RECORD_PROJECTIONS.map((projection) => context.awaitProjection(projection, { inclusive: true })));
       const { record, previous } = await triggerRecords(deps, match, event);
       const depth = (await depthOf(deps, event)) + 1;
       for (const workflow of workflows) {
