@@ -173,7 +173,7 @@ export const modules: ModuleManifest[] = [
       { name: 'rate-limit-prune', cron: '17 * * * *', run: () => services.rateLimiter.prune() },
       { name: 'idempotency-keys-prune', cron: '23 * * * *', run: () => new IdempotencyKeys(services.knex, services.clock).prune() },
       // Multi-stream writes cut short (crash, outage) are completed; younger ones may still be under way.
-      { name: 'pending-write-plans', cron: '* * * * *', run: () => completePendingPlans(services, { olderThanMs: 30_000, now: services.clock.now() }) },
+      { name: 'pending-write-plans', cron: '* * * * *', run: (signal) => completePendingPlans(services, { olderThanMs: 30_000, now: services.clock.now(), signal }) },
     ],
   },
   {
@@ -221,14 +221,18 @@ export const modules: ModuleManifest[] = [
       const leadJobs = { batchSize: services.config.LEAD_JOB_BATCH_SIZE, timeBudgetMs: services.config.LEAD_JOB_TIME_BUDGET_MS };
       return [
         // The same check as POST /leads/sla/check-breaches, for every tenant, by the system (no user).
-        { name: 'lead-sla-breaches', cron: '* * * * *', run: () => checkSlaBreaches(services, { userId: null, correlationId: randomUUID() }, leadJobs) },
+        { name: 'lead-sla-breaches', cron: '* * * * *', run: (signal) => checkSlaBreaches({ ...services, signal }, { userId: null, correlationId: randomUUID() }, leadJobs) },
         // Scores that change only because time passed (older_than rules), for tenants that have such rules.
         {
           name: 'lead-time-rescoring',
           cron: '* * * * *',
-          run: () =>
+          run: (signal) =>
             rescoreTimeBasedLeads(
-              { ...services, readModelsPassed: (position) => services.projections.waitFor(position, services.config.PROJECTION_WAIT_MS, ['leads', 'lead-settings']) },
+              {
+                ...services,
+                signal,
+                readModelsPassed: (position) => services.projections.waitFor(position, services.config.PROJECTION_WAIT_MS, ['leads', 'lead-settings']),
+              },
               leadJobs,
             ),
         },
@@ -269,7 +273,7 @@ export const modules: ModuleManifest[] = [
     projections: [tasksProjection],
     migrations: [migration0017Tasks, migration0032TaskOverdue],
     // Open tasks past their due date are noticed once per due date (task_overdue for workflows).
-    jobs: (services) => [{ name: 'task-overdue', cron: '* * * * *', run: () => markOverdueTasks(services) }],
+    jobs: (services) => [{ name: 'task-overdue', cron: '* * * * *', run: (signal) => markOverdueTasks({ ...services, signal }) }],
     reads: ['tasks', 'record-timeline'],
   },
   {
@@ -342,7 +346,7 @@ export const modules: ModuleManifest[] = [
     migrations: [migration0031Workflows, migration0033WorkflowSecrets],
     sagas: [workflowSaga()],
     // Runs whose wait is over are carried on: the wait lives in the run's stream, so a restart loses none.
-    jobs: (services) => [{ name: 'workflow-waits', cron: '* * * * *', run: () => resumeWaitingRuns(services) }],
+    jobs: (services) => [{ name: 'workflow-waits', cron: '* * * * *', run: (signal) => resumeWaitingRuns({ ...services, signal }) }],
     reads: ['workflows'],
   },
   {
@@ -356,7 +360,7 @@ export const modules: ModuleManifest[] = [
       {
         name: 'report-schedules',
         cron: '* * * * *',
-        run: () => runDueSchedules({ ...services, timeoutMs: services.config.REPORT_STATEMENT_TIMEOUT_MS }),
+        run: (signal) => runDueSchedules({ ...services, timeoutMs: services.config.REPORT_STATEMENT_TIMEOUT_MS, signal }),
       },
     ],
     reads: ['reports'],
@@ -400,8 +404,8 @@ export const modules: ModuleManifest[] = [
     migrations: [migration0036Notifications],
     sagas: [notificationsSaga],
     jobs: (services) => [
-      { name: 'notification-deliveries', cron: '* * * * *', run: () => deliverDueNotifications(services) },
-      { name: 'task-due-reminders', cron: '* * * * *', run: () => remindTasksDue(services) },
+      { name: 'notification-deliveries', cron: '* * * * *', run: (signal) => deliverDueNotifications({ ...services, signal }) },
+      { name: 'task-due-reminders', cron: '* * * * *', run: (signal) => remindTasksDue({ ...services, signal }) },
     ],
     upgradeSeeds: [{ what: 'notification templates', run: seedMissingNotificationSettings }],
     reads: ['notifications'],
@@ -433,7 +437,7 @@ export const modules: ModuleManifest[] = [
     migrations: [migration0038WebhookSubscriptions, migration0039WebhookDeliveries, migration0052WebhookDeliveryRetention],
     sagas: [webhookSaga(() => knownEventTypes())],
     jobs: (services) => [
-      { name: 'webhook-deliveries', cron: '* * * * *', run: () => sendDueDeliveries(services) },
+      { name: 'webhook-deliveries', cron: '* * * * *', run: (signal) => sendDueDeliveries({ ...services, signal }) },
       { name: 'webhook-deliveries-prune', cron: '47 * * * *', run: () => pruneWebhookDeliveries(services, services.config.WEBHOOK_DELIVERY_RETENTION_DAYS) },
     ],
     reads: ['webhooks'],

@@ -47,6 +47,8 @@ export interface Services extends IdentityDeps {
   db: Database;
   store: EventStore;
   projections: ProjectionEngine;
+  /** The process's session-level advisory locks, all on one dedicated connection (runners, scheduled jobs). */
+  locks: AdvisoryLocks;
   /**
    * Read-your-writes: resolves once the projections have passed a command's position (in a
    * module's routes: the projections that module's responses read); after
@@ -185,6 +187,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       knex: db.knex,
       store,
       projections,
+      locks,
       accessTokens: new AccessTokens(await signingSecret(db.knex, config.JWT_SECRET), config.ACCESS_TOKEN_TTL_SECONDS),
       mailer,
       textMessages,
@@ -210,7 +213,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       }
     }
     if (runsWorkers && overrides.schedule !== false) {
-      const scheduler = new Scheduler({ knex: db.knex, logger }, allJobs(services));
+      const scheduler = new Scheduler({ locks, logger }, allJobs(services));
       scheduler.start();
       cleanups.push(() => scheduler.close());
     }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Position } from '../events/store/types.js';
-import { alongside, serially, writesSettled } from '../infra/serial-lock.js';
+import { alongside, serially } from '../infra/serial-lock.js';
 import type { CommandDeps } from './aggregate.js';
 import { DomainError, unavailable } from '../domain/errors.js';
 
@@ -22,12 +22,16 @@ export type UsageDeleteDeps = CommandDeps & {
   waitForProjections(position: Position | null): Promise<void>;
 };
 
-/** Runs a command that makes a record use something guarded by `key`; many at once, never during a delete. */
-export function assigningUsed<T>(knex: Knex, key: string, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs a command that makes a record use something guarded by `key` (or by each of several
+ * keys: all taken in one transaction, so a command under two guards pins one pooled
+ * connection, not two); many at once, never during a delete.
+ */
+export function assigningUsed<T>(knex: Knex, key: string | readonly string[], work: () => Promise<T>): Promise<T> {
   return alongside(knex, key, work);
 }
 
-/** How long a delete waits for earlier writes to become readable before giving up (503). */
+/** How long a delete waits for earlier appends to become readable before giving up (503). */
 const SETTLE_MS = 5_000;
 
 /**
@@ -42,9 +46,9 @@ export function deletingUnused<U, T>(
 ): Promise<T> {
   return serially(deps.knex, key, async (trx) => {
     // Commands that finished before the lock was granted have committed their events; once
-    // the writes under way then have ended, the log's readable head covers them all.
+    // the appends under way then have ended, the log's readable head covers them all.
     const notYet = () => unavailable('Could not confirm yet whether records still use it: try again in a moment');
-    if (!(await writesSettled(deps.knex, SETTLE_MS))) throw notYet();
+    if (!(await deps.store.appendsSettled(SETTLE_MS))) throw notYet();
     await deps.waitForProjections(await deps.store.headPosition()).catch((error) => {
       throw error instanceof DomainError && error.kind === 'accepted' ? notYet() : error;
     });
@@ -91,5 +95,10 @@ export function usageGuard<Item>(name: string, counters: readonly UsageCounter<I
   const deleting = <T>(deps: UsageDeleteDeps, tenantId: string, item: Item, work: (inUse: number) => Promise<T>): Promise<T> =>
     deletingUnused(deps, lockKey(tenantId), (trx) => usage(trx, tenantId, item), work);
 
-  return { usage, assigning, deleting };
+  return { usage, assigning, deleting, lockKey };
+}
+
+/** Runs a command under several guards at once (their locks in one transaction). */
+export function assigningAll<T>(knex: Knex, tenantId: string, guards: readonly { lockKey(tenantId: string): string }[], work: () => Promise<T>): Promise<T> {
+  return assigningUsed(knex, guards.map((guard) => guard.lockKey(tenantId)), work);
 }

@@ -110,7 +110,7 @@ export async function executePlan(deps: { store: EventStore; knex: Knex }, plan:
  */
 export async function completePendingPlans(
   deps: { store: EventStore; knex: Knex; logger?: Logger },
-  options: { olderThanMs: number; now: Date },
+  options: { olderThanMs: number; now: Date; signal?: AbortSignal },
 ): Promise<number> {
   const rows = await deps.knex('pending_write_plans')
     .where('created_at', '<', new Date(options.now.getTime() - options.olderThanMs))
@@ -119,6 +119,7 @@ export async function completePendingPlans(
     .select('id', 'tenant_id', 'kind', 'subject', 'writes');
   let completed = 0;
   for (const row of rows) {
+    options.signal?.throwIfAborted();
     const plan = planOfRow(row);
     try {
       // A plan about a record runs under the record's lock, never beside its own command's run.

@@ -2,9 +2,11 @@ import pg from 'pg';
 import type { Logger } from './logger.js';
 
 /**
- * Session-level PostgreSQL advisory locks held on one dedicated connection, so that across
- * all processes one runner at a time works each projection and saga. If the connection
- * drops, every lock is gone: holders are told through `onLost` and must stop.
+ * Session-level PostgreSQL advisory locks held on one dedicated connection (outside the
+ * pools), so that across all processes one runner at a time works each projection and
+ * saga, and one process runs each scheduled job, without pinning a pooled connection for
+ * as long as a lock is held. If the connection drops, every lock is gone: holders are told
+ * through `onLost` and must stop.
  */
 export class AdvisoryLocks {
   private client: pg.Client | null = null;
@@ -19,16 +21,26 @@ export class AdvisoryLocks {
     private readonly logger?: Logger,
   ) {}
 
-  /** Takes the lock if free. `onLost` runs if it is later lost with the connection. */
+  /**
+   * Takes the lock if free: false when another process holds it, or a holder here holds (or
+   * is taking) it. Session locks stack on one connection, so PostgreSQL would not keep a
+   * second holder here out: the key is reserved here before asking. `onLost` runs if the
+   * lock is later lost with the connection.
+   */
   async tryAcquire(key: string, onLost: () => void): Promise<boolean> {
-    if (this.closed) return false;
-    if (this.held.has(key)) throw new Error(`lock ${key} is already held here`);
-    const client = await this.connection();
-    const { rows } = await this.serially(() =>
-      client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as ok', [`crm:${key}`]),
-    );
-    if (rows[0].ok) this.held.set(key, onLost);
-    return rows[0].ok;
+    if (this.closed || this.held.has(key)) return false;
+    this.held.set(key, onLost);
+    try {
+      const client = await this.connection();
+      const { rows } = await this.serially(() =>
+        client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as ok', [`crm:${key}`]),
+      );
+      if (!rows[0].ok && this.held.get(key) === onLost) this.held.delete(key);
+      return rows[0].ok;
+    } catch (error) {
+      if (this.held.get(key) === onLost) this.held.delete(key);
+      throw error;
+    }
   }
 
   async release(key: string): Promise<void> {

@@ -34,39 +34,25 @@ export function serially<T>(knex: Knex, key: string, work: (trx: Knex.Transactio
 }
 
 /**
- * Runs `work` alongside other `alongside` callers of the same key, but never while a
- * `serially` caller of that key runs, in this or any process: a shared transaction-level
- * advisory lock, held until `work` settles. The lock is only tried: while an exclusive
- * holder runs (or waits: PostgreSQL then refuses new shared holders, so it is not starved)
- * the caller waits in memory, holding no pooled connection, and tries again.
+ * Runs `work` alongside other `alongside` callers of the same key(s), but never while a
+ * `serially` caller of one of them runs, in this or any process: shared transaction-level
+ * advisory locks, held until `work` settles. Several keys are taken together, in one
+ * transaction (one pooled connection, however many guards a command needs). The locks are
+ * only tried: while an exclusive holder runs (or waits: PostgreSQL then refuses new shared
+ * holders, so it is not starved) the caller waits in memory, holding no pooled connection,
+ * and tries again.
  */
-export async function alongside<T>(knex: Knex, key: string, work: () => Promise<T>): Promise<T> {
+export async function alongside<T>(knex: Knex, key: string | readonly string[], work: () => Promise<T>): Promise<T> {
+  const keys = (typeof key === 'string' ? [key] : [...key]).map((k) => `crm:${k}`);
   for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
     const held = await knex.transaction(async (trx) => {
-      const { rows } = await trx.raw('select pg_try_advisory_xact_lock_shared(hashtextextended(?, 0)) as ok', [`crm:${key}`]);
+      const { rows } = await trx.raw(
+        'select bool_and(pg_try_advisory_xact_lock_shared(hashtextextended(k, 0))) as ok from unnest(?::text[]) as k',
+        [keys],
+      );
       return rows[0].ok ? { value: await work() } : null;
     });
     if (held) return held.value;
-    await sleep(pause);
-  }
-}
-
-/**
- * Resolves true once every database transaction that was writing when it was called has
- * ended (committed or rolled back), false if that takes longer than `timeoutMs`. After it,
- * anything committed before the call is visible to every reader, event-log readers
- * included (they only hand out events older than every running transaction). It takes a
- * transaction id of its own in a statement of its own, newer than every id handed out
- * before, and waits until no older one is still running; the caller's transaction (which
- * may hold a lock) stays without one, so it holds back no reader.
- */
-export async function writesSettled(knex: Knex, timeoutMs: number): Promise<boolean> {
-  const { rows } = await knex.raw('select pg_current_xact_id()::text as horizon');
-  const deadline = Date.now() + timeoutMs;
-  for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
-    const settled = await knex.raw('select pg_snapshot_xmin(pg_current_snapshot()) >= ?::xid8 as ok', [rows[0].horizon]);
-    if (settled.rows[0].ok) return true;
-    if (Date.now() >= deadline) return false;
     await sleep(pause);
   }
 }

@@ -21,7 +21,8 @@ import {
   type TimeRule,
 } from '../queries/leads/lead-jobs.js';
 
-type Deps = CommandDeps & { knex: Knex };
+/** `signal`: a scheduled run's (see Job in scheduler.ts); aborted, the run stops at its next step. */
+type Deps = CommandDeps & { knex: Knex; signal?: AbortSignal };
 
 export interface LeadJobOptions {
   /** Candidates read (and checked) per page. */
@@ -59,6 +60,7 @@ export async function checkSlaBreaches(deps: Deps, ctx: Omit<CommandContext, 'te
   let complete = true;
   const results: CommandResult<unknown, unknown>[] = [];
   const check = async ({ id, tenantId }: SlaCandidate) => {
+    deps.signal?.throwIfAborted();
     const result = await skippingRefusals(() => checkLeadSla(deps, { ...ctx, tenantId }, id, now));
     if (!result) return;
     results.push(result);
@@ -70,6 +72,7 @@ export async function checkSlaBreaches(deps: Deps, ctx: Omit<CommandContext, 'te
   for (const candidates of [overdueUnbreachedLeads, escalationCandidates]) {
     let after: DueCursor | null = null;
     for (;;) {
+      deps.signal?.throwIfAborted();
       if (Date.now() >= deadline) {
         complete = false;
         break;
@@ -163,10 +166,12 @@ export async function rescoreTimeBasedLeads(
   const byTenant = new Map<string, TimeRule[]>();
   for (const rule of await timeBasedScoringRules(deps.knex)) byTenant.set(rule.tenantId, [...(byTenant.get(rule.tenantId) ?? []), rule]);
   for (const [tenantId, rules] of byTenant) {
+    deps.signal?.throwIfAborted();
     const ctx: CommandContext = { tenantId, userId: null, correlationId: randomUUID() };
     const done = new Set<string>();
     for (const rule of rules) {
       await leadsCrossing(deps.knex, rule, from, to, options.batchSize, async (ids) => {
+        deps.signal?.throwIfAborted();
         const fresh = ids.filter((id) => !done.has(id));
         fresh.forEach((id) => done.add(id));
         await eachLimited(fresh, PARALLEL, async (id) => {

@@ -21,11 +21,12 @@ function messageOf(group: DueDelivery[]) {
  * outbox, a digest's as one mail. The message id is the delivery's, so a crash or a second
  * run sends nothing twice; failed ones stay in the outbox for the retry jobs.
  */
-export async function deliverDueNotifications(deps: NotifyDeps): Promise<number> {
+export async function deliverDueNotifications(deps: NotifyDeps & { signal?: AbortSignal }): Promise<number> {
   const due = await dueDeliveries(deps.knex, deps.clock.now(), BATCH);
   const groups = new Map<string, DueDelivery[]>();
   for (const delivery of due) groups.set(delivery.messageId, [...(groups.get(delivery.messageId) ?? []), delivery]);
   for (const group of groups.values()) {
+    deps.signal?.throwIfAborted();
     const message = messageOf(group);
     await handOver(deps, message.tenantId, message, message);
   }
@@ -37,13 +38,14 @@ export async function deliverDueNotifications(deps: NotifyDeps): Promise<number>
  * day (or whose reminder time came), by no user. The id derives from the three, so the
  * same reminder is never made twice whichever process runs the job.
  */
-export async function remindTasksDue(deps: NotifyDeps): Promise<number> {
+export async function remindTasksDue(deps: NotifyDeps & { signal?: AbortSignal }): Promise<number> {
   const now = deps.clock.now();
   const tasks = await tasksDueSoon(deps.knex, now, DAY_MS, BATCH);
   const idOf = (t: (typeof tasks)[number]) => deterministicId('task-due', t.id, t.assignedTo, t.dueDate.toISOString());
   const done = new Set(await existingNotifications(deps.knex, tasks.map(idOf)));
   let sent = 0;
   for (const task of tasks) {
+    deps.signal?.throwIfAborted();
     const id = idOf(task);
     if (done.has(id)) continue;
     const dueLabel = task.dueDate.getTime() <= now.getTime() ? 'now' : `at ${task.dueDate.toISOString().slice(0, 16).replace('T', ' ')} UTC`;

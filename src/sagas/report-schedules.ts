@@ -13,7 +13,8 @@ import { storedDefinition } from '../queries/reports/definition.js';
 import { EXPORT_TYPES, exportBuffer, exportFileName } from '../queries/reports/export.js';
 import { dueSchedules, reportDefinition } from '../queries/reports/reports.js';
 
-type Deps = CommandDeps & { knex: Knex; mailer: Mailer; logger?: Logger; timeoutMs: number };
+/** `signal`: a scheduled run's (see Job in scheduler.ts); aborted, the run stops before the next schedule. */
+type Deps = CommandDeps & { knex: Knex; mailer: Mailer; logger?: Logger; timeoutMs: number; signal?: AbortSignal };
 
 /**
  * Who a due schedule's report runs as: the API key that set the schedule up (or, failing
@@ -40,6 +41,7 @@ export async function runDueSchedules(deps: Deps): Promise<number> {
   const now = deps.clock.now();
   let sent = 0;
   for (const s of await dueSchedules(deps.knex, now, RUN_LIMIT)) {
+    deps.signal?.throwIfAborted();
     const dueAt = new Date(s.next_run_at).toISOString();
     const ctx = { tenantId: s.tenant_id, userId: null, correlationId: deterministicId('report-schedule-run', s.id, dueAt) };
     try {

@@ -10,7 +10,7 @@ import { deterministicId } from '../infra/deterministic-id.js';
  * per due date (a task moved to a later date and missed again gets another), for workflows
  * and notifications to react to. Closed (cancelled) and completed tasks never do.
  */
-export async function markOverdueTasks(deps: CommandDeps & { knex: Knex }, limit = 500): Promise<void> {
+export async function markOverdueTasks(deps: CommandDeps & { knex: Knex; signal?: AbortSignal }, limit = 500): Promise<void> {
   const now = deps.clock.now();
   const due: { id: string; tenant_id: string; due_date: Date }[] = await deps
     .knex('tasks as t')
@@ -25,6 +25,7 @@ export async function markOverdueTasks(deps: CommandDeps & { knex: Knex }, limit
     .limit(limit)
     .select('t.id', 't.tenant_id', 't.due_date');
   for (const task of due) {
+    deps.signal?.throwIfAborted();
     const dueDate = task.due_date.toISOString();
     const ctx = { tenantId: task.tenant_id, userId: null, correlationId: randomUUID() };
     try {

@@ -179,6 +179,52 @@ describe('PostgreSQL event store: which events a reader may take', () => {
     }
   });
 
+  it('appendsSettled waits for the appends under way that hold back events committed before it, not for later ones nor for long transactions that append nothing', async () => {
+    // Long write transactions elsewhere on the server, older than everything below and open throughout.
+    const elsewhere = await open(await freshDatabaseUrl());
+    const sameDatabase = await open(db.url);
+    for (const client of [elsewhere, sameDatabase]) {
+      await client.query('create table busy (n int)');
+      await client.query('begin');
+      await client.query('insert into busy values (1)');
+    }
+    expect(await db.store.appendsSettled(5_000), 'nothing appends: settled at once').to.equal(true);
+
+    const tag = `settle-${randomUUID()}`;
+    const held = await open(db.url);
+    await held.query('begin');
+    await held.query(appendQuery(`${tag}-held`, [newEvent('Held')], 'no_stream'));
+    // Committed after the held append began: readable only once it ends.
+    await db.store.appendToStream(`${tag}-committed`, [newEvent('Committed')], { expectedRevision: 'no_stream' });
+    let settled: boolean | null = null;
+    const waiting = db.store.appendsSettled(10_000).then((ok) => (settled = ok));
+    const polling = `select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and query like '%' || 'es_append' || '_horizon(%'`; // this text does not match itself
+    const watcher = await open(db.url); // outside a transaction: pg_stat_activity is read afresh each time
+    await until(async () => Number((await watcher.query(polling)).rows[0].n) > 0);
+    expect(settled, 'still waiting for the append under way').to.equal(null);
+    // An append that begins after the call is not waited for.
+    const later = await open(db.url);
+    await later.query('begin');
+    await later.query(appendQuery(`${tag}-later`, [newEvent('Later')], 'no_stream'));
+    await held.query('commit');
+    await waiting;
+    expect(settled).to.equal(true);
+    const head = await db.store.headPosition();
+    const committed = (await db.store.readStream(`${tag}-committed`))[0];
+    expect(head!.commit >= committed.position.commit, 'the head covers every event committed before the call').to.equal(true);
+
+    await later.query('rollback');
+
+    // An append under way with a later one committed behind it: it gives up after its timeout.
+    await held.query('begin');
+    await held.query(appendQuery(`${tag}-stuck`, [newEvent('Stuck')], 'no_stream'));
+    await db.store.appendToStream(`${tag}-behind`, [newEvent('Behind')], { expectedRevision: 'no_stream' });
+    expect(await db.store.appendsSettled(100)).to.equal(false);
+    await held.query('rollback');
+    for (const client of [elsewhere, sameDatabase]) await client.query('rollback');
+  });
+
   it('refuses an append after other writes of the same transaction, and allows several appends in one', async () => {
     const client = await open(db.url);
     await client.query('create table busy (n int)');

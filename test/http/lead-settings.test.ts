@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import pg from 'pg';
+import { appendQuery } from '../../src/events/store/postgres.js';
+import { freshDatabaseUrl } from '../support/database.js';
+import { newEvent } from '../support/events.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
@@ -562,6 +566,59 @@ describe('lead settings', () => {
         await ok('DELETE', `/stages/${stage.id}`, undefined, stageDelete.status === 200 ? 404 : 200);
         await ok('DELETE', `/priorities/${priority.id}`, undefined, priorityDelete.status === 200 ? 404 : 200);
       }
+    });
+  });
+
+  describe('deleting an item while other transactions run', () => {
+    const clients: pg.Client[] = [];
+    const connect = async (url: string) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      clients.push(client);
+      return client;
+    };
+    afterEach(async () => {
+      await Promise.allSettled(clients.splice(0).map((c) => c.end()));
+    });
+
+    it('a long transaction that appends no event (another database, a scratch table) does not keep a delete from answering', async () => {
+      for (const url of [await freshDatabaseUrl(), service.databaseUrl]) {
+        const client = await connect(url);
+        await client.query('create table if not exists scratch_busy (n int)');
+        await client.query('begin');
+        await client.query('insert into scratch_busy values (1)'); // holds a transaction id, left open
+      }
+      const stage = await newStage();
+      const priority = await ok('POST', '/priorities', { name: unique('Unused') });
+      await ok('DELETE', `/stages/${stage.id}`);
+      await ok('DELETE', `/priorities/${priority.id}`);
+      await expectStatus(404, 'GET', `/stages/${stage.id}`);
+    });
+
+    it('a lead committed behind an append still under way is still counted: the delete waits for it and refuses', async () => {
+      const stage = await newStage();
+      const knex = service.services.knex;
+      const leadsCreated = async () =>
+        Number((await knex('events').where({ type: 'LeadCreated' }).whereRaw("metadata->>'tenantId' = ?", [admin.tenant.id]).count('* as n').first())!.n);
+      const before = await leadsCreated();
+      // An unrelated append held open: everything committed after it stays unreadable until it ends.
+      const held = await connect(service.databaseUrl);
+      await held.query('begin');
+      await held.query(appendQuery(`unrelated-${randomUUID()}`, [newEvent('UnrelatedHeld', {}, randomUUID())], 'no_stream'));
+      const create = service.request('POST', '/api/leads', { lastName: 'Behind', stageId: stage.id }, admin.auth);
+      await until(async () => (await leadsCreated()) === before + 1);
+      // The lead's events are committed (its command is over, no guard holds the delete back), but not readable yet.
+      let answered = false;
+      const deleting = call('DELETE', `/stages/${stage.id}`).then((res) => ((answered = true), res));
+      const waiting = `select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and query like '%' || 'es_append' || '_horizon(%'`; // this text does not match itself
+      await until(async () => Number((await knex.raw(waiting)).rows[0].n) > 0 || answered);
+      await held.query('commit');
+      const res = await deleting;
+      expect(res.status, JSON.stringify(res.body)).to.equal(400);
+      expect(res.body.message).to.match(/used by 1 record/);
+      expect([201, 202]).to.include((await create).status);
+      expect((await ok('GET', `/stages/${stage.id}`)).leadCount).to.equal(1);
     });
   });
 

@@ -597,7 +597,7 @@ describe('leads', () => {
       const jobs = allJobs(service.services);
       const job = jobs.find((j) => j.name === 'lead-time-rescoring')!;
       expect(job.cron).to.equal('* * * * *');
-      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      const scheduler = new Scheduler({ locks: service.services.locks }, jobs);
       const runJob = async () => {
         expect(await scheduler.tick(job)).to.equal(true);
         await service.services.waitForProjections(await service.services.store.headPosition());
@@ -634,7 +634,7 @@ describe('leads', () => {
       const lead = (await as('POST', '/leads', { lastName: 'Quiet', customFields: { lastContact: '2026-03-30T12:00:00Z' } })).body;
       expect(lead.score).to.equal(0);
       const jobs = allJobs(service.services);
-      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      const scheduler = new Scheduler({ locks: service.services.locks }, jobs);
       const runJob = async () => {
         expect(await scheduler.tick(jobs.find((j) => j.name === 'lead-time-rescoring')!)).to.equal(true);
         await service.services.waitForProjections(await service.services.store.headPosition());
@@ -741,7 +741,7 @@ describe('leads', () => {
       const jobs = allJobs(service.services);
       const job = jobs.find((j) => j.name === 'lead-sla-breaches')!;
       expect(job.cron).to.equal('* * * * *');
-      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      const scheduler = new Scheduler({ locks: service.services.locks }, jobs);
       expect(await scheduler.tick(job)).to.equal(true);
       await service.services.waitForProjections(await service.services.store.headPosition());
       expect((await slaOf(lead.id)).status).to.equal('breached');
@@ -760,7 +760,7 @@ describe('leads', () => {
       clock.set('2026-01-10T12:00:00Z');
       const config = { ...service.services.config, LEAD_JOB_BATCH_SIZE: 2 };
       const jobs = allJobs({ ...service.services, config });
-      const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+      const scheduler = new Scheduler({ locks: service.services.locks }, jobs);
       expect(await scheduler.tick(jobs.find((j) => j.name === 'lead-sla-breaches')!)).to.equal(true);
       await service.services.waitForProjections(await service.services.store.headPosition());
 

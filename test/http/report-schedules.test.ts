@@ -35,7 +35,7 @@ describe('report schedules', () => {
   const runJob = async () => {
     const jobs = allJobs(service.services);
     const job = jobs.find((j) => j.name === 'report-schedules')!;
-    expect(await new Scheduler({ knex: service.services.knex }, jobs).tick(job)).to.equal(true);
+    expect(await new Scheduler({ locks: service.services.locks }, jobs).tick(job)).to.equal(true);
     await service.services.waitForProjections(await service.services.store.headPosition());
   };
 

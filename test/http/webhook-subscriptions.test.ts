@@ -40,7 +40,7 @@ describe('webhook subscriptions', () => {
   const createLead = async (lastName: string, session: Session = admin) => ok('POST', '/leads', { lastName }, session, 201);
   const runJob = async (name: string) => {
     const jobs = allJobs(service.services);
-    const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+    const scheduler = new Scheduler({ locks: service.services.locks }, jobs);
     expect(await scheduler.tick(jobs.find((j) => j.name === name)!)).to.equal(true);
   };
   const verifies = (request: ReceivedRequest, secret: string) =>

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import knexFactory, { type Knex } from 'knex';
-import { alongside, serially, writesSettled } from '../../src/infra/serial-lock.js';
+import { alongside, serially } from '../../src/infra/serial-lock.js';
 import { freshDatabaseUrl } from '../support/database.js';
 import { until } from '../support/wait.js';
 
@@ -99,26 +99,43 @@ describe('serially (one holder per key across processes)', () => {
     expect(order).to.deep.equal(['a starts', 'a ends', 'x starts', 'x ends', 'c runs']);
   });
 
-  it('writesSettled waits for the writing transactions under way when it was called, not for later ones', async () => {
-    await first.raw('create table if not exists settle_probe (n int)');
-    const writer = await first.transaction();
-    await writer.raw('insert into settle_probe values (1)'); // now it has a transaction id
-    let settled: boolean | null = null;
-    const waiting = writesSettled(second, 10_000).then((ok) => (settled = ok));
-    // It has taken its transaction id (so the writer below comes after it) and polls.
-    const polling = `select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and query like '%' || 'pg_snapshot' || '_xmin%'`; // this text does not match itself
-    await until(async () => Number((await first.raw(polling)).rows[0].n) > 0);
-    expect(settled, 'still waiting for the open writer').to.equal(null);
-    const later = await second.transaction();
-    await later.raw('insert into settle_probe values (2)'); // started after the call: not waited for
-    await writer.commit();
-    await waiting;
-    expect(settled).to.equal(true);
-    await later.rollback();
-    const stuck = await first.transaction();
-    await stuck.raw('insert into settle_probe values (3)');
-    expect(await writesSettled(second, 100), 'gives up after its timeout').to.equal(false);
-    await stuck.rollback();
+  it('alongside takes several keys in one transaction: one pooled connection, and a serially caller of any key keeps it out', async () => {
+    const url = (first.client.config as { connection: string }).connection;
+    // One connection in the pool: a second transaction for the second key could never be had.
+    const single = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
+    try {
+      const sharedHeld = async () =>
+        Number((await first.raw(`select count(*)::int as n from pg_locks where locktype = 'advisory' and granted and mode = 'ShareLock'`)).rows[0].n);
+      const inside = gate();
+      const both = alongside(single, ['keys-a', 'keys-b'], async () => {
+        inside.open();
+        return sharedHeld();
+      });
+      await inside.opened;
+      expect(await both).to.equal(2);
+
+      // An exclusive holder of either key keeps the pair out until it is done.
+      for (const key of ['keys-a', 'keys-b']) {
+        const order: string[] = [];
+        const exclusive = gate();
+        const x = serially(second, key, async () => {
+          order.push('x starts');
+          await exclusive.opened;
+          order.push('x ends');
+        });
+        await until(() => order.includes('x starts'));
+        const pair = alongside(single, ['keys-a', 'keys-b'], async () => {
+          order.push('pair runs');
+        });
+        // The pair tries its locks at once and then every few ms: give it time to (wrongly) get in.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(order).to.deep.equal(['x starts']);
+        exclusive.open();
+        await Promise.all([x, pair]);
+        expect(order).to.deep.equal(['x starts', 'x ends', 'pair runs']);
+      }
+    } finally {
+      await single.destroy();
+    }
   });
 });

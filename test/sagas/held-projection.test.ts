@@ -139,7 +139,7 @@ describe('the time-based rescoring job while the leads projection is held back',
     expect(rule.status, JSON.stringify(rule.body)).to.equal(201);
     const lead = (await as('POST', '/leads', { lastName: 'Quiet' })).body;
     const jobs = allJobs(service.services);
-    const scheduler = new Scheduler({ knex: service.services.knex }, jobs);
+    const scheduler = new Scheduler({ locks: service.services.locks }, jobs);
     const runJob = async () => expect(await scheduler.tick(jobs.find((j) => j.name === 'lead-time-rescoring')!)).to.equal(true);
     await runJob(); // marks the span up to 09:00 done
 

@@ -23,5 +23,5 @@ export async function runJob(service: TestService, name: string): Promise<void> 
   const jobs = allJobs(service.services);
   const job = jobs.find((j) => j.name === name);
   if (!job) throw new Error(`no job named ${name}`);
-  expect(await new Scheduler({ knex: service.services.knex }, jobs).tick(job)).to.equal(true);
+  expect(await new Scheduler({ locks: service.services.locks }, jobs).tick(job)).to.equal(true);
 }

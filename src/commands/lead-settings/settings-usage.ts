@@ -22,6 +22,9 @@ export const SETTINGS_USAGE: SettingsUsage[] = [leadUsage, opportunityUsage];
 
 const guard = usageGuard('settings-usage', SETTINGS_USAGE);
 
+/** The guard itself, for commands that need it together with another (`assigningAll`). */
+export const settingsUsageGuard = guard;
+
 /** How many live records of any module use the item. */
 export const settingsItemUsage = (knex: Knex | Knex.Transaction, tenantId: string, collection: SettingsCollection, id: string) =>
   guard.usage(knex, tenantId, { collection, id });

@@ -10,10 +10,9 @@ import { accountAggregate } from '../accounts.js';
 import { contactAggregate, type ContactCommand } from '../contacts.js';
 import { documentAggregate } from '../uploads.js';
 import { settingOf } from '../lead-settings/lead-settings.js';
-import { assigningSettings } from '../lead-settings/settings-usage.js';
 import { opportunityAggregate, type OpportunityCommand, type OpportunityContext } from '../opportunities/opportunity-aggregate.js';
 import { loadOpportunitySettings } from '../opportunity-settings/opportunity-settings.js';
-import { assigningOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
+import { assigningAllOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
 import { assertOwner } from '../records/record-commands.js';
 import { executePlan, pendingPlanAbout, planLockKey, PlanSupersededError, savePlan, streamWrite, type StreamWrite, type WritePlan } from '../write-plan.js';
 import { serially } from '../../infra/serial-lock.js';
@@ -217,27 +216,25 @@ export async function convertLead(deps: Deps, ctx: CommandContext, leadId: strin
         if (!(error instanceof PlanSupersededError)) throw error;
       }
     }
-    return assigningSettings(deps.knex, ctx.tenantId, () =>
-      assigningOpportunitySettings(deps.knex, ctx.tenantId, async () => {
-        for (let attempt = 1; attempt <= 10; attempt++) {
-          const plan = await decidePlan(deps, ctx, leadId, request);
-          try {
-            await deps.knex.transaction((trx) => savePlan(trx, plan, deps.clock.now()));
-          } catch (error) {
-            if ((error as { code?: string }).code === '23505') throw conflict('This lead is being converted by another request');
-            throw error;
-          }
-          try {
-            const result = await carryOut(deps, plan);
-            settleIfMatch(ctx, plan.writes[0]);
-            return result;
-          } catch (error) {
-            if (!(error instanceof PlanSupersededError)) throw error;
-          }
+    return assigningAllOpportunitySettings(deps.knex, ctx.tenantId, async () => {
+      for (let attempt = 1; attempt <= 10; attempt++) {
+        const plan = await decidePlan(deps, ctx, leadId, request);
+        try {
+          await deps.knex.transaction((trx) => savePlan(trx, plan, deps.clock.now()));
+        } catch (error) {
+          if ((error as { code?: string }).code === '23505') throw conflict('This lead is being converted by another request');
+          throw error;
         }
-        throw conflict('The lead was changed by someone else meanwhile; try again');
-      }),
-    );
+        try {
+          const result = await carryOut(deps, plan);
+          settleIfMatch(ctx, plan.writes[0]);
+          return result;
+        } catch (error) {
+          if (!(error instanceof PlanSupersededError)) throw error;
+        }
+      }
+      throw conflict('The lead was changed by someone else meanwhile; try again');
+    });
   });
 }
 

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
-import { assigningSettings } from '../lead-settings/settings-usage.js';
 import { loadLeadSettings } from '../leads/lead-commands.js';
 import { loadOpportunitySettings } from '../opportunity-settings/opportunity-settings.js';
-import { assigningOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
+import { assigningAllOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
 import { withLineProduct, type LineProductGiven } from '../products/line-products.js';
 import { assertOwner } from '../records/record-commands.js';
 import { assertTeamUser } from '../records/record-team.js';
@@ -37,18 +36,16 @@ const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<Op
 
 /**
  * Runs an opportunity command against the tenant's pipelines, stages and opportunity
- * settings as they are at each attempt, inside both usage guards: a command may give the
- * opportunity a pipeline, stage, priority, type or close reason, so none of them is being
- * deleted meanwhile (settings-usage.ts, opportunity-settings-usage.ts).
+ * settings as they are at each attempt, inside both usage guards (taken together): a command
+ * may give the opportunity a pipeline, stage, priority, type or close reason, so none of them
+ * is being deleted meanwhile (settings-usage.ts, opportunity-settings-usage.ts).
  */
 function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCommand) {
-  return assigningSettings(deps.knex, ctx.tenantId, () =>
-    assigningOpportunitySettings(deps.knex, ctx.tenantId, () =>
-      handleCommand(deps, opportunityAggregate, id, command, ctx, {
-        newStream: command.kind === 'create',
-        decideWith: currentContext(deps, ctx),
-      }),
-    ),
+  return assigningAllOpportunitySettings(deps.knex, ctx.tenantId, () =>
+    handleCommand(deps, opportunityAggregate, id, command, ctx, {
+      newStream: command.kind === 'create',
+      decideWith: currentContext(deps, ctx),
+    }),
   );
 }
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { OpportunitySettingsCollection } from '../../events/opportunity-settings.js';
-import { columnUsage, usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
+import { settingsUsageGuard } from '../lead-settings/settings-usage.js';
+import { assigningAll, columnUsage, usageGuard, type UsageCounter, type UsageDeleteDeps } from '../usage-guard.js';
 
 /**
  * Which records use a tenant's opportunity settings (priorities, types, close reasons), so
@@ -26,6 +27,13 @@ export const opportunitySettingUsage = (knex: Knex | Knex.Transaction, tenantId:
 
 /** Runs a command that gives a record an opportunity priority or close reason: many at once, never during a delete. */
 export const assigningOpportunitySettings: <T>(knex: Knex, tenantId: string, work: () => Promise<T>) => Promise<T> = guard.assigning;
+
+/**
+ * Runs a command that gives an opportunity lead settings (pipeline, stage) and opportunity
+ * settings: never during a delete of either kind, both guards held in one transaction.
+ */
+export const assigningAllOpportunitySettings = <T>(knex: Knex, tenantId: string, work: () => Promise<T>): Promise<T> =>
+  assigningAll(knex, tenantId, [settingsUsageGuard, guard], work);
 
 /** Runs a delete alone for its tenant, with the item's users counted reliably. */
 export const deletingOpportunitySetting = <T>(

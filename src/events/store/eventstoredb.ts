@@ -189,6 +189,11 @@ export class EventStoreDbEventStore implements EventStore {
     return null;
   }
 
+  /** A committed append is readable at once here: nothing to wait for. */
+  async appendsSettled(): Promise<boolean> {
+    return true;
+  }
+
   subscribeToAll(options: { from?: Position | null; filter?: EventFilter } = {}): Observable<RecordedEvent> {
     const from = options.from ?? null;
     const filter = options.filter;

@@ -119,26 +119,16 @@ $fn$;
 -- Any such misreading (a transaction ending meanwhile, an unknown status) leaves the
 -- transaction uncleared: it can only hold readers back, never let one skip.
 --
--- Reading pg_locks scans the lock manager (about 0.1-0.3 ms), so it is only done when some
--- event past the reader's position (p_after_*) is at or above xmin: otherwise xmin gives the
--- same page. (That probe runs in a later snapshot than p_snapshot; finding nothing there
--- means nothing in p_snapshot either.)
-create or replace function es_read_horizon(p_snapshot pg_snapshot, p_after_tx xid8, p_after_pos bigint)
+-- es_append_horizon computes that horizon. Reading pg_locks scans the lock manager (about
+-- 0.1-0.3 ms), so es_read_horizon only asks it when some event past the reader's position
+-- (p_after_*) is at or above xmin: otherwise xmin gives the same page. (That probe runs in a
+-- later snapshot than p_snapshot; finding nothing there means nothing in p_snapshot either.)
+create or replace function es_append_horizon(p_snapshot pg_snapshot)
 returns xid8
 language plpgsql volatile as $fn$
 declare
-  v_xmin xid8 := pg_snapshot_xmin(p_snapshot);
   v_idle xid8[];
 begin
-  -- (Ordered, so that it is an index probe from the reader's position, not a table scan;
-  -- EXISTS would drop the ORDER BY.)
-  perform from events e
-    where (e.tx_id, e.position) > (p_after_tx, p_after_pos) and e.tx_id >= v_xmin
-    order by e.tx_id, e.position limit 1;
-  if not found then
-    return v_xmin;
-  end if;
-
   -- t1: running transactions of the snapshot that hold no stream lock (pg_locks read once).
   with locks as materialized (
     select l.locktype, l.virtualtransaction, l.transactionid, l.database, l.classid, l.objsubid, l.mode, l.granted
@@ -158,6 +148,24 @@ begin
     (select min(x) from pg_snapshot_xip(p_snapshot) x
       where not coalesce(x = any(v_idle) and pg_xact_status(x) = 'in progress', false)),
     pg_snapshot_xmax(p_snapshot));
+end
+$fn$;
+
+create or replace function es_read_horizon(p_snapshot pg_snapshot, p_after_tx xid8, p_after_pos bigint)
+returns xid8
+language plpgsql volatile as $fn$
+declare
+  v_xmin xid8 := pg_snapshot_xmin(p_snapshot);
+begin
+  -- (Ordered, so that it is an index probe from the reader's position, not a table scan;
+  -- EXISTS would drop the ORDER BY.)
+  perform from events e
+    where (e.tx_id, e.position) > (p_after_tx, p_after_pos) and e.tx_id >= v_xmin
+    order by e.tx_id, e.position limit 1;
+  if not found then
+    return v_xmin;
+  end if;
+  return es_append_horizon(p_snapshot);
 end
 $fn$;
 `;

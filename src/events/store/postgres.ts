@@ -3,6 +3,7 @@ import { Observable, Subject } from 'rxjs';
 import type { Logger } from 'pino';
 import { ListenerPresence } from '../../infra/listener-presence.js';
 import { PgListener } from '../../infra/pg-listener.js';
+import { sleep } from '../../infra/signal.js';
 import { catchUpSubscription } from './catch-up.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
 import {
@@ -264,6 +265,28 @@ export class PostgresEventStore implements EventStore {
         order by tx_id desc, position desc limit 1`,
     );
     return rows.length ? { commit: BigInt(rows[0].tx_text), prepare: BigInt(rows[0].position_text) } : null;
+  }
+
+  /**
+   * Every event committed before the call has a transaction id below the snapshot's xmax
+   * then (it is past every ended transaction); once the log's own horizon (es_append_horizon,
+   * which passes over transactions that hold no stream lock) reaches that xmax, no append
+   * that could commit below them is still under way. Unlike pg_snapshot_xmin, a long
+   * transaction elsewhere on the server that appends nothing does not hold it back.
+   */
+  async appendsSettled(timeoutMs: number): Promise<boolean> {
+    const { rows } = await this.pool.query<{ after: string }>('select pg_snapshot_xmax(pg_current_snapshot())::text as after');
+    const deadline = Date.now() + timeoutMs;
+    for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
+      const settled = await this.pool.query<{ ok: boolean }>({
+        name: 'es_appends_settled',
+        text: 'select es_append_horizon(pg_current_snapshot()) >= $1::text::xid8 as ok',
+        values: [rows[0].after],
+      });
+      if (settled.rows[0].ok) return true;
+      if (Date.now() >= deadline) return false;
+      await sleep(pause);
+    }
   }
 
   subscribeToAll(options: { from?: Position | null; filter?: EventFilter } = {}): Observable<RecordedEvent> {

@@ -90,6 +90,13 @@ export interface EventStore {
   readPage?(options: ReadAllOptions): Promise<LogPage>;
   /** Position of the newest event a reader can see now, or null when the log is empty. */
   headPosition(): Promise<Position | null>;
+  /**
+   * Resolves true once `headPosition()` covers every event committed before the call (the
+   * appends under way that could still commit ahead of one of them have ended); false if
+   * that takes longer than `timeoutMs`. Nothing else is waited for: a long transaction that
+   * appends no event (another table, another database) does not hold it up.
+   */
+  appendsSettled(timeoutMs: number): Promise<boolean>;
   /** Catch-up from `from` (exclusive), then live. Each (matching) event exactly once, in global order. */
   subscribeToAll(options?: { from?: Position | null; filter?: EventFilter }): Observable<RecordedEvent>;
   /**

@@ -164,7 +164,7 @@ const CONCURRENCY = 8;
  * first attempt the saga left for later, one whose sender stopped mid-call) is sent, a few
  * at a time, each bounded by SEND_TIMEOUT_MS. Answers how many were sent.
  */
-export async function sendDueDeliveries(deps: WebhookDeliveryDeps): Promise<number> {
+export async function sendDueDeliveries(deps: WebhookDeliveryDeps & { signal?: AbortSignal }): Promise<number> {
   const now = deps.clock.now();
   const staleBefore = new Date(now.getTime() - STALE_CLAIM_MS);
   const due: { id: string }[] = await deps.knex
@@ -181,6 +181,7 @@ export async function sendDueDeliveries(deps: WebhookDeliveryDeps): Promise<numb
     .limit(RUN_LIMIT);
   let sent = 0;
   await eachLimited(due, CONCURRENCY, async ({ id }) => {
+    deps.signal?.throwIfAborted();
     const delivery = await claimDue(deps, id, staleBefore, now);
     if (!delivery) return;
     await sendClaimed(deps, delivery);

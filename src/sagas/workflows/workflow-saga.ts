@@ -95,7 +95,7 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
 }
 
 /** Runs whose wait is over, carried on (every minute; after a restart too, since the wait is in the run's stream and read model). */
-export async function resumeWaitingRuns(deps: SagaDeps, handlers: Map<string, ActionHandler> = ACTION_HANDLERS, limit = 100): Promise<number> {
+export async function resumeWaitingRuns(deps: SagaDeps & { signal?: AbortSignal }, handlers: Map<string, ActionHandler> = ACTION_HANDLERS, limit = 100): Promise<number> {
   const due: { id: string; tenant_id: string; workflow_id: string }[] = await deps
     .knex('workflow_runs')
     .where({ status: 'waiting' })
@@ -104,6 +104,7 @@ export async function resumeWaitingRuns(deps: SagaDeps, handlers: Map<string, Ac
     .limit(limit)
     .select('id', 'tenant_id', 'workflow_id');
   for (const run of due) {
+    deps.signal?.throwIfAborted();
     try {
       await carryOnRun(deps, handlers, run.tenant_id, run.id, run.workflow_id);
     } catch (error) {
