@@ -16,6 +16,7 @@ import { authenticate } from './http/authenticate.js';
 import { idempotentPosts } from './http/idempotency.js';
 import { httpServerOptions } from './http/server-options.js';
 import { AdvisoryLocks } from './infra/advisory-locks.js';
+import { closeLockConnection, shareLockConnection } from './infra/key-locks.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import type { Config } from './infra/config.js';
 import {
@@ -132,6 +133,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     cleanups.push(() => store.close());
     const locks = new AdvisoryLocks(url, logger);
     cleanups.push(() => locks.close());
+    shareLockConnection(db.knex, locks);
+    cleanups.push(() => closeLockConnection(db.knex));
 
     const runsWorkers = config.ROLE !== 'api';
     const retry = { attempts: config.PROJECTION_RETRY_ATTEMPTS, initialBackoffMs: config.PROJECTION_RETRY_BACKOFF_MS };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type ExpectedRevision, type NewEvent, type Position } from '../events/store/types.js';
 import type { Logger } from '../infra/logger.js';
-import { serially } from '../infra/serial-lock.js';
+import { oneAtATime } from '../infra/key-locks.js';
 import { streamIdOf, type Aggregate, type CommandContext, type DomainEvent } from './aggregate.js';
 
 /*
@@ -123,7 +123,7 @@ export async function completePendingPlans(
     const plan = planOfRow(row);
     try {
       // A plan about a record runs under the record's lock, never beside its own command's run.
-      if (plan.subject) await serially(deps.knex, planLockKey(plan.subject), () => runIfStillPending(deps, plan));
+      if (plan.subject) await oneAtATime(deps.knex, planLockKey(plan.subject), () => runIfStillPending(deps, plan));
       else await executePlan(deps, plan);
       completed++;
       deps.logger?.info({ plan: plan.id, kind: plan.kind, tenantId: plan.tenantId }, 'completed an interrupted multi-stream write');

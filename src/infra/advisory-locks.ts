@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from './logger.js';
+import { sleep } from './signal.js';
 
 /**
  * Session-level PostgreSQL advisory locks held on one dedicated connection (outside the
@@ -12,12 +13,15 @@ export class AdvisoryLocks {
   private client: pg.Client | null = null;
   private connecting: Promise<pg.Client> | null = null;
   private readonly held = new Map<string, () => void>();
+  /** The tail of the queue of `hold` callers of each key in this process. */
+  private readonly waiting = new Map<string, Promise<unknown>>();
   private closed = false;
   /** Queries on the one connection go one after another (pg will stop queueing them itself). */
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly url: string,
+    /** A connection string, or pg's settings (as knex keeps them). */
+    private readonly settings: string | pg.ClientConfig,
     private readonly logger?: Logger,
   ) {}
 
@@ -43,6 +47,34 @@ export class AdvisoryLocks {
     }
   }
 
+  /**
+   * Runs `work` while no other holder of `key`, in this or any process, runs: callers here
+   * queue in memory, and the lock is tried (not waited on: the one connection must stay free
+   * for every other holder) with a growing pause. Nothing is pinned from a pool meanwhile.
+   * A lock lost with its connection mid-work is logged: the work goes on, as work done
+   * through other connections would under a transaction lock.
+   */
+  hold<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.waiting.get(key) ?? Promise.resolve();
+    const run = previous.then(async () => {
+      for (let pause = 2; !(await this.tryAcquire(key, () => this.logger?.warn({ key }, 'a lock was lost while its work ran'))); pause = Math.min(pause * 2, 100)) {
+        if (this.closed) throw new Error('advisory locks are closed');
+        await sleep(pause);
+      }
+      try {
+        return await work();
+      } finally {
+        await this.release(key);
+      }
+    });
+    const tail = run.catch(() => undefined);
+    this.waiting.set(key, tail);
+    void tail.then(() => {
+      if (this.waiting.get(key) === tail) this.waiting.delete(key);
+    });
+    return run;
+  }
+
   async release(key: string): Promise<void> {
     if (!this.held.delete(key) || !this.client) return;
     const client = this.client;
@@ -66,7 +98,7 @@ export class AdvisoryLocks {
   private connection(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.url });
+      const client = new pg.Client(typeof this.settings === 'string' ? { connectionString: this.settings } : this.settings);
       client.on('error', (error) => this.lost(client, error));
       client.on('end', () => this.lost(client, new Error('connection ended')));
       try {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { guardConnectionOf } from './key-locks.js';
 import { sleep } from './signal.js';
 
 /** Per database: the tail of the queue of each key's callers in this process. */
@@ -11,6 +12,7 @@ const queues = new WeakMap<Knex, Map<string, Promise<unknown>>>();
  * then, so the next holder reads it). Within a process callers queue in memory first, so a
  * waiting caller holds no pooled connection. `work` gets the lock's connection for its own
  * reads, so a holder never needs a second one from a pool that waiters may have drained.
+ * Work that writes through the pool itself (a multi-stream plan) takes `oneAtATime` instead.
  *
  * The lock's transaction only reads, so it never takes a transaction id and never holds
  * back event-log readers (they wait only on transactions that have one).
@@ -37,22 +39,38 @@ export function serially<T>(knex: Knex, key: string, work: (trx: Knex.Transactio
  * Runs `work` alongside other `alongside` callers of the same key(s), but never while a
  * `serially` caller of one of them runs, in this or any process: shared transaction-level
  * advisory locks, held until `work` settles. Several keys are taken together, in one
- * transaction (one pooled connection, however many guards a command needs). The locks are
- * only tried: while an exclusive holder runs (or waits: PostgreSQL then refuses new shared
- * holders, so it is not starved) the caller waits in memory, holding no pooled connection,
- * and tries again.
+ * transaction. That transaction is on a guard connection, never a read-model one: `work`
+ * itself reads and writes through the read-model pool, which guard holders never drain. The
+ * locks are only tried: while an exclusive holder runs (or waits: PostgreSQL then refuses
+ * new shared holders, so it is not starved) the caller waits in memory, holding no
+ * connection, and tries again.
  */
 export async function alongside<T>(knex: Knex, key: string | readonly string[], work: () => Promise<T>): Promise<T> {
   const keys = (typeof key === 'string' ? [key] : [...key]).map((k) => `crm:${k}`);
   for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
-    const held = await knex.transaction(async (trx) => {
-      const { rows } = await trx.raw(
-        'select bool_and(pg_try_advisory_xact_lock_shared(hashtextextended(k, 0))) as ok from unnest(?::text[]) as k',
+    const client = await guardConnectionOf(knex);
+    let broken: Error | undefined;
+    try {
+      await client.query('begin');
+      const { rows } = await client.query(
+        'select bool_and(pg_try_advisory_xact_lock_shared(hashtextextended(k, 0))) as ok from unnest($1::text[]) as k',
         [keys],
       );
-      return rows[0].ok ? { value: await work() } : null;
-    });
-    if (held) return held.value;
+      if (rows[0].ok) {
+        try {
+          return await work();
+        } finally {
+          await client.query('commit').catch((error) => (broken = error));
+        }
+      }
+      await client.query('rollback');
+    } catch (error) {
+      broken ??= error as Error;
+      throw error;
+    } finally {
+      // A connection whose transaction could not end is dropped: its locks go with it.
+      client.release(broken);
+    }
     await sleep(pause);
   }
 }

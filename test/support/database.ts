@@ -6,6 +6,7 @@ import { TextMessenger } from '../../src/infra/text-messages.js';
 import type { SagaDeps } from '../../src/sagas/saga.js';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { closeLockConnection } from '../../src/infra/key-locks.js';
 import { connectDatabase, createDatabaseIfMissing, withDatabase, type Database } from '../../src/infra/database.js';
 import { PostgresEventStore } from '../../src/events/store/postgres.js';
 import { allMigrations } from '../../src/modules.js';
@@ -38,6 +39,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     ...db,
     store,
     close: async () => {
+      await closeLockConnection(db.knex);
       await store.close();
       await db.close();
     },

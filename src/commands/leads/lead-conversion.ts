@@ -15,7 +15,7 @@ import { loadOpportunitySettings } from '../opportunity-settings/opportunity-set
 import { assigningAllOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
 import { assertOwner } from '../records/record-commands.js';
 import { executePlan, pendingPlanAbout, planLockKey, PlanSupersededError, savePlan, streamWrite, type StreamWrite, type WritePlan } from '../write-plan.js';
-import { serially } from '../../infra/serial-lock.js';
+import { oneAtATime } from '../../infra/key-locks.js';
 import { loadLeadSettings } from './lead-commands.js';
 import { leadAggregate, type LeadView } from './leads.js';
 
@@ -206,7 +206,7 @@ export async function convertLead(deps: Deps, ctx: CommandContext, leadId: strin
   }
   // One conversion of a lead at a time, here and in the pending-plan job (the same key): a
   // plan is never carried out twice at once, and the next caller sees the lead converted.
-  return serially(deps.knex, planLockKey(leadStream(leadId)), async () => {
+  return oneAtATime(deps.knex, planLockKey(leadStream(leadId)), async () => {
     const pending = await pendingPlanAbout(deps.knex, ctx.tenantId, CONVERSION_PLAN, leadStream(leadId));
     if (pending) {
       try {

@@ -4,7 +4,7 @@ import { loadSecrets, SECRET_NAME, withSecrets, type ActionSecret } from '../../
 import { DomainError } from '../../domain/errors.js';
 import { actionsAt, groupHolds, normaliseConditions, waitDelayMs, type WorkflowAction } from '../../domain/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
-import { serially } from '../../infra/serial-lock.js';
+import { oneAtATime } from '../../infra/key-locks.js';
 import type { SagaDeps } from '../saga.js';
 import { ActionFailed, type ActionHandler, type ActionInput } from './action.js';
 
@@ -41,7 +41,7 @@ const messageOf = (error: unknown): string =>
  * derived from (run, step), so carrying a step out again after a crash repeats nothing.
  */
 export function carryOnRun(deps: SagaDeps, handlers: Map<string, ActionHandler>, tenantId: string, runId: string, workflowId: string): Promise<Outcome | null> {
-  return serially(deps.knex, `workflow:${tenantId}:${workflowId}`, async () => {
+  return oneAtATime(deps.knex, `workflow:${tenantId}:${workflowId}`, async () => {
     const { state } = await loadAggregate(deps.store, runAggregate, runId, tenantId);
     if (state.status === 'absent' || state.status === 'completed' || state.status === 'failed') return null;
     return new RunWalk(deps, handlers, tenantId, state, await loadSecrets(deps, tenantId, workflowId)).walk();
