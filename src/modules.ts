@@ -30,6 +30,7 @@ import { formsRouter } from './http/forms/index.js';
 import { publicFormsRouter } from './http/forms/public.js';
 import { formsProjection } from './projections/forms.js';
 import { migration0041Forms } from './projections/migrations/0041_forms.js';
+import { migration0056FormSubmitterClaims } from './projections/migrations/0056_form_submitter_claims.js';
 import { notificationPushRouter } from './http/notification-push.js';
 import { migration0040Push } from './projections/migrations/0040_push.js';
 import { migration0043PushOutbox } from './projections/migrations/0043_push_outbox.js';
@@ -374,7 +375,7 @@ export const modules: ModuleManifest[] = [
       { path: '/forms', router: formsRouter },
     ],
     projections: [formsProjection],
-    migrations: [migration0041Forms],
+    migrations: [migration0041Forms, migration0056FormSubmitterClaims],
     // A submission's actions create leads, contacts and accounts, which the client reads next.
     reads: ['forms', 'leads', 'contacts', 'accounts', 'record-timeline'],
   },

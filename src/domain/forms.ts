@@ -50,7 +50,6 @@ export const CHOICE_FIELD_TYPES = new Set(['select', 'radio', 'checkbox']);
 export const CAPTCHA_KEYS = ['__captchaToken', '__recaptchaToken'] as const;
 /** A field hidden from people (the render asks clients to keep it empty and out of view): bots fill it. */
 export const HONEYPOT_KEY = '__hp';
-const CUSTOM_PREFIX = 'cf_';
 const TEXT_MAX = 1_000;
 
 interface Issue {
@@ -104,17 +103,16 @@ function valueOf(field: FormField, raw: unknown): { value: unknown } | { problem
 
 /**
  * The values of a public submission, checked against the form's fields (type, `required`,
- * options) and normalised (trimmed text, E.164 phones, numbers, dates). Custom `cf_*` keys
- * the form does not define are kept when they are short scalars; every other unknown key
- * (the captcha token, the honeypot, anything else) is dropped. 400 listing every problem.
+ * options) and normalised (trimmed text, E.164 phones, numbers, dates). Only the form's own
+ * value fields are kept: every other key (the captcha token, the honeypot, `cf_*` keys the
+ * form does not define, anything else) is dropped, so what a visitor can store is bounded by
+ * the form's definition, not by the body. 400 listing every problem.
  */
 export function submissionValues(fields: FormField[], body: Record<string, unknown>): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   const issues: Issue[] = [];
-  const known = new Set<string>();
   for (const field of fields) {
     if (DISPLAY_FIELD_TYPES.has(field.type)) continue;
-    known.add(field.name);
     const raw = Object.hasOwn(body, field.name) ? body[field.name] : undefined;
     if (isEmpty(raw) && !(field.type === 'checkbox' && raw === false)) {
       if (field.required) issues.push({ path: field.name, message: `${field.label || field.name} is required`, code: 'required' });
@@ -127,12 +125,6 @@ export function submissionValues(fields: FormField[], body: Record<string, unkno
     const outcome = valueOf(field, raw);
     if ('problem' in outcome) issues.push({ path: field.name, message: `${field.label || field.name} ${outcome.problem}`, code: outcome.code });
     else values[field.name] = outcome.value;
-  }
-  for (const [key, raw] of Object.entries(body)) {
-    if (known.has(key) || !key.startsWith(CUSTOM_PREFIX) || key.length > 100 || isEmpty(raw)) continue;
-    const scalar = typeof raw === 'number' ? Number.isFinite(raw) : typeof raw === 'boolean' || (typeof raw === 'string' && raw.length <= TEXT_MAX);
-    if (!scalar) issues.push({ path: key, message: `${key} must be a number, true/false or text of at most ${TEXT_MAX} characters`, code: 'invalid_type' });
-    else values[key] = typeof raw === 'string' ? raw.trim() : raw;
   }
   if (issues.length) throw invalid(`Invalid submission: ${issues.map((i) => i.message).join('; ')}`, issues);
   return values;
@@ -151,7 +143,8 @@ export const escapeHtml = (text: string) =>
 
 /**
  * Why a form's submit actions do not fit its fields, or null: a mapping must read a field
- * the form has (or a `cf_*` key), and send_email's address must come from an email field.
+ * the form has (a submission keeps no other key), and send_email's address must come from
+ * an email field.
  */
 export function submitActionProblem(fields: FormField[], actions: SubmitAction[]): { path: string; message: string } | null {
   const byName = new Map(fields.filter((f) => !DISPLAY_FIELD_TYPES.has(f.type)).map((f) => [f.name, f]));
@@ -160,7 +153,7 @@ export function submitActionProblem(fields: FormField[], actions: SubmitAction[]
       if (byName.get(action.emailFieldName)?.type !== 'email') return { path: `submitActions.${index}.emailFieldName`, message: `send_email needs emailFieldName to name an email field of the form (${action.emailFieldName} is not one)` };
     } else if (action.type !== 'webhook') {
       for (const [target, source] of Object.entries(action.fieldMapping)) {
-        if (!byName.has(source) && !source.startsWith(CUSTOM_PREFIX)) return { path: `submitActions.${index}.fieldMapping.${target}`, message: `fieldMapping of ${action.type} reads ${source}, which is not a field of the form` };
+        if (!byName.has(source)) return { path: `submitActions.${index}.fieldMapping.${target}`, message: `fieldMapping of ${action.type} reads ${source}, which is not a field of the form` };
       }
     }
   }

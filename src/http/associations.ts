@@ -7,7 +7,7 @@ import { associatedRecords, getLink, searchRecords } from '../queries/associatio
 import { recordKind, recordVisible, type RecordKind } from '../queries/record-registry.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf } from './authenticate.js';
-import { idParam, parseBody, parseQuery } from './validate.js';
+import { idParam, listLimit, parseBody, parseQuery } from './validate.js';
 
 /** A registry type by its plural or singular name, or 400 "Unsupported record type". */
 function kindOf(name: unknown, path: string): RecordKind {
@@ -19,7 +19,7 @@ function kindOf(name: unknown, path: string): RecordKind {
 export const searchQuery = z.object({
   type: z.string().max(40),
   q: z.string().max(200).default(''),
-  limit: z.coerce.number().int().min(1).max(50).default(20),
+  limit: listLimit(50, 20),
 });
 
 export const linkBody = z

@@ -8,7 +8,7 @@ import type { Position, RecordedEvent } from '../events/store/types.js';
 import { feedFilter, readFeedPage, toFeedEvent } from '../queries/event-feed.js';
 import type { Services } from '../service.js';
 import { principalOf, requireAdmin } from './authenticate.js';
-import { parseQuery, zodIssues } from './validate.js';
+import { listLimit, parseQuery, zodIssues } from './validate.js';
 
 const POSITION_HINT = 'a position from this feed (the `position` of an event, or `next`), such as 1234/56';
 const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_.:-]{0,99}$/;
@@ -35,7 +35,7 @@ const eventTypes = z
   .pipe(z.array(z.string().regex(EVENT_TYPE, 'an event type name, such as ContactCreated')).min(1, 'one or more event type names').max(MAX_TYPES));
 
 export const streamQuery = z.object({ after: feedPosition.optional(), types: eventTypes.optional() });
-export const pageQuery = streamQuery.extend({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+export const pageQuery = streamQuery.extend({ limit: listLimit(1000, 100) });
 
 /** Where a stream starts: `Last-Event-ID` (a browser's reconnect) wins over `after` (the URL it first opened). */
 function streamStart(req: Request, after: Position | undefined): Position | null {

@@ -40,10 +40,25 @@ export function idParam(req: Request, name = 'id', what = 'Record'): string {
   return value.toLowerCase();
 }
 
+/**
+ * The `limit` of every list: a whole number from 1 (below 1, a fraction or not a number is
+ * 400); above the list's maximum it is taken as that maximum, as the reference does, so a
+ * client's page-size picker never breaks a page (`meta.limit` tells the value used).
+ */
+export const listLimit = (max: number, fallback: number) =>
+  z.coerce
+    .number()
+    .min(1)
+    .refine(Number.isInteger, 'Invalid input: expected a whole number')
+    .default(fallback)
+    .transform((limit) => Math.min(limit, max))
+    // A whole number, said here since the check is a refine (zod's int() refuses numbers past 2^53, which clamp too).
+    .meta({ type: 'integer', description: `rows per page, ${fallback} by default; above ${max} it is taken as ${max}` });
+
 /** Pagination as the spec states it: page from 1, limit default 25, at most 100. */
 export const paginationQuery = z.object({
   page: z.coerce.number().int().min(1).default(1),
-  limit: z.coerce.number().int().min(1).max(100).default(25),
+  limit: listLimit(100, 25),
 });
 
 /**

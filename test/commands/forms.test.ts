@@ -39,6 +39,8 @@ describe('form decider', () => {
     // Removing the email field the send_email action reads is refused on update.
     spec.given([created]).when({ kind: 'update', id: FORM, changes: { fields: [] } }).then(refused('invalid', /emailFieldName/));
     spec.given([created]).when({ kind: 'update', id: FORM, changes: { submitActions: [{ type: 'create_lead', enabled: true, fieldMapping: { lastName: 'name' } }] } }).then(refused('invalid', /not a field/));
+    // A cf_* key the form does not define never reaches a submission, so no mapping may read it.
+    spec.given([created]).when({ kind: 'update', id: FORM, changes: { submitActions: [{ type: 'create_lead', enabled: true, fieldMapping: { 'customFields.source': 'cf_source' } }] } }).then(refused('invalid', /not a field/));
   });
 });
 
@@ -78,9 +80,11 @@ describe('form submission values', () => {
     { id: 'c', type: 'checkbox', label: 'Agree', name: 'agree', required: true, width: 'full' },
   ];
 
-  it('normalises phones to E.164 and keeps only known fields and cf_* keys', () => {
-    expect(submissionValues(form, { email: ' a@example.com ', phone: '0044 20 7946 0958', agree: true, extra: 1, cf_x: 'y', __captchaToken: 't' }))
-      .to.deep.equal({ email: 'a@example.com', phone: '+442079460958', agree: true, cf_x: 'y' });
+  it('normalises phones to E.164 and keeps only the form’s fields (unknown cf_* keys are dropped too)', () => {
+    expect(submissionValues(form, { email: ' a@example.com ', phone: '0044 20 7946 0958', agree: true, extra: 1, cf_x: 'y', cf_deep: { a: 1 }, __captchaToken: 't' }))
+      .to.deep.equal({ email: 'a@example.com', phone: '+442079460958', agree: true });
+    const cfField: FormField = { id: 'cf', type: 'text', label: 'Source', name: 'cf_source', required: false, width: 'full' };
+    expect(submissionValues([...form, cfField], { email: 'a@example.com', agree: true, cf_source: ' ad ', cf_other: 'x' })).to.deep.equal({ email: 'a@example.com', agree: true, cf_source: 'ad' });
     expect(toE164('+1 (415) 555-2671')).to.equal('+14155552671');
     expect(toE164('020 7946 0958')).to.equal(null);
     expect(toE164('+0 123 456 789')).to.equal(null);

@@ -189,7 +189,7 @@ describe('change feed: GET /events and /events/stream', () => {
       'after=abc', 'after=1/2/3', 'after=-1/2', 'after=1/', 'after=99999999999999999999/1', 'after=1/9999999999999999999',
       'after[]=1/1', 'types=', 'types=bad type', 'types=A,,B', 'types[x]=A', `types=${'A,'.repeat(60)}A`, `types=${'x'.repeat(101)}`,
     ];
-    const paging = ['limit=0', 'limit=1001', 'limit=x', 'limit=1.5'];
+    const paging = ['limit=0', 'limit=x', 'limit=1.5'];
     for (const query of [...filters, ...paging]) {
       for (const path of paging.includes(query) ? ['/events'] : ['/events', '/events/stream']) {
         const res = await call(`${path}?${query}`, adminA);

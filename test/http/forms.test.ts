@@ -7,6 +7,8 @@ import { TestSmtpServer } from '../support/smtp.js';
 import { eventually } from '../support/wait.js';
 
 const CAPTCHA_SECRET = 'captcha-test-secret';
+/** Submits per address and window: above the 8 concurrent submits of the allowMultiple test. */
+const SUBMIT_LIMIT = 10;
 
 describe('forms', () => {
   let service: TestService;
@@ -74,7 +76,7 @@ describe('forms', () => {
       OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${webhook.port}`,
       CAPTCHA_VERIFY_URL: captcha.url('/verify'),
       CAPTCHA_SECRET,
-      FORM_SUBMIT_LIMIT_PER_IP: '5',
+      FORM_SUBMIT_LIMIT_PER_IP: String(SUBMIT_LIMIT),
       FORM_SUBMIT_WINDOW_SECONDS: '3600',
     });
     admin = await registerTenant(service);
@@ -213,7 +215,7 @@ describe('forms', () => {
       expect(events.map((e) => e.type)).to.deep.equal(['FormSubmitted']);
       expect(events[0].data).to.deep.include({ id: body.submissionId, formId: form.id, formName: form.name, formCreatedBy: admin.user.id, entityType: 'leads', entityId: leadId, ipAddress: '203.0.113.7', userAgent: 'form-test-agent' });
       expect((events[0].data as any).data).to.deep.equal({
-        first: '<b>Grace</b>', last: values.last, email: values.email, phone: '+442079460958', seats: 12, start: '2026-03-01', plan: 'pro', topics: ['a', 'b'], cf_source: 'ad',
+        first: '<b>Grace</b>', last: values.last, email: values.email, phone: '+442079460958', seats: 12, start: '2026-03-01', plan: 'pro', topics: ['a', 'b'],
       });
       expect(JSON.stringify(events[0].data)).to.not.include('__captchaToken');
       // A visitor submitted it: no user in the metadata, and the form's creator is told (in-app, by the notifications saga).
@@ -258,7 +260,7 @@ describe('forms', () => {
       const form = await newForm();
       const cases: Record<string, unknown>[] = [
         goodValues({ last: '' }), goodValues({ email: 'nope' }), goodValues({ phone: '020 7946 0958' }), goodValues({ seats: 'twelve' }),
-        goodValues({ start: '2026-02-30' }), goodValues({ plan: 'enterprise' }), goodValues({ topics: ['c'] }), goodValues({ last: { a: 1 } }), goodValues({ cf_x: { deep: true } }),
+        goodValues({ start: '2026-02-30' }), goodValues({ plan: 'enterprise' }), goodValues({ topics: ['c'] }), goodValues({ last: { a: 1 } }),
       ];
       for (const values of cases) {
         const res = await submit(admin.tenant.slug, form.token, values);
@@ -313,12 +315,63 @@ describe('forms', () => {
 
     it('limits submissions per IP: past the limit 429 with Retry-After, another IP still passes', async () => {
       const form = await newForm(leadForm({ submitActions: [] }));
-      for (let i = 0; i < 5; i++) ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.1'), 201);
+      for (let i = 0; i < SUBMIT_LIMIT; i++) ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.1'), 201);
       const refused = await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.1');
       expect(refused.status).to.equal(429);
       expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
       ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.2'), 201);
-      expect(ok(await call('GET', `/forms/${form.id}/submissions`)).meta.total).to.equal(6);
+      expect(ok(await call('GET', `/forms/${form.id}/submissions`)).meta.total).to.equal(SUBMIT_LIMIT + 1);
+    });
+
+    it('allowMultiple: false — of 8 concurrent submits from one address exactly one passes (one submission, one lead), the rest are 409', async () => {
+      const form = await newForm(leadForm({ settings: { allowMultiple: false }, submitActions: [{ type: 'create_lead', fieldMapping: { firstName: 'first', lastName: 'last', email: 'email' } }] }));
+      const last = `Once ${randomUUID().slice(0, 8)}`;
+      const answers = await Promise.all(Array.from({ length: 8 }, () => submit(admin.tenant.slug, form.token, goodValues({ last }), '198.51.100.77')));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses, JSON.stringify(answers.map((a) => a.body))).to.deep.equal([201, 409, 409, 409, 409, 409, 409, 409]);
+      for (const refused of answers.filter((a) => a.status === 409)) expect(refused.body).to.include({ statusCode: 409, message: 'This form has already been submitted from here' });
+      const winner = answers.find((a) => a.status === 201)!.body;
+      const submissions = ok(await call('GET', `/forms/${form.id}/submissions`));
+      expect(submissions.meta.total).to.equal(1);
+      expect(submissions.data[0].id).to.equal(winner.submissionId);
+      const leads = ok(await call('GET', `/leads?search=${encodeURIComponent(last)}`));
+      expect(leads.data.map((l: { id: string }) => l.id)).to.deep.equal([winner.createdEntities.leadId]);
+      expect(ok(await call('GET', `/forms/${form.id}`)).submissionCount).to.equal(1);
+      // Later from the same address: still 409; from another address: one more.
+      expect((await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.77')).status).to.equal(409);
+      ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.78'), 201);
+      expect(ok(await call('GET', `/forms/${form.id}/submissions`)).meta.total).to.equal(2);
+    });
+
+    it('allowMultiple turned off later still counts the submissions made while it was on', async () => {
+      const form = await newForm(leadForm({ submitActions: [] }));
+      ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.90'), 201);
+      ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.90'), 201);
+      ok(await call('PUT', `/forms/${form.id}`, { settings: { allowMultiple: false } }));
+      expect((await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.90')).status).to.equal(409);
+      ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.91'), 201);
+      expect((await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.91')).status).to.equal(409);
+    });
+
+    it('keeps only the form’s own fields: 30,000 extra cf_* keys are dropped, the event holds the defined values only', async () => {
+      const form = await newForm(leadForm({
+        fields: [...contactFields, { type: 'text', name: 'cf_campaign', label: 'Campaign' }],
+        submitActions: [{ type: 'create_lead', fieldMapping: { lastName: 'last', email: 'email', 'customFields.campaign': 'cf_campaign' } }],
+      }));
+      const extra = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`cf_k${i}`, `v${i}`]));
+      const values = goodValues({ ...extra, cf_campaign: 'spring', unknownKey: 'x' });
+      const body = ok(await submit(admin.tenant.slug, form.token, values), 201);
+      const [event] = await service.services.store.readStream(`form_submission-${body.submissionId}`);
+      const stored = (event.data as { data: Record<string, unknown> }).data;
+      expect(stored).to.deep.equal({
+        first: values.first, last: values.last, email: values.email, phone: '+442079460958', seats: 12, start: '2026-03-01', plan: 'pro', topics: ['a', 'b'], cf_campaign: 'spring',
+      });
+      expect(JSON.stringify(event.data).length).to.be.below(2_000);
+      expect(ok(await call('GET', `/leads/${body.createdEntities.leadId}`)).customFields).to.deep.include({ campaign: 'spring' });
+      // A mapping may only read a field the form defines.
+      const refused = await call('PUT', `/forms/${form.id}`, { submitActions: [{ type: 'create_lead', fieldMapping: { 'customFields.x': 'cf_undefined' } }] });
+      expect(refused.status).to.equal(400);
+      expect(refused.body.message).to.match(/cf_undefined, which is not a field of the form/);
     });
 
     it('webhook: a failure is recorded, retry-webhook sends it again and records FormWebhookRetried with the outcome', async () => {

@@ -150,7 +150,9 @@ describe('tasks', () => {
       const page = (await call('GET', '/tasks?page=1&limit=2')).body;
       expect(page.meta).to.include({ page: 1, limit: 2 });
       expect(page.data.length).to.be.at.most(2);
-      for (const query of ['limit=0', 'limit=101', 'page=0', 'overdue=maybe', 'dueBefore=someday', 'statusId=x', 'entityType=widget']) {
+      // Above the maximum the limit is taken as the maximum (every list).
+      expect((await call('GET', '/tasks?limit=101')).body.meta.limit).to.equal(100);
+      for (const query of ['limit=0', 'page=0', 'overdue=maybe', 'dueBefore=someday', 'statusId=x', 'entityType=widget']) {
         expect((await call('GET', `/tasks?${query}`)).status, query).to.equal(400);
       }
     });

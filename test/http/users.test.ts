@@ -116,7 +116,8 @@ describe('users', () => {
       expect(res.body.meta).to.include({ page: 1, limit: 2 });
       expect(res.body.meta.totalPages).to.equal(Math.ceil(res.body.meta.total / 2));
       expect((await get('/users')).body.meta.limit).to.equal(25);
-      expect((await get('/users?limit=101')).status).to.equal(400);
+      expect((await get('/users?limit=101')).body.meta.limit).to.equal(100);
+      expect((await get('/users?limit=0')).status).to.equal(400);
       const beyond = await get('/users?page=999');
       expect(beyond.body.data).to.deep.equal([]);
       expect(beyond.body.meta.total).to.equal(res.body.meta.total);

@@ -4,7 +4,7 @@ import { SCOPES } from '../../domain/permissions.js';
 import { QUARTER_NAMES } from '../../domain/quarters.js';
 import { TARGET_METRICS } from '../../events/dashboard.js';
 import { METRIC_KEYS, metricOf } from '../../queries/dashboard/metrics.js';
-import { queryDate } from '../validate.js';
+import { listLimit, queryDate } from '../validate.js';
 
 const DAY_MS = 86_400_000;
 const PLAIN_DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -39,12 +39,10 @@ const metricKey = z.string().max(50).transform((v, ctx) => {
   return metric;
 });
 
-const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
-
 export const revenueTrendQuery = z.object({ period: z.enum(['monthly']).default('monthly') });
-export const topPerformersQuery = z.object({ metricKey: metricKey.default('deals_won'), limit: limit(100, 10) });
-export const recentActivitiesQuery = z.object({ limit: limit(100, 20) });
-export const upcomingTasksQuery = z.object({ days: z.coerce.number().int().min(0).max(365).default(7), limit: limit(100, 15) });
+export const topPerformersQuery = z.object({ metricKey: metricKey.default('deals_won'), limit: listLimit(100, 10) });
+export const recentActivitiesQuery = z.object({ limit: listLimit(100, 20) });
+export const upcomingTasksQuery = z.object({ days: z.coerce.number().int().min(0).max(365).default(7), limit: listLimit(100, 15) });
 /** The spec's keys; each card answers under the key the client asked for (`revenue` or its alias `revenue_won`). */
 export const scoreCardQuery = z.object({
   metrics: z

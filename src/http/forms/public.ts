@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { Router } from 'express';
 import { recordSubmission } from '../../commands/forms/form-commands.js';
-import { conflict, DomainError, invalid } from '../../domain/errors.js';
+import { claimSubmitter } from '../../commands/forms/submitter-claims.js';
+import { DomainError, invalid } from '../../domain/errors.js';
 import { HONEYPOT_KEY, submissionValues } from '../../domain/forms.js';
 import type { FormSubmission } from '../../events/forms.js';
 import { countFormView, publicForm, publicView } from '../../queries/forms.js';
@@ -51,11 +52,10 @@ export function publicFormsRouter(services: Services): Router {
     if (honeypot !== undefined && honeypot !== null && honeypot !== '' && honeypot !== false) return answer(randomUUID(), {}, []);
     if (form.settings.requireCaptcha) await verifyCaptcha(config, captchaTokenOf(body), ip);
     const data = submissionValues(form.fields, body);
-    if (!form.settings.allowMultiple && (await knex('form_submissions').where({ tenant_id: form.tenantId, form_id: form.id, ip_address: ip }).first('id'))) {
-      throw conflict('This form has already been submitted from here');
-    }
 
     const submissionId = randomUUID();
+    // Before any action runs: a second submit from this address (allowMultiple: false) is 409 and creates nothing.
+    const release = await claimSubmitter(knex, form, ip, submissionId);
     const ctx = { tenantId: form.tenantId, userId: form.createdBy, correlationId: submissionId };
     const s = { submissionId, form, data, submittedAt: services.clock.now().toISOString(), ctx };
     const { results, created } = await runSubmitActions(services, s);
@@ -78,7 +78,13 @@ export function publicFormsRouter(services: Services): Router {
     };
     // A visitor submitted it, not the form's creator (whose name the actions act under): recorded without a user, so
     // the creator is told of it (nobody is told of what they did themselves).
-    const { position } = await recordSubmission(services, { ...ctx, userId: null }, submission);
+    const { position } = await recordSubmission(services, { ...ctx, userId: null }, submission).catch(async (error: unknown) => {
+      // Not stored, and nothing done: the address may try again. Once an action has acted, a retry would do it twice.
+      if (!results.some((r) => r.status === 'success')) {
+        await release().catch((err: unknown) => services.logger.error({ err, formId: form.id }, 'form submitter claim could not be released'));
+      }
+      throw error;
+    });
     await services.waitForProjections(position);
     answer(submissionId, created, results);
   });

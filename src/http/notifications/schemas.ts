@@ -3,6 +3,7 @@ import { LONG_TEXT_MAX } from '../../domain/field-rules.js';
 import { notificationTypeOf } from '../../domain/notification-event-names.js';
 import { DIGEST_FREQUENCIES, isTimeZone, TIME_OF_DAY, TIME_OF_DAY_RULE } from '../../domain/notifications.js';
 import { DELIVERY_STATUSES } from '../../queries/notifications.js';
+import { listLimit } from '../validate.js';
 
 export const emptyBody = z.object({}).strict();
 
@@ -15,7 +16,7 @@ const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
  */
 export const listQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  limit: z.coerce.number().int().min(1).max(50).default(20),
+  limit: listLimit(50, 20),
   unreadOnly: flag.default(false),
   type: z.string().trim().min(1).max(100).transform((name) => notificationTypeOf(name) ?? name).optional(),
 });
@@ -73,7 +74,7 @@ export const settingsBody = z
 
 export const deliveriesQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  limit: z.coerce.number().int().min(1).max(100).default(25),
+  limit: listLimit(100, 25),
   status: z.enum(DELIVERY_STATUSES).optional(),
 });
 

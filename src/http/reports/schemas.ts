@@ -3,6 +3,7 @@ import { EMAIL_MAX, LONG_TEXT_MAX, isEmail } from '../../domain/field-rules.js';
 import { isTimeZone } from '../../domain/report-schedules.js';
 import { EXPORT_FORMATS } from '../../events/reports.js';
 import { optionalText } from '../record-schemas.js';
+import { listLimit } from '../validate.js';
 
 /** Chart types the client draws (the reference's); `table` when none is given. */
 export const CHART_TYPES = ['bar', 'stacked_bar', 'line', 'area', 'pie', 'doughnut', 'funnel', 'table', 'scatter'] as const;
@@ -74,7 +75,7 @@ export const listQuery = z.object({
   folderId: z.uuid().optional(),
   search: z.string().trim().max(200).optional(),
   page: z.coerce.number().int().min(1).default(1),
-  limit: z.coerce.number().int().min(1).max(100).default(25),
+  limit: listLimit(100, 25),
 });
 
 /** HH:MM (seconds, as the reference stores `08:00:00`, are accepted and dropped). */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TASK_ENTITY_TYPES } from '../../events/tasks.js';
 import { parseDateText } from '../../domain/field-rules.js';
 import { optionalText } from '../record-schemas.js';
-import { paginationQuery, queryDate } from '../validate.js';
+import { listLimit, paginationQuery, queryDate } from '../validate.js';
 import { listQueryBase } from '../record-schemas.js';
 
 const plainDate = /^\d{4}-\d{2}-\d{2}$/;
@@ -75,7 +75,7 @@ export const listQuery = paginationQuery.extend({
 
 export const upcomingQuery = z.object({
   days: z.coerce.number().int().min(0).max(365).default(7),
-  limit: z.coerce.number().int().min(1).max(100).default(10),
+  limit: listLimit(100, 10),
 });
 
 export type CreateBody = z.infer<typeof createBody>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LONG_TEXT_MAX, parseDateText } from '../../domain/field-rules.js';
 import { dayOf, ENTRY_MINUTES_MAX, ENTRY_MINUTES_MIN } from '../../domain/time-tracking.js';
 import { money, optionalText } from '../record-schemas.js';
+import { listLimit } from '../validate.js';
 
 /** A registry record type; which ones exist is the registry's answer (400 Unsupported record type otherwise). */
 const entityType = z.string().trim().min(1).max(50);
@@ -57,7 +58,7 @@ export const listQuery = z
     from: day.optional(),
     to: day.optional(),
     page: z.coerce.number().int().min(1).default(1),
-    limit: z.coerce.number().int().min(1).max(500).default(50),
+    limit: listLimit(500, 50),
   })
   .refine(together, TOGETHER);
 export const summaryQuery = z.object({ ...recordQuery, userId: z.uuid().optional(), from: day.optional(), to: day.optional() }).refine(together, TOGETHER);

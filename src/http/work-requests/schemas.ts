@@ -4,6 +4,7 @@ import { ASSIGNMENT_MODES } from '../../events/work-request-settings.js';
 import { WORK_REQUEST_PRIORITIES, WORK_REQUEST_STATUSES } from '../../events/work-requests.js';
 import { REGISTRY_TYPES } from '../../queries/record-registry.js';
 import { customFields, money, optionalText } from '../record-schemas.js';
+import { listLimit } from '../validate.js';
 
 /** The request bodies and queries of `/work-requests` (shapes; the decider owns the rules). */
 const uuid = z.uuid();
@@ -99,10 +100,10 @@ export const listQuery = z
     sortBy: z.enum(['createdAt', 'updatedAt', 'dueDate', 'priority', 'requestNumber', 'title', 'status', 'stage']).optional(),
     sortOrder: z.enum(['ASC', 'DESC', 'asc', 'desc']).optional(),
     page: z.coerce.number().int().min(1).default(1),
-    limit: z.coerce.number().int().min(1).max(200).default(25),
+    limit: listLimit(200, 25),
   });
 
 export const activitiesQuery = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
+  limit: listLimit(200, 50),
 });
