@@ -24,7 +24,7 @@ const FRAMING_BYTES = 64 * 1024;
  * Streams the `file` part of a multipart/form-data request into storage under a new key
  * `<tenantId>/<uuid>`, never holding the file in memory (busboy parses as bytes arrive;
  * a slow store pauses the client). The name is sanitised, the extension, declared type
- * and first bytes must agree (415), beyond `maxBytes` is 413. Whatever fails (type, size,
+ * and first bytes must agree (415), beyond `maxBytes` is 413. Whatever fails (type, size, framing,
  * a client gone half-way) leaves nothing stored; on success the caller owns the key and
  * must remove it if it cannot record the upload.
  */
