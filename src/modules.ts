@@ -137,6 +137,8 @@ export interface ModuleRoutes {
   router: (services: Services) => Router;
   /** Its routes authenticate themselves where needed (sign-in, registration). */
   public?: boolean;
+  /** Its routes read multipart/form-data bodies themselves (uploads); any other route answers such a body with 415. */
+  multipart?: boolean;
 }
 
 /**
@@ -307,7 +309,7 @@ export const modules: ModuleManifest[] = [
     // Documents on every record kind of the registry, pictures and the company logo (issue 13); bytes in FileStorage (local folder or S3).
     name: 'uploads',
     routes: [
-      { path: '/upload', router: uploadsRouter },
+      { path: '/upload', router: uploadsRouter, multipart: true },
       { path: '/public/logos', router: publicLogosRouter, public: true },
     ],
     projections: [uploadsProjection],

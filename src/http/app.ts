@@ -16,6 +16,8 @@ export interface HttpAppOptions {
   bodyLimit: string;
   /** Exact origins a browser client may call from (CORS_ORIGINS); empty: same-origin only. */
   corsOrigins?: readonly string[];
+  /** Path prefixes (under the base path) whose routes read multipart/form-data bodies themselves. */
+  multipartPaths?: readonly string[];
   logger: Logger;
   health: () => Promise<HealthReport>;
   /** Set: GET /metrics answers only `Authorization: Bearer <it>`; unset: like /health, to anyone who reaches the port. */
@@ -28,14 +30,21 @@ const methodsWithBody = new Set(['POST', 'PUT', 'PATCH']);
 
 const hasBody = (req: express.Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 
-/** Bodies are JSON (multipart only where an upload route reads it itself): anything else is 415. */
-const requireJsonBody: express.RequestHandler = (req, _res, next) => {
-  if (methodsWithBody.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json', 'multipart/form-data'])) {
-    next(new DomainError('unsupported_media_type', 'Request body must be application/json'));
-    return;
-  }
-  next();
-};
+/**
+ * Bodies are JSON (anything else is 415), but under the paths whose routes read multipart bodies
+ * themselves (uploads), which judge their bodies' type. Elsewhere a multipart body would go unread
+ * and the route act as if it had been sent an empty JSON object.
+ */
+function requireBodyType(multipartPaths: readonly string[]): express.RequestHandler {
+  const readsMultipart = (path: string) => multipartPaths.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+  return (req, _res, next) => {
+    if (methodsWithBody.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json']) && !readsMultipart(req.path)) {
+      next(new DomainError('unsupported_media_type', 'Request body must be application/json'));
+      return;
+    }
+    next();
+  };
+}
 
 /** What express.json can decode, on every Node version; anything else is 415 (a body that does not decode: 400). */
 const CONTENT_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
@@ -64,7 +73,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(metricsRouter(metrics, options.metricsToken));
   if (options.mountApi) {
     const api = Router();
-    api.use(requireJsonBody, requireKnownEncoding);
+    api.use(requireBodyType(options.multipartPaths ?? []), requireKnownEncoding);
     api.use(express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }));
     api.use(refuseUnsafeInput);
     options.mountApi(api);

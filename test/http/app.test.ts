@@ -52,6 +52,17 @@ describe('HTTP skeleton', () => {
       expect(res.body.statusCode).to.equal(415);
     });
 
+    it('answers a multipart body with 415 on a route that reads JSON (only upload routes read multipart), and acts on nothing', async () => {
+      const tenant = randomUUID();
+      const res = await service.request('POST', '/api/probe/counters', '--x\r\nContent-Disposition: form-data; name="value"\r\n\r\n1\r\n--x--\r\n', {
+        'content-type': 'multipart/form-data; boundary=x',
+        'x-probe-tenant': tenant,
+      });
+      expect(res.body).to.deep.equal({ statusCode: 415, error: 'Unsupported Media Type', message: 'Request body must be application/json' });
+      const [{ count }] = await service.services.knex('probe_counters').where({ tenant_id: tenant }).count<{ count: string }[]>('* as count');
+      expect(Number(count), 'no counter created').to.equal(0);
+    });
+
     it('answers a body over the limit with 413', async () => {
       const res = await service.request('POST', '/api/probe/counters', { value: 1, padding: 'x'.repeat(1_100_000) });
       expect(res.status).to.equal(413);

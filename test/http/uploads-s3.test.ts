@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +7,7 @@ import { expect } from 'chai';
 import S3rver from 's3rver';
 import { fileStorage } from '../../src/infra/storage/index.js';
 import { registerTenant, type Session } from '../support/identity.js';
-import { MAGIC, sendMultipart, type Part } from '../support/multipart.js';
+import { brokenMultipartBodies, filePart, MAGIC, sendMultipart, sendRaw, type Part } from '../support/multipart.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const MB = 1024 * 1024;
@@ -83,6 +84,51 @@ describe('uploads on S3-compatible storage (s3rver)', () => {
     await sleep(500);
     expect(await bucketKeys()).to.deep.equal(before);
     expect((await call('GET', `/contacts/${contact}/documents`)).body).to.deep.equal([]);
+  });
+
+  it('a body with no closing boundary, after a part went to S3: 400, the multipart upload is aborted, no object, the service goes on (issue 26)', async function () {
+    this.timeout(60_000);
+    const contact = (await call('POST', '/contacts', { lastName: 'S3 truncated' })).body.id;
+    const headers = { ...admin.auth, 'content-type': 'multipart/form-data; boundary=x' };
+    const before = await bucketKeys();
+    const seen: URL[] = [];
+    const record = (req: IncomingMessage) => seen.push(new URL(`${req.method?.toLowerCase()}://s3${req.url}`));
+    s3.httpServer.on('request', record);
+    try {
+      // 6 MB of file: its first 5 MB part is in S3 before the end of the body shows no closing boundary.
+      const body = Buffer.concat([Buffer.from(filePart('x', { filename: 'big.pdf', contentType: 'application/pdf' })), MAGIC.pdf, Buffer.alloc(6 * MB, 0x61)]);
+      const res = await sendRaw(service.url, `/api/upload/document/contacts/${contact}`, body, headers);
+      expect(res.status, JSON.stringify(res.body)).to.equal(400);
+      expect(res.body.message).to.match(/^The multipart body is malformed/);
+    } finally {
+      s3.httpServer.off('request', record);
+    }
+    const created = seen.filter((u) => u.protocol === 'post:' && u.searchParams.has('uploads'));
+    expect(created, 'one multipart upload begun').to.have.length(1);
+    const parts = seen.filter((u) => u.protocol === 'put:' && u.searchParams.has('uploadId'));
+    expect(parts.length, 'a part sent').to.be.greaterThan(0);
+    const uploadId = parts[0]!.searchParams.get('uploadId');
+    const aborted = seen.filter((u) => u.protocol === 'delete:' && u.searchParams.get('uploadId') === uploadId && u.pathname === created[0]!.pathname);
+    expect(aborted, 'the multipart upload aborted').to.have.length(1);
+    expect(seen.filter((u) => u.protocol === 'post:' && u.searchParams.has('uploadId')), 'never completed').to.deep.equal([]);
+
+    // Each route, each broken body (the issue's own among them): 4xx, and not an object more.
+    const png = { filename: 'logo.png', contentType: 'image/png', content: MAGIC.png };
+    for (const [path, file] of [
+      [`/upload/document/contacts/${contact}`, { filename: 'a.pdf', contentType: 'application/pdf', content: MAGIC.pdf }],
+      [`/upload/avatar/contacts/${contact}`, png],
+      ['/upload/logo', png],
+    ] as const) {
+      for (const { what, body, refused } of brokenMultipartBodies(file)) {
+        const res = await sendRaw(service.url, `/api${path}`, body, headers);
+        expect(res.status, `${path}, ${what}: ${JSON.stringify(res.body)}`).to.equal(refused ? 415 : 400);
+      }
+    }
+    expect(await bucketKeys()).to.deep.equal(before);
+    expect((await call('GET', `/contacts/${contact}/documents`)).body).to.deep.equal([]);
+    expect((await fetch(`${service.url}/health`)).status).to.equal(200);
+    const valid = await upload(`/upload/document/contacts/${contact}`, [{ name: 'file', filename: 'a.pdf', contentType: 'application/pdf', content: MAGIC.pdf }]);
+    expect(valid.status, JSON.stringify(valid.body)).to.equal(201);
   });
 
   it('pictures and the public logo go through the same storage', async () => {

@@ -4,8 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
-import { MAGIC, sendMultipart, type Part } from '../support/multipart.js';
+import { brokenMultipartBodies, filePart, MAGIC, sendMultipart, sendRaw, type Part } from '../support/multipart.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { until } from '../support/wait.js';
 
 const MB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -367,6 +368,47 @@ describe('uploads: documents on every record kind, pictures, company logo (local
     const key = (await service.services.knex('record_documents').where({ id: doc.body.id }).first()).storage_key;
     expect((await call('DELETE', `/contacts/${contactId}`)).status).to.equal(200);
     expect(await storedFiles()).to.include(key);
+  });
+
+  describe('broken multipart bodies, on every upload route (issue 26)', () => {
+    const uploadEvents = () =>
+      service.services.knex('events').whereIn('type', ['DocumentUploaded', 'AvatarUploaded', 'CompanyLogoUploaded']).count<{ count: string }[]>('* as count').then((r) => Number(r[0].count));
+    const pdfFile = { filename: 'offer.pdf', contentType: 'application/pdf', content: MAGIC.pdf };
+    const pngFile = { filename: 'face.png', contentType: 'image/png', content: MAGIC.png };
+    const routes: { name: string; path: () => Promise<string>; file: typeof pdfFile }[] = [
+      { name: 'a document on a contact', path: async () => `/upload/document/contacts/${await newContact()}`, file: pdfFile },
+      { name: "a contact's picture", path: async () => `/upload/avatar/contacts/${await newContact()}`, file: pngFile },
+      { name: "an account's picture", path: async () => `/upload/avatar/accounts/${(await call('POST', '/accounts', { name: `Pictured ${randomUUID().slice(0, 6)}` })).body.id}`, file: pngFile },
+      { name: "a user's picture", path: async () => `/upload/avatar/users/${admin.user.id}`, file: pngFile },
+      { name: 'the company logo', path: async () => '/upload/logo', file: pngFile },
+    ];
+    for (const route of routes) {
+      it(`${route.name}: no closing boundary, a wrong boundary, a body ending in part headers, a client gone mid-file`, async () => {
+        const target = `/api${await route.path()}`;
+        const headers = { ...admin.auth, 'content-type': 'multipart/form-data; boundary=x' };
+        const before = { files: await storedFiles(), rows: await documentRows(), events: await uploadEvents() };
+        for (const { what, body, refused } of brokenMultipartBodies(route.file)) {
+          const res = await sendRaw(service.url, target, body, headers);
+          expect(res.status, `${what}: ${JSON.stringify(res.body)}`).to.equal(refused ? 415 : 400);
+          expect(res.body, what).to.include({ statusCode: res.status });
+          expect(res.body.message, what).to.match(refused ? /^Only image files/ : /^The multipart body is malformed: /);
+        }
+        // The file's first 256 KB arrive (its storage has begun), then the connection is cut: no reply to read.
+        const sent = Buffer.concat([Buffer.from(filePart('x', route.file)), route.file.content, Buffer.alloc(256 * 1024, 0x61)]);
+        const cut = await sendRaw(service.url, target, sent, headers, { declaredLength: sent.length + MB });
+        expect(cut.status).to.equal(0);
+
+        // Nothing left in the storage folder (not even under .partial/), nothing recorded.
+        await until(async () => JSON.stringify(await storedFiles()) === JSON.stringify(before.files), 5_000).catch(() => undefined);
+        expect(await storedFiles()).to.deep.equal(before.files);
+        expect(await documentRows()).to.equal(before.rows);
+        expect(await uploadEvents()).to.equal(before.events);
+        // And the service goes on.
+        expect((await fetch(`${service.url}/health`)).status).to.equal(200);
+        const valid = await sendMultipart(service.url, target, [file(route.file.filename, route.file.contentType, route.file.content)], admin.auth);
+        expect(valid.status, JSON.stringify(valid.body)).to.equal(201);
+      });
+    }
   });
 
   describe('pictures and the company logo', () => {

@@ -123,3 +123,70 @@ export const MAGIC = {
   text: Buffer.from('name,amount\nAda,12\n'),
   exe: Buffer.concat([Buffer.from('MZ'), Buffer.alloc(30, 0)]),
 };
+
+/**
+ * Sends `body` exactly as given (a hand-made body, broken on purpose) and answers the reply. With
+ * `declaredLength` above the body's length, the body is sent, then the connection is cut (a client
+ * gone half-way): `{ status: 0 }`, unless the server answered first.
+ */
+export function sendRaw(
+  url: string,
+  path: string,
+  body: Buffer,
+  headers: Record<string, string>,
+  options: { method?: string; declaredLength?: number; cutAfterMs?: number } = {},
+): Promise<MultipartReply> {
+  const declared = options.declaredLength ?? body.length;
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, url), { method: options.method ?? 'POST', headers: { 'content-length': String(declared), ...headers } });
+    let settled = false;
+    const answer = (reply: MultipartReply) => {
+      if (!settled) resolve(reply);
+      settled = true;
+    };
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', () => answer({ status: 0, body: null, headers: {} }));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown = text;
+        try {
+          parsed = text ? JSON.parse(text) : null;
+        } catch {
+          // Left as text.
+        }
+        answer({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
+      });
+    });
+    req.on('error', (error) => {
+      if (declared > body.length) answer({ status: 0, body: null, headers: {} });
+      else if (!settled) reject(error);
+    });
+    if (declared > body.length) req.write(body, () => setTimeout(() => req.destroy(), options.cutAfterMs ?? 100));
+    else req.end(body);
+  });
+}
+
+/** A multipart body by hand (`--boundary` framing, CRLF), for bodies `sendMultipart` would not send. */
+export const filePart = (boundary: string, file: { name?: string; filename: string; contentType: string }) =>
+  `--${boundary}\r\nContent-Disposition: form-data; name="${file.name ?? 'file'}"; filename="${file.filename}"\r\nContent-Type: ${file.contentType}\r\n\r\n`;
+
+/**
+ * Multipart bodies broken in each way a client cut short or a fuzzer sends them (issue 26), around
+ * `file` (a file the route accepts). All are complete HTTP requests: only the multipart framing is wrong.
+ * `refused`: the file part is one the route refuses by type (its 415 comes first).
+ */
+export function brokenMultipartBodies(file: { filename: string; contentType: string; content: Buffer }, boundary = 'x'): { what: string; body: Buffer; refused?: boolean }[] {
+  const filler = Buffer.alloc(64 * 1024, 0x61);
+  const head = filePart(boundary, file);
+  return [
+    // The issue's own request: a text file, no closing boundary.
+    { what: "the issue's body: a.txt, no closing boundary", body: Buffer.from(`${filePart(boundary, { filename: 'a.txt', contentType: 'text/plain' })}abc`), refused: file.contentType !== 'application/pdf' },
+    { what: 'an accepted file, no closing boundary', body: Buffer.concat([Buffer.from(head), file.content, filler]) },
+    { what: 'an accepted file, then a field cut short', body: Buffer.concat([Buffer.from(head), file.content, Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="visibility"\r\n\r\nal`)]) },
+    { what: 'another file part (left unread), no closing boundary', body: Buffer.concat([Buffer.from(filePart(boundary, { ...file, name: 'other' })), file.content, filler]) },
+    { what: 'a wrong boundary', body: Buffer.concat([Buffer.from(filePart(`other${boundary}`, file)), file.content, Buffer.from(`\r\n--other${boundary}--\r\n`)]) },
+    { what: 'a body ending inside part headers', body: Buffer.from(head.slice(0, head.indexOf('Content-Type') + 8)) },
+  ];
+}

@@ -1,4 +1,5 @@
 declare module 's3rver' {
+  import type { Server } from 'node:http';
   import type { AddressInfo } from 'node:net';
   interface S3rverOptions {
     address?: string;
@@ -11,6 +12,8 @@ declare module 's3rver' {
   export default class S3rver {
     constructor(options: S3rverOptions);
     run(): Promise<AddressInfo>;
+    /** The listening server, once `run` resolved. */
+    httpServer: Server;
     close(): Promise<void>;
   }
 }

@@ -24,7 +24,7 @@ const FRAMING_BYTES = 64 * 1024;
  * Streams the `file` part of a multipart/form-data request into storage under a new key
  * `<tenantId>/<uuid>`, never holding the file in memory (busboy parses as bytes arrive;
  * a slow store pauses the client). The name is sanitised, the extension, declared type
- * and first bytes must agree (415), beyond `maxBytes` is 413. Whatever fails (type, size,
+ * and first bytes must agree (415), beyond `maxBytes` is 413. Whatever fails (type, size, framing,
  * a client gone half-way) leaves nothing stored; on success the caller owns the key and
  * must remove it if it cannot record the upload.
  */
@@ -41,6 +41,11 @@ export function receiveFile(
   }
 
   return new Promise<ReceivedFile>((resolve, reject) => {
+    // The record was checked first: a client gone meanwhile has left nothing to read (and no 'close' to wait for).
+    if (req.destroyed) {
+      reject(interrupted());
+      return;
+    }
     let parser: busboy.Busboy;
     try {
       parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fileSize: maxBytes + 1, files: 1, fields: 10, fieldSize: 1024, parts: 12, headerPairs: 20 } });
@@ -53,16 +58,23 @@ export function receiveFile(
     let stored: Promise<Omit<ReceivedFile, 'fields'>> | null = null;
     /** The file's bytes on their way to storage; destroyed (so the store cleans up) on any failure. */
     let body: PassThrough | null = null;
+    /** The first failure is the answer; the others are its echoes. */
     const fail = (error: Error) => {
       failure ??= error;
       body?.destroy(failure);
     };
+    let partsSeen = 0;
+    parser.on('field', () => partsSeen++).on('file', () => partsSeen++);
 
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated || info.nameTruncated) fail(invalid(`The form field ${name.slice(0, 40)} is too long`));
       else fields[name] = value;
     });
     parser.on('file', (name, file, info) => {
+      // busboy destroys a part's stream with an error when the body ends inside it (no closing
+      // boundary, a cut connection): an error with no listener would end the process. Every
+      // part's stream, read or drained, listens.
+      file.on('error', (error: Error) => fail(malformed(error)));
       if (name !== 'file' || stored || failure) {
         file.resume(); // Only one `file` part is read; anything else is drained unread.
         return;
@@ -127,21 +139,24 @@ export function receiveFile(
         size,
         storageKey: key,
       }));
-      // Judged once parsing ends; a rejection before that must not go unhandled.
-      stored.catch(() => undefined);
+      // The store failing on its own (disk, S3) fails the upload too: the rest of the body is only drained.
+      stored.catch((error: Error) => fail(error));
     });
     parser.on('error', (error: Error) => {
-      fail(invalid(`The multipart body is malformed: ${error.message}`));
+      fail(partsSeen === 0 && error.message === 'Unexpected end of form' ? invalid('The multipart body is malformed: no complete part framed by the boundary its Content-Type names') : malformed(error));
       settle();
     });
     parser.on('close', () => settle());
-    // A client that goes away half-way: the stored bytes are dropped, nothing is recorded.
-    req.on('error', () => undefined); // Its 'close' below says the same.
+    // A client gone before the whole body was read: the parser is stopped (its file stream errs,
+    // so the store drops the partial bytes) and nothing is recorded. IncomingMessage emits
+    // 'error' only to listeners; its 'close' says the same.
+    req.on('error', () => undefined);
     req.on('close', () => {
-      if (!req.complete) {
-        fail(invalid('The upload was interrupted'));
-        settle();
-      }
+      if (req.readableEnded) return; // Every byte reached the parser, which finishes on its own.
+      fail(interrupted());
+      req.unpipe(parser);
+      parser.destroy();
+      settle();
     });
 
     let settled = false;
@@ -162,4 +177,16 @@ export function receiveFile(
     }
     req.pipe(parser);
   });
+}
+
+const interrupted = () => invalid('The upload was interrupted');
+
+/** busboy's errors name what is wrong with the framing (fixed texts, never the client's bytes). */
+function malformed(error: Error): DomainError {
+  const reason: Record<string, string> = {
+    'Unexpected end of form': 'it ends before its closing boundary',
+    'Unexpected end of file': 'it ends inside a part',
+    'Malformed part header': 'a part header is malformed',
+  };
+  return invalid(`The multipart body is malformed: ${reason[error.message] ?? 'it cannot be read'}`);
 }

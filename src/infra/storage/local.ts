@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -27,8 +27,11 @@ export class LocalFileStorage implements FileStorage {
     const target = this.pathOf(key);
     const partial = path.join(this.root, '.partial', randomUUID());
     await fs.mkdir(path.dirname(partial), { recursive: true });
+    // Opened before the pipeline: a stream opens its file lazily, and a file it created after the
+    // clean-up below (a body that failed at once) would be left behind.
+    const file = await fs.open(partial, 'wx');
     try {
-      await pipeline(body, createWriteStream(partial, { flags: 'wx' }));
+      await pipeline(body, file.createWriteStream());
       await fs.mkdir(path.dirname(target), { recursive: true });
       await fs.rename(partial, target);
     } catch (error) {
