@@ -93,6 +93,61 @@ begin
 end
 $fn$;
 
+-- Group commit: appends to distinct streams (member i: p_streams[i], p_expected[i] as in
+-- es_append, and the next p_counts[i] events of the flat event arrays) written by one
+-- transaction, the store's own, in autocommit. Each member is checked alone and answered
+-- alone, in member order: 'ok' (revision: its last one), 'wrong_revision' (revision: the
+-- stream's, null for no stream; nothing of it written) or 'busy' (another transaction
+-- holds its stream lock; nothing written: the store appends it alone). A group never
+-- waits for a lock, so it can never deadlock with a transaction appending to several
+-- streams. Any error of the statement (a duplicate event id) undoes the whole group; the
+-- store then appends each member alone, which gives each its own answer.
+create or replace function es_append_group(
+  p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb[],
+  p_metadata jsonb[], p_created_at timestamptz[]
+) returns table (member int, status text, revision bigint, tx_id text, last_position text)
+language plpgsql as $fn$
+#variable_conflict use_column
+declare
+  v_locked boolean[];
+begin
+  -- Every stream lock before the first write, as in es_append (the read horizon relies on it).
+  select array_agg(pg_try_advisory_xact_lock(1129467213, hashtext(u.s)) order by u.i) into v_locked
+    from unnest(p_streams) with ordinality as u(s, i);
+
+  -- A statement of its own, so that its snapshot sees every append that held these locks before.
+  return query
+    with m as materialized (
+      select u.i::int as member, u.s as stream, u.c as cnt, v_locked[u.i] as locked, h.revision as current,
+             (sum(u.c) over (order by u.i) - u.c) as first,
+             v_locked[u.i] and case when u.e = -2 then true when u.e = -1 then h.revision is null else h.revision = u.e end as ok
+        from unnest(p_streams, p_expected, p_counts) with ordinality as u(s, e, c, i)
+        left join event_streams h on h.stream_id = u.s
+    ), heads as (
+      insert into event_streams as s (stream_id, revision)
+      select m.stream, coalesce(m.current, -1) + m.cnt from m where m.ok
+      on conflict (stream_id) do update set revision = excluded.revision
+    ), inserted as (
+      insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at)
+      select e.id, m.stream, coalesce(m.current, -1) + (e.n - m.first), e.type, e.data, e.metadata, e.created_at
+        from unnest(p_ids, p_types, p_data, p_metadata, p_created_at)
+             with ordinality as e(id, type, data, metadata, created_at, n)
+        join m on e.n > m.first and e.n <= m.first + m.cnt
+       where m.ok
+       order by e.n
+      returning events.stream_id as stream, events.tx_id::text as txt, events.position as pos
+    ), written as (
+      select w.stream, min(w.txt) as txt, max(w.pos)::text as pos from inserted w group by w.stream
+    )
+    select m.member,
+           case when not m.locked then 'busy' when m.ok then 'ok' else 'wrong_revision' end,
+           case when m.ok then coalesce(m.current, -1) + m.cnt else m.current end,
+           w.txt, w.pos
+      from m left join written w on w.stream = m.stream
+     order by m.member;
+end
+$fn$;
+
 -- The transaction id below which the log is final for a read whose snapshot is p_snapshot
 -- (pass the reading statement's own pg_current_snapshot()). Readers hand out events with
 -- tx_id below it, so no event may ever commit below it after they were read.
