@@ -1,14 +1,15 @@
-/** One append waiting for a group, and what its caller waits on. */
-export interface GroupMember<Req, Res> {
+/** One append waiting for a group. */
+export interface GroupMember<Req> {
   readonly streamId: string;
   readonly request: Req;
   /** How much it adds to a group (its number of events). */
   readonly size: number;
+}
+
+interface Waiting<Req, Res> extends GroupMember<Req> {
   resolve(result: Res): void;
   reject(error: unknown): void;
 }
-
-export type Settled<Res> = { ok: true; value: Res } | { ok: false; error: unknown };
 
 export interface GroupCommitOptions {
   /** Groups committing at once; appends arriving meanwhile wait for the next group. */
@@ -18,25 +19,30 @@ export interface GroupCommitOptions {
 }
 
 /**
+ * Commits a group in one transaction. Resolves when that transaction is over, with each
+ * member's own answer: a member the transaction could not take (its stream busy, an
+ * error of the whole group) may still be on its way, appended alone, without holding up
+ * the others' answers.
+ */
+export type CommitGroup<Req, Res> = (group: readonly GroupMember<Req>[]) => Promise<Promise<Res>[]>;
+
+/**
  * Group commit: appends that arrive while every commit slot is busy (or in the same turn
  * of the event loop) are handed to `commit` together, to share one transaction.
  *
  * A group holds at most one append per stream, and an append waits while an earlier one
- * to its stream is in flight: appends to one stream commit one after another, in the
+ * to its stream is unanswered: appends to one stream commit one after another, in the
  * order they were made, each checked against what the previous one wrote.
- *
- * `commit` settles each member on its own (one member's error is its error alone) and
- * must answer one `Settled` per member, in order.
  */
 export class GroupCommitter<Req, Res> {
-  private queue: GroupMember<Req, Res>[] = [];
-  /** Streams of the groups in flight. */
+  private queue: Waiting<Req, Res>[] = [];
+  /** Streams with an append taken into a group and not answered yet. */
   private readonly busy = new Set<string>();
   private inFlight = 0;
   private scheduled = false;
 
   constructor(
-    private readonly commit: (group: readonly GroupMember<Req, Res>[]) => Promise<Settled<Res>[]>,
+    private readonly commit: CommitGroup<Req, Res>,
     private readonly options: GroupCommitOptions,
   ) {}
 
@@ -59,68 +65,53 @@ export class GroupCommitter<Req, Res> {
 
   private flush(): void {
     while (this.inFlight < this.options.maxInFlight) {
-      const free = this.options.maxInFlight - this.inFlight;
-      const group = this.take(process.env.GC_SPLIT ? Math.ceil(this.queue.length / free) : Infinity);
+      const group = this.take();
       if (group.length === 0) return;
       this.inFlight++;
       for (const member of group) this.busy.add(member.streamId);
-      void this.run(group).finally(() => {
-        this.inFlight--;
-        for (const member of group) this.busy.delete(member.streamId);
-        this.schedule();
-      });
+      void this.run(group);
     }
   }
 
   /**
-   * The next group, in arrival order, skipping appends to streams in flight or already in
-   * it (a skipped stream's later appends are skipped too, so each stream keeps its order).
+   * The next group, in arrival order, skipping appends to busy streams or to streams
+   * already in it (a skipped stream's later appends are skipped too, so each stream
+   * keeps its order).
    */
-  private take(maxMembers: number): GroupMember<Req, Res>[] {
-    const group: GroupMember<Req, Res>[] = [];
-    const rest: GroupMember<Req, Res>[] = [];
+  private take(): Waiting<Req, Res>[] {
+    const group: Waiting<Req, Res>[] = [];
+    const rest: Waiting<Req, Res>[] = [];
     const streams = new Set<string>();
     let size = 0;
     for (const member of this.queue) {
-      const fits = group.length === 0 || (size + member.size <= this.options.maxGroupSize && group.length < maxMembers);
+      const fits = group.length === 0 || size + member.size <= this.options.maxGroupSize;
       if (fits && !this.busy.has(member.streamId) && !streams.has(member.streamId)) {
         group.push(member);
-        streams.add(member.streamId);
         size += member.size;
       } else {
         rest.push(member);
-        // Whatever comes after an append left out for its stream must not overtake it.
-        streams.add(member.streamId);
       }
+      streams.add(member.streamId);
     }
     this.queue = rest;
     return group;
   }
 
-  private async run(group: GroupMember<Req, Res>[]): Promise<void> {
-    let settled: Settled<Res>[];
+  private async run(group: Waiting<Req, Res>[]): Promise<void> {
+    let answers: Promise<Res>[];
     try {
-      const t0 = performance.now();
-      settled = await this.commit(group);
-      if (process.env.GC_DEBUG) { DBG.groups++; DBG.members += group.length; DBG.ms += performance.now() - t0; DBG.inflight += this.inFlight; DBG.queued += this.queue.length;
-        if (performance.now() - DBG.at > 2000) { console.error(JSON.stringify({ groups: DBG.groups, avgSize: (DBG.members / DBG.groups).toFixed(2), avgMs: (DBG.ms / DBG.groups).toFixed(2), inflight: (DBG.inflight/DBG.groups).toFixed(2), queued: (DBG.queued/DBG.groups).toFixed(2) })); Object.assign(DBG, { groups: 0, members: 0, ms: 0, inflight: 0, queued: 0, at: performance.now() }); } }
+      answers = await this.commit(group);
     } catch (error) {
-      settled = group.map(() => ({ ok: false, error }));
+      answers = group.map(() => Promise.reject(error));
     }
+    this.inFlight--;
     group.forEach((member, i) => {
-      const outcome = settled[i] ?? { ok: false, error: new Error('group commit gave no answer for this append') };
-      if (outcome.ok) member.resolve(outcome.value);
-      else member.reject(outcome.error);
+      const answer = answers[i] ?? Promise.reject(new Error('group commit gave no answer for this append'));
+      answer.then(member.resolve, member.reject).finally(() => {
+        this.busy.delete(member.streamId);
+        this.schedule();
+      });
     });
+    this.schedule();
   }
 }
-
-export async function settle<Res>(work: Promise<Res>): Promise<Settled<Res>> {
-  try {
-    return { ok: true, value: await work };
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
-
-const DBG = { groups: 0, members: 0, ms: 0, inflight: 0, queued: 0, at: 0 };
