@@ -129,6 +129,9 @@ declare
   v_base bigint;
 begin
   -- Every stream lock before the first write, as in es_append (the read horizon relies on it).
+  if pg_current_xact_id_if_assigned() is not null then
+    raise exception 'es_append_group must have a transaction of its own' using errcode = 'CR002';
+  end if;
   select array_agg(pg_try_advisory_xact_lock(1129467213, hashtext(u.s)) order by u.i) into v_locked
     from unnest(p_streams) with ordinality as u(s, i);
   -- A statement of its own, so that its snapshot sees every append that held these locks
