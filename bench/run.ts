@@ -15,7 +15,8 @@
  * BENCH_ONLY=work-requests the work requests phase, BENCH_ONLY=workflows the workflow phase
  * (BENCH_WORKFLOW_RATE lead events/s offered, default 20),
  * BENCH_ONLY=reports the reports phase (BENCH_REPORT_OPPORTUNITIES deals, 83000: about 100,000 events),
- * BENCH_ONLY=forms the public form submit phase.
+ * BENCH_ONLY=forms the public form submit phase,
+ * BENCH_ONLY=appends the raw-commit and single-event append phases (their ratio).
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -179,12 +180,9 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }: Results, settings: Settings): Figure[] {
+/** The raw commit reference and the appends measured against it. */
+function appendFigures(raw: WriterRun, appends: AppendsResult): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
-  const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
-  const { log: rebuiltLog } = rebuilds;
-  const of = http.contacts.toLocaleString('en-US');
-  const rebuildNotes = (r: ProjectionRebuild) => `${r.events} events in ${r.seconds.toFixed(1)} s, ${r.statements} SQL statements`;
   return [
     {
       key: 'rawCommitsPerSecond',
@@ -206,6 +204,16 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uplo
     },
     { key: 'appendP50Ms', label: '  append latency p50', value: appends.latencyMs.p50, decimals: 2, unit: 'ms' },
     { key: 'appendP99Ms', label: '  append latency p99', value: appends.latencyMs.p99, decimals: 2, unit: 'ms' },
+  ];
+}
+
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }: Results, settings: Settings): Figure[] {
+  const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
+  const { log: rebuiltLog } = rebuilds;
+  const of = http.contacts.toLocaleString('en-US');
+  const rebuildNotes = (r: ProjectionRebuild) => `${r.events} events in ${r.seconds.toFixed(1)} s, ${r.statements} SQL statements`;
+  return [
+    ...appendFigures(raw, appends),
     {
       key: 'rebuildAuditTrailEventsPerSecond',
       label: 'rebuild audit-trail',
@@ -324,6 +332,15 @@ async function main(): Promise<void> {
     });
   }
   try {
+    if (process.env.BENCH_ONLY === 'appends') {
+      const { db, store } = await openBenchEnvironment(cleanup);
+      const timed = { writers: settings.writers, seconds: settings.seconds };
+      log(`raw one-row commits: ${settings.writers} writers for ${settings.seconds} s`);
+      const raw = await measureRawCommits(db.url, timed);
+      log(`single-event appends: ${settings.writers} writers for ${settings.seconds} s`);
+      process.stdout.write(formatTable(appendFigures(raw, await measureAppends(store, timed))));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'tasks') {
       const { freshDatabase } = await openBenchEnvironment(cleanup);
       const tasks = await measureTaskHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, tasks: settings.tasks });

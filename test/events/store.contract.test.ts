@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import pg from 'pg';
 import { firstValueFrom } from 'rxjs';
-import { PostgresEventStore } from '../../src/events/store/postgres.js';
+import { appendQuery, PostgresEventStore } from '../../src/events/store/postgres.js';
 import { EventStoreDbEventStore } from '../../src/events/store/eventstoredb.js';
 import { comparePositions } from '../../src/events/store/position.js';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventFilter, type EventStore, type Position, type RecordedEvent } from '../../src/events/store/types.js';
+import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventFilter, type EventStore, type Position, type RecordedEvent } from '../../src/events/store/types.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { collect, isIncreasing, newEvent } from '../support/events.js';
 
@@ -64,6 +65,74 @@ describe('PostgreSQL event store specifics', () => {
     } finally {
       await db.close();
     }
+  });
+
+  describe('group commit', () => {
+    let db: TestDatabase;
+    before(async () => (db = await openTestDatabase()));
+    after(async () => db.close());
+
+    it('appends to different streams made at once share one transaction; a wrong revision among them fails alone', async () => {
+      const tag = `group-${randomUUID()}`;
+      const streams = Array.from({ length: 20 }, (_, i) => `${tag}-${i}`);
+      for (const stream of streams) await db.store.appendToStream(stream, [newEvent('Opened')], { expectedRevision: 'no_stream' });
+      const attempts = await Promise.allSettled(
+        streams.map((stream, i) => db.store.appendToStream(stream, [newEvent('Next')], { expectedRevision: i === 7 ? 3 : 0 })),
+      );
+      expect((attempts[7] as PromiseRejectedResult).reason).to.be.instanceOf(WrongExpectedRevisionError);
+      const stored = attempts.filter((a, i) => i !== 7).map((a) => (a as PromiseFulfilledResult<AppendResult>).value);
+      expect(stored).to.have.length(19);
+      // One transaction id: one commit for the 19.
+      expect(new Set(stored.map((r) => r.position.commit)).size).to.equal(1);
+      expect(new Set(stored.map((r) => r.position.prepare)).size).to.equal(19);
+    });
+
+    it('appends to one stream made at once commit one after another, in the order made', async () => {
+      const stream = `ordered-${randomUUID()}`;
+      const appends = Array.from({ length: 10 }, (_, i) =>
+        db.store.appendToStream(stream, [newEvent('Step', { i })], { expectedRevision: i === 0 ? 'no_stream' : i - 1 }),
+      );
+      // Appends to other streams in between, which may share their transactions.
+      const others = Array.from({ length: 10 }, () => db.store.appendToStream(`other-${randomUUID()}`, [newEvent('Other')], { expectedRevision: 'no_stream' }));
+      expect((await Promise.all(appends)).map((r) => r.nextExpectedRevision)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      await Promise.all(others);
+      expect((await db.store.readStream(stream)).map((e) => (e.data as { i: number }).i)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    });
+
+    it('an event id already used, among appends at once, fails that append alone; the others are stored', async () => {
+      const tag = `dup-id-${randomUUID()}`;
+      const used = newEvent('Once');
+      await db.store.appendToStream(`${tag}-first`, [used], { expectedRevision: 'no_stream' });
+      const streams = Array.from({ length: 10 }, (_, i) => `${tag}-${i}`);
+      const attempts = await Promise.allSettled(
+        streams.map((stream, i) => db.store.appendToStream(stream, i === 4 ? [newEvent('Mine'), used] : [newEvent('Mine')], { expectedRevision: 'no_stream' })),
+      );
+      expect(attempts.map((a) => a.status)).to.deep.equal(streams.map((_, i) => (i === 4 ? 'rejected' : 'fulfilled')));
+      expect((attempts[4] as PromiseRejectedResult).reason).to.be.instanceOf(DuplicateEventIdError);
+      for (const [i, stream] of streams.entries()) expect(await db.store.readStream(stream)).to.have.length(i === 4 ? 0 : 1);
+    });
+
+    it('never waits, inside a group, for a stream another transaction is appending to (no deadlock with a transaction appending to two streams)', async () => {
+      const [held, later] = [`held-${randomUUID()}`, `later-${randomUUID()}`];
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        await client.query('begin');
+        await client.query(appendQuery(held, [newEvent('First')], 'no_stream'));
+        // `held` waits for that transaction; the others of its group do not.
+        const onHeld = db.store.appendToStream(held, [newEvent('Second')], { expectedRevision: 0 });
+        const others = await Promise.all([later, ...Array.from({ length: 5 }, () => `free-${randomUUID()}`)].map((s) => db.store.appendToStream(s, [newEvent('Free')], { expectedRevision: 'no_stream' })));
+        expect(others.map((r) => r.nextExpectedRevision)).to.deep.equal([0, 0, 0, 0, 0, 0]);
+        // The open transaction now appends to a stream that group wrote, and commits.
+        await client.query(appendQuery(later, [newEvent('Also')], 0));
+        await client.query('commit');
+        expect((await onHeld).nextExpectedRevision).to.equal(1);
+        expect((await db.store.readStream(held)).map((e) => e.type)).to.deep.equal(['First', 'Second']);
+        expect((await db.store.readStream(later)).map((e) => e.type)).to.deep.equal(['Free', 'Also']);
+      } finally {
+        await client.end();
+      }
+    });
   });
 });
 
@@ -307,6 +376,107 @@ for (const adapter of adapters) {
         await store.appendToStream(stream, [newEvent('Second')], { expectedRevision: 0 });
         const events = await collect(store.subscribeToAll({ from: first.position }), 1, (e) => e.streamId === stream);
         expect(events.map((e) => e.type)).to.deep.equal(['Second']);
+      });
+    });
+
+    describe('appends made at the same moment (group commit on PostgreSQL)', () => {
+      /** Reads the log from `from` to its head, keeping the events of streams named with `tag`. */
+      async function readTagged(from: Position | null, tag: string): Promise<RecordedEvent[]> {
+        const out: RecordedEvent[] = [];
+        for (;;) {
+          const page = await store.readAll({ from, maxCount: 500 });
+          if (!page.length) return out;
+          out.push(...page.filter((e) => e.streamId.includes(tag)));
+          from = page[page.length - 1].position;
+        }
+      }
+
+      it('60 appends to different streams at once: each stored, answered with its own revision and position, read once in global order', async () => {
+        const start = await store.headPosition();
+        const tag = streamName('at-once');
+        // Old streams at their revision and new ones, one to three events each.
+        const old = Array.from({ length: 20 }, (_, i) => `${tag}-old-${i}`);
+        for (const stream of old) await store.appendToStream(stream, [newEvent('Opened')], { expectedRevision: 'no_stream' });
+        const appends = Array.from({ length: 60 }, (_, i) => ({
+          stream: i < 20 ? old[i] : `${tag}-new-${i}`,
+          events: Array.from({ length: 1 + (i % 3) }, (_, k) => newEvent('Tick', { i, k })),
+          expectedRevision: i < 20 ? 0 : i % 2 ? ('no_stream' as const) : ('any' as const),
+        }));
+        const results = await Promise.all(appends.map((a) => store.appendToStream(a.stream, a.events, { expectedRevision: a.expectedRevision })));
+
+        const read = await readTagged(start, tag);
+        expect(isIncreasing(read)).to.equal(true);
+        expect(read).to.have.length(20 + appends.reduce((n, a) => n + a.events.length, 0));
+        appends.forEach((a, i) => {
+          const first = i < 20 ? 1 : 0;
+          const own = read.filter((e) => e.streamId === a.stream);
+          expect(own.map((e) => e.revision)).to.deep.equal(Array.from({ length: first + a.events.length }, (_, k) => k));
+          expect(own.slice(first).map((e) => e.id)).to.deep.equal(a.events.map((e) => e.id));
+          expect(results[i].nextExpectedRevision).to.equal(first + a.events.length - 1);
+          expect(comparePositions(results[i].position, own[own.length - 1].position)).to.equal(0);
+        });
+      });
+
+      it('a wrong expected revision among 20 appends at once fails alone; the other 19 are stored', async () => {
+        const tag = streamName('one-wrong');
+        const streams = Array.from({ length: 20 }, (_, i) => `${tag}-${i}`);
+        for (const stream of streams) await store.appendToStream(stream, [newEvent('Opened')], { expectedRevision: 'no_stream' });
+        const wrong = 13;
+        const attempts = await Promise.allSettled(
+          streams.map((stream, i) => store.appendToStream(stream, [newEvent('Next', { i })], { expectedRevision: i === wrong ? 5 : 0 })),
+        );
+        attempts.forEach((attempt, i) => {
+          if (i === wrong) {
+            expect(attempt.status).to.equal('rejected');
+            const reason = (attempt as PromiseRejectedResult).reason;
+            expect(reason).to.be.instanceOf(WrongExpectedRevisionError);
+            expect(reason).to.deep.include({ streamId: streams[wrong], expected: 5, actual: 0 });
+          } else {
+            expect(attempt.status, `append ${i}`).to.equal('fulfilled');
+            expect((attempt as PromiseFulfilledResult<{ nextExpectedRevision: number }>).value.nextExpectedRevision).to.equal(1);
+          }
+        });
+        for (const [i, stream] of streams.entries()) {
+          expect((await store.readStream(stream)).map((e) => e.type)).to.deep.equal(i === wrong ? ['Opened'] : ['Opened', 'Next']);
+        }
+      });
+
+      it('a retried append among appends at once answers as the first time and stores nothing twice', async () => {
+        const tag = streamName('retry-at-once');
+        const exact = [newEvent('Paid')];
+        const loose = [newEvent('Logged'), newEvent('Logged')];
+        const firstExact = await store.appendToStream(`${tag}-exact`, exact, { expectedRevision: 'no_stream' });
+        const firstLoose = await store.appendToStream(`${tag}-loose`, loose, { expectedRevision: 'any' });
+        const [againExact, againLoose, ...others] = await Promise.all([
+          store.appendToStream(`${tag}-exact`, exact, { expectedRevision: 'no_stream' }),
+          store.appendToStream(`${tag}-loose`, loose, { expectedRevision: 'any' }),
+          ...Array.from({ length: 8 }, (_, i) => store.appendToStream(`${tag}-other-${i}`, [newEvent('Other')], { expectedRevision: 'no_stream' })),
+        ]);
+        expect(againExact.nextExpectedRevision).to.equal(firstExact.nextExpectedRevision);
+        expect(comparePositions(againExact.position, firstExact.position)).to.equal(0);
+        expect(againLoose.nextExpectedRevision).to.equal(firstLoose.nextExpectedRevision);
+        expect(comparePositions(againLoose.position, firstLoose.position)).to.equal(0);
+        expect(others.map((r) => r.nextExpectedRevision)).to.deep.equal(Array(8).fill(0));
+        expect(await store.readStream(`${tag}-exact`)).to.have.length(1);
+        expect(await store.readStream(`${tag}-loose`)).to.have.length(2);
+      });
+
+      it('appends at once to one stream at the same revision, among appends to other streams: exactly one of them wins', async () => {
+        const tag = streamName('contended');
+        const hot = `${tag}-hot`;
+        await store.appendToStream(hot, [newEvent('Start')], { expectedRevision: 'no_stream' });
+        const attempts = await Promise.allSettled(
+          Array.from({ length: 20 }, (_, i) =>
+            i % 2 === 0
+              ? store.appendToStream(hot, [newEvent('Next', { i })], { expectedRevision: 0 })
+              : store.appendToStream(`${tag}-${i}`, [newEvent('Other')], { expectedRevision: 'no_stream' }),
+          ),
+        );
+        const onHot = attempts.filter((_, i) => i % 2 === 0);
+        expect(onHot.filter((a) => a.status === 'fulfilled')).to.have.length(1);
+        for (const a of onHot) if (a.status === 'rejected') expect(a.reason).to.be.instanceOf(WrongExpectedRevisionError);
+        expect(attempts.filter((_, i) => i % 2 === 1).every((a) => a.status === 'fulfilled')).to.equal(true);
+        expect((await store.readStream(hot)).map((e) => e.revision)).to.deep.equal([0, 1]);
       });
     });
 

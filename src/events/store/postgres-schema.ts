@@ -93,6 +93,90 @@ begin
 end
 $fn$;
 
+-- Group commit: appends to distinct streams (member i: p_streams[i], p_expected[i] as in
+-- es_append, and the next p_counts[i] events of the flat event arrays; data and metadata
+-- as one JSON array each, cheaper to pass than arrays of JSON texts) written by one
+-- transaction, the store's own, in autocommit. Each member is checked alone and answered
+-- alone, in member order: 'ok' (revision: its last one), 'wrong_revision' (revision: the
+-- stream's, null for no stream; nothing of it written) or 'busy' (another transaction
+-- holds its stream lock; nothing written: the store appends it alone). A group never
+-- waits for a lock, so it can never deadlock with a transaction appending to several
+-- streams. Any error of the statement (a duplicate event id) undoes the whole group; the
+-- store then appends each member alone, which gives each its own answer.
+-- Per-member work goes through arrays indexed by member and event, so that a group costs
+-- in proportion to its size (a join of events to members would grow with the product).
+create or replace function es_append_group(
+  p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb,
+  p_metadata jsonb, p_created_at timestamptz[]
+) returns table (member int, status text, revision bigint, tx_id text, last_position text)
+language plpgsql
+-- Planned once per connection: left to choose, PostgreSQL may plan its statements anew on
+-- every call (a group's custom plan is estimated close to the generic one), which costs
+-- more than running them. So the plans must not depend on table sizes (see below).
+set plan_cache_mode = force_generic_plan
+as $fn$
+#variable_conflict use_column
+declare
+  v_locked boolean[];
+  v_current bigint[];
+  v_ok boolean[] := '{}';
+  v_last bigint[] := '{}';
+  v_member int[] := '{}';  -- per event: its member
+  v_rev bigint[] := '{}';  -- per event: its revision
+  v_tx text;
+  v_positions jsonb;       -- stream -> position of its last event
+  v_event int := 0;
+  v_base bigint;
+begin
+  -- Every stream lock before the first write, as in es_append (the read horizon relies on it).
+  if pg_current_xact_id_if_assigned() is not null then
+    raise exception 'es_append_group must have a transaction of its own' using errcode = 'CR002';
+  end if;
+  select array_agg(pg_try_advisory_xact_lock(1129467213, hashtext(u.s)) order by u.i) into v_locked
+    from unnest(p_streams) with ordinality as u(s, i);
+  -- A statement of its own, so that its snapshot sees every append that held these locks
+  -- before. A subquery per stream, not a join: a join planned while the table was small
+  -- would scan it all for as long as the connection lives.
+  select array_agg((select h.revision from event_streams h where h.stream_id = u.s) order by u.i) into v_current
+    from unnest(p_streams) with ordinality as u(s, i);
+
+  for i in 1 .. cardinality(p_streams) loop
+    v_ok[i] := v_locked[i] and case p_expected[i] when -2 then true when -1 then v_current[i] is null else v_current[i] = p_expected[i] end;
+    v_base := coalesce(v_current[i], -1);
+    v_last[i] := case when v_ok[i] then v_base + p_counts[i] else v_current[i] end;
+    for j in 1 .. p_counts[i] loop
+      v_event := v_event + 1;
+      v_member[v_event] := i;
+      v_rev[v_event] := v_base + j;
+    end loop;
+  end loop;
+
+  insert into event_streams as s (stream_id, revision)
+    select p_streams[g.i], v_last[g.i] from generate_subscripts(p_streams, 1) as g(i) where v_ok[g.i]
+    on conflict (stream_id) do update set revision = excluded.revision;
+
+  with inserted as (
+    insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at)
+    select e.id, p_streams[v_member[e.n]], v_rev[e.n], e.type, p_data -> (e.n::int - 1), p_metadata -> (e.n::int - 1), e.created_at
+      from unnest(p_ids, p_types, p_created_at) with ordinality as e(id, type, created_at, n)
+     where v_ok[v_member[e.n]]
+     order by e.n
+    returning events.stream_id, events.tx_id, events.position
+  )
+  select min(w.tx_id::text), jsonb_object_agg(w.stream_id, w.position::text) into v_tx, v_positions
+    from (select stream_id, min(tx_id) as tx_id, max(position) as position from inserted group by stream_id) w;
+
+  return query
+    select g.i,
+           case when not v_locked[g.i] then 'busy' when v_ok[g.i] then 'ok' else 'wrong_revision' end,
+           v_last[g.i],
+           case when v_ok[g.i] then v_tx end,
+           case when v_ok[g.i] then v_positions ->> p_streams[g.i] end
+      from generate_subscripts(p_streams, 1) as g(i)
+     order by g.i;
+end
+$fn$;
+
 -- The transaction id below which the log is final for a read whose snapshot is p_snapshot
 -- (pass the reading statement's own pg_current_snapshot()). Readers hand out events with
 -- tx_id below it, so no event may ever commit below it after they were read.
