@@ -9,7 +9,7 @@
  * reads (10000 each), BENCH_TASKS in the tenant of the tasks phase (10000),
  * BENCH_OPPORTUNITIES in the tenant whose forecast the opportunities phase reads (10000),
  * BENCH_WORK_REQUESTS in the tenant of the work requests phase (10000).
- * BENCH_ONLY=tasks runs the tasks phase alone, BENCH_ONLY=opportunities the opportunities phase,
+ * BENCH_ONLY=contacts runs the contacts and leads HTTP phase alone, BENCH_ONLY=tasks the tasks phase, BENCH_ONLY=opportunities the opportunities phase,
  * BENCH_ONLY=uploads the uploads phase (10 clients × 25 MB at once, the service's memory),
  * BENCH_ONLY=time-entries the time entries and timer phase,
  * BENCH_ONLY=work-requests the work requests phase, BENCH_ONLY=workflows the workflow phase
@@ -180,6 +180,28 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
   ];
 }
 
+/** The contacts phase: creates, reads, lists and search of contacts, lead creates and a stage list. */
+function contactFigures(http: HttpResult): Figure[] {
+  const of = http.contacts.toLocaleString('en-US');
+  return [
+    ...httpFigures('httpCreate', 'POST /api/contacts', http.create, `${http.connections} connections; waits for the projection`, {
+      atLeast: 1200,
+      p99Below: 30,
+    }),
+    ...httpFigures('httpRead', 'GET /api/contacts/:id', http.read, 'random ids of the seeded contacts', { atLeast: 1600 }),
+    ...httpFigures('httpList', `GET /api/contacts?limit=25, 25 of ${of}`, http.list, 'first page, default sort', { atLeast: 700 }),
+    ...httpFigures('httpSearch', `GET /api/contacts?limit=25&search=${SEARCH_TERM}, 25 of ${of}`, http.search, `${http.searchMatches} match`, {
+      atLeast: 700,
+    }),
+    ...httpFigures('httpLeadCreate', 'POST /api/leads', http.leadCreate, `${http.connections} connections; scored, SLA due date, waits for the projection`, {
+      atLeast: 250,
+    }),
+    ...httpFigures('httpLeadList', `GET /api/leads?limit=25&stageId=…, 25 of ${http.leads.toLocaleString('en-US')}`, http.leadList, `${http.stageMatches} in the stage`, {
+      atLeast: 600,
+    }),
+  ];
+}
+
 /** The raw commit reference and the appends measured against it. */
 function appendFigures(raw: WriterRun, appends: AppendsResult): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
@@ -210,7 +232,6 @@ function appendFigures(raw: WriterRun, appends: AppendsResult): Figure[] {
 function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }: Results, settings: Settings): Figure[] {
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   const { log: rebuiltLog } = rebuilds;
-  const of = http.contacts.toLocaleString('en-US');
   const rebuildNotes = (r: ProjectionRebuild) => `${r.events} events in ${r.seconds.toFixed(1)} s, ${r.statements} SQL statements`;
   return [
     ...appendFigures(raw, appends),
@@ -243,21 +264,7 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uplo
     { key: 'lagP50Ms', label: '  projection lag p50', value: lag.lagMs.p50, decimals: 1, unit: 'ms', notes: 'append resolved -> checkpoint past it' },
     { key: 'lagP99Ms', label: '  projection lag p99', value: lag.lagMs.p99, decimals: 1, unit: 'ms' },
     { key: 'lagMaxMs', label: '  projection lag max', value: lag.lagMs.max, decimals: 1, unit: 'ms' },
-    ...httpFigures('httpCreate', 'POST /api/contacts', http.create, `${http.connections} connections; waits for the projection`, {
-      atLeast: 1200,
-      p99Below: 30,
-    }),
-    ...httpFigures('httpRead', 'GET /api/contacts/:id', http.read, 'random ids of the seeded contacts', { atLeast: 1600 }),
-    ...httpFigures('httpList', `GET /api/contacts?limit=25, 25 of ${of}`, http.list, 'first page, default sort', { atLeast: 700 }),
-    ...httpFigures('httpSearch', `GET /api/contacts?limit=25&search=${SEARCH_TERM}, 25 of ${of}`, http.search, `${http.searchMatches} match`, {
-      atLeast: 700,
-    }),
-    ...httpFigures('httpLeadCreate', 'POST /api/leads', http.leadCreate, `${http.connections} connections; scored, SLA due date, waits for the projection`, {
-      atLeast: 250,
-    }),
-    ...httpFigures('httpLeadList', `GET /api/leads?limit=25&stageId=…, 25 of ${http.leads.toLocaleString('en-US')}`, http.leadList, `${http.stageMatches} in the stage`, {
-      atLeast: 600,
-    }),
+    ...contactFigures(http),
     ...taskFigures(tasks),
     ...opportunityFigures(opportunities),
     ...uploadFigures(uploads),
@@ -339,6 +346,15 @@ async function main(): Promise<void> {
       const raw = await measureRawCommits(db.url, timed);
       log(`single-event appends: ${settings.writers} writers for ${settings.seconds} s`);
       process.stdout.write(formatTable(appendFigures(raw, await measureAppends(store, timed))));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'contacts') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const http = await measureHttp(
+        { cleanup, databaseUrl: await freshDatabase() },
+        { seconds: settings.seconds, connections: settings.httpConnections, contacts: settings.contacts, leads: settings.leads },
+      );
+      process.stdout.write(formatTable(contactFigures(http)));
       return;
     }
     if (process.env.BENCH_ONLY === 'tasks') {

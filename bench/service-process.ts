@@ -23,7 +23,9 @@ export interface ServiceProcess {
  * does not share its event loop (nor its CPU time slice). Stopped by `cleanup` with SIGTERM.
  */
 export async function startServiceProcess(cleanup: CleanupStack, databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // BENCH_SERVICE_NODE_ARGS: extra node flags for the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a phase).
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: fileURLToPath(new URL('..', import.meta.url)),
     // info, the service's default: the `service listening` line carries the port, and the
     // one log line per request is part of what a request costs in production.
