@@ -42,6 +42,7 @@ import { pushSubscriptionsProjection } from './projections/push-subscriptions.js
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
+import { migration0057InlineProjections } from './projections/migrations/0057_inline_projections.js';
 import { identityProjection } from './projections/identity.js';
 import { leadSettingsProjection } from './projections/lead-settings.js';
 import { leadsProjection } from './projections/leads.js';
@@ -169,7 +170,7 @@ export const modules: ModuleManifest[] = [
   {
     name: 'platform',
     projections: [auditTrailProjection],
-    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
       { name: 'text-retry', cron: '* * * * *', run: () => services.textMessages.retryFailed(50) },
@@ -460,6 +461,8 @@ export const allMigrations = (list = modules) => list.flatMap((m) => m.migration
 export const allSagas = (list = modules) => list.flatMap((m) => m.sagas ?? []);
 export const allJobs = (services: Services, list = modules) => list.flatMap((m) => m.jobs?.(services) ?? []);
 export const allUpgradeSeeds = (list = modules) => list.flatMap((m) => m.upgradeSeeds ?? []);
+/** The projections some module's responses read after a command: applied inline on the PostgreSQL log (src/projections/inline.ts). */
+export const inlineProjectionCandidates = (list = modules) => [...new Set(list.flatMap((m) => m.reads ?? []))];
 
 let eventTypes: string[] | undefined;
 /** Every event type a projection of the service handles: what a webhook subscription may name (asked after start-up, so every module is in). */

@@ -37,7 +37,7 @@ import { loadPrincipal } from './queries/principal.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
 import { completePendingPlans } from './commands/write-plan.js';
-import { allJobs, allMigrations, allProjections, allSagas, allUpgradeSeeds, modules, type ModuleManifest } from './modules.js';
+import { allJobs, allMigrations, allProjections, allSagas, allUpgradeSeeds, inlineProjectionCandidates, modules, type ModuleManifest } from './modules.js';
 import { Scheduler } from './sagas/scheduler.js';
 
 /** Everything a module needs, built once at start-up and handed down. */
@@ -149,6 +149,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         batchSize: config.PROJECTION_BATCH_SIZE,
         lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
         retry,
+        inline: config.INLINE_PROJECTIONS === 'on' ? inlineProjectionCandidates() : [],
       },
       overrides.projections ?? allProjections(),
     );

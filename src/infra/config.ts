@@ -37,6 +37,8 @@ export const configSchema = z.object({
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'like 1mb or 512kb').default('1mb'),
   PROJECTION_BATCH_SIZE: int(1000, 1),
   PROJECTION_WAIT_MS: int(3000, 0),
+  /** on: the projections responses read are applied inside each append (PostgreSQL log only); off: by their runners. */
+  INLINE_PROJECTIONS: z.enum(['on', 'off']).default('on'),
   RUNNER_LOCK_RETRY_MS: int(5000, 100),
   PROJECTION_RETRY_ATTEMPTS: int(5, 1),
   PROJECTION_RETRY_BACKOFF_MS: int(200, 0),

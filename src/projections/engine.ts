@@ -11,6 +11,9 @@ import { ListenerPresence } from '../infra/listener-presence.js';
 import type pg from 'pg';
 import { runProjection } from './runner.js';
 import { RunnerControl } from './runner-control.js';
+import { PostgresEventStore } from '../events/store/postgres.js';
+import { InlineProjections, switchToAsync, switchToInline } from './inline.js';
+import { inlineProjectionNames } from './progress.js';
 
 export const projectionLockKey = (name: string) => `projection:${name}`;
 
@@ -35,6 +38,8 @@ export class ProjectionEngine {
       batchSize: number;
       lockRetryMs: number;
       retry?: RetryPolicy;
+      /** Projections to apply inside each append, on a log that can (PostgreSQL); the others are handed back to their runners. */
+      inline?: readonly string[];
     },
     readonly projections: Projection[],
   ) {
@@ -47,9 +52,13 @@ export class ProjectionEngine {
     );
   }
 
-  /** Starts tracking progress; with `run`, also runs the projections here. */
+  /**
+   * Starts tracking progress and switches the inline projections on (every process
+   * appends, so every process applies them); with `run`, also runs the others here.
+   */
   async start(options: { run: boolean }): Promise<void> {
     await this.progress.start();
+    await this.startInline();
     if (!options.run) return;
     await this.control.listen({ url: this.deps.url, logger: this.deps.logger });
     this.loops = this.projections.map((projection) =>
@@ -68,6 +77,18 @@ export class ProjectionEngine {
           }),
       }),
     );
+  }
+
+  private async startInline(): Promise<void> {
+    const { store } = this.deps;
+    if (!(store instanceof PostgresEventStore)) return;
+    const wanted = new Set(this.deps.inline ?? []);
+    const deps = { ...this.deps, batchSize: this.deps.batchSize };
+    const handedBack = [...(await inlineProjectionNames(this.deps.knex))].filter((n) => !wanted.has(n) && this.projections.some((p) => p.name === n));
+    await switchToAsync(deps, handedBack);
+    const inline = await switchToInline(deps, this.projections.filter((p) => wanted.has(p.name)));
+    for (const name of inline) this.progress.markInline(name);
+    if (inline.size) store.applyInline(new InlineProjections(this.deps.knex, this.projections));
   }
 
   /** Whether the projections (all, or those named) pass `position` within `timeoutMs`. */

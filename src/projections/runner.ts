@@ -6,7 +6,7 @@ import type { Logger } from '../infra/logger.js';
 import { backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep } from '../infra/signal.js';
 import { applyEvents, handles, type Projection } from './projection.js';
-import { CHECKPOINT_CHANNEL, checkpointNotification } from './progress.js';
+import { CHECKPOINT_CHANNEL, checkpointNotification, inlineProjectionNames } from './progress.js';
 import { restoreSetAsideIndexes } from './set-aside-indexes.js';
 
 export interface ProjectionDeps {
@@ -156,6 +156,19 @@ const safeSchema = (schema: string) => {
   return schema;
 };
 
+/**
+ * Applies the log from the projection's stored checkpoint to what is readable now (the
+ * take-over to inline, src/projections/inline.ts). Run it holding the projection's lock.
+ */
+export async function catchUp(deps: ProjectionDeps, projection: Projection, options: { batchSize: number }): Promise<Position | null> {
+  let checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
+  for (;;) {
+    const page = await deps.store.readAll({ from: checkpoint, maxCount: options.batchSize });
+    if (page.length === 0) return checkpoint;
+    checkpoint = await applyPageOrPark(deps, projection, checkpoint, page, { notify: true });
+  }
+}
+
 /** How long a checkpoint may stay behind in the table while only pages of no interest pass. */
 const IRRELEVANT_PERSIST_MS = 1_000;
 
@@ -172,6 +185,11 @@ export async function runProjection(
   options: { abort: AbortSignal; batchSize: number; onProgress?: (position: Position) => void },
 ): Promise<void> {
   await restoreSetAsideIndexes(deps.knex, projection.name);
+  // Applied inside every append (inline.ts): nothing to run here, ever again.
+  if ((await inlineProjectionNames(deps.knex)).has(projection.name)) {
+    await new Promise<void>((resolve) => (options.abort.aborted ? resolve() : options.abort.addEventListener('abort', () => resolve(), { once: true })));
+    return;
+  }
   let stored = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
   let storedAt = Date.now();
   if (stored) options.onProgress?.(stored);

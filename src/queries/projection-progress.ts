@@ -4,6 +4,7 @@ import type { EventStore, Position } from '../events/store/types.js';
 import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { sleep } from '../infra/signal.js';
 import { handles, type Projection } from '../projections/projection.js';
+import { inlineProjectionNames } from '../projections/progress.js';
 
 const GAP_PAGE = 500;
 
@@ -44,6 +45,8 @@ export async function awaitProjection(
   position: Position,
   options: AwaitOptions = {},
 ): Promise<void> {
+  // Applied inside every append: the event read is committed, so it and all before it are in its tables.
+  if ((await inlineProjectionNames(deps.knex)).has(projection.name)) return;
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   const inclusive = options.inclusive ?? false;
   for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {

@@ -28,6 +28,11 @@ const APPEND_SQL =
   'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])';
 const APPEND_GROUP_SQL =
   'select * from es_append_group($1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[])';
+/** The appends of a transaction that applies inline projections: every event's position, and the projections' names. */
+const APPEND_EVENTS_SQL =
+  'select * from es_append_events(true, $1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])';
+const APPEND_GROUP_EVENTS_SQL =
+  'select * from es_append_group_events(true, $1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[])';
 /**
  * Group commit: at most two group transactions at once; appends that arrive meanwhile wait
  * and go together in the next one (a bench of 8 writers: groups of about 8).
@@ -146,7 +151,7 @@ interface GroupRow {
   last_position: string | null;
 }
 
-function groupQuery(group: readonly PendingAppend[]): pg.QueryConfig {
+function groupQuery(group: readonly PendingAppend[], inline = false): pg.QueryConfig {
   const events = group.flatMap((m) => m.request.events);
   const values = [
     group.map((m) => m.streamId),
@@ -158,7 +163,40 @@ function groupQuery(group: readonly PendingAppend[]): pg.QueryConfig {
     JSON.stringify(events.map((e) => e.metadata)),
     events.map((e) => e.createdAt.toISOString()),
   ];
-  return { name: 'es_append_group', text: APPEND_GROUP_SQL, values };
+  return inline
+    ? { name: 'es_append_group_events', text: APPEND_GROUP_EVENTS_SQL, values }
+    : { name: 'es_append_group', text: APPEND_GROUP_SQL, values };
+}
+
+/**
+ * Applies projections inside the transaction of an append (see src/projections/inline.ts):
+ * `run` begins a transaction on `client`, runs `append` there (the append's own statement),
+ * applies the appended events to the named projections, and commits. Anything that throws
+ * undoes the append with them.
+ */
+export interface InlineApplier {
+  run<T>(client: pg.PoolClient, append: () => Promise<{ value: T; events: RecordedEvent[]; projections: string[] }>): Promise<T>;
+}
+
+interface GroupEventsRow {
+  member: number;
+  status: GroupRow['status'];
+  revision: number | string | null;
+  tx_id: string | null;
+  /** JSON array of the member's event positions, revision order. */
+  positions: string | null;
+  inline_projections: string[];
+}
+
+/** The events of one append as stored, from the positions the append answered. */
+function recordedOf(streamId: string, events: NewEvent[], lastRevision: number, txId: string, positions: (string | number)[]): RecordedEvent[] {
+  const first = lastRevision - events.length + 1;
+  return events.map((e, i) => ({
+    ...e,
+    streamId,
+    revision: first + i,
+    position: { commit: BigInt(txId), prepare: BigInt(positions[i]) },
+  }));
 }
 
 /** The default event store: one table in PostgreSQL, woken across processes by LISTEN/NOTIFY. */
@@ -173,6 +211,8 @@ export class PostgresEventStore implements EventStore {
   /** Whether another process listens for appends (then, and only then, we NOTIFY). */
   private readonly presence: ListenerPresence;
   private readonly groupCommit = new GroupCommitter<AppendRequest, AppendResult>((group) => this.commitGroup(group), GROUP_COMMIT);
+  /** Set once inline projections are switched on: every append then applies them in its transaction. */
+  private inline: InlineApplier | null = null;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -221,7 +261,13 @@ export class PostgresEventStore implements EventStore {
     return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision }, events.length);
   }
 
+  /** From now on, every append of this store applies the inline projections in its own transaction. */
+  applyInline(applier: InlineApplier): void {
+    this.inline = applier;
+  }
+
   private async commitGroup(group: readonly PendingAppend[]): Promise<Promise<AppendResult>[]> {
+    if (this.inline) return this.commitGroupInline(group, this.inline);
     if (group.length === 1) {
       // Still a commit slot's work: held until it is done.
       const alone = this.appendAlone(group[0]);
@@ -248,6 +294,75 @@ export class PostgresEventStore implements EventStore {
       const actual = row.revision === null ? 'no_stream' : Number(row.revision);
       return this.refused(member, new WrongExpectedRevisionError(member.streamId, member.request.expectedRevision, actual));
     });
+  }
+
+  /**
+   * The group in one transaction that also applies the inline projections to what it
+   * appended (a group of one too: the group statement never waits for a stream lock). When
+   * that transaction fails as a whole, each member goes alone and gets its own answer.
+   */
+  private async commitGroupInline(group: readonly PendingAppend[], inline: InlineApplier): Promise<Promise<AppendResult>[]> {
+    let rows: GroupEventsRow[];
+    try {
+      rows = await this.inTransaction(inline, async (client) => {
+        const found = (await client.query<GroupEventsRow>(groupQuery(group, true))).rows;
+        const events = group.flatMap((member, i) => {
+          const row = found[i];
+          if (row.status !== 'ok') return [];
+          return recordedOf(member.streamId, member.request.events, Number(row.revision), row.tx_id!, JSON.parse(row.positions!));
+        });
+        return { value: found, events, projections: found[0]?.inline_projections ?? [] };
+      });
+    } catch {
+      return group.map((member) => this.appendAloneInline(member, inline));
+    }
+    if (rows.some((row) => row.status === 'ok')) this.wakeReaders();
+    return group.map((member, i) => {
+      const row = rows[i];
+      if (row.status === 'ok') {
+        const positions: (string | number)[] = JSON.parse(row.positions!);
+        return Promise.resolve({ nextExpectedRevision: Number(row.revision), position: { commit: BigInt(row.tx_id!), prepare: BigInt(positions[positions.length - 1]) } });
+      }
+      if (row.status === 'busy') return this.appendAloneInline(member, inline);
+      const actual = row.revision === null ? 'no_stream' : Number(row.revision);
+      return this.refused(member, new WrongExpectedRevisionError(member.streamId, member.request.expectedRevision, actual));
+    });
+  }
+
+  /** One append and its inline projections in a transaction of their own (waits for the stream's lock). */
+  private async appendAloneInline({ streamId, request }: PendingAppend, inline: InlineApplier): Promise<AppendResult> {
+    let result: AppendResult;
+    try {
+      result = await this.inTransaction(inline, async (client) => {
+        const query = { ...appendQuery(streamId, request.events, request.expectedRevision), name: 'es_append_events', text: APPEND_EVENTS_SQL };
+        const { rows } = await client.query<{ revision: string | number; tx_id: string; event_position: string | number; inline_projections: string[] }>(query);
+        const last = rows[rows.length - 1];
+        const events = recordedOf(streamId, request.events, Number(last.revision), last.tx_id, rows.map((r) => r.event_position));
+        const value = { nextExpectedRevision: Number(last.revision), position: { commit: BigInt(last.tx_id), prepare: BigInt(last.event_position) } };
+        return { value, events, projections: last.inline_projections };
+      });
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code !== 'CR001' && code !== '23505') throw error;
+      return this.refused({ streamId, request }, this.translate(error, streamId, request.expectedRevision));
+    }
+    this.wakeReaders();
+    return result;
+  }
+
+  /** A pooled connection for one inline transaction. */
+  private async inTransaction<T>(inline: InlineApplier, append: (client: pg.PoolClient) => Promise<{ value: T; events: RecordedEvent[]; projections: string[] }>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      const value = await inline.run(client, () => append(client));
+      client.release();
+      return value;
+    } catch (error) {
+      // Back in the pool only if it answers (and is out of any transaction).
+      const healthy = await client.query('rollback').then(() => true, () => false);
+      client.release(!healthy);
+      throw error;
+    }
   }
 
   /** One append in its own statement and transaction. */
