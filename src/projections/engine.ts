@@ -86,9 +86,14 @@ export class ProjectionEngine {
     const deps = { ...this.deps, batchSize: this.deps.batchSize };
     const handedBack = [...(await inlineProjectionNames(this.deps.knex))].filter((n) => !wanted.has(n) && this.projections.some((p) => p.name === n));
     await switchToAsync(deps, handedBack);
+    for (const name of handedBack) {
+      this.progress.unmarkInline(name);
+      this.progress.reset(name);
+    }
+    await this.progress.refresh();
     const inline = await switchToInline(deps, this.projections.filter((p) => wanted.has(p.name)));
     for (const name of inline) this.progress.markInline(name);
-    if (inline.size) store.applyInline(new InlineProjections(this.deps.knex, this.projections));
+    store.applyInline(inline.size ? new InlineProjections(this.deps.knex, this.projections) : null);
   }
 
   /** Whether the projections (all, or those named) pass `position` within `timeoutMs`. */

@@ -66,6 +66,11 @@ export class ProjectionProgress {
     this.changed.notify();
   }
 
+  /** Handed back to its runner (inline.ts `switchToAsync`): its checkpoint counts again. */
+  unmarkInline(name: string): void {
+    this.inline.delete(name);
+  }
+
   isInline(name: string): boolean {
     return this.inline.has(name);
   }

@@ -187,7 +187,7 @@ describe('notification triggers', () => {
     const submission = randomUUID();
     const formId = randomUUID();
     await append(`form_submission-${submission}`, 'FormSubmitted', {
-      id: submission, formId, formName: 'Contact us', formCreatedBy: plain.user.id, entityType: null, entityId: null,
+      id: submission, formId, formName: 'Contact us', formCreatedBy: plain.user.id, entityType: null, entityId: null, data: {}, actionResults: [],
     }, admin.tenant.id);
     await until(async () => (await noticesOf(plain)).some((n) => n.type === 'form_submitted' && n.title === 'New submission: Contact us'), SAGA_WAIT_MS);
   });

@@ -188,11 +188,36 @@ interface GroupEventsRow {
   inline_projections: string[];
 }
 
-/** The events of one append as stored, from the positions the append answered. */
+/**
+ * A value as jsonb keeps it and a read gives it back: through JSON (dates as text, no
+ * undefined), object keys in jsonb's order (shorter first, then bytewise). Inline
+ * projections get the events as a rebuild will read them, so both write the same rows.
+ */
+export function asStored(value: unknown): unknown {
+  return sortKeys(JSON.parse(JSON.stringify(value) ?? 'null'));
+}
+
+const byJsonbKeyOrder = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length - y.length || Buffer.compare(x, y);
+};
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort(byJsonbKeyOrder)) sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
+  return sorted;
+}
+
+/** The events of one append as stored (and as a read gives them back), from the positions the append answered. */
 function recordedOf(streamId: string, events: NewEvent[], lastRevision: number, txId: string, positions: (string | number)[]): RecordedEvent[] {
   const first = lastRevision - events.length + 1;
   return events.map((e, i) => ({
     ...e,
+    data: asStored(e.data),
+    metadata: asStored(e.metadata) as NewEvent['metadata'],
     streamId,
     revision: first + i,
     position: { commit: BigInt(txId), prepare: BigInt(positions[i]) },
@@ -261,8 +286,8 @@ export class PostgresEventStore implements EventStore {
     return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision }, events.length);
   }
 
-  /** From now on, every append of this store applies the inline projections in its own transaction. */
-  applyInline(applier: InlineApplier): void {
+  /** From now on, every append of this store applies the inline projections in its own transaction (null: no longer). */
+  applyInline(applier: InlineApplier | null): void {
     this.inline = applier;
   }
 
