@@ -170,6 +170,8 @@ export const modules: ModuleManifest[] = [
   {
     name: 'platform',
     projections: [auditTrailProjection],
+    // The audit trail is written with every append (inline): an auditor never reads a trail behind the log.
+    reads: ['audit-trail'],
     migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },

@@ -8,7 +8,7 @@ import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { takeOverFromRunners } from './online-rebuild.js';
 import type { TakeOver } from './rebuild.js';
 import { applyEvents, handles, type Projection } from './projection.js';
-import { CHECKPOINT_CHANNEL, inlineNotification, inlineProjectionNames } from './progress.js';
+import { CHECKPOINT_CHANNEL, forgetInlineProjections, inlineNotification, inlineProjectionNames } from './progress.js';
 import { catchUp } from './runner.js';
 
 /**
@@ -155,6 +155,7 @@ export async function switchToAsync(deps: SwitchDeps, names: readonly string[]):
         await client.query('rollback').catch(() => undefined);
         throw error;
       }
+      forgetInlineProjections(deps.knex);
       deps.logger?.info({ projections: names }, 'projections handed back to their runners');
     }),
   );

@@ -131,3 +131,25 @@ export async function inlineProjectionNames(db: Knex | Knex.Transaction): Promis
   const rows: { name: string }[] = await db('es_inline_projections').select('name');
   return new Set(rows.map((r) => r.name));
 }
+
+/** Projections known to be inline, per database: a projection stays inline until every process restarts (switchToAsync). */
+const knownInline = new WeakMap<object, Set<string>>();
+
+/**
+ * Whether a projection is applied inside every append. A yes is remembered (it holds until
+ * the processes restart); a no is asked again each time, as a switch to inline may come
+ * from another process at any moment.
+ */
+export async function isInlineProjection(knex: Knex, name: string): Promise<boolean> {
+  const known = knownInline.get(knex.client);
+  if (known?.has(name)) return true;
+  const now = await inlineProjectionNames(knex);
+  knownInline.set(knex.client, now);
+  return now.has(name);
+}
+
+/** Whether `isInlineProjection` has already found this projection inline (no query). */
+export const isKnownInline = (knex: Knex, name: string): boolean => knownInline.get(knex.client)?.has(name) ?? false;
+
+/** Forgets what `isInlineProjection` remembers (after this process hands projections back). */
+export const forgetInlineProjections = (knex: Knex) => knownInline.delete(knex.client);

@@ -4,7 +4,7 @@ import type { EventStore, Position } from '../events/store/types.js';
 import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { sleep } from '../infra/signal.js';
 import { handles, type Projection } from '../projections/projection.js';
-import { inlineProjectionNames } from '../projections/progress.js';
+import { isInlineProjection, isKnownInline } from '../projections/progress.js';
 
 const GAP_PAGE = 500;
 
@@ -45,13 +45,15 @@ export async function awaitProjection(
   position: Position,
   options: AwaitOptions = {},
 ): Promise<void> {
-  // Applied inside every append: the event read is committed, so it and all before it are in its tables.
-  if ((await inlineProjectionNames(deps.knex)).has(projection.name)) return;
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   const inclusive = options.inclusive ?? false;
   for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
+    // Applied inside every append: the event read is committed, so it and all before it are in its tables.
+    if (isKnownInline(deps.knex, projection.name)) return;
     const checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
     if (isAtOrAfter(checkpoint, position)) return;
+    // Its checkpoint no longer moves once it is inline.
+    if (await isInlineProjection(deps.knex, projection.name)) return;
     const gap = await deps.store.readAll({ from: checkpoint, maxCount: GAP_PAGE });
     const before = gap.filter((e) => comparePositions(e.position, position) < (inclusive ? 1 : 0));
     const reachesPosition = gap.some((e) => isAtOrAfter(e.position, position));
