@@ -10,7 +10,7 @@ export interface ComponentHealth {
   error?: string;
 }
 
-export interface ProjectionLag {
+interface Lag {
   name: string;
   caughtUp: boolean;
   /** Age of the oldest event the projection has not applied yet (0 when caught up). */
@@ -23,7 +23,12 @@ export interface ProjectionLag {
   blockedStreams: number;
 }
 
-export interface SagaLag extends ProjectionLag {
+export interface ProjectionLag extends Lag {
+  /** Applied inside every append (src/projections/inline.ts): never behind. */
+  inline: boolean;
+}
+
+export interface SagaLag extends Lag {
   /** The projection the saga waits to catch up with before it goes on (not a failure), and since when; null when not waiting. */
   waitingFor: { projection: string; since: string } | null;
 }
@@ -78,9 +83,11 @@ export async function checkHealth(deps: {
     await deps.progress.refresh();
     projections = await Promise.all(
       deps.progress.names.map(async (name) => {
+        // Applied inside every append: as far as the log, always (its checkpoint no longer moves).
+        if (deps.progress.isInline(name)) return { name, caughtUp: true, lagMs: 0, inline: true, ...parkedOf(`projection:${name}`) };
         const [next] = await deps.store.readAll({ from: deps.progress.positionOf(name), maxCount: 1 });
         const lagMs = next ? Math.max(0, deps.clock.now().getTime() - next.createdAt.getTime()) : 0;
-        return { name, caughtUp: !next, lagMs, ...parkedOf(`projection:${name}`) };
+        return { name, caughtUp: !next, lagMs, inline: false, ...parkedOf(`projection:${name}`) };
       }),
     );
   }
