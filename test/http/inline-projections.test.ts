@@ -59,4 +59,22 @@ describe('inline projections across an API and a worker process', () => {
     const health = await api.request('GET', '/health');
     expect(health.body.projections.find((p: { name: string }) => p.name === 'tasks')).to.include({ inline: true, caughtUp: true });
   });
+
+  it('20 concurrent updates of one record and 20 creates at once: the read model is the log folded, one timeline row per event', async () => {
+    const contact = (await call('POST', '/contacts', { lastName: 'Busy' })).body;
+    const updates = await Promise.all(Array.from({ length: 20 }, (_v, i) => call('PUT', `/contacts/${contact.id}`, { title: `Title ${i}` })));
+    expect(updates.map((u) => u.status)).to.deep.equal(Array(20).fill(200));
+    const creates = await Promise.all(Array.from({ length: 20 }, (_v, i) => call('POST', '/contacts', { lastName: `Crowd ${i}` })));
+    expect(creates.every((c) => c.status === 201 && c.body.lastName.startsWith('Crowd'))).to.equal(true);
+    const events = await queryRows<{ type: string; data: { changes?: { title?: string } } }>(
+      api.databaseUrl,
+      'select type, data from events where stream_id = $1 order by stream_revision',
+      [`contact-${contact.id}`],
+    );
+    expect(events).to.have.length(21);
+    const lastTitle = events[events.length - 1].data.changes?.title;
+    expect((await call('GET', `/contacts/${contact.id}`)).body.title).to.equal(lastTitle);
+    const timeline = await queryRows<{ n: string }>(api.databaseUrl, 'select count(*)::text as n from record_activities where record_id = $1', [contact.id]);
+    expect(timeline[0].n).to.equal('21');
+  });
 });
