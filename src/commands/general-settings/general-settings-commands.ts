@@ -1,0 +1,17 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { seedTenantsWithout } from '../tenant-seeds.js';
+import { generalSettingsAggregate, industriesSeed, type GeneralSettingsCommand } from './general-settings.js';
+
+/** A change to the caller's tenant's company profile or industries. */
+export const changeGeneralSettings = (deps: CommandDeps, ctx: CommandContext, command: GeneralSettingsCommand) =>
+  handleCommand(deps, generalSettingsAggregate, ctx.tenantId, command, ctx);
+
+/**
+ * Tenants registered before industries existed get the registration seed (run at worker
+ * start; idempotent: a tenant whose stream already holds industries is left as it is).
+ */
+export const seedMissingIndustries = (deps: CommandDeps & { knex: Knex }): Promise<number> =>
+  seedTenantsWithout(deps, (knex) => knex('industries as i').whereRaw('i.tenant_id = t.id'), (ctx) =>
+    handleCommand(deps, generalSettingsAggregate, ctx.tenantId, { kind: 'seed_industries', events: industriesSeed(randomUUID) }, ctx));
