@@ -131,6 +131,9 @@ describe('custom field definitions (/admin/custom-fields)', () => {
     const many = Array.from({ length: 10_000 }, (_, i) => ({ label: `O${i}`, value: `o${i}` }));
     expect((await expectStatus(400, 'POST', '', { ...select(), fieldOptions: many })).message).to.match(/500/);
     const safe = await ok('POST', '', { module: 'leads', fieldKey: key('code'), fieldLabel: 'Code', fieldType: 'text', validationRules: { pattern: '^(a+)+$' } });
+    // The web client's `checkbox` is a boolean field.
+    expect(await ok('POST', '', { module: 'leads', fieldKey: key('vip'), fieldLabel: 'VIP', fieldType: 'checkbox', defaultValue: 'true' })).to.include({ fieldType: 'boolean', defaultValue: true });
+    expect((await expectStatus(400, 'POST', '', { module: 'leads', fieldKey: key('cv'), fieldLabel: 'CV', fieldType: 'file' })).message).to.match(/fieldType/);
     expect(safe.validationRules).to.deep.equal({ pattern: '^(a+)+$' });
     await expectStatus(400, 'POST', '', { ...select(), fieldLabel: 'Nul\u0000' });
     await expectStatus(400, 'POST', '', { ...select(), fieldLabel: 'Half \ud83d' });
@@ -187,7 +190,9 @@ describe('custom field definitions (/admin/custom-fields)', () => {
     await expectStatus(403, 'PUT', '/reorder/contacts', { fieldIds: [field.id] }, user);
     await expectStatus(403, 'DELETE', `/${field.id}`, undefined, user);
     await expectStatus(404, 'GET', `/${field.id}`, undefined, other);
+    await expectStatus(404, 'GET', `/${field.id}?asOf=${encodeURIComponent(clock.now().toISOString())}`, undefined, other);
     await expectStatus(404, 'PUT', `/${field.id}`, { fieldLabel: 'x' }, other);
+    await expectStatus(404, 'PUT', `/${field.id}/toggle`, undefined, other);
     await expectStatus(404, 'DELETE', `/${field.id}`, undefined, other);
     await expectStatus(400, 'PUT', '/reorder/contacts', { fieldIds: [field.id] }, other);
     expect((await ok('GET', '?module=contacts', undefined, other)).map((f: { id: string }) => f.id)).to.not.include(field.id);

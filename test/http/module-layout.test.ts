@@ -78,6 +78,11 @@ describe('form layout: tabs, groups, layout settings, form field order, field va
       await expectStatus(403, 'PUT', '/admin/tabs/reorder/tasks', { tabIds: [] }, user);
       await expectStatus(403, 'POST', '/admin/groups', { module: 'tasks', name: 'x' }, user);
       await expectStatus(403, 'DELETE', `/admin/groups/${group.id}`, undefined, user);
+      await expectStatus(403, 'PUT', `/admin/groups/${group.id}`, { name: 'x' }, user);
+      await expectStatus(403, 'PUT', '/admin/groups/reorder/tasks', { groupIds: [] }, user);
+      await expectStatus(400, 'PUT', '/admin/tabs/reorder/tasks', { tabIds: [tab.id] }, other);
+      await expectStatus(400, 'PUT', '/admin/groups/reorder/tasks', { groupIds: [group.id] }, other);
+      await expectStatus(404, 'PUT', `/admin/groups/${group.id}`, { name: 'x' }, other);
       for (const [method, path] of [['GET', `/admin/tabs/${tab.id}`], ['PUT', `/admin/tabs/${tab.id}`], ['DELETE', `/admin/tabs/${tab.id}`], ['GET', `/admin/groups/${group.id}`], ['DELETE', `/admin/groups/${group.id}`]]) {
         await expectStatus(404, method, path, method === 'PUT' ? { name: 'x' } : undefined, other);
       }
@@ -119,6 +124,8 @@ describe('form layout: tabs, groups, layout settings, form field order, field va
       await expectStatus(403, 'PUT', '/admin/module-layout-settings', { module: 'contacts', layoutType: 'edit', useCustomLayout: true }, user);
       await expectStatus(403, 'GET', '/admin/module-layout-settings', undefined, user);
       await expectStatus(403, 'DELETE', '/admin/module-layout-settings/contacts/edit', undefined, user);
+      await expectStatus(403, 'GET', '/admin/module-layout-settings/available-layouts?module=contacts&layoutType=edit', undefined, user);
+      await expectStatus(404, 'DELETE', '/admin/module-layout-settings/planets/edit');
       await expectStatus(404, 'DELETE', '/admin/module-layout-settings/contacts/print');
     });
   });

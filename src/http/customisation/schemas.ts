@@ -61,7 +61,9 @@ const fieldSettings = {
   dependsOnFieldId: z.unknown().refine((v) => v === null || v === '', notSupported('dependsOnFieldId')),
   conditionalOptions: z.unknown().refine((v) => v === null || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0), notSupported('conditionalOptions')),
 };
-const identity = { fieldKey: z.string().trim().min(1).max(100), fieldType: z.enum(CUSTOM_FIELD_TYPES) };
+/** `checkbox` (the web client's name) is taken for `boolean`. */
+const fieldType = z.preprocess((v) => (v === 'checkbox' ? 'boolean' : v), z.enum(CUSTOM_FIELD_TYPES));
+const identity = { fieldKey: z.string().trim().min(1).max(100), fieldType };
 
 type FieldBody = Partial<z.infer<z.ZodObject<typeof fieldSettings & typeof identity>>>;
 /** Request names → the decider's; what the decider has no use for (`dependsOnFieldId: null`) is dropped after the check. */
