@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { moduleSettingsAggregates, type ModuleSettingsCommand } from '../../src/commands/module-settings/module-settings.js';
+import { activeDefinitionsOf, fieldRulesOf, moduleSettingsAggregates, type ModuleSettingsCommand } from '../../src/commands/module-settings/module-settings.js';
+import { BUILT_IN_FIELD_RULES } from '../../src/domain/field-validation-rules.js';
 import type { ModuleSettingsEvent } from '../../src/events/module-settings.js';
 import { deciderSpec, refused } from '../support/decider-spec.js';
 
@@ -74,5 +75,14 @@ describe('module settings decider (custom fields, tabs, groups, rules)', () => {
     const changed = spec.given([...base, ...set]).when({ kind: 'set_layout', id: 'second', input: { layoutType: 'detail', useCustomLayout: false, layoutId: null, config: { a: 1 } } }, ctx).events;
     expect(changed).to.deep.equal([{ type: 'ModuleLayoutSettingChanged', data: { id: 'first', module: 'leads', layoutType: 'detail', useCustomLayout: false, layoutId: null, config: { a: 1 } } }]);
     spec.given(base).when({ kind: 'reset_layout', layoutType: 'edit' }, ctx).then([]);
+  });
+
+  it('what a record command checks against: the active definitions in order, and the saved rules or else the built-in ones', () => {
+    const state = spec.given(base).when({ kind: 'toggle_field', id: FIELD }, ctx).state;
+    expect(activeDefinitionsOf(state).map((d) => [d.id, d.key])).to.deep.equal([[SECOND, 'tier']]);
+    expect(activeDefinitionsOf(spec.given(base).state).map((d) => d.key)).to.deep.equal(['budget', 'tier']);
+    expect(fieldRulesOf(state, 'leads')).to.equal(BUILT_IN_FIELD_RULES.leads);
+    const ruled = spec.given(base).when({ kind: 'set_field_rules', rules: [] }, ctx).state;
+    expect(fieldRulesOf(ruled, 'leads')).to.deep.equal([]);
   });
 });

@@ -150,6 +150,14 @@ describe('custom field definitions (/admin/custom-fields)', () => {
     expect((await ok('GET', '?module=opportunities')).filter((f: { fieldKey: string }) => f.fieldKey === fieldKey)).to.have.length(1);
   });
 
+  it('20 concurrent creates of different keys in one module all succeed (changes to a module take turns instead of failing each other)', async () => {
+    const keys = Array.from({ length: 20 }, () => key('many'));
+    const replies = await Promise.all(keys.map((fieldKey) => call('POST', '', { module: 'tasks', fieldKey, fieldLabel: 'Many', fieldType: 'text' })));
+    expect(replies.map((r) => r.status)).to.deep.equal(Array(20).fill(201));
+    const positions = (await ok('GET', '?module=tasks')).filter((f: { fieldKey: string }) => keys.includes(f.fieldKey)).map((f: { displayOrder: number }) => f.displayOrder);
+    expect(new Set(positions).size).to.equal(20);
+  });
+
   it('asOf answers a module’s definitions as they stood then; the history says what happened to one, newest first, for administrators', async () => {
     const module = 'work_requests';
     clock.advance(60_000);

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { oneAtATime } from '../../infra/key-locks.js';
+import { handleCommand, streamIdOf, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { seedTenantsWithout } from '../tenant-seeds.js';
 import { generalSettingsAggregate, industriesSeed, type GeneralSettingsCommand } from './general-settings.js';
 
-/** A change to the caller's tenant's company profile or industries. */
-export const changeGeneralSettings = (deps: CommandDeps, ctx: CommandContext, command: GeneralSettingsCommand) =>
-  handleCommand(deps, generalSettingsAggregate, ctx.tenantId, command, ctx);
+/** A change to the caller's tenant's company profile or industries; changes of one tenant take turns (see `changeModuleSettings`). */
+export const changeGeneralSettings = (deps: CommandDeps & { knex: Knex }, ctx: CommandContext, command: GeneralSettingsCommand) =>
+  oneAtATime(deps.knex, streamIdOf(generalSettingsAggregate, ctx.tenantId), () => handleCommand(deps, generalSettingsAggregate, ctx.tenantId, command, ctx));
 
 /**
  * Tenants registered before industries existed get the registration seed (run at worker

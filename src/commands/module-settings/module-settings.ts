@@ -1,5 +1,5 @@
-import { CUSTOM_FIELD_MODULES, type CustomFieldModule } from '../../domain/custom-fields.js';
-import type { FieldValidationRule } from '../../domain/field-validation-rules.js';
+import { CUSTOM_FIELD_MODULES, type CustomFieldDefinition, type CustomFieldModule } from '../../domain/custom-fields.js';
+import { BUILT_IN_FIELD_RULES, type FieldValidationRule } from '../../domain/field-validation-rules.js';
 import type { FormFieldOrder, ModuleSettingsEvent } from '../../events/module-settings.js';
 import type { EventStore } from '../../events/store/types.js';
 import type { Aggregate } from '../aggregate.js';
@@ -14,7 +14,7 @@ import {
   type DecideContext,
 } from './custom-field-decisions.js';
 import { decideFieldRules, decideFormFieldOrder, decideGroup, decideLayout, decideReorder, decideTab, type GroupInput, type LayoutInput, type TabInput } from './layout-decisions.js';
-import { evolveModuleSettings, initialModuleSettings, type ModuleSettingsState } from './module-settings-state.js';
+import { evolveModuleSettings, initialModuleSettings, liveFields, type ModuleSettingsState } from './module-settings-state.js';
 
 export type { ModuleSettingsState } from './module-settings-state.js';
 
@@ -82,3 +82,12 @@ const loaders = Object.fromEntries(
 
 /** A tenant's settings of one module as its stream says now (cached per process): what a record command validates against. */
 export const loadModuleSettings = (store: EventStore, tenantId: string, module: CustomFieldModule) => loaders[module](store, tenantId);
+
+/** The module's active definitions, in their order, as the domain's value checks take them (`validateCustomFieldValues`). */
+export const activeDefinitionsOf = (state: ModuleSettingsState): CustomFieldDefinition[] =>
+  liveFields(state)
+    .filter(([, field]) => field.isActive)
+    .map(([id, field]) => ({ id, ...field }));
+
+/** The field validation rules a module's records are held to: those saved, else its built-in ones (`fieldRuleViolations`). */
+export const fieldRulesOf = (state: ModuleSettingsState, module: CustomFieldModule): FieldValidationRule[] => state.fieldRules ?? BUILT_IN_FIELD_RULES[module];
