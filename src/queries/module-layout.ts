@@ -46,7 +46,7 @@ export async function listGroups(knex: Knex, tenantId: string, filter: { module?
   const query = knex('custom_field_groups as g')
     .leftJoin('custom_tabs as t', 't.id', 'g.tab_id')
     .where('g.tenant_id', tenantId)
-    .select('g.*', 't.name as tab_name', knex.raw('(select count(*) from custom_field_definitions d where d.group_id = g.id and d.deleted_at is null)::int as field_count'))
+    .select('g.*', 't.name as tab_name', knex.raw('(select count(*) from custom_field_definitions d where d.tenant_id = g.tenant_id and d.group_id = g.id and d.deleted_at is null)::int as field_count'))
     .orderBy([{ column: 'g.module' }, { column: 'g.position' }, { column: 'g.id' }]);
   if (filter.module) query.where('g.module', filter.module);
   if (filter.tabId) query.where('g.tab_id', filter.tabId);

@@ -42,6 +42,9 @@ export const migration0070Customisation = {
     });
     await knex.raw('create unique index custom_field_definitions_key on custom_field_definitions (tenant_id, module, field_key)');
     await knex.raw('create index custom_field_definitions_in_order on custom_field_definitions (tenant_id, module, position) where deleted_at is null');
+    // A group's field count; a deleted tab's or group's fields found to unplace them.
+    await knex.raw('create index custom_field_definitions_by_group on custom_field_definitions (tenant_id, group_id) where group_id is not null');
+    await knex.raw('create index custom_field_definitions_by_tab on custom_field_definitions (tenant_id, tab_id) where tab_id is not null');
 
     await knex.schema.createTable('custom_tabs', (t) => {
       t.uuid('id').primary();
