@@ -110,7 +110,8 @@ export async function ensureLayout(deps: { knex: Knex; locks: AdvisoryLocks; log
         taken.push(shardKey(name));
       }
       await deps.knex.transaction(async (trx) => {
-        const old = await Promise.all(oldNames.map((name) => loadCheckpoint(trx, 'saga_checkpoints', name)));
+        const old: (Position | null)[] = [];
+        for (const name of oldNames) old.push(await loadCheckpoint(trx, 'saga_checkpoints', name));
         const start = earliest(old);
         const passedStart = (c: string | null) => c !== null && (start === null || comparePositions(parsePosition(c), start) > 0);
         const previous = [{ shards: oldShards, checkpoints: old.map((p) => (p ? formatPosition(p) : null)) }, ...(layout?.previous ?? [])].filter((l) =>
