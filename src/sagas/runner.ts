@@ -33,7 +33,7 @@ export async function runSaga(
     abort: AbortSignal;
     batchSize: number;
     retry?: RetryPolicy;
-    /** The unit's checkpoint, parking and wait name (one shard of the saga: src/sagas/shards.ts); default the saga's name. */
+    /** The unit's checkpoint, parking and wait name (one shard of the saga: src/events/subscriptions/saga-shards.ts); default the saga's name. */
     name?: string;
     /** Only these events are the unit's (its shard's tenants). */
     filter?: (event: RecordedEvent) => boolean;

@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import { replayParked } from '../../src/cli/replay-parked.js';
 import { isAtOrAfter } from '../../src/events/store/position.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
-import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { CheckpointMovedError, loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { takeLease } from '../../src/infra/unit-leases.js';
 import { listParked } from '../../src/events/subscriptions/parked-events.js';
 import { ensureLayout, LayoutBusyError, loadLayout, loadSagaCheckpoint, shardName, shardOf } from '../../src/events/subscriptions/saga-shards.js';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
@@ -151,7 +152,26 @@ describe('sagas split into shards by tenant', () => {
     expect((await loadLayout(db.knex, 'probe'))?.shards).to.equal(3);
   });
 
-  it('is not changed while a worker still runs the old layout, by a worker on another SAGA_SHARDS that still holds an old shard', async () => {
+  it('a shard runner whose unit was taken by another stops with its checkpoint where it was: it stores nothing more', async () => {
+    const recorder = new Recorder();
+    await pings(5);
+    const lease = await takeLease(db.knex, 'saga:probe#0', 'first');
+    const abort = new AbortController();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const saga: Saga = { ...recorder.saga('first'), handle: async () => gate };
+    const running = runSaga(sagaDepsOf(db), saga, { abort: abort.signal, batchSize: 10, name: 'probe#0', lease });
+    // The unit changes hands while the first holder is inside a handler.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await takeLease(db.knex, 'saga:probe#0', 'second');
+    release();
+    let error: unknown;
+    await running.catch((e) => (error = e));
+    expect(error).to.be.instanceOf(CheckpointMovedError);
+    expect(await loadCheckpoint(db.knex, 'saga_checkpoints', 'probe#0')).to.equal(null);
+  });
+
+  it('is not changed by a worker on another SAGA_SHARDS while a worker still holds a shard of the old layout', async () => {
     const old = new AdvisoryLocks(db.url);
     const mine = new AdvisoryLocks(db.url);
     closing.push(() => old.close(), () => mine.close());
