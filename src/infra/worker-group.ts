@@ -59,6 +59,7 @@ export class WorkerGroup {
   private readonly stop = withListenerRoom(new AbortController());
   private readonly wake = new Signal();
   private loop: Promise<void> | null = null;
+  private beatAt = 0;
 
   constructor(private readonly options: WorkerGroupOptions) {}
 
@@ -117,16 +118,9 @@ export class WorkerGroup {
   /** One beat: membership, then the fair share, then letting go and taking. */
   private async look(): Promise<void> {
     if (this.units.size === 0) return;
-    const { knex, locks, timeoutMs } = this.options;
-    const session = await locks.session();
+    const { knex, timeoutMs } = this.options;
     const units = [...this.units.values()];
-    const groups = [...new Set(units.map((u) => u.group))];
-    await knex.raw(
-      `insert into worker_heartbeats (id, groups, host, pid, lock_pid, lock_started, started_at, beat_at)
-       values (?, ?::text[], ?, ?, ?, ?::timestamptz, now(), now())
-       on conflict (id) do update set groups = excluded.groups, lock_pid = excluded.lock_pid, lock_started = excluded.lock_started, beat_at = now()`,
-      [this.id, groups, os.hostname(), process.pid, session.pid, session.started],
-    );
+    await this.beat();
     // Gone (their lock session ended) or silent too long: removed, and a silent one's lock session ended, which frees its units.
     const sessionAlive = `select 1 from pg_stat_activity a where a.pid = w.lock_pid and (a.backend_start is null or a.backend_start = w.lock_started)`;
     const { rows: evicted } = await knex.raw(
@@ -176,6 +170,8 @@ export class WorkerGroup {
       let got = 0;
       for (const key of candidates) {
         if (got === want || this.stop.signal.aborted) break;
+        // Taking many units (a start, a takeover) may outlast a beat: the others must not think this worker silent.
+        if (Date.now() - this.beatAt >= this.options.heartbeatMs) await this.beat();
         if (await this.take(key)) {
           got++;
           taken.push(key);
@@ -183,6 +179,19 @@ export class WorkerGroup {
       }
     }
     if (taken.length) this.options.logger?.info({ worker: this.id, units: taken }, 'worker took units');
+  }
+
+  /** Says this worker is alive, which groups it offers, and the lock session its units live on. */
+  private async beat(): Promise<void> {
+    const session = await this.options.locks.session();
+    const groups = [...new Set([...this.units.values()].map((u) => u.group))];
+    await this.options.knex.raw(
+      `insert into worker_heartbeats (id, groups, host, pid, lock_pid, lock_started, started_at, beat_at)
+       values (?, ?::text[], ?, ?, ?, ?::timestamptz, now(), now())
+       on conflict (id) do update set groups = excluded.groups, lock_pid = excluded.lock_pid, lock_started = excluded.lock_started, beat_at = now()`,
+      [this.id, groups, os.hostname(), process.pid, session.pid, session.started],
+    );
+    this.beatAt = Date.now();
   }
 
   private async take(key: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Knex } from 'knex';
+import knexFactory, { type Knex } from 'knex';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { connectDatabase, type Database } from '../../src/infra/database.js';
 import { advanceCheckpoint, loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
@@ -58,11 +58,15 @@ describe('worker group: units shared by worker processes through leases in Postg
     await db.close();
   });
 
-  /** A worker as a process would have it: its own pool and its own lock connection. */
-  function worker(probe: Probe, units = 8, group?: string): { workers: WorkerGroup; locks: AdvisoryLocks; own: Database } {
-    const own = connectDatabase(url, 4);
+  /**
+   * A worker as a process would have it: its own pool and its own lock connection. Its pool
+   * gives up on a connection soon, so that a worker whose pool a test closed stops quickly.
+   */
+  function worker(probe: Probe, units = 8, group?: string): { workers: WorkerGroup; locks: AdvisoryLocks; own: { close(): Promise<void> } } {
+    const knex = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 4 }, acquireConnectionTimeout: 500 });
+    const own = { close: () => knex.destroy() };
     const locks = new AdvisoryLocks(url);
-    const workers = new WorkerGroup({ knex: own.knex, locks, heartbeatMs: HEARTBEAT_MS, timeoutMs: TIMEOUT_MS });
+    const workers = new WorkerGroup({ knex, locks, heartbeatMs: HEARTBEAT_MS, timeoutMs: TIMEOUT_MS });
     workers.add(probe.units(() => workers.id, units, group));
     closing.push(() => own.close(), () => locks.close(), () => workers.close());
     return { workers, locks, own };
