@@ -105,6 +105,16 @@ export class AdvisoryLocks {
     return session;
   }
 
+  /**
+   * Asks the lock connection whether it is still there: one that is gone is noticed now
+   * (every holder told through `onLost`), not at the next lock taken.
+   */
+  async verify(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    await this.serially(() => client.query('select 1')).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.held.clear();

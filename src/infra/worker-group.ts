@@ -227,6 +227,8 @@ export class WorkerGroup {
         } catch (error) {
           failures++;
           this.options.logger?.error({ err: error, unit: unit.key }, 'unit failed; restarting');
+          // A checkpoint write refused for a lost lease: if the lock went with its connection, the holding ends here.
+          await this.options.locks.verify();
           await sleep(Math.min(30_000, 200 * 2 ** failures), abort.signal);
         }
       }
