@@ -55,7 +55,7 @@ export async function startTestService(
     LOG_LEVEL: 'silent',
     DATABASE_URL: databaseUrl,
     WORKER_HEARTBEAT_MS: '200',
-    WORKER_TIMEOUT_MS: '2000',
+    WORKER_TIMEOUT_MS: '5000',
     AUTH_CACHE_MS: '0',
     // Uploaded files of tests go to a scratch folder, not ./data.
     UPLOAD_DIR: path.join(os.tmpdir(), 'crm-test-uploads'),
