@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Knex } from 'knex';
 import type { AdvisoryLocks } from './advisory-locks.js';
-import { planShare } from './fair-share.js';
+import { planShare, type ShareUnit } from './fair-share.js';
 import type { Logger } from './logger.js';
 import type { RunnerPause } from './runner-pause.js';
 import { Signal, sleep, withListenerRoom } from './signal.js';
@@ -119,7 +119,7 @@ export class WorkerGroup {
   private async look(): Promise<void> {
     if (this.units.size === 0) return;
     const { knex, timeoutMs } = this.options;
-    const units = [...this.units.values()];
+    const units = this.shareUnits();
     await this.beat();
     // Gone (their lock session ended) or silent too long: removed, and a silent one's lock session ended, which frees its units.
     const sessionAlive = `select 1 from pg_stat_activity a where a.pid = w.lock_pid and (a.backend_start is null or a.backend_start = w.lock_started)`;
@@ -153,7 +153,7 @@ export class WorkerGroup {
       .whereRaw('unit = any(?::text[])', [units.map((u) => u.key)])
       .select('unit', 'worker_id');
     const unavailable = new Set<string>();
-    for (const unit of units) if ((unit.pause?.remainingMs() ?? 0) > 0) unavailable.add(unit.key);
+    for (const unit of this.units.values()) if ((unit.pause?.remainingMs() ?? 0) > 0) unavailable.add(unit.key);
     for (const [key, holding] of this.holdings) if (holding.abort.signal.aborted) unavailable.add(key);
     const plan = planShare({
       me: this.id,
@@ -181,10 +181,23 @@ export class WorkerGroup {
     if (taken.length) this.options.logger?.info({ worker: this.id, units: taken }, 'worker took units');
   }
 
+  /**
+   * The units as the fair share sees them: each group named with a digest of its units'
+   * keys, so that workers share a group only when they agree on what is in it. Workers of
+   * different versions (a projection added, another SAGA_SHARDS) each want all of their own
+   * group: no unit is left to nobody while they differ.
+   */
+  private shareUnits(): ShareUnit[] {
+    const keys = new Map<string, string[]>();
+    for (const unit of this.units.values()) keys.set(unit.group, [...(keys.get(unit.group) ?? []), unit.key]);
+    const names = new Map([...keys].map(([group, list]) => [group, `${group}@${createHash('sha1').update(list.sort().join('\n')).digest('hex').slice(0, 8)}`]));
+    return [...this.units.values()].map((unit) => ({ key: unit.key, group: names.get(unit.group)! }));
+  }
+
   /** Says this worker is alive, which groups it offers, and the lock session its units live on. */
   private async beat(): Promise<void> {
     const session = await this.options.locks.session();
-    const groups = [...new Set([...this.units.values()].map((u) => u.group))];
+    const groups = [...new Set(this.shareUnits().map((u) => u.group))];
     await this.options.knex.raw(
       `insert into worker_heartbeats (id, groups, host, pid, lock_pid, lock_started, started_at, beat_at)
        values (?, ?::text[], ?, ?, ?, ?::timestamptz, now(), now())

@@ -137,6 +137,19 @@ describe('worker group: units shared by worker processes through leases in Postg
     expect(other.heldBy(b.workers.id)).to.equal(4);
   });
 
+  it('workers that disagree on what a group holds (two versions side by side) leave none of its units to nobody', async () => {
+    const probe = new Probe();
+    const a = worker(probe, 4);
+    const b = worker(probe, 5);
+    a.workers.start();
+    b.workers.start();
+    await until(() => probe.running.size === 5);
+    await new Promise((resolve) => setTimeout(resolve, 5 * HEARTBEAT_MS));
+    expect(probe.running.size).to.equal(5);
+    expect(probe.running.get('probe:4')).to.equal(b.workers.id);
+    expect(probe.overlaps).to.deep.equal([]);
+  });
+
   describe('fencing', () => {
     const at = (n: number) => ({ commit: BigInt(n), prepare: BigInt(n) });
     const advance = (knex: Knex, from: number | null, to: number, lease: { unit: string; epoch: number }) =>
