@@ -43,6 +43,7 @@ import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
 import { migration0057InlineProjections } from './projections/migrations/0057_inline_projections.js';
+import { migration0058WorkerLeases } from './projections/migrations/0058_worker_leases.js';
 import { identityProjection } from './projections/identity.js';
 import { leadSettingsProjection } from './projections/lead-settings.js';
 import { leadsProjection } from './projections/leads.js';
@@ -181,7 +182,7 @@ export const modules: ModuleManifest[] = [
     projections: [auditTrailProjection],
     // The audit trail is written with every append (inline): an auditor never reads a trail behind the log.
     reads: ['audit-trail'],
-    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections, migration0058WorkerLeases],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
       { name: 'text-retry', cron: '* * * * *', run: () => services.textMessages.retryFailed(50) },

@@ -7,7 +7,7 @@ import { TestSmtpServer } from '../support/smtp.js';
 import { allJobs } from '../../src/modules.js';
 import { isAtOrAfter } from '../../src/events/store/position.js';
 import type { Position } from '../../src/events/store/types.js';
-import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { loadSagaCheckpoint } from '../../src/events/subscriptions/saga-shards.js';
 import { workflowSaga } from '../../src/sagas/workflows/workflow-saga.js';
 import { createWorkflow } from '../../src/commands/workflows/workflow-commands.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
@@ -38,7 +38,7 @@ describe('workflows', () => {
     return (await runsOf(workflowId)).data;
   };
   /** Every workflow has been matched against the events up to `position` (and their runs carried out). */
-  const sagaPassed = (position: Position) => until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', 'workflows'), position), 30_000);
+  const sagaPassed = (position: Position) => until(async () => isAtOrAfter(await loadSagaCheckpoint(service.services.knex, 'workflows'), position), 30_000);
   const tasksOn = async (leadId: string) => (await call('GET', `/tasks?entityType=lead&entityId=${leadId}&limit=100`)).body.data;
 
   before(async () => {

@@ -265,7 +265,7 @@ export class PostgresEventStore implements EventStore {
       this.listener = new PgListener({
         connection: { ...connection, application_name: this.presence.ownName },
         channel: CHANNEL,
-        onNotification: () => this.appended.next(),
+        onNotification: () => this.wake(),
         logger: this.logger,
         what: 'event store',
       });
@@ -415,8 +415,16 @@ export class PostgresEventStore implements EventStore {
     throw error;
   }
 
-  private wakeReaders(): void {
+  /** Wake-ups so far (appends here, NOTIFYs from other processes): see `readPage`. */
+  private wakes = 0;
+
+  private wake(): void {
+    this.wakes++;
     this.appended.next();
+  }
+
+  private wakeReaders(): void {
+    this.wake();
     this.notifyOtherProcesses();
   }
 
@@ -455,12 +463,15 @@ export class PostgresEventStore implements EventStore {
    * Every projection and saga of a process reads the same page right after an append:
    * a read asked while the same read is already running shares its answer (which is
    * complete for its moment, so nobody skips an event; the next read goes on from it).
-   * Callers must not modify the events they get.
+   * Only a read begun since the last wake-up is shared: a reader woken by an append must
+   * not get the answer of a read that began before that append committed, or it would wait
+   * for the next wake-up (or its idle poll) to see it. Callers must not modify the events
+   * they get.
    */
   readPage(options: ReadAllOptions): Promise<LogPage> {
     const from = options.from ?? { commit: 0n, prepare: 0n };
     const filter = options.filter && (options.filter.tenantId !== undefined || options.filter.types !== undefined) ? options.filter : undefined;
-    const key = `${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
+    const key = `${this.wakes}:${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
     let read = this.readsInFlight.get(key);
     if (!read) {
       read = this.queryPage(from, options.maxCount, filter).finally(() => this.readsInFlight.delete(key));
