@@ -18,7 +18,7 @@ function isOrigin(value: string): boolean {
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 
-/** Every variable the service reads, with its default. The README lists the same table. */
+/** Every variable the service reads, with its default. docs/configuration.md lists the same table. */
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(3000).pipe(z.number().max(65535)),
