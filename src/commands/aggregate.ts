@@ -1,3 +1,4 @@
+import { assertReadable } from '../events/versions.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../infra/clock.js';
 import type { DomainEvent, EventFold } from '../events/domain-event.js';
@@ -97,7 +98,10 @@ async function readOwnStream(store: EventStore, streamId: string, tenantId: stri
 /** Stored events folded on from `from`: the one place where what a stream holds is taken as the aggregate's events. */
 export function foldRecorded<State, Event>(aggregate: EventFold<State, Event>, recorded: RecordedEvent[], from: State = aggregate.initialState): State {
   let state = from;
-  for (const event of recorded) state = aggregate.evolve(state, event as unknown as Event);
+  for (const event of recorded) {
+    assertReadable(event);
+    state = aggregate.evolve(state, event as unknown as Event);
+  }
   return state;
 }
 

@@ -1,3 +1,4 @@
+import { assertReadable } from '../events/versions.js';
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../events/store/types.js';
 import { ReadModelWriter } from './writer.js';
@@ -29,6 +30,7 @@ export async function applyEvents(projection: Projection, trx: Knex.Transaction,
   for (const event of events) {
     const handler = projection.handlers[event.type] ?? projection.otherwise;
     if (!handler) continue;
+    assertReadable(event);
     const pending = handler(event, writer);
     if (pending) await pending;
   }

@@ -1,3 +1,4 @@
+import { assertReadable } from '../events/versions.js';
 import { followAll } from '../events/store/catch-up.js';
 import type { Position, RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
@@ -78,6 +79,7 @@ export async function runSaga(
     let behind = 0;
     for (let attempt = 1; ; ) {
       try {
+        assertReadable(event);
         await saga.handle(event, sagaContext(saga, event, attempt, deps, options.abort));
         await moveTo(event.position);
         return 'handled';
