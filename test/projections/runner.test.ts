@@ -262,6 +262,21 @@ describe('projections', () => {
       expect(parked[1]).to.include({ event_type: 'CounterIncremented', stream_id: `probecounter-${ids[1]}`, held: true });
     });
 
+    it('an event of a version newer than this code (a rolling upgrade) is parked with that reason; the others are applied', async () => {
+      const ids = await createCounters(3, 0);
+      await db.knex('events').where({ stream_id: `probecounter-${ids[1]}`, type: 'CounterCreated' }).update({ schema_version: 2 });
+      const head = (await db.store.headPosition())!;
+      const abort = new AbortController();
+      const running = runProjection({ ...deps(), retry: fastRetry }, counterProjection, { abort: abort.signal, batchSize: 100 });
+      await until(async () => (await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters'))?.prepare === head.prepare);
+      abort.abort();
+      await running;
+      expect((await counters()).map((r) => r.id).sort()).to.deep.equal([ids[0], ids[2]].sort());
+      const [parked] = await db.knex('parked_events').select('event_type', 'stream_id', 'error');
+      expect(parked).to.include({ event_type: 'CounterCreated', stream_id: `probecounter-${ids[1]}` });
+      expect(parked.error).to.contain('CounterCreated v2 is newer than this code knows (v1)');
+    });
+
     it('is parked again by a rebuild, which replaces the projection\'s earlier parked list with its own', async () => {
       const ids = await createCounters(3, 0);
       await db.knex('parked_events').insert({
