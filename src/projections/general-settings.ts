@@ -1,13 +1,13 @@
 import type { RecordedEvent } from '../events/store/types.js';
 import type { CompanyProfileFields, IndustryFields } from '../events/general-settings.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 const INDUSTRY_COLUMNS: Record<keyof IndustryFields, string> = { name: 'name', isActive: 'is_active', isSystem: 'is_system', sortOrder: 'sort_order' };
 const industryColumns = (fields: Partial<IndustryFields>) =>
   Object.fromEntries(Object.entries(INDUSTRY_COLUMNS).filter(([field]) => Object.hasOwn(fields, field)).map(([field, column]) => [column, fields[field as keyof IndustryFields]]));
 
 /** The general settings streams (`general_settings-<tenantId>`): the company profile (fields set, merged) and industries. */
-export const generalSettingsProjection: Projection = {
+export const generalSettingsProjection = defineProjection({
   name: 'general-settings',
   tables: ['company_profiles', 'industries'],
   handlers: {
@@ -23,4 +23,4 @@ export const generalSettingsProjection: Projection = {
       w.update('industries', { id: e.data.id }, { ...industryColumns(e.data.changes), updated_at: e.createdAt }),
     IndustryDeleted: (e: RecordedEvent<{ id: string }>, w) => w.delete('industries', { id: e.data.id }),
   },
-};
+});

@@ -1,12 +1,12 @@
 import type { RecordedEvent } from '../events/store/types.js';
 import type { TablePreferenceFields } from '../events/table-preferences.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 /** The user a `table_preferences-<userId>` stream belongs to. */
 const ownerOf = (e: RecordedEvent) => e.streamId.slice('table_preferences-'.length);
 
 /** Each user's list preferences (`table_preferences-<userId>`): one row per user and list. */
-export const tablePreferencesProjection: Projection = {
+export const tablePreferencesProjection = defineProjection({
   name: 'table-preferences',
   tables: ['table_preferences'],
   handlers: {
@@ -27,4 +27,4 @@ export const tablePreferencesProjection: Projection = {
     },
     TablePreferencesReset: (e: RecordedEvent<{ module: string }>, w) => w.delete('table_preferences', { user_id: ownerOf(e), module: e.data.module }),
   },
-};
+});
