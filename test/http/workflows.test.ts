@@ -33,8 +33,9 @@ describe('workflows', () => {
     return res.body;
   };
   const runsOf = async (workflowId: string, query = '') => (await call('GET', `/workflows/${workflowId}/runs?limit=100${query}`)).body;
-  const finishedRuns = async (workflowId: string, count: number) => {
-    await until(async () => (await runsOf(workflowId)).data.filter((r: any) => r.status === 'completed' || r.status === 'failed').length >= count, 30_000);
+  /** `ms`: a chain of runs, each caused by the one before, gets longer on a loaded machine. */
+  const finishedRuns = async (workflowId: string, count: number, ms = 30_000) => {
+    await until(async () => (await runsOf(workflowId)).data.filter((r: any) => r.status === 'completed' || r.status === 'failed').length >= count, ms);
     return (await runsOf(workflowId)).data;
   };
   /** Every workflow has been matched against the events up to `position` (and their runs carried out). */
@@ -294,14 +295,15 @@ describe('workflows', () => {
       picks.forEach((userId, i) => expect(userId).to.equal(pool[i % 5]));
     });
 
-    it('a workflow whose own change triggers it again is stopped by the loop guard with a clear run error', async () => {
+    it('a workflow whose own change triggers it again is stopped by the loop guard with a clear run error', async function () {
+      this.timeout(180_000);
       const lead = await newLead({ description: 'x' });
       const wf = await newWorkflow({
         triggerFilters: { logic: 'AND', conditions: [{ field: 'id', operator: 'equals', value: lead.id }, { field: 'description', operator: 'any_change' }] },
         actions: [{ actionType: 'update_field', config: { fieldKey: 'description', value: '{{trigger.description}}x' } }],
       });
       expect((await call('PUT', `/leads/${lead.id}`, { description: 'y' })).status).to.equal(200);
-      const runs = await finishedRuns(wf.id, 6);
+      const runs = await finishedRuns(wf.id, 6, 120_000);
       const failed = runs.filter((r: any) => r.status === 'failed');
       expect(failed).to.have.length(1);
       expect(failed[0]).to.include({ depth: 6 });
