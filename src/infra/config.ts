@@ -75,6 +75,12 @@ export const configSchema = z.object({
     .default('')
     .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o.length > 0))
     .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)'))),
+  // Origins of browser clients that read the reference web client's response shapes (see src/http/response-shape.ts).
+  REFERENCE_CLIENT_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o.length > 0))
+    .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)'))),
   // Webhook deliveries (and their attempts) that ended longer ago than this are deleted hourly.
   WEBHOOK_DELIVERY_RETENTION_DAYS: int(30, 1),
   // Mail, texts and pushes that will never be sent again (sent, given up) are deleted hourly once this old.

@@ -58,7 +58,7 @@ describe('list limits', () => {
       { path: '/time-entries', max: 500, shape: 'meta' },
       { path: '/work-requests', max: 200, shape: 'meta' },
       { path: `/work-requests/${request.id}/activities`, max: 200, shape: 'array' },
-      { path: '/workflows', max: 100, shape: 'meta' },
+      { path: '/workflows', max: 1000, shape: 'array' },
       { path: `/workflows/${workflow.id}/runs`, max: 100, shape: 'runs' },
       { path: '/forms', max: 100, shape: 'meta' },
       { path: `/forms/${form.id}/submissions`, max: 100, shape: 'meta' },

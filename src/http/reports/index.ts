@@ -7,7 +7,8 @@ import { dataSources, dataSourceShape } from '../../queries/reports/data-sources
 import { checkDefinition, sourceOrFail, storedDefinition, type DefinitionInput } from '../../queries/reports/definition.js';
 import { executeReport } from '../../queries/reports/execute.js';
 import { EXPORT_TYPES, exportFileName, streamExport } from '../../queries/reports/export.js';
-import { LIBRARY, libraryItem, libraryTemplate } from '../../queries/reports/library.js';
+import { LIBRARY, LIBRARY_FOLDERS, libraryItem, libraryTemplate } from '../../queries/reports/library.js';
+import { responseShape } from '../response-shape.js';
 import * as reads from '../../queries/reports/reports.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
@@ -68,7 +69,15 @@ export function reportsRouter(services: Services): Router {
     res.json(dataSources().map(dataSourceShape));
   });
   router.get('/library', requirePermission('reports', 'view'), (_req, res) => {
-    res.json(LIBRARY.map(libraryItem));
+    const items = LIBRARY.map(libraryItem);
+    // The spec's array; the reference client reads the templates grouped by folder name.
+    if (responseShape(res) === 'spec') {
+      res.json(items);
+      return;
+    }
+    const byFolder: Record<string, typeof items> = {};
+    for (const item of items) (byFolder[LIBRARY_FOLDERS[item.category]] ??= []).push(item);
+    res.json(byFolder);
   });
 
   router.get('/folders', requirePermission('reports', 'view'), async (_req, res) => {
