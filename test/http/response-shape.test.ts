@@ -67,6 +67,17 @@ describe('response shapes: the spec’s and the reference web client’s', () =>
     expect(regrouped).to.deep.equal(spec.body.map((t: { id: string }) => t.id).sort());
   });
 
+  it('users: the spec’s list item names the role; the reference client’s holds role, department and manager as objects', async () => {
+    const [spec] = (await get('/users?limit=5')).body.data;
+    expect(spec).to.include({ role: 'admin', roleName: 'admin', roleLevel: 100 });
+    const [reference] = (await get('/users?limit=5', { Origin: CLIENT })).body.data;
+    expect(reference.role).to.deep.include({ name: 'admin', level: 100 });
+    expect(reference.role.id).to.be.a('string');
+    expect(reference).to.include.keys('department', 'manager', 'jobTitle', 'phone', 'avatarUrl', 'lastLoginAt', 'updatedAt');
+    const roles = (await get('/users/lookup/roles')).body;
+    expect(roles.find((r: { name: string }) => r.name === 'admin')).to.include({ is_system: true, is_custom: false });
+  });
+
   it('an unknown X-Response-Shape is a 400 that names the header; a browser may send the header cross-origin', async () => {
     const res = await get(`/contacts/${contactId}/activities`, { 'X-Response-Shape': 'xml' });
     expect(res.status).to.equal(400);
