@@ -130,6 +130,8 @@ import { pruneWebhookDeliveries, sendDueDeliveries } from './sagas/webhooks/webh
 import { webhookSaga } from './sagas/webhooks/webhook-saga.js';
 import type { Services } from './service.js';
 import { apiKeysRouter } from './http/api-keys.js';
+import { calendarSyncRouter } from './http/calendar-sync.js';
+import { searchRouter } from './http/search.js';
 import {
   customFieldsRouter, generalSettingsRouter, groupsRouter, industriesRouter, moduleLayoutSettingsRouter, moduleSettingsRouter, tableColumnsRouter,
   tablePreferencesRouter, tabsRouter,
@@ -485,6 +487,17 @@ export const modules: ModuleManifest[] = [
     migrations: [migration0070Customisation],
     upgradeSeeds: [{ what: 'industries', run: seedMissingIndustries }],
     reads: ['module-settings', 'general-settings', 'table-preferences'],
+  },
+  {
+    // Global search (issue 30): the web client's header search over contacts, accounts, leads, opportunities, tasks and
+    // products, in the caller's scope; reads the record modules' read models (their trigram-indexed search_text).
+    name: 'search',
+    routes: [{ path: '/search', router: searchRouter }],
+  },
+  {
+    // Calendar sync (issue 30): no external calendar is connected; the web client's connection check gets that answer.
+    name: 'calendar-sync',
+    routes: [{ path: '/calendar-sync', router: calendarSyncRouter }],
   },
 ];
 
