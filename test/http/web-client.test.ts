@@ -118,4 +118,106 @@ describe('web client compatibility', () => {
       expect(registered.body.user.permissions.deals).to.deep.equal(registered.body.user.permissions.opportunities);
     });
   });
+  describe('GET /search', () => {
+    const tag = `zq${randomUUID().slice(0, 6)}`;
+    let user: Session;
+    const search = async (q: string, session: Session = admin, limit = 20) => {
+      const res = await call('GET', `/search?q=${encodeURIComponent(q)}&limit=${limit}`, undefined, session);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body as { id: string; type: string; title: string; subtitle: string | null; url: string }[];
+    };
+    const ids: Record<string, string> = {};
+
+    before(async () => {
+      user = await createUserAs(service, admin, 'user');
+      const account = await ok('POST', '/accounts', { name: `${tag} Industries` });
+      ids.account = account.id;
+      ids.contact = (await ok('POST', '/contacts', { firstName: 'Cleo', lastName: `Older${tag}`, email: `cleo@${tag}.example.com` })).id;
+      ids.exact = (await ok('POST', '/contacts', { firstName: 'Exact', lastName: 'Match', email: `${tag}@example.com` })).id;
+      ids.userContact = (await ok('POST', '/contacts', { firstName: 'Uma', lastName: `Mine ${tag}` }, user)).id;
+      ids.lead = (await ok('POST', '/leads', { lastName: `Lead ${tag}`, company: 'Leadco' })).id;
+      ids.opportunity = (await ok('POST', '/opportunities', { name: `${tag} renewal`, accountId: account.id })).id;
+      ids.task = (await ok('POST', '/tasks', { title: `Call about ${tag}` })).id;
+      ids.product = (await ok('POST', '/products', { name: `${tag} widget`, unitPrice: 10 })).id;
+      await ok('POST', '/contacts', { firstName: 'Theirs', lastName: `Other ${tag}`, email: `${tag}@example.com` }, other);
+      await ok('POST', '/accounts', { name: `${tag} Industries` }, other);
+    });
+
+    it('finds contacts, accounts, leads, opportunities, tasks and products as the header reads them ({id, type, title, subtitle, url})', async () => {
+      const hits = await search(tag);
+      const byId = new Map(hits.map((h) => [h.id, h]));
+      expect(byId.get(ids.contact)).to.deep.equal({ id: ids.contact, type: 'contact', title: `Cleo Older${tag}`, subtitle: `cleo@${tag}.example.com`, url: `/contacts/${ids.contact}` });
+      expect(byId.get(ids.account)).to.include({ type: 'account', title: `${tag} Industries`, url: `/accounts/${ids.account}` });
+      expect(byId.get(ids.lead)).to.include({ type: 'lead', title: `Lead ${tag}`, subtitle: 'Leadco', url: `/leads/${ids.lead}` });
+      expect(byId.get(ids.opportunity)).to.include({ type: 'opportunity', title: `${tag} renewal`, subtitle: `${tag} Industries`, url: `/opportunities/${ids.opportunity}` });
+      expect(byId.get(ids.task)).to.include({ type: 'task', title: `Call about ${tag}`, url: `/tasks/${ids.task}` });
+      expect(byId.get(ids.product)).to.include({ type: 'product', title: `${tag} widget`, url: `/products/${ids.product}` });
+      expect(hits).to.have.length(8);
+      // Case does not matter.
+      expect((await search(tag.toUpperCase())).map((h) => h.id)).to.have.members(hits.map((h) => h.id));
+    });
+
+    it('ranks an exact name or email first, then a word starting with the term, then any other match', async () => {
+      const hits = await search(`${tag}@example.com`);
+      expect(hits.map((h) => h.id)).to.deep.equal([ids.exact]);
+      const ranked = (await search(tag)).map((h) => h.id);
+      // Word starts (account, opportunity, product, lead, task, Uma's contact, the exact one's email) before a mid-word match (Cleo Older<tag>).
+      expect(ranked.indexOf(ids.contact)).to.be.greaterThan(ranked.indexOf(ids.account));
+      expect(ranked.indexOf(ids.contact)).to.be.greaterThan(ranked.indexOf(ids.product));
+      const exactName = await search('exact match');
+      expect(exactName[0].id).to.equal(ids.exact);
+      await ok('POST', '/accounts', { name: `Exact Match ${tag} holdings` });
+      expect((await search('exact match'))[0].id, 'the exact name before a longer one').to.equal(ids.exact);
+    });
+
+    it('shows only what the caller may open: own records for a user with own scope, no kinds without view permission, never another tenant', async () => {
+      const mine = (await search(tag, user)).map((h) => h.id);
+      // The user's role sees its own contacts, leads, opportunities, tasks (none but Uma) and the whole product catalogue.
+      expect(mine).to.have.members([ids.userContact, ids.product]);
+      const role = await ok('POST', '/roles', { name: `contacts-only-${randomUUID().slice(0, 6)}`, level: 5, permissions: { contacts: { view: true } }, recordAccess: { contacts: 'all' } });
+      const roles = await ok('GET', '/users/lookup/roles');
+      expect(roles.find((r: { id: string }) => r.id === role.id)).to.not.equal(undefined);
+      const viewer = await createUserAs(service, admin, role.name);
+      expect(new Set((await search(tag, viewer)).map((h) => h.type))).to.deep.equal(new Set(['contact']));
+      const theirs = await search(tag, other);
+      expect(theirs.map((h) => h.title)).to.have.members([`${tag} Industries`, `Theirs Other ${tag}`]);
+      expect(theirs.map((h) => h.id)).to.not.include.members([ids.account, ids.exact]);
+    });
+
+    it('limit: 20 by default, at most 50, below 1 is 400; the answer is an array', async () => {
+      const one = await search(tag, admin, 1);
+      expect(one).to.have.length(1);
+      const res = await call('GET', `/search?q=${tag}`);
+      expect(res.body).to.be.an('array').that.deep.equals(await search(tag, admin, 50));
+      const many = `zm${randomUUID().slice(0, 6)}`;
+      for (let i = 0; i < 25; i++) await ok('POST', '/tasks', { title: `${many} ${i}` });
+      expect((await call('GET', `/search?q=${many}`)).body).to.have.length(20);
+      expect(await search(many, admin, 50)).to.have.length(25);
+      expect((await call('GET', `/search?q=${tag}&limit=0`)).status).to.equal(400);
+      expect((await call('GET', `/search?q=${tag}&limit=abc`)).status).to.equal(400);
+    });
+
+    it('refuses a missing, blank, one-character or over-long q, NUL and lone surrogates with 400; takes %, _ and regex characters literally', async () => {
+      for (const q of ['', '   ', 'a', ' b ', 'x'.repeat(201)]) {
+        expect((await call('GET', `/search?q=${encodeURIComponent(q)}`)).status, JSON.stringify(q)).to.equal(400);
+      }
+      expect((await call('GET', '/search')).status).to.equal(400);
+      expect((await call('GET', `/search?q=${tag}&q=${tag}`)).status, 'q twice').to.equal(400);
+      expect((await call('GET', `/search?q=ab%00cd`)).status, 'NUL').to.equal(400);
+      // A lone surrogate can reach a query string only as its would-be UTF-8 bytes, which do not decode: the text is taken as sent.
+      const surrogate = await call('GET', `/search?q=%ED%A0%80ab`);
+      expect(surrogate.status, 'lone surrogate').to.equal(200);
+      expect(surrogate.body).to.deep.equal([]);
+      expect((await call('GET', `/search?q=${'x'.repeat(200)}`)).status, '200 characters is fine').to.equal(200);
+      // Wildcards and regex characters match only themselves.
+      expect(await search('%%')).to.deep.equal([]);
+      expect(await search('__')).to.deep.equal([]);
+      expect(await search(`${tag.slice(0, 3)}%${tag.slice(4)}`)).to.deep.equal([]);
+      expect(await search(`${tag.slice(0, 3)}_${tag.slice(4)}`)).to.deep.equal([]);
+      for (const q of ['.*', '(a|b)', '[a-z]+', '\\\\', "'; drop table contacts; --", '😀😀']) expect(await search(q), q).to.be.an('array');
+      const weird = (await ok('POST', '/products', { name: `50%_off (${tag}) [x]`, unitPrice: 1 })).id;
+      expect((await search('50%_off')).map((h) => h.id)).to.deep.equal([weird]);
+      expect((await search(`(${tag}) [x]`)).map((h) => h.id)).to.deep.equal([weird]);
+    });
+  });
 });
