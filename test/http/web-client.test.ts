@@ -220,4 +220,71 @@ describe('web client compatibility', () => {
       expect((await search(`(${tag}) [x]`)).map((h) => h.id)).to.deep.equal([weird]);
     });
   });
+  describe('/lead-settings/qualification', () => {
+    it('lists BANT (active) and MEDDIC for a new tenant with the keys the lead form and settings page read', async () => {
+      const list = await ok('GET', '/lead-settings/qualification');
+      expect(list.map((f: { slug: string }) => f.slug)).to.deep.equal(['bant', 'meddic']);
+      expect(list[0]).to.include({ name: 'BANT', isActive: true, isSystem: true });
+      expect(list[0]).to.include.keys('id', 'name', 'slug', 'description', 'isActive', 'isSystem', 'fields');
+      expect(list[1].isActive).to.equal(false);
+      expect(list[0].fields[0]).to.include({ fieldKey: 'budget', fieldLabel: 'Budget', fieldType: 'select', scoreWeight: 25, isRequired: false, sortOrder: 1 });
+      expect(list[0].fields[0].fieldOptions).to.deep.include({ label: 'Confirmed', value: 'confirmed' });
+      expect(list[0].fields[0].id).to.be.a('string');
+      expect(list[1].fields.map((q: { fieldKey: string }) => q.fieldKey)).to.deep.equal(['metrics', 'economic_buyer', 'decision_criteria', 'decision_process', 'identify_pain', 'champion']);
+      const user = await createUserAs(service, admin, 'user');
+      expect(await ok('GET', '/lead-settings/qualification', undefined, user), 'leads.view reads').to.have.length(2);
+    });
+
+    it('creates, updates (questions keep their ids), activates and deletes a framework, evented; administrators only; tenants apart', async () => {
+      const made = await call('POST', '/lead-settings/qualification', {
+        name: 'CHAMP', description: 'Challenges, Authority, Money, Prioritization',
+        fields: [{ fieldKey: 'challenges', fieldLabel: 'Challenges', scoreWeight: 25 }, { fieldKey: 'money', fieldLabel: 'Money', fieldOptions: [{ label: 'Yes', value: 'yes' }] }],
+      });
+      expect(made.status, JSON.stringify(made.body)).to.equal(201);
+      expect(made.body).to.include({ name: 'CHAMP', slug: 'champ', isActive: false, isSystem: false, sortOrder: 3 });
+      expect(made.body.fields.map((q: { fieldType: string }) => q.fieldType)).to.deep.equal(['text', 'select']);
+      const [challenges] = made.body.fields;
+      const updated = await ok('PUT', `/lead-settings/qualification/${made.body.id}`, {
+        fields: [{ id: challenges.id, fieldKey: 'challenges', fieldLabel: 'Key challenges', scoreWeight: 30 }, { fieldKey: 'authority', fieldLabel: 'Authority' }],
+      });
+      expect(updated.fields[0]).to.include({ id: challenges.id, fieldLabel: 'Key challenges', scoreWeight: 30 });
+      expect(updated.fields[1].id).to.not.equal(made.body.fields[1].id);
+      const activated = await ok('POST', `/lead-settings/qualification/${made.body.id}/activate`);
+      expect(activated.isActive).to.equal(true);
+      const list = await ok('GET', '/lead-settings/qualification');
+      expect(list.filter((f: { isActive: boolean }) => f.isActive).map((f: { slug: string }) => f.slug)).to.deep.equal(['champ']);
+      expect((await ok('GET', '/lead-settings/settings')).general.activeQualificationFramework).to.equal('champ');
+      expect((await call('DELETE', `/lead-settings/qualification/${made.body.id}`)).status, 'the active one').to.equal(400);
+      expect((await call('PUT', `/lead-settings/qualification/${made.body.id}`, { isActive: false })).status).to.equal(400);
+      const bant = list.find((f: { slug: string }) => f.slug === 'bant');
+      await ok('POST', `/lead-settings/qualification/${bant.id}/activate`);
+      expect(await ok('DELETE', `/lead-settings/qualification/${made.body.id}`)).to.deep.equal({ success: true });
+      expect((await call('GET', `/lead-settings/qualification/${made.body.id}`)).status).to.equal(404);
+      const types = await ok('GET', `/events?limit=1000`);
+      const mine = (types.data as { type: string; streamId?: string }[]).map((e) => e.type).filter((t) => t.startsWith('QualificationFramework'));
+      expect(mine).to.include.members(['QualificationFrameworkCreated', 'QualificationFrameworkUpdated', 'QualificationFrameworkDeleted']);
+      // Another tenant sees none of it, and reaches nothing by id.
+      expect((await ok('GET', '/lead-settings/qualification', undefined, other)).map((f: { slug: string }) => f.slug)).to.deep.equal(['bant', 'meddic']);
+      expect((await call('POST', `/lead-settings/qualification/${bant.id}/activate`, undefined, other)).status).to.equal(404);
+      const user = await createUserAs(service, admin, 'user');
+      expect((await call('POST', '/lead-settings/qualification', { name: 'Nope' }, user)).status).to.equal(403);
+    });
+
+    it('refuses bad bodies with 400 and duplicate names or question keys with 409', async () => {
+      const bad = [
+        {},
+        { name: '' },
+        { name: 'X', isSystem: true },
+        { name: 'X', fields: [{ fieldKey: 'Budget!', fieldLabel: 'B' }] },
+        { name: 'X', fields: [{ fieldKey: 'constructor', fieldLabel: 'C' }] },
+        { name: 'X', fields: [{ fieldKey: 'a', fieldLabel: 'A', scoreWeight: 101 }] },
+        { name: 'X', fields: [{ fieldKey: 'a', fieldLabel: 'A', fieldType: 'weird' }] },
+        { name: 'X', fields: [{ fieldKey: 'a', fieldLabel: 'A', extra: 1 }] },
+      ];
+      for (const body of bad) expect((await call('POST', '/lead-settings/qualification', body)).status, JSON.stringify(body)).to.equal(400);
+      expect((await call('POST', '/lead-settings/qualification', { name: 'bant' })).status).to.equal(409);
+      expect((await call('POST', '/lead-settings/qualification', { name: 'Twice', fields: [{ fieldKey: 'a', fieldLabel: 'A' }, { fieldKey: 'a', fieldLabel: 'B' }] })).status).to.equal(409);
+      expect((await call('PUT', '/lead-settings/qualification/not-a-uuid', { name: 'Y' })).status).to.equal(404);
+    });
+  });
 });
