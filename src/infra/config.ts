@@ -62,6 +62,8 @@ export const configSchema = z.object({
   RESET_TOKEN_TTL_MINUTES: int(60, 5),
   INVITATION_TTL_DAYS: int(7, 1),
   APP_URL: z.url().default('http://localhost:3000'),
+  // Shown by web clients as their "Help & support" link (the login's appConfig.helpSupportUrl).
+  HELP_SUPPORT_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
   SMTP_URL: optional(z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' })),
   MAIL_FROM: z.string().default('CRM <no-reply@crm.local>'),
   // Outbound HTTP (workflow webhooks, the SMS provider): hosts exempt from the private-address refusal.
