@@ -1,3 +1,4 @@
+import { responseShape } from './response-shape.js';
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { notFound, type CreatedRecord } from '../domain/errors.js';
@@ -68,7 +69,11 @@ export function rolesRouter(services: Services): Router {
   const { knex } = services;
   const settle = (position: Position | null, created?: CreatedRecord) => services.waitForProjections(position, created);
 
-  router.get('/', async (_req, res) => res.json(await listRoles(knex, tenant(res))));
+  router.get('/', async (_req, res) => {
+    const roles = await listRoles(knex, tenant(res));
+    // An array (not in the spec); the reference client reads a page of them.
+    res.json(responseShape(res) === 'spec' ? roles : { data: roles, meta: { total: roles.length, page: 1, limit: roles.length, totalPages: 1 } });
+  });
   // Before `/:id`, which would take `module-definitions` for an id: what the role editor offers.
   router.get('/module-definitions', (_req, res) => res.json(moduleDefinitions()));
   router.get('/:id', async (req, res) => res.json(found(await getRole(knex, tenant(res), idParam(req, 'id', 'Role')), 'Role')));

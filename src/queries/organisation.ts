@@ -8,6 +8,7 @@ const roleShape = (r: any) => ({
   level: r.level,
   description: r.description,
   isSystem: r.is_system,
+  isCustom: !r.is_system,
   permissions: r.permissions,
   recordAccess: r.record_access,
   userCount: Number(r.user_count ?? 0),

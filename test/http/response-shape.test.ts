@@ -74,6 +74,10 @@ describe('response shapes: the spec’s and the reference web client’s', () =>
     expect(reference.role).to.deep.include({ name: 'admin', level: 100 });
     expect(reference.role.id).to.be.a('string');
     expect(reference).to.include.keys('department', 'manager', 'jobTitle', 'phone', 'avatarUrl', 'lastLoginAt', 'updatedAt');
+    const page = (await get('/roles', { Origin: CLIENT })).body;
+    expect(page.meta).to.include({ total: page.data.length, page: 1 });
+    expect(page.data.find((r: { name: string }) => r.name === 'admin')).to.include({ isSystem: true, isCustom: false });
+    expect((await get('/roles')).body).to.be.an('array');
     const roles = (await get('/users/lookup/roles')).body;
     expect(roles.find((r: { name: string }) => r.name === 'admin')).to.include({ is_system: true, is_custom: false });
   });
