@@ -124,12 +124,14 @@ export async function leadBoard(knex: Knex, principal: Principal, q: Omit<LeadLi
     .whereNull('deleted_at')
     .orderBy(['sort_order', 'name'])
     .select('id', 'name', 'slug', 'color', 'sort_order', 'is_won', 'is_lost');
+  const cf = await customFieldListing(knex, principal.tenantId, 'leads', 'l', q.cf);
   // Rank narrow rows (id, stage), then read the whole rows of the few shown.
   const ranked = filtered(knex, principal, q).select(
     'l.id as ranked_id',
     knex.raw('row_number() over (partition by l.stage_id order by l.score desc, l.created_at desc, l.id) as rank'),
     knex.raw('count(*) over (partition by l.stage_id) as stage_count'),
   );
+  cf.apply(ranked);
   const rows = await withNames(knex('leads as l').join(ranked.as('r'), 'r.ranked_id', 'l.id'))
     .where('r.rank', '<=', q.limit)
     .orderBy('r.rank')
