@@ -180,6 +180,9 @@ describe('custom field values on records', () => {
       expect(names(gold)).to.deep.equal(['nine', 'hundred']);
       expect(gold.meta.total).to.equal(2);
       expect(names(await ok('GET', `/leads?customFields[${tier}]=silver`))).to.deep.equal(['ten']);
+      // The board view takes the same filters.
+      const board = await ok('GET', `/leads?view=kanban&cf_${tier}=silver`);
+      expect(names({ data: board.stages.flatMap((stage: { leads: { id: string }[] }) => stage.leads) })).to.deep.equal(['ten']);
       expect(names(await ok('GET', `/leads?cf_${amount}=10`))).to.deep.equal(['ten']);
       // Numbers compare as numbers (9 < 10 < 100), dates as dates.
       expect(names(await ok('GET', `/leads?cf_${amount}_min=10&sortBy=cf_${amount}&sortOrder=asc`))).to.deep.equal(['ten', 'hundred']);
