@@ -203,6 +203,9 @@ function contactFigures(http: HttpResult): Figure[] {
     ...httpFigures('httpLeadList', `GET /api/leads?limit=25&stageId=…, 25 of ${http.leads.toLocaleString('en-US')}`, http.leadList, `${http.stageMatches} in the stage`, {
       atLeast: 600,
     }),
+    ...reference(
+      httpFigures('httpLeadCustomFilter', `GET /api/leads?limit=25&cf_bench_tier=…, 25 of ${http.leads.toLocaleString('en-US')}`, http.leadCustomFilter, `${http.customMatches} match the custom select field`, {}),
+    ),
   ];
 }
 

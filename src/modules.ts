@@ -141,6 +141,7 @@ import { moduleSettingsProjection } from './projections/module-settings.js';
 import { generalSettingsProjection } from './projections/general-settings.js';
 import { tablePreferencesProjection } from './projections/table-preferences.js';
 import { migration0070Customisation } from './projections/migrations/0070_customisation.js';
+import { migration0059CustomFieldValues } from './projections/migrations/0059_custom_field_values.js';
 import { seedMissingIndustries } from './commands/general-settings/general-settings-commands.js';
 import { apiKeysProjection } from './projections/api-keys.js';
 import { migration0034ApiKeys } from './projections/migrations/0034_api_keys.js';
@@ -488,7 +489,7 @@ export const modules: ModuleManifest[] = [
       { path: '/general-settings', router: generalSettingsRouter },
     ],
     projections: [moduleSettingsProjection, generalSettingsProjection, tablePreferencesProjection],
-    migrations: [migration0070Customisation],
+    migrations: [migration0059CustomFieldValues, migration0070Customisation],
     upgradeSeeds: [{ what: 'industries', run: seedMissingIndustries }],
     reads: ['module-settings', 'general-settings', 'table-preferences'],
   },

@@ -42,7 +42,11 @@ interface Page {
   meta: { total: number };
 }
 
-/** The n-th generated lead: spread evenly over the open stages, so a stage filter keeps a fifth. */
+/** The options of the leads' custom select field: a filter on one keeps a tenth. */
+const TIERS = Array.from({ length: 10 }, (_, i) => `tier${i}`);
+const TIER_KEY = 'bench_tier';
+
+/** The n-th generated lead: spread evenly over the open stages, so a stage filter keeps a fifth, and over the tiers. */
 function leadBody(n: number, stageIds: string[]) {
   const contact = contactBody(n);
   return {
@@ -55,6 +59,7 @@ function leadBody(n: number, stageIds: string[]) {
     source: 'Website',
     estimatedValue: (n % 50) * 1000,
     stageId: stageIds[n % stageIds.length],
+    customFields: { [TIER_KEY]: TIERS[n % TIERS.length] },
   };
 }
 
@@ -65,6 +70,9 @@ export interface HttpResult {
   search: LoadResult;
   leadCreate: LoadResult;
   leadList: LoadResult;
+  /** The lead list filtered by a custom select field, and how many leads it matches. */
+  leadCustomFilter: LoadResult;
+  customMatches: number;
   /** Live leads of the tenant, and how many the stage filter of the list matches. */
   leads: number;
   stageMatches: number;
@@ -142,6 +150,10 @@ export async function measureHttp(
 
   const stages = await client.json<{ id: string; isWon: boolean; isLost: boolean }[]>('GET', '/api/lead-settings/stages?module=leads');
   const openStageIds = stages.filter((s) => !s.isWon && !s.isLost).map((s) => s.id);
+  // A custom select field on leads (issue 29), so the lead list can be measured filtered by it.
+  await client.json('POST', '/api/admin/custom-fields', {
+    module: 'leads', fieldKey: TIER_KEY, fieldLabel: 'Tier', fieldType: 'select', fieldOptions: TIERS.map((t) => ({ label: t, value: t })),
+  });
   let leadsCreated = 0;
   const newLead = () => leadBody(leadsCreated++, openStageIds);
   const leadSeedStartedAt = performance.now();
@@ -167,6 +179,10 @@ export async function measureHttp(
   const leads = (await client.json<Page>('GET', '/api/leads?limit=1')).meta.total;
   if (leads !== options.leads || leadPage.data.length !== 25) throw new Error(`the tenant has ${leads} leads, ${leadPage.data.length} on the page`);
 
+  const customListPath = `/api/leads?limit=25&cf_${TIER_KEY}=${TIERS[3]}`;
+  const customMatches = (await client.json<Page>('GET', customListPath)).meta.total;
+  if (customMatches === 0 || customMatches > Math.ceil(leads / TIERS.length)) throw new Error(`the tier filter matches ${customMatches} of ${leads} leads`);
+
   const timed = async (what: string, makeRequest: () => Promise<HttpResponse>) => {
     log(`${what}: ${connections} connections for ${seconds} s`);
     return checkErrors(what, await loadTest(seconds, connections, makeRequest), service);
@@ -175,8 +191,9 @@ export async function measureHttp(
   const list = await timed(`GET ${listPath}`, () => client.request('GET', listPath));
   const search = await timed(`GET ${searchPath}`, () => client.request('GET', searchPath));
   const leadList = await timed(`GET ${leadListPath}`, () => client.request('GET', leadListPath));
+  const leadCustomFilter = await timed(`GET ${customListPath}`, () => client.request('GET', customListPath));
   const create = await timed('POST /api/contacts', () => client.request('POST', '/api/contacts', newContact()));
   const leadCreate = await timed('POST /api/leads', () => client.request('POST', '/api/leads', newLead()));
 
-  return { create, read, list, search, leadCreate, leadList, leads, stageMatches: leadPage.meta.total, contacts: total, searchMatches, connections };
+  return { create, read, list, search, leadCreate, leadList, leadCustomFilter, customMatches, leads, stageMatches: leadPage.meta.total, contacts: total, searchMatches, connections };
 }

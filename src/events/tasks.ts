@@ -20,6 +20,8 @@ export interface TaskFields {
   entityId: string | null;
   /** Set once, on create: a subtask's parent. */
   parentTaskId: string | null;
+  /** Custom field values by key (the tenant's definitions of tasks); absent on tasks created before tasks had them. */
+  customFields?: Record<string, unknown>;
 }
 
 /** Fields an update may change (the parent is fixed at creation). */

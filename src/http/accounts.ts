@@ -7,7 +7,7 @@ import { accountChildren, getAccount, listAccounts, visibleAccounts } from '../q
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
-import { address, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
+import { address, customFieldParams, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
@@ -82,7 +82,7 @@ export function accountsRouter(services: Services): Router {
     res.status(201).json(await written(principalOf(res), id));
   });
   router.get('/', requirePermission('accounts', 'view'), async (req, res) => {
-    res.json(await listAccounts(knex, principalOf(res), parseQuery(listQuery, req)));
+    res.json(await listAccounts(knex, principalOf(res), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/:id', requirePermission('accounts', 'view'), async (req, res) => {
     res.json(await detail(principalOf(res), idParam(req, 'id', 'Account')));

@@ -70,3 +70,11 @@ export const listQueryBase = {
   sortDir: z.string().max(4).optional(),
   sortOrder: z.string().max(4).optional(),
 };
+
+/**
+ * A list request's custom field parameters as given (`cf_<key>`, `cf_<key>_min`, `cf_<key>_max`,
+ * `customFields[<key>]`): src/queries/custom-field-listing.ts checks them against the
+ * module's active definitions.
+ */
+export const customFieldParams = (query: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(query).filter(([key]) => key.startsWith('cf_') || key === 'customFields'));

@@ -2,7 +2,7 @@ import { defineProjection } from './projection.js';
 import { toColumns } from './columns.js';
 
 export const TASK_FIELDS = [
-  'title', 'description', 'typeId', 'statusId', 'priorityId', 'assignedTo', 'dueDate', 'reminderAt', 'entityType', 'entityId', 'parentTaskId',
+  'title', 'description', 'typeId', 'statusId', 'priorityId', 'assignedTo', 'dueDate', 'reminderAt', 'entityType', 'entityId', 'parentTaskId', 'customFields',
 ] as const;
 
 /** The `tasks` read model: one row per task (subtasks too), soft-deleted, with its completion. */

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
+import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { scopeOf } from '../domain/principal.js';
 import type { Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
@@ -15,6 +16,8 @@ export interface AccountListQuery {
   page: number;
   limit: number;
   sortBy?: string;
+  /** Custom field filters as given (`cf_<key>`…), checked against the active definitions. */
+  cf?: CustomFieldParams;
   sortDir?: string;
   sortOrder?: string;
 }
@@ -31,18 +34,21 @@ const contactCount = (knex: Knex) =>
      where ca.account_id = a.id)::int as contact_count`);
 
 export async function listAccounts(knex: Knex, principal: Principal, q: AccountListQuery) {
+  const cf = await customFieldListing(knex, principal.tenantId, 'accounts', 'a', q.cf);
   const query = visibleAccounts(knex, principal).select(
     'a.id', 'a.name', 'a.type', 'a.industry', 'a.website', 'a.phone', 'a.annual_revenue', 'a.employees', 'a.created_at', contactCount(knex),
+    shownCustomFields(knex, 'a', principal.tenantId, 'accounts'),
   );
+  cf.apply(query);
   if (q.search) query.where('a.search_text', 'like', containsPattern(q.search));
   if (q.type) query.where('a.type', q.type);
   if (q.industry) query.where('a.industry', q.industry);
   if (q.parentAccountId) query.where('a.parent_account_id', q.parentAccountId);
   if (q.ownerId) query.where('a.owner_id', q.ownerId);
-  const sort = sortOf(q, SORTS, 'created_at', 'desc');
+  const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'created_at', 'desc');
   query.orderByRaw(`${sort.column} ${sort.dir}, a.id ${sort.dir}`);
   // Unfiltered and unscoped, the total is the tenant's tally: no counting as the tenant grows.
-  const unfiltered = !(q.search || q.type || q.industry || q.parentAccountId || q.ownerId) && scopeOf(principal, 'accounts') === 'all';
+  const unfiltered = !(q.search || q.type || q.industry || q.parentAccountId || q.ownerId || cf.filtered) && scopeOf(principal, 'accounts') === 'all';
   const knownTotal = unfiltered ? () => tallied(knex, 'account_totals', principal.tenantId) : undefined;
   return paginate(query, q.page, q.limit, (r) => ({
     id: r.id,
@@ -54,6 +60,7 @@ export async function listAccounts(knex: Knex, principal: Principal, q: AccountL
     annualRevenue: r.annual_revenue,
     employees: r.employees,
     contactCount: r.contact_count,
+    customFields: r.custom_fields,
     createdAt: r.created_at,
   }), knownTotal);
 }
@@ -63,7 +70,8 @@ export async function getAccount(knex: Knex, principal: Principal, id: string, b
     .leftJoin('users as u', 'u.id', 'a.created_by')
     .leftJoin('accounts as p', (j) => j.on('p.id', 'a.parent_account_id').andOnNull('p.deleted_at'))
     .where('a.id', id)
-    .first('a.*', 'p.name as parent_account_name', avatarUrlSql(knex, 'a', 'accounts', basePath), knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`));
+    // The shown custom fields come after `a.*`: the later column of a name is the row's.
+    .first('a.*', shownCustomFields(knex, 'a', principal.tenantId, 'accounts'), 'p.name as parent_account_name', avatarUrlSql(knex, 'a', 'accounts', basePath), knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`));
   if (!r) return null;
   const contacts = await knex('contact_accounts as ca')
     .join('contacts as c', 'c.id', 'ca.contact_id')

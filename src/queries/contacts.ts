@@ -6,6 +6,7 @@ import type { Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
 import { avatarUrlSql } from './avatars.js';
 import { containsPattern } from './search.js';
+import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 
 export interface ContactListQuery {
   search?: string;
@@ -18,6 +19,8 @@ export interface ContactListQuery {
   sortBy?: string;
   sortDir?: string;
   sortOrder?: string;
+  /** Custom field filters as given (`cf_<key>`…), checked against the active definitions. */
+  cf?: CustomFieldParams;
 }
 
 export const SORTS = sortableColumns('c', ['created_at', 'updated_at', 'first_name', 'last_name', 'email']);
@@ -34,17 +37,19 @@ const accountName = (knex: Knex) =>
      where ca.contact_id = c.id order by (ca.role = 'primary') desc, ca.associated_at, a.name limit 1) as account_name`);
 
 export async function listContacts(knex: Knex, principal: Principal, q: ContactListQuery) {
-  const query = visibleContacts(knex, principal).select('c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.phone', 'c.title', 'c.source', 'c.created_at', accountName(knex));
+  const cf = await customFieldListing(knex, principal.tenantId, 'contacts', 'c', q.cf);
+  const query = visibleContacts(knex, principal).select('c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.phone', 'c.title', 'c.source', 'c.created_at', accountName(knex), shownCustomFields(knex, 'c', principal.tenantId, 'contacts'));
+  cf.apply(query);
   if (q.search) query.where('c.search_text', 'like', containsPattern(q.search));
   if (q.source) query.where('c.source', q.source);
   if (q.createdBy) query.where('c.created_by', q.createdBy);
   if (q.ownerId) query.where('c.owner_id', q.ownerId);
   if (q.accountId) query.whereExists((s) => s.select(knex.raw('1')).from('contact_accounts as ca').whereRaw('ca.contact_id = c.id').where('ca.account_id', q.accountId));
-  const sort = sortOf(q, SORTS, 'created_at', 'desc');
+  const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'created_at', 'desc');
   // PostgreSQL's default null order (last ascending, first descending) is what an index scan gives.
   query.orderByRaw(`${sort.column} ${sort.dir}, c.id ${sort.dir}`);
   // Unfiltered and unscoped, the total is the tenant's tally: no counting as the tenant grows.
-  const unfiltered = !(q.search || q.source || q.createdBy || q.ownerId || q.accountId) && scopeOf(principal, 'contacts') === 'all';
+  const unfiltered = !(q.search || q.source || q.createdBy || q.ownerId || q.accountId || cf.filtered) && scopeOf(principal, 'contacts') === 'all';
   const knownTotal = unfiltered ? () => tallied(knex, 'contact_totals', principal.tenantId) : undefined;
   return paginate(query, q.page, q.limit, (r) => ({
     id: r.id,
@@ -55,6 +60,7 @@ export async function listContacts(knex: Knex, principal: Principal, q: ContactL
     title: r.title,
     accountName: r.account_name,
     source: r.source,
+    customFields: r.custom_fields,
     createdAt: r.created_at,
   }), knownTotal);
 }
@@ -72,7 +78,7 @@ export async function contactAccounts(knex: Knex, tenantId: string, contactId: s
 /** Named, not `c.*`: a prepared statement's row shape must not change when a migration adds a column. */
 const CONTACT_COLUMNS = [
   'id', 'first_name', 'last_name', 'email', 'phone', 'mobile', 'title', 'department', 'source', 'description', 'mailing_address',
-  'custom_fields', 'owner_id', 'created_by', 'created_at', 'updated_at',
+  'owner_id', 'created_by', 'created_at', 'updated_at',
 ].map((c) => `c.${c}`);
 
 export async function getContact(knex: Knex, principal: Principal, id: string, basePath: string) {
@@ -83,6 +89,7 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
       .where('c.id', id)
       .first(
         ...CONTACT_COLUMNS,
+        shownCustomFields(knex, 'c', principal.tenantId, 'contacts'),
         knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`),
         avatarUrlSql(knex, 'c', 'contacts', basePath),
         knex.raw(`coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name, 'role', ca.role) order by ca.associated_at)

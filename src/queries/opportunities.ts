@@ -3,6 +3,7 @@ import type { LeadSettingsState } from '../commands/lead-settings/lead-settings.
 import type { OpportunitySettingsState } from '../commands/opportunity-settings/opportunity-settings.js';
 import type { Principal } from '../domain/principal.js';
 import { paginate, sortOf } from './pagination.js';
+import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { opportunityContacts, opportunityLineItems, opportunityTeam } from './opportunity-lines.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
@@ -29,6 +30,8 @@ export interface OpportunityListQuery {
   page: number;
   limit: number;
   sortBy?: string;
+  /** Custom field filters as given (`cf_<key>`…), checked against the active definitions. */
+  cf?: CustomFieldParams;
   sortDir?: string;
   sortOrder?: string;
 }
@@ -53,7 +56,7 @@ function selectRows(knex: Knex, principal: Principal) {
     .leftJoin('users as u', 'u.id', 'o.owner_id')
     .select(
       'o.id', 'o.name', 'o.account_id', 'o.pipeline_id', 'o.stage_id', 'o.amount', 'o.probability', 'o.weighted_amount', 'o.priority_id', 'o.type_id',
-      'o.source', 'o.description', 'o.custom_fields', 'o.owner_id', 'o.state', 'o.close_reason_id', 'o.competitor_name', 'o.close_notes', 'o.closed_at',
+      'o.source', 'o.description', shownCustomFields(knex, 'o', principal.tenantId, 'opportunities'), 'o.owner_id', 'o.state', 'o.close_reason_id', 'o.competitor_name', 'o.close_notes', 'o.closed_at',
       'o.created_by', 'o.created_at', 'o.updated_at', 'a.name as account_name',
       knex.raw(`${plainDate('o.expected_close_date')} as expected_close_date`),
       knex.raw(`${plainDate('o.close_date')} as close_date`),
@@ -110,7 +113,9 @@ export const SORTS = {
 };
 
 export async function listOpportunities(knex: Knex, principal: Principal, lookups: OpportunityLookups, q: OpportunityListQuery) {
+  const cf = await customFieldListing(knex, principal.tenantId, 'opportunities', 'o', q.cf);
   const query = selectRows(knex, principal);
+  cf.apply(query);
   if (q.search) query.where('o.search_text', 'like', containsPattern(q.search));
   for (const [field, column] of [['stageId', 'stage_id'], ['pipelineId', 'pipeline_id'], ['accountId', 'account_id'], ['ownerId', 'owner_id'], ['state', 'state']] as const) {
     if (q[field]) query.where(`o.${column}`, q[field]);
@@ -122,7 +127,7 @@ export async function listOpportunities(knex: Knex, principal: Principal, lookup
   if (q.expectedCloseBefore) query.where('o.expected_close_date', '<=', q.expectedCloseBefore.toISOString().slice(0, 10));
   if (q.expectedCloseAfter) query.where('o.expected_close_date', '>=', q.expectedCloseAfter.toISOString().slice(0, 10));
 
-  const sort = sortOf(q, SORTS, 'created_at', 'desc');
+  const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'created_at', 'desc');
   if (sort.column === 'stage') {
     const stageOrder = `{${Object.entries(lookups.pipelines.collections.stages).sort(([, a], [, b]) => a.sortOrder - b.sortOrder).map(([id]) => id).join(',')}}`;
     query.orderByRaw(`array_position(?::uuid[], o.stage_id) ${sort.dir} nulls last, o.id ${sort.dir}`, [stageOrder]);

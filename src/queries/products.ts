@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf } from './pagination.js';
+import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { containsPattern } from './search.js';
 
 export interface ProductListQuery {
@@ -10,6 +11,8 @@ export interface ProductListQuery {
   page: number;
   limit: number;
   sortBy?: string;
+  /** Custom field filters as given (`cf_<key>`…), checked against the active definitions. */
+  cf?: CustomFieldParams;
   sortDir?: string;
   sortOrder?: string;
 }
@@ -42,18 +45,21 @@ const productOf = (r: any) => ({
 });
 
 export async function listProducts(knex: Knex, tenantId: string, q: ProductListQuery) {
-  const query = liveProducts(knex, tenantId).select('p.*', 'c.name as category_name');
+  const cf = await customFieldListing(knex, tenantId, 'products', 'p', q.cf);
+  // The shown custom fields come after `p.*`: the later column of a name is the row's.
+  const query = liveProducts(knex, tenantId).select('p.*', shownCustomFields(knex, 'p', tenantId, 'products'), 'c.name as category_name');
+  cf.apply(query);
   if (q.search) query.where('p.search_text', 'like', containsPattern(q.search));
   if (q.categoryId) query.where('p.category_id', q.categoryId);
   if (q.type) query.where('p.type', q.type);
   if (q.isActive !== undefined) query.where('p.is_active', q.isActive);
-  const sort = sortOf(q, SORTS, 'created_at', 'desc');
+  const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'created_at', 'desc');
   query.orderByRaw(`${sort.column} ${sort.dir}, p.id ${sort.dir}`);
   return paginate(query, q.page, q.limit, productOf);
 }
 
 export async function getProduct(knex: Knex, tenantId: string, id: string) {
-  const r = await liveProducts(knex, tenantId).where('p.id', id).first('p.*', 'c.name as category_name');
+  const r = await liveProducts(knex, tenantId).where('p.id', id).first('p.*', shownCustomFields(knex, 'p', tenantId, 'products'), 'c.name as category_name');
   return r ? productOf(r) : null;
 }
 

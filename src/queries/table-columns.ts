@@ -161,12 +161,9 @@ const CUSTOM_TYPES: Record<CustomFieldType, ColumnType> = {
   multi_select: 'tags', email: 'text', phone: 'text', url: 'link', user: 'text', lookup: 'text',
 };
 
-/**
- * A custom field's column. Lists cannot sort by custom fields yet: `sortable` says so
- * (part B of issue 29 adds the sort and turns this on).
- */
+/** A custom field's column: its list sorts by it with `sortBy=cf_<key>` (src/queries/custom-field-listing.ts). */
 const customColumn = (d: CustomFieldDefinition, withAlign: boolean): TableColumn => ({
-  key: `customFields.${d.key}`, label: d.label, type: CUSTOM_TYPES[d.type], sortable: false, sortKey: null, defaultVisible: false,
+  key: `customFields.${d.key}`, label: d.label, type: CUSTOM_TYPES[d.type], sortable: true, sortKey: `cf_${d.key}`, defaultVisible: false,
   defaultWidth: WIDTH[CUSTOM_TYPES[d.type]], frozen: false, isCustomField: true, source: 'custom', ...(withAlign ? { align: ALIGN[CUSTOM_TYPES[d.type]] ?? 'left' } : {}),
 });
 

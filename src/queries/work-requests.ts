@@ -3,6 +3,7 @@ import type { WorkRequestSettingsState } from '../commands/work-request-settings
 import type { Principal } from '../domain/principal.js';
 import { CLOSED_STATUSES, OPEN_STATUSES } from '../events/work-requests.js';
 import { paginate, sortOf } from './pagination.js';
+import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { recordKind } from './record-registry.js';
 import { containsPattern } from './search.js';
 import { permittedActions, visibleWorkRequests, workRequestAccess } from './work-request-access.js';
@@ -22,6 +23,8 @@ export interface WorkRequestListQuery {
   overdue?: boolean;
   search?: string;
   sortBy?: string;
+  /** Custom field filters as given (`cf_<key>`…), checked against the active definitions. */
+  cf?: CustomFieldParams;
   sortOrder?: string;
   page: number;
   limit: number;
@@ -127,7 +130,8 @@ export async function workRequestTime(knex: Knex, tenantId: string, id: string) 
 export async function getWorkRequest(knex: Knex, principal: Principal, settings: WorkRequestSettingsState, now: Date, id: string) {
   const access = await workRequestAccess(knex, principal, id);
   if (!access) return null;
-  const row = await visibleWorkRequests(knex, principal).where('r.id', id).first('r.*');
+  // The shown custom fields come after `r.*`: the later column of a name is the row's.
+  const row = await visibleWorkRequests(knex, principal).where('r.id', id).first('r.*', shownCustomFields(knex, 'r', principal.tenantId, 'work_requests'));
   if (!row) return null;
   const [request] = await shape(knex, principal.tenantId, settings, now, [row]);
   return {
@@ -147,7 +151,9 @@ export const SORTS = {
 const statusesOf = (given: string[]): string[] => given.flatMap((s) => (s === 'open' ? [...OPEN_STATUSES] : s === 'closed' ? [...CLOSED_STATUSES] : [s]));
 
 export async function listWorkRequests(knex: Knex, principal: Principal, settings: WorkRequestSettingsState, now: Date, q: WorkRequestListQuery) {
-  const query = visibleWorkRequests(knex, principal).select('r.*');
+  const cf = await customFieldListing(knex, principal.tenantId, 'work_requests', 'r', q.cf);
+  const query = visibleWorkRequests(knex, principal).select('r.*', shownCustomFields(knex, 'r', principal.tenantId, 'work_requests'));
+  cf.apply(query);
   const me = principal.userId;
   if (q.view === 'assigned_to_me') query.where('r.assigned_to', me);
   if (q.view === 'requested_by_me') query.where('r.requested_by', me);
@@ -162,7 +168,7 @@ export async function listWorkRequests(knex: Knex, principal: Principal, setting
   if (q.overdue) query.whereIn('r.status', [...OPEN_STATUSES]).where('r.due_date', '<', now);
   if (q.search) query.where('r.search_text', 'like', containsPattern(q.search));
 
-  const sort = sortOf({ sortBy: q.sortBy, sortOrder: q.sortOrder }, SORTS, 'createdAt', 'desc');
+  const sort = sortOf<string>({ sortBy: q.sortBy, sortOrder: q.sortOrder }, { ...SORTS, ...cf.sorts }, 'createdAt', 'desc');
   if (sort.column === 'stage') {
     const order = `{${Object.entries(settings.stages).sort(([, a], [, b]) => a.sortOrder - b.sortOrder).map(([id]) => id).join(',')}}`;
     query.orderByRaw(`array_position(?::uuid[], r.stage_id) ${sort.dir} nulls last, r.id ${sort.dir}`, [order]);

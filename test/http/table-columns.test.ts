@@ -88,7 +88,7 @@ describe('list columns (/table-columns) and list preferences (/table-preferences
     const inactive = await ok('POST', '/admin/custom-fields', { module: 'leads', fieldKey: unique('old'), fieldLabel: 'Old', fieldType: 'date', isActive: false });
     const columns: Column[] = await ok('GET', '/table-columns/leads', undefined, user);
     expect(columns.at(-1)).to.deep.equal({
-      key: `customFields.${key}`, label: 'Tier', type: 'badge', sortable: false, sortKey: null, defaultVisible: false, defaultWidth: 130, frozen: false, isCustomField: true, source: 'custom',
+      key: `customFields.${key}`, label: 'Tier', type: 'badge', sortable: true, sortKey: `cf_${key}`, defaultVisible: false, defaultWidth: 130, frozen: false, isCustomField: true, source: 'custom',
     });
     expect(columns.map((c) => c.key)).to.not.include(`customFields.${inactive.fieldKey}`);
     expect((await ok('GET', '/table-columns/leads', undefined, other)).some((c: Column) => c.isCustomField)).to.equal(false);

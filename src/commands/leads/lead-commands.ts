@@ -8,7 +8,8 @@ import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideConte
 import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from '../lead-settings/lead-settings.js';
 import { lastPosition } from '../identity/identity-deps.js';
 import { leadSettingsSeed, qualificationFrameworkSeed } from '../lead-settings/lead-settings-seed.js';
-import { assertOwner } from '../records/record-commands.js';
+import { assertOwner, withCheckedCustomFields } from '../records/record-commands.js';
+import { checkedRecordWrite } from '../custom-field-values.js';
 import { assertTeamUser } from '../records/record-team.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import { tenantStreamCache } from '../tenant-stream-cache.js';
@@ -43,15 +44,17 @@ const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, 
 const runAssigning = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, decideWith?: DecideWith) =>
   assigningSettings(deps.knex, ctx.tenantId, () => run(deps, ctx, id, command, decideWith));
 
-export async function createLead(deps: Deps, ctx: CommandContext, input: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
-  await assertOwner(deps.knex, ctx.tenantId, input.ownerId);
+export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
+  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'leads', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const id = randomUUID();
   const result = await runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
   return { id, position: result.position };
 }
 
-export async function updateLead(deps: Deps, ctx: CommandContext, id: string, changes: LeadChanges) {
-  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
+export async function updateLead(deps: Deps, ctx: CommandContext, id: string, given: LeadChanges) {
+  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  const changes = await withCheckedCustomFields(deps, ctx, 'leads', given);
   return runAssigning(deps, ctx, id, { kind: 'update', id, changes });
 }
 
@@ -110,8 +113,9 @@ export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: stri
 }
 
 /** Bulk update: the new owner (if any) is checked once, then each lead decides for itself. */
-export async function bulkUpdateLeads(deps: Deps, ctx: CommandContext, ids: string[], changes: LeadChanges): Promise<BulkOutcome> {
-  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
+export async function bulkUpdateLeads(deps: Deps, ctx: CommandContext, ids: string[], given: LeadChanges): Promise<BulkOutcome> {
+  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  const changes = await withCheckedCustomFields(deps, ctx, 'leads', given);
   return bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'update', id, changes }));
 }
 

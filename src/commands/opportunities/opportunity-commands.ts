@@ -16,6 +16,8 @@ import {
   type OpportunityInput,
 } from './opportunity-aggregate.js';
 import type { LineItemInput } from './opportunity-lines.js';
+import { checkedRecordWrite } from '../custom-field-values.js';
+import { withCheckedCustomFields } from '../records/record-commands.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -50,16 +52,18 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCo
 }
 
 /** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second opportunity. */
-export async function createOpportunity(deps: Deps, ctx: CommandContext, input: Omit<OpportunityInput, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
-  await assertOwner(deps.knex, ctx.tenantId, input.ownerId);
-  await assertAccount(deps.knex, ctx.tenantId, input.accountId);
+export async function createOpportunity(deps: Deps, ctx: CommandContext, given: Omit<OpportunityInput, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
+  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertAccount(deps.knex, ctx.tenantId, given.accountId);
+  const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'opportunities', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const result = await run(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
   return { id, position: result.position };
 }
 
-export async function updateOpportunity(deps: Deps, ctx: CommandContext, id: string, changes: OpportunityChanges) {
-  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
-  await assertAccount(deps.knex, ctx.tenantId, changes.accountId);
+export async function updateOpportunity(deps: Deps, ctx: CommandContext, id: string, given: OpportunityChanges) {
+  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertAccount(deps.knex, ctx.tenantId, given.accountId);
+  const changes = await withCheckedCustomFields(deps, ctx, 'opportunities', given);
   return run(deps, ctx, id, { kind: 'update', id, changes });
 }
 

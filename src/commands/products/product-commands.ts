@@ -8,6 +8,8 @@ import { claimUnique, releaseUnique } from '../identity/identity-deps.js';
 import type { UsageDeleteDeps } from '../usage-guard.js';
 import { assertCategoryUnused, assertProductUnused, categoryUsage, deletingFromCatalogue, productUsage, usingCatalogue } from './catalogue-usage.js';
 import { checkProduct, productAggregate, productCategoryAggregate } from './product-aggregates.js';
+import { checkedRecordWrite } from '../custom-field-values.js';
+import { withCheckedCustomFields } from '../records/record-commands.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -62,8 +64,9 @@ export async function liveCatalogueProduct(deps: CommandDeps, tenantId: string, 
 export const createProduct = (deps: Deps, ctx: CommandContext, fields: ProductFields) =>
   assigningCategory(deps, ctx.tenantId, fields.categoryId, () => creatingProduct(deps, ctx, fields));
 
-async function creatingProduct(deps: Deps, ctx: CommandContext, fields: ProductFields) {
-  checkProduct(fields);
+async function creatingProduct(deps: Deps, ctx: CommandContext, given: ProductFields) {
+  checkProduct(given);
+  const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'products', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   await assertCategory(deps, ctx.tenantId, fields.categoryId);
   const id = randomUUID();
   if (fields.code) await claimCode(deps.knex, ctx.tenantId, fields.code, id);
@@ -86,8 +89,9 @@ async function liveProduct(knex: Knex, tenantId: string, id: string) {
 export const updateProduct = (deps: Deps, ctx: CommandContext, id: string, changes: Partial<ProductFields>) =>
   assigningCategory(deps, ctx.tenantId, changes.categoryId, () => updatingProduct(deps, ctx, id, changes));
 
-async function updatingProduct(deps: Deps, ctx: CommandContext, id: string, changes: Partial<ProductFields>) {
-  checkProduct(changes);
+async function updatingProduct(deps: Deps, ctx: CommandContext, id: string, given: Partial<ProductFields>) {
+  checkProduct(given);
+  const changes = await withCheckedCustomFields(deps, ctx, 'products', given);
   const before = await liveProduct(deps.knex, ctx.tenantId, id);
   await assertCategory(deps, ctx.tenantId, changes.categoryId);
   const newCode = changes.code && codeClaim(ctx.tenantId, changes.code) !== (before.code && codeClaim(ctx.tenantId, before.code)) ? changes.code : null;

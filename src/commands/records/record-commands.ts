@@ -7,8 +7,16 @@ import { handleCommand, type CommandContext, type CommandDeps } from '../aggrega
 import { contactAggregate } from '../contacts.js';
 import { invalid, notFound } from '../../domain/errors.js';
 import { wouldLoop } from './references.js';
+import type { CustomFieldModule } from '../../domain/custom-fields.js';
+import { checkedRecordWrite } from '../custom-field-values.js';
 
 type Deps = CommandDeps & { knex: Knex };
+
+/** An update's changes with its `customFields` (which replace the stored ones) checked and normalised. */
+export async function withCheckedCustomFields<C extends { customFields?: Record<string, unknown> | null }>(deps: Deps, ctx: CommandContext, module: CustomFieldModule, changes: C): Promise<C> {
+  const customFields = await checkedRecordWrite(deps, ctx.tenantId, module, { fields: changes, customFields: changes.customFields ?? undefined, mode: 'replace' });
+  return customFields === undefined ? changes : { ...changes, customFields };
+}
 
 async function assertLiveAccount(knex: Knex, tenantId: string, id: string, what = 'Account'): Promise<void> {
   const row = await knex('accounts').where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
@@ -22,15 +30,17 @@ export async function assertOwner(knex: Knex, tenantId: string, ownerId: string 
   if (!row) throw invalid('ownerId does not name a user of this tenant', [{ path: 'ownerId', message: 'not found', code: 'unknown_reference' }]);
 }
 
-export async function createContact(deps: Deps, ctx: CommandContext, fields: Omit<ContactFields, 'ownerId'> & { ownerId?: string }) {
-  await assertOwner(deps.knex, ctx.tenantId, fields.ownerId);
+export async function createContact(deps: Deps, ctx: CommandContext, given: Omit<ContactFields, 'ownerId'> & { ownerId?: string }) {
+  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'contacts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const id = randomUUID();
   const result = await handleCommand(deps, contactAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
   return { id, position: result.position };
 }
 
-export async function updateContact(deps: Deps, ctx: CommandContext, id: string, changes: Partial<ContactFields>) {
-  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
+export async function updateContact(deps: Deps, ctx: CommandContext, id: string, given: Partial<ContactFields>) {
+  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  const changes = await withCheckedCustomFields(deps, ctx, 'contacts', given);
   return handleCommand(deps, contactAggregate, id, { kind: 'update', id, changes }, ctx);
 }
 
@@ -58,17 +68,19 @@ async function assertParent(knex: Knex, tenantId: string, id: string | null, par
   }
 }
 
-export async function createAccount(deps: Deps, ctx: CommandContext, fields: Omit<AccountFields, 'ownerId'> & { ownerId?: string }) {
-  await assertOwner(deps.knex, ctx.tenantId, fields.ownerId);
-  await assertParent(deps.knex, ctx.tenantId, null, fields.parentAccountId);
+export async function createAccount(deps: Deps, ctx: CommandContext, given: Omit<AccountFields, 'ownerId'> & { ownerId?: string }) {
+  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertParent(deps.knex, ctx.tenantId, null, given.parentAccountId);
+  const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'accounts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const id = randomUUID();
   const result = await handleCommand(deps, accountAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
   return { id, position: result.position };
 }
 
-export async function updateAccount(deps: Deps, ctx: CommandContext, id: string, changes: Partial<AccountFields>) {
-  await assertOwner(deps.knex, ctx.tenantId, changes.ownerId);
-  await assertParent(deps.knex, ctx.tenantId, id, changes.parentAccountId);
+export async function updateAccount(deps: Deps, ctx: CommandContext, id: string, given: Partial<AccountFields>) {
+  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertParent(deps.knex, ctx.tenantId, id, given.parentAccountId);
+  const changes = await withCheckedCustomFields(deps, ctx, 'accounts', given);
   return handleCommand(deps, accountAggregate, id, { kind: 'update', id, changes }, ctx);
 }
 

@@ -128,6 +128,7 @@ function decideCreate(command: Extract<TaskCommand, { kind: 'create' }>, state: 
         entityType: fields.entityType,
         entityId: fields.entityId,
         parentTaskId: command.parent?.id ?? null,
+        ...(fields.customFields && Object.keys(fields.customFields).length ? { customFields: fields.customFields } : {}),
         depth,
       },
     },

@@ -6,6 +6,8 @@ import type { Position } from '../../events/store/types.js';
 import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { taskAggregate, type TaskCommand, type TaskContext, type TaskInput } from './task-aggregate.js';
 import { taskSettings, withTaskSettings } from './task-settings-source.js';
+import { checkedRecordWrite } from '../custom-field-values.js';
+import { withCheckedCustomFields } from '../records/record-commands.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -38,15 +40,17 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: TaskCommand, 
 }
 
 /** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second task. */
-export async function createTask(deps: Deps, ctx: CommandContext, fields: TaskInput, id: string = randomUUID()) {
-  await assertAssignee(deps.knex, ctx.tenantId, fields.assignedTo);
+export async function createTask(deps: Deps, ctx: CommandContext, given: TaskInput, id: string = randomUUID()) {
+  await assertAssignee(deps.knex, ctx.tenantId, given.assignedTo);
+  const fields = { ...given, customFields: await checkedRecordWrite(deps, ctx.tenantId, 'tasks', { fields: given, customFields: given.customFields, mode: 'create' }) };
   const parent = await parentOf(deps, ctx.tenantId, fields.parentTaskId);
   const result = await run(deps, ctx, id, { kind: 'create', id, fields, actorId: ctx.userId, parent }, true);
   return { id, position: result.position };
 }
 
-export async function updateTask(deps: Deps, ctx: CommandContext, id: string, changes: TaskChanges) {
-  await assertAssignee(deps.knex, ctx.tenantId, changes.assignedTo);
+export async function updateTask(deps: Deps, ctx: CommandContext, id: string, given: TaskChanges) {
+  await assertAssignee(deps.knex, ctx.tenantId, given.assignedTo);
+  const changes = await withCheckedCustomFields(deps, ctx, 'tasks', given);
   return run(deps, ctx, id, { kind: 'update', id, changes });
 }
 

@@ -7,6 +7,7 @@ import { loadWorkRequestSettings } from '../work-request-settings/work-request-s
 import { executePlan, newStreamWrite, savePlan, type WritePlan } from '../write-plan.js';
 import { workRequestAggregate, type WorkRequestCommand, type WorkRequestContext } from './work-request-aggregate.js';
 import { owningUnit, type WorkRequestInput } from './work-request-create.js';
+import { checkedRecordWrite } from '../custom-field-values.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -48,6 +49,7 @@ async function nextRequestNumber(trx: Knex.Transaction, tenantId: string): Promi
 export async function createWorkRequest(deps: Deps, ctx: CommandContext, input: WorkRequestInput, actor: WorkRequestActor) {
   await assertActiveUser(deps.knex, ctx.tenantId, input.assignedTo, 'assignedTo');
   await teamLeadOf(deps.knex, ctx.tenantId, input.teamId, 'teamId');
+  input = { ...input, customFields: await checkedRecordWrite(deps, ctx.tenantId, 'work_requests', { fields: input, customFields: input.customFields, mode: 'create' }) };
   const settings = await loadWorkRequestSettings(deps.store, ctx.tenantId);
   const teamLead = await teamLeadOf(deps.knex, ctx.tenantId, owningUnit(settings.types[input.typeId], input.teamId).teamId);
   const id = randomUUID();
@@ -78,6 +80,12 @@ export async function changeWorkRequest(
   owningTeamId: string | null,
   assignToTeamId?: string | null,
 ) {
+  if (command.kind === 'update') {
+    // Sent custom fields are merged into the stored ones (work-request-aggregate).
+    const { changes } = command;
+    const customFields = await checkedRecordWrite(deps, ctx.tenantId, 'work_requests', { fields: changes, customFields: changes.customFields ?? undefined, mode: 'merge' });
+    if (customFields !== undefined) command = { ...command, changes: { ...changes, customFields } };
+  }
   if (command.kind === 'assign') await assertActiveUser(deps.knex, ctx.tenantId, command.userId, 'userId');
   if (command.kind === 'change-stage') await assertActiveUser(deps.knex, ctx.tenantId, command.assignToUserId, 'assignToUserId');
   const picked = await teamLeadOf(deps.knex, ctx.tenantId, assignToTeamId, 'assignToTeamId');

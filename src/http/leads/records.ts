@@ -1,3 +1,4 @@
+import { customFieldParams } from '../record-schemas.js';
 import type { Router } from 'express';
 import { changeLeadStage, createLead, deleteLead, disqualifyLead, loadLeadSettings, updateLead } from '../../commands/leads/lead-commands.js';
 import { defaultPipelineId } from '../../commands/lead-settings/lead-settings.js';
@@ -27,7 +28,7 @@ export function mountLeadRecords(router: Router, services: Services, { detail, w
   router.get('/', view, async (req, res) => {
     const q = parseQuery(listQuery, req);
     const principal = principalOf(res);
-    const query = { ...q, assignedTo: q.assignedTo ?? q.ownerId };
+    const query = { ...q, assignedTo: q.assignedTo ?? q.ownerId, cf: customFieldParams(req.query) };
     if (q.view !== 'kanban') {
       res.json(await listLeads(knex, principal, query));
       return;

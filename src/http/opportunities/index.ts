@@ -1,3 +1,4 @@
+import { customFieldParams } from '../record-schemas.js';
 import type { Response } from 'express';
 import { Router } from 'express';
 import { loadLeadSettings } from '../../commands/leads/lead-commands.js';
@@ -85,7 +86,7 @@ export function opportunitiesRouter(services: Services): Router {
   });
   router.get('/', requirePermission('opportunities', 'view'), async (req, res) => {
     const principal = principalOf(res);
-    res.json(await listOpportunities(knex, principal, await lookupsOf(principal), parseQuery(listQuery, req)));
+    res.json(await listOpportunities(knex, principal, await lookupsOf(principal), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/:id', requirePermission('opportunities', 'view'), async (req, res) => {
     const found = await detail(principalOf(res), idParam(req, 'id', 'Opportunity'));

@@ -8,7 +8,7 @@ import { notFound } from '../../domain/errors.js';
 import { getProduct, getProductCategory, listProductCategories, listProducts } from '../../queries/products.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
-import { customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
+import { customFieldParams, customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from '../validate.js';
 import { mountRecordDocuments } from '../record-subresources.js';
 import { mountBundleItems } from './bundles.js';
@@ -111,7 +111,7 @@ export function productsRouter(services: Services): Router {
     res.status(201).json(await product(tenantOf(res), id));
   });
   router.get('/', requirePermission('products', 'view'), async (req, res) => {
-    res.json(await listProducts(knex, tenantOf(res), parseQuery(listQuery, req)));
+    res.json(await listProducts(knex, tenantOf(res), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/:id', requirePermission('products', 'view'), async (req, res) => {
     res.json(await product(tenantOf(res), idParam(req, 'id', 'Product')));

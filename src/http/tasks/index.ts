@@ -1,3 +1,4 @@
+import { customFieldParams } from '../record-schemas.js';
 import type { Response } from 'express';
 import { Router } from 'express';
 import { taskAggregate, type TaskInput } from '../../commands/tasks/task-aggregate.js';
@@ -30,6 +31,7 @@ const withDefaults = (b: CreateBody): TaskInput => ({
   entityType: b.entityType ?? null,
   entityId: b.entityId ?? null,
   parentTaskId: b.parentTaskId ?? null,
+  customFields: b.customFields,
 });
 
 export function tasksRouter(services: Services): Router {
@@ -80,7 +82,7 @@ export function tasksRouter(services: Services): Router {
   });
   router.get('/', requirePermission('tasks', 'view'), async (req, res) => {
     const principal = principalOf(res);
-    res.json(await listTasks(knex, principal, await settingsOf(principal), services.clock.now(), parseQuery(listQuery, req)));
+    res.json(await listTasks(knex, principal, await settingsOf(principal), services.clock.now(), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/:id', requirePermission('tasks', 'view'), async (req, res) => {
     const task = await detail(principalOf(res), idParam(req, 'id', 'Task'));

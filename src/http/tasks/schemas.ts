@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TASK_ENTITY_TYPES } from '../../events/tasks.js';
 import { parseDateText } from '../../domain/field-rules.js';
-import { optionalText } from '../record-schemas.js';
+import { customFields, optionalText } from '../record-schemas.js';
 import { listLimit, paginationQuery, queryDate } from '../validate.js';
 import { listQueryBase } from '../record-schemas.js';
 
@@ -33,6 +33,7 @@ const taskFields = {
   reminderAt: dateTime,
   entityType: entityType.nullable().optional(),
   entityId: z.uuid().nullable().optional(),
+  customFields,
 };
 /** Unknown fields are refused (400). */
 export const createBody = z.object({ ...taskFields, parentTaskId: z.uuid().nullable().optional() }).strict();

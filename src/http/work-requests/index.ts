@@ -1,3 +1,4 @@
+import { customFieldParams } from '../record-schemas.js';
 import { Router, type Request, type Response } from 'express';
 import { workRequestAggregate, type WorkRequestCommand } from '../../commands/work-requests/work-request-aggregate.js';
 import { changeWorkRequest, createWorkRequest } from '../../commands/work-requests/work-request-commands.js';
@@ -62,7 +63,7 @@ export function workRequestsRouter(services: Services): Router {
 
   router.get('/', requirePermission('work_requests', 'view'), async (req, res) => {
     const principal = principalOf(res);
-    res.json(await listWorkRequests(knex, principal, await settingsOf(principal), services.clock.now(), parseQuery(listQuery, req)));
+    res.json(await listWorkRequests(knex, principal, await settingsOf(principal), services.clock.now(), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/counts', requirePermission('work_requests', 'view'), async (_req, res) => res.json(await countWorkRequests(knex, principalOf(res), services.clock.now())));
   router.get('/by-entity/:entityType/:entityId', requirePermission('work_requests', 'view'), async (req, res) => {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { lineTotal } from '../../domain/sales-lines.js';
 import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
+import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
 import { prepared } from '../prepared.js';
 import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';
@@ -20,6 +21,8 @@ export interface LeadListQuery {
   sortBy?: string;
   sortDir?: string;
   sortOrder?: string;
+  /** Custom field filters as given (`cf_<key>`…), checked against the active definitions. */
+  cf?: CustomFieldParams;
 }
 
 export const SORTS = sortableColumns('l', ['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'email', 'score', 'estimated_value']);
@@ -51,13 +54,14 @@ export function filtered(knex: Knex, principal: Principal, q: Omit<LeadListQuery
 /** Named, not `l.*`: a prepared statement's row shape must not change when a migration adds a column. */
 const LEAD_COLUMNS = [
   'id', 'first_name', 'last_name', 'email', 'phone', 'mobile', 'company', 'title', 'website', 'address', 'source', 'priority_id',
-  'estimated_value', 'description', 'custom_fields', 'qualification', 'owner_id', 'pipeline_id', 'stage_id', 'stage_entered_at', 'score',
+  'estimated_value', 'description', 'qualification', 'owner_id', 'pipeline_id', 'stage_id', 'stage_entered_at', 'score',
   'score_breakdown', 'status', 'disqualified_at', 'disqualified_by', 'disqualification_reason_id', 'disqualification_reason',
   'disqualification_notes', 'converted_at', 'converted_by', 'converted_contact_id', 'converted_account_id', 'converted_opportunity_id', 'conversion_notes', 'sla_due_at', 'first_response_at', 'sla_breached_at', 'sla_escalated_at', 'created_by', 'created_at', 'updated_at',
 ].map((c) => `l.${c}`);
 
-const listColumns = (knex: Knex) => [
+const listColumns = (knex: Knex, tenantId: string) => [
   ...LEAD_COLUMNS,
+  shownCustomFields(knex, 'l', tenantId, 'leads'),
   's.name as stage_name',
   'p.slug as priority_slug',
   'p.name as priority_name',
@@ -91,6 +95,7 @@ function listItem(r: any) {
     status: r.status,
     ownerId: r.owner_id,
     ownerName: r.owner_name,
+    customFields: r.custom_fields ?? {},
     createdBy: r.created_by,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -98,11 +103,13 @@ function listItem(r: any) {
 }
 
 export async function listLeads(knex: Knex, principal: Principal, q: LeadListQuery) {
-  const query = withNames(filtered(knex, principal, q)).select(listColumns(knex));
-  const sort = sortOf(q, SORTS, 'created_at', 'desc');
+  const cf = await customFieldListing(knex, principal.tenantId, 'leads', 'l', q.cf);
+  const query = withNames(filtered(knex, principal, q)).select(listColumns(knex, principal.tenantId));
+  cf.apply(query);
+  const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'created_at', 'desc');
   query.orderByRaw(`${sort.column} ${sort.dir}, l.id ${sort.dir}`);
   // Unfiltered (or by stage alone) and unscoped, the total is a maintained tally: no counting as the tenant grows.
-  const others = q.search || q.pipelineId || q.priority || q.source || q.assignedTo || q.status || scopeOf(principal, 'leads') !== 'all';
+  const others = q.search || q.pipelineId || q.priority || q.source || q.assignedTo || q.status || cf.filtered || scopeOf(principal, 'leads') !== 'all';
   let knownTotal: (() => Promise<number>) | undefined;
   if (!others && !q.stageId) knownTotal = () => tallied(knex, 'lead_totals', principal.tenantId);
   const stageId = q.stageId;
@@ -117,16 +124,18 @@ export async function leadBoard(knex: Knex, principal: Principal, q: Omit<LeadLi
     .whereNull('deleted_at')
     .orderBy(['sort_order', 'name'])
     .select('id', 'name', 'slug', 'color', 'sort_order', 'is_won', 'is_lost');
+  const cf = await customFieldListing(knex, principal.tenantId, 'leads', 'l', q.cf);
   // Rank narrow rows (id, stage), then read the whole rows of the few shown.
   const ranked = filtered(knex, principal, q).select(
     'l.id as ranked_id',
     knex.raw('row_number() over (partition by l.stage_id order by l.score desc, l.created_at desc, l.id) as rank'),
     knex.raw('count(*) over (partition by l.stage_id) as stage_count'),
   );
+  cf.apply(ranked);
   const rows = await withNames(knex('leads as l').join(ranked.as('r'), 'r.ranked_id', 'l.id'))
     .where('r.rank', '<=', q.limit)
     .orderBy('r.rank')
-    .select([...listColumns(knex), 'r.stage_count']);
+    .select([...listColumns(knex, principal.tenantId), 'r.stage_count']);
   return {
     pipelineId: q.pipelineId,
     stages: stages.map((s: any) => {
@@ -179,7 +188,7 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
       .leftJoin('users as c', 'c.id', 'l.created_by')
       .where('l.id', id)
       .first(
-        listColumns(knex).concat([
+        listColumns(knex, principal.tenantId).concat([
           's.slug as stage_slug', 's.color as stage_color', 's.sort_order as stage_sort_order', 's.is_won as stage_is_won', 's.is_lost as stage_is_lost',
           's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
           knex.raw(`${fullName('c')} as created_by_name`),

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Principal } from '../../domain/principal.js';
 import { closedStatusIds, type TaskSettingsState } from '../../domain/task-settings.js';
 import { paginate, sortOf } from '../pagination.js';
+import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
 import { containsPattern } from '../search.js';
 import { linkedNameSql, visibleTasks } from './task-scope.js';
 
@@ -22,6 +23,8 @@ export interface TaskListQuery {
   page: number;
   limit: number;
   sortBy?: string;
+  /** Custom field filters as given (`cf_<key>`…), checked against the active definitions. */
+  cf?: CustomFieldParams;
   sortDir?: string;
   sortOrder?: string;
 }
@@ -54,6 +57,7 @@ function taskOf(settings: TaskSettingsState, now: Date) {
     entityType: r.entity_type,
     entityId: r.entity_id,
     parentTaskId: r.parent_task_id,
+    customFields: r.custom_fields ?? {},
     isCompleted: r.completed_at !== null,
     isOverdue: r.completed_at === null && settings.statuses[r.status_id]?.isOpen !== false && r.due_date !== null && r.due_date.getTime() < now.getTime(),
     completedAt: r.completed_at,
@@ -71,9 +75,11 @@ export const SORTS = {
 };
 
 export async function listTasks(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, q: TaskListQuery) {
+  const cf = await customFieldListing(knex, principal.tenantId, 'tasks', 't', q.cf);
   const query = visibleTasks(knex, principal)
     .leftJoin('users as au', 'au.id', 't.assigned_to')
-    .select(...COLUMNS, knex.raw(`${displayName('au')} as assigned_to_name`));
+    .select(...COLUMNS, shownCustomFields(knex, 't', principal.tenantId, 'tasks'), knex.raw(`${displayName('au')} as assigned_to_name`));
+  cf.apply(query);
   if (q.parentTaskId) query.where('t.parent_task_id', q.parentTaskId);
   else query.whereNull('t.parent_task_id');
   if (q.search) query.where('t.search_text', 'like', containsPattern(q.search));
@@ -91,7 +97,7 @@ export async function listTasks(knex: Knex, principal: Principal, settings: Task
   if (q.dueBefore) query.where('t.due_date', '<=', q.dueBefore);
   if (q.dueAfter) query.where('t.due_date', '>=', q.dueAfter);
 
-  const sort = sortOf(q, SORTS, 'due_date', 'asc');
+  const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'due_date', 'asc');
   const back = sort.dir === 'asc' ? 'desc' : 'asc';
   if (sort.column === 't.due_date') {
     // The index order: due date (no date last when ascending), then newest first.
@@ -117,6 +123,7 @@ export async function getTask(knex: Knex, principal: Principal, settings: TaskSe
     .where('t.id', id)
     .first(
       ...COLUMNS,
+      shownCustomFields(knex, 't', principal.tenantId, 'tasks'),
       't.completion_notes',
       knex.raw(`${displayName('au')} as assigned_to_name`),
       knex.raw(`${displayName('cu')} as created_by_name`),

@@ -1,0 +1,100 @@
+import type { Knex } from 'knex';
+import { checkCustomFieldValues, type CustomFieldModule, type ReferenceLookup } from '../domain/custom-fields.js';
+import { invalid } from '../domain/errors.js';
+import { fieldRuleViolations, type RuleViolation } from '../domain/field-validation-rules.js';
+import type { RegistryType } from '../domain/record-types.js';
+import type { EventStore } from '../events/store/types.js';
+import { activeDefinitionsOf, fieldRulesOf, loadModuleSettings } from './module-settings/module-settings.js';
+
+/**
+ * The one check of a record write against its module's settings, for every kind and every
+ * path that creates or changes a record (HTTP, bulk, form submissions, workflow actions):
+ * its `customFields` against the tenant's active definitions (src/domain/custom-fields.ts),
+ * then the module's field validation rules. The settings come from the module settings
+ * stream (`loadModuleSettings`, cached per process), as the lead commands read theirs; only
+ * whether a referenced user or record exists is asked of the read models, through the one
+ * named lookup below.
+ */
+
+/** Tables of the record kinds a lookup field may point at (projects have none: nothing is found). */
+const LOOKUP_TABLES: Partial<Record<RegistryType, string>> = {
+  leads: 'leads', opportunities: 'opportunities', accounts: 'accounts', contacts: 'contacts', tasks: 'tasks', work_requests: 'work_requests', products: 'products',
+};
+
+/** Which ids are live users or records of `tenantId`: another tenant's id is simply not found. */
+export const tenantReferences = (knex: Knex, tenantId: string): ReferenceLookup => async (target, ids) => {
+  const table = target === 'users' ? 'users' : LOOKUP_TABLES[target];
+  if (!table || ids.length === 0) return new Set();
+  const found: string[] = await knex(table).where({ tenant_id: tenantId }).whereIn('id', ids).whereNull('deleted_at').pluck('id');
+  return new Set(found);
+};
+
+export type CustomFieldWriteMode =
+  /** A new record: every active definition counts, missing keys take their default. */
+  | 'create'
+  /** An update whose `customFields` replaces the stored object: a key left out becomes empty. */
+  | 'replace'
+  /** An update whose `customFields` is merged into the stored object: only the keys sent change. */
+  | 'merge';
+
+export interface RecordWrite {
+  /** The record's own fields as the command takes them (a create: all; an update: the changes). */
+  fields: object;
+  /** Its custom field values as sent; undefined: not sent (an update leaving them alone). */
+  customFields: Readonly<Record<string, unknown>> | undefined;
+  mode: CustomFieldWriteMode;
+}
+
+type Deps = { store: EventStore; knex: Knex };
+
+/**
+ * The write's custom field values, normalised ("42" → 42, defaults filled in on a create),
+ * or a 400 naming each field at fault (`details[].path` is `customFields.<key>` or the
+ * record's own field a rule names). Undefined when an update sends none.
+ */
+export async function checkedRecordWrite(deps: Deps, tenantId: string, module: CustomFieldModule, write: RecordWrite): Promise<Record<string, unknown> | undefined> {
+  const settings = await loadModuleSettings(deps.store, tenantId, module);
+  const definitions = activeDefinitionsOf(settings);
+  let values: Record<string, unknown> | undefined;
+  if (write.customFields !== undefined || write.mode === 'create') {
+    const input = write.customFields ?? {};
+    const changedKeys = write.mode === 'merge' ? new Set(Object.keys(input)) : undefined;
+    const checked = await checkCustomFieldValues(
+      definitions,
+      input,
+      // Keys no active definition names stay free data (stage fields, values of deactivated fields).
+      { unknownKeys: 'keep', applyDefaults: write.mode === 'create', changedKeys },
+      tenantReferences(deps.knex, tenantId),
+    );
+    if (!checked.ok) throw invalid(checked.problems.map((p) => p.message).join('; '), checked.problems);
+    values = checked.values;
+  }
+  const customKeys = new Set(definitions.map((d) => d.key));
+  const violations = brokenRules(fieldRulesOf(settings, module), write, values ?? {}, customKeys);
+  if (violations.length) {
+    const details = violations.flatMap((v) => v.fields.map((field) => ({ path: customKeys.has(field) ? `customFields.${field}` : field, message: v.message, code: 'field_rule' })));
+    throw invalid(violations.map((v) => v.message).join('; '), details, { validationErrors: violations });
+  }
+  return values;
+}
+
+/**
+ * The rules a write breaks. A create is held to every rule. An update is held to what it
+ * sends: a rule breaks when the fields it finds missing were sent empty (or, with a replaced
+ * `customFields`, left out of it), so an older record is never refused for a rule it broke
+ * before; without the stored record, an `any_one` rule breaks on an update only when all of
+ * its fields are sent empty.
+ */
+function brokenRules(rules: Parameters<typeof fieldRuleViolations>[0], write: RecordWrite, values: Record<string, unknown>, customKeys: ReadonlySet<string>): RuleViolation[] {
+  const violations = fieldRuleViolations(rules, write.fields as Record<string, unknown>, values);
+  if (write.mode === 'create') return violations;
+  const sent = (field: string) =>
+    Object.hasOwn(write.fields, field) ||
+    (write.customFields !== undefined && customKeys.has(field) && (write.mode === 'replace' || Object.hasOwn(write.customFields, field)));
+  const typeOf = new Map(rules.map((r) => [r.id, r.type]));
+  return violations.filter((v) => {
+    const type = typeOf.get(v.rule);
+    if (type === 'required') return sent(v.fields[0]);
+    return type === 'all' ? v.fields.some(sent) : v.fields.every(sent);
+  });
+}
