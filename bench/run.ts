@@ -148,7 +148,11 @@ function timeEntryFigures(t: TimeEntryHttpResult): Figure[] {
 /** The work requests phase: a status-filtered list page over a tenant of many requests. No target in the design: a reference figure. */
 function workRequestFigures(w: WorkRequestHttpResult): Figure[] {
   const of = w.requests.toLocaleString('en-US');
-  return reference(httpFigures('httpWorkRequestStatusList', `GET ${WORK_REQUEST_LIST_PATH}, of ${of}`, w.statusList, `${w.matching} match, counted; rows shaped from settings and one query per name kind`, {}));
+  return [
+    ...reference(httpFigures('httpWorkRequestStatusList', `GET ${WORK_REQUEST_LIST_PATH}, of ${of}`, w.statusList, `${w.matching} match, counted; rows shaped from settings and one query per name kind`, {})),
+    ...httpFigures('httpWorkRequestCreate', 'POST /api/work-requests', w.create, `${w.connections} connections; numbered, type defaults, first assignee`, { atLeast: 500 }),
+    ...httpFigures('httpProductCreate', 'POST /api/products', w.productCreate, `${w.connections} connections; catalogue checks`, { atLeast: 500 }),
+  ];
 }
 
 /** The workflow phase: trigger-to-effect latency at a steady rate. No target in the design: reference figures. */

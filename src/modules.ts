@@ -43,6 +43,7 @@ import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
 import { migration0057InlineProjections } from './projections/migrations/0057_inline_projections.js';
+import { migration0058WorkerLeases } from './projections/migrations/0058_worker_leases.js';
 import { identityProjection } from './projections/identity.js';
 import { leadSettingsProjection } from './projections/lead-settings.js';
 import { leadsProjection } from './projections/leads.js';
@@ -129,6 +130,15 @@ import { pruneWebhookDeliveries, sendDueDeliveries } from './sagas/webhooks/webh
 import { webhookSaga } from './sagas/webhooks/webhook-saga.js';
 import type { Services } from './service.js';
 import { apiKeysRouter } from './http/api-keys.js';
+import {
+  customFieldsRouter, generalSettingsRouter, groupsRouter, industriesRouter, moduleLayoutSettingsRouter, moduleSettingsRouter, tableColumnsRouter,
+  tablePreferencesRouter, tabsRouter,
+} from './http/customisation/index.js';
+import { moduleSettingsProjection } from './projections/module-settings.js';
+import { generalSettingsProjection } from './projections/general-settings.js';
+import { tablePreferencesProjection } from './projections/table-preferences.js';
+import { migration0070Customisation } from './projections/migrations/0070_customisation.js';
+import { seedMissingIndustries } from './commands/general-settings/general-settings-commands.js';
 import { apiKeysProjection } from './projections/api-keys.js';
 import { migration0034ApiKeys } from './projections/migrations/0034_api_keys.js';
 
@@ -172,7 +182,7 @@ export const modules: ModuleManifest[] = [
     projections: [auditTrailProjection],
     // The audit trail is written with every append (inline): an auditor never reads a trail behind the log.
     reads: ['audit-trail'],
-    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections, migration0058WorkerLeases],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
       { name: 'text-retry', cron: '* * * * *', run: () => services.textMessages.retryFailed(50) },
@@ -194,8 +204,8 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
-    // Registration also seeds the tenant's lead, task and opportunity settings, its Standard price book and notification templates, which a client reads next.
-    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings', 'notifications'],
+    // Registration also seeds the tenant's lead, task and opportunity settings, its Standard price book, notification templates and industries, which a client reads next.
+    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings', 'notifications', 'general-settings'],
   },
   {
     // The record timeline (activities, notes) that every record kind shares.
@@ -455,6 +465,26 @@ export const modules: ModuleManifest[] = [
     projections: [apiKeysProjection],
     migrations: [migration0034ApiKeys],
     reads: ['api-keys'],
+  },
+  {
+    // Customisation (issue 29): custom field definitions, tabs, groups, layouts and form settings per record kind (one stream
+    // per tenant and module), list columns and each user's list preferences, the company profile and industries.
+    name: 'customisation',
+    routes: [
+      { path: '/admin/custom-fields', router: customFieldsRouter },
+      { path: '/admin/tabs', router: tabsRouter },
+      { path: '/admin/groups', router: groupsRouter },
+      { path: '/admin/module-layout-settings', router: moduleLayoutSettingsRouter },
+      { path: '/admin/industries', router: industriesRouter },
+      { path: '/module-settings', router: moduleSettingsRouter },
+      { path: '/table-columns', router: tableColumnsRouter },
+      { path: '/table-preferences', router: tablePreferencesRouter },
+      { path: '/general-settings', router: generalSettingsRouter },
+    ],
+    projections: [moduleSettingsProjection, generalSettingsProjection, tablePreferencesProjection],
+    migrations: [migration0070Customisation],
+    upgradeSeeds: [{ what: 'industries', run: seedMissingIndustries }],
+    reads: ['module-settings', 'general-settings', 'table-preferences'],
   },
 ];
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
-import type { InlineApplier } from '../events/store/postgres.js';
+import { PostgresEventStore, type InlineApplier } from '../events/store/postgres.js';
 import type { EventStore, RecordedEvent } from '../events/store/types.js';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
 import type { Logger } from '../infra/logger.js';
@@ -51,6 +51,15 @@ export class InlineProjections implements InlineApplier {
     const mine = events.filter((e) => handles(projection, e.type));
     if (mine.length) await applyEvents(projection, trx, mine);
   }
+}
+
+/**
+ * For a process that appends beside the service (operator commands, bench fills): its
+ * appends apply the inline projections the log lists, as the service's own do. Every
+ * appender to a PostgreSQL log with inline projections must do this.
+ */
+export function appendWithInlineProjections(store: EventStore, knex: Knex, projections: readonly Projection[]): void {
+  if (store instanceof PostgresEventStore) store.applyInline(new InlineProjections(knex, projections));
 }
 
 const INLINE_LOCK = `hashtextextended('crm:inline-projections', 0)`;

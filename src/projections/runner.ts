@@ -5,6 +5,7 @@ import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../even
 import type { Logger } from '../infra/logger.js';
 import { backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep } from '../infra/signal.js';
+import type { Lease } from '../infra/unit-leases.js';
 import { applyEvents, handles, type Projection } from './projection.js';
 import type { ReadModelWriter, WriterOptions } from './writer.js';
 import { CHECKPOINT_CHANNEL, checkpointNotification, inlineProjectionNames } from './progress.js';
@@ -37,6 +38,8 @@ interface PageOptions {
   target?: ProjectionTarget;
   /** Apply each event under its own savepoint and park those that fail (after `attempts` tries of the page). */
   parkFailuresAfter?: number;
+  /** The runner's lease of the projection: the page fails once another holder took it (src/infra/unit-leases.ts). */
+  lease?: Lease;
   writer?: WriterOptions;
   /** The page's relevant events already worked out (`prepareEvents`): written as they are unless some must be held back. */
   prepared?: ReadModelWriter;
@@ -64,7 +67,7 @@ export async function applyPage(
     await trx.raw('set local synchronous_commit = off');
     if (target.schema) await trx.raw(`set local search_path to ${safeSchema(target.schema)}, public`);
     // Checkpoint first: it also locks the row, so a second runner fails before writing anything.
-    if (!(await advanceCheckpoint(trx, 'projection_checkpoints', target.checkpoint, from, last))) {
+    if (!(await advanceCheckpoint(trx, 'projection_checkpoints', target.checkpoint, from, last, options.lease))) {
       throw new CheckpointMovedError(target.checkpoint);
     }
     if (relevant.length) {
@@ -189,7 +192,7 @@ const IRRELEVANT_PERSIST_MS = 1_000;
 export async function runProjection(
   deps: ProjectionDeps,
   projection: Projection,
-  options: { abort: AbortSignal; batchSize: number; onProgress?: (position: Position) => void },
+  options: { abort: AbortSignal; batchSize: number; onProgress?: (position: Position) => void; lease?: Lease },
 ): Promise<void> {
   await restoreSetAsideIndexes(deps.knex, projection.name);
   // Applied inside every append (inline.ts): nothing to run here, ever again.
@@ -207,7 +210,7 @@ export async function runProjection(
       options.onProgress?.(page[page.length - 1].position);
       return;
     }
-    stored = await applyPageOrPark(deps, projection, stored, page, { notify: othersListen, abort: options.abort });
+    stored = await applyPageOrPark(deps, projection, stored, page, { notify: othersListen, abort: options.abort, lease: options.lease });
     storedAt = Date.now();
     options.onProgress?.(stored);
   });

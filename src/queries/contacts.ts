@@ -20,7 +20,7 @@ export interface ContactListQuery {
   sortOrder?: string;
 }
 
-const SORTS = sortableColumns('c', ['created_at', 'updated_at', 'first_name', 'last_name', 'email']);
+export const SORTS = sortableColumns('c', ['created_at', 'updated_at', 'first_name', 'last_name', 'email']);
 
 /** Live contacts of the tenant that the caller's scope lets them see. */
 export function visibleContacts(knex: Knex, principal: Principal) {

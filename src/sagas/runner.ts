@@ -1,8 +1,10 @@
+import { assertReadable } from '../events/versions.js';
 import { followAll } from '../events/store/catch-up.js';
 import type { Position, RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep } from '../infra/signal.js';
+import type { Lease } from '../infra/unit-leases.js';
 import { ProjectionBehind } from '../queries/projection-progress.js';
 import { sagaContext, type Saga, type SagaDeps } from './saga.js';
 import { SagaWait } from './saga-waits.js';
@@ -28,12 +30,23 @@ type Outcome = 'handled' | 'parked' | 'aborted';
 export async function runSaga(
   deps: SagaDeps,
   saga: Saga,
-  options: { abort: AbortSignal; batchSize: number; retry?: RetryPolicy },
+  options: {
+    abort: AbortSignal;
+    batchSize: number;
+    retry?: RetryPolicy;
+    /** The unit's checkpoint, parking and wait name (one shard of the saga: src/events/subscriptions/saga-shards.ts); default the saga's name. */
+    name?: string;
+    /** Only these events are the unit's (its shard's tenants). */
+    filter?: (event: RecordedEvent) => boolean;
+    /** The unit's lease: a checkpoint write fails once another holder took the unit (src/infra/unit-leases.ts). */
+    lease?: Lease;
+  },
 ): Promise<void> {
   const retry = options.retry ?? defaultRetryPolicy;
   const handled = new Set(saga.handles);
-  let checkpoint = await loadCheckpoint(deps.knex, 'saga_checkpoints', saga.name);
-  const wait = new SagaWait(deps, saga.name);
+  const name = options.name ?? saga.name;
+  let checkpoint = await loadCheckpoint(deps.knex, 'saga_checkpoints', name);
+  const wait = new SagaWait(deps, name);
   // A wait recorded by a holder that stopped is over: this runner records its own.
   await wait.clearAny();
 
@@ -42,14 +55,14 @@ export async function runSaga(
     try {
       await deps.knex.transaction(async (trx) => {
         // First: it locks the checkpoint row, as a replay or skip of this saga's parked events does.
-        if (!(await advanceCheckpoint(trx, 'saga_checkpoints', saga.name, checkpoint, to))) {
-          throw new CheckpointMovedError(saga.name);
+        if (!(await advanceCheckpoint(trx, 'saga_checkpoints', name, checkpoint, to, options.lease))) {
+          throw new CheckpointMovedError(name);
         }
-        if (set?.park) await parkEvent(trx, { kind: 'saga', name: saga.name, ...set.park });
+        if (set?.park) await parkEvent(trx, { kind: 'saga', name, ...set.park });
         if (set?.hold) {
-          const stillBlocked = await blockedStreams(trx, 'saga', saga.name, [set.hold.streamId]);
+          const stillBlocked = await blockedStreams(trx, 'saga', name, [set.hold.streamId]);
           if (!stillBlocked.size) throw new StreamReleased();
-          await holdEvent(trx, { kind: 'saga', name: saga.name, event: set.hold });
+          await holdEvent(trx, { kind: 'saga', name, event: set.hold });
         }
         await wait.endIn(trx);
       });
@@ -66,6 +79,7 @@ export async function runSaga(
     let behind = 0;
     for (let attempt = 1; ; ) {
       try {
+        assertReadable(event);
         await saga.handle(event, sagaContext(saga, event, attempt, deps, options.abort));
         await moveTo(event.position);
         return 'handled';
@@ -94,8 +108,8 @@ export async function runSaga(
 
   try {
     await followAll(deps.store, { from: checkpoint, batchSize: options.batchSize, abort: options.abort }, async (page) => {
-      const mine = page.filter((e) => handled.has(e.type));
-      const blocked = await blockedStreams(deps.knex, 'saga', saga.name, mine.map((e) => e.streamId));
+      const mine = page.filter((e) => handled.has(e.type) && (!options.filter || options.filter(e)));
+      const blocked = await blockedStreams(deps.knex, 'saga', name, mine.map((e) => e.streamId));
       for (const event of mine) {
         if (options.abort.aborted) return;
         if (blocked.has(event.streamId)) {

@@ -4,6 +4,8 @@ import { handleCommand } from '../../src/commands/aggregate.js';
 import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
 import { formatPosition } from '../../src/events/store/position.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
+import type { DomainEvent } from '../../src/events/domain-event.js';
+import { defineProjection } from '../../src/projections/projection.js';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';
@@ -21,7 +23,7 @@ const silent = createLogger('silent');
 const ctx = { tenantId: 'tenant-a', userId: 'u1', correlationId: 'c1' };
 
 /** Records every event it is given, with its position: what the log says each event is. */
-const everyEvent: Projection = {
+const everyEvent = defineProjection<DomainEvent>({
   name: 'probe-every-event',
   tables: ['probe_every_event'],
   handlers: {},
@@ -29,7 +31,7 @@ const everyEvent: Projection = {
     if (e.type === 'Refused') throw new Error('this projection cannot take a Refused event');
     w.insert('probe_every_event', { event_id: e.id, stream_id: e.streamId, revision: e.revision, position: formatPosition(e.position) });
   },
-};
+});
 
 describe('inline projections (PostgreSQL log)', () => {
   let db: TestDatabase;

@@ -25,6 +25,16 @@ create table if not exists events (
   unique (stream_id, stream_revision)
 );
 
+-- The version of the event's data shape (see src/events/versions.ts); events stored before
+-- versions existed are version 1. An append hands it over in metadata's 'schemaVersion',
+-- which the append functions move into this column. Checked first: ALTER TABLE would lock
+-- the log against readers and appends even when the column is there.
+do $do$ begin
+  if not exists (select 1 from pg_attribute where attrelid = 'events'::regclass and attname = 'schema_version' and not attisdropped) then
+    alter table events add column schema_version smallint not null default 1;
+  end if;
+end $do$;
+
 create index if not exists events_global_order on events (tx_id, position);
 -- A tenant's events in global order (the change feed reads them without scanning other tenants').
 -- Built on the first start of a version that has it: appends wait while it is built.
@@ -97,8 +107,9 @@ begin
 
   return query
     with inserted as (
-      insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at)
-      select i.id, p_stream, v_last - v_count + i.n, i.type, i.data, i.metadata, i.created_at
+      insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at, schema_version)
+      select i.id, p_stream, v_last - v_count + i.n, i.type, i.data, i.metadata - 'schemaVersion', i.created_at,
+             coalesce((i.metadata->>'schemaVersion')::smallint, 1)
         from unnest(p_ids, p_types, p_data, p_metadata, p_created_at)
              with ordinality as i(id, type, data, metadata, created_at, n)
       order by i.n
@@ -188,8 +199,10 @@ begin
     on conflict (stream_id) do update set revision = excluded.revision;
 
   with inserted as (
-    insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at)
-    select e.id, p_streams[v_member[e.n]], v_rev[e.n], e.type, p_data -> (e.n::int - 1), p_metadata -> (e.n::int - 1), e.created_at
+    insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at, schema_version)
+    select e.id, p_streams[v_member[e.n]], v_rev[e.n], e.type, p_data -> (e.n::int - 1),
+           (p_metadata -> (e.n::int - 1)) - 'schemaVersion', e.created_at,
+           coalesce((p_metadata -> (e.n::int - 1) ->> 'schemaVersion')::smallint, 1)
       from unnest(p_ids, p_types, p_created_at) with ordinality as e(id, type, created_at, n)
      where v_ok[v_member[e.n]]
      order by e.n

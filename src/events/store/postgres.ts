@@ -7,6 +7,8 @@ import { sleep } from '../../infra/signal.js';
 import { catchUpSubscription } from './catch-up.js';
 import { GroupCommitter, type GroupMember } from './group-commit.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
+import { eventVersions } from '../upcasters.js';
+import type { EventVersions } from '../versions.js';
 import {
   DuplicateEventIdError,
   WrongExpectedRevisionError,
@@ -41,7 +43,7 @@ const GROUP_COMMIT = { maxInFlight: 2, maxGroupSize: 1000 };
 // Aliases differ from column names on purpose: ORDER BY a bare name would otherwise
 // sort by the text alias ("1005" < "988") instead of the column.
 const EVENT_COLUMNS = `position::text as position_text, tx_id::text as tx_text, event_id, stream_id,
-  stream_revision::int as revision, type, data, metadata, created_at`;
+  stream_revision::int as revision, type, data, metadata, created_at, schema_version`;
 
 /**
  * Events after ($1, $2) below the read horizon (see es_read_horizon in postgres-schema.ts),
@@ -97,10 +99,11 @@ interface EventRow {
   data: unknown;
   metadata: RecordedEvent['metadata'];
   created_at: Date;
+  schema_version: number;
 }
 
-function toRecorded(row: EventRow): RecordedEvent {
-  return {
+function toRecorded(row: EventRow, versions: EventVersions): RecordedEvent {
+  return versions.upcast({
     id: row.event_id,
     type: row.type,
     streamId: row.stream_id,
@@ -109,7 +112,13 @@ function toRecorded(row: EventRow): RecordedEvent {
     data: row.data,
     metadata: row.metadata,
     createdAt: row.created_at,
-  };
+    schemaVersion: row.schema_version,
+  });
+}
+
+/** Metadata as an append hands it to SQL: with the version the event is written in (moved to its own column there). */
+function metadataWithVersion(event: NewEvent, versions: EventVersions): NewEvent['metadata'] {
+  return { ...event.metadata, schemaVersion: versions.current(event.type) };
 }
 
 function expectedAsNumber(expected: ExpectedRevision): number {
@@ -122,14 +131,14 @@ function expectedAsNumber(expected: ExpectedRevision): number {
  * The append statement (one round trip). Exported so that tests can append inside a
  * transaction of their own; it must be that transaction's first write (see es_append).
  */
-export function appendQuery(streamId: string, events: NewEvent[], expected: ExpectedRevision): pg.QueryConfig {
+export function appendQuery(streamId: string, events: NewEvent[], expected: ExpectedRevision, versions: EventVersions = eventVersions): pg.QueryConfig {
   const values = [
     streamId,
     expectedAsNumber(expected),
     events.map((e) => e.id),
     events.map((e) => e.type),
     events.map((e) => JSON.stringify(e.data)),
-    events.map((e) => JSON.stringify(e.metadata)),
+    events.map((e) => JSON.stringify(metadataWithVersion(e, versions))),
     events.map((e) => e.createdAt.toISOString()),
   ];
   return { name: 'es_append', text: APPEND_SQL, values };
@@ -151,7 +160,7 @@ interface GroupRow {
   last_position: string | null;
 }
 
-function groupQuery(group: readonly PendingAppend[], inline = false): pg.QueryConfig {
+function groupQuery(group: readonly PendingAppend[], versions: EventVersions, inline = false): pg.QueryConfig {
   const events = group.flatMap((m) => m.request.events);
   const values = [
     group.map((m) => m.streamId),
@@ -160,7 +169,7 @@ function groupQuery(group: readonly PendingAppend[], inline = false): pg.QueryCo
     events.map((e) => e.id),
     events.map((e) => e.type),
     JSON.stringify(events.map((e) => e.data)),
-    JSON.stringify(events.map((e) => e.metadata)),
+    JSON.stringify(events.map((e) => metadataWithVersion(e, versions))),
     events.map((e) => e.createdAt.toISOString()),
   ];
   return inline
@@ -212,7 +221,14 @@ function sortKeys(value: unknown): unknown {
 }
 
 /** The events of one append as stored (and as a read gives them back), from the positions the append answered. */
-function recordedOf(streamId: string, events: NewEvent[], lastRevision: number, txId: string, positions: (string | number)[]): RecordedEvent[] {
+function recordedOf(
+  streamId: string,
+  events: NewEvent[],
+  lastRevision: number,
+  txId: string,
+  positions: (string | number)[],
+  versions: EventVersions,
+): RecordedEvent[] {
   const first = lastRevision - events.length + 1;
   return events.map((e, i) => ({
     ...e,
@@ -221,6 +237,7 @@ function recordedOf(streamId: string, events: NewEvent[], lastRevision: number, 
     streamId,
     revision: first + i,
     position: { commit: BigInt(txId), prepare: BigInt(positions[i]) },
+    schemaVersion: versions.current(e.type),
   }));
 }
 
@@ -242,6 +259,8 @@ export class PostgresEventStore implements EventStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly logger?: Logger,
+    /** The upcasters reads apply and the versions appends stamp (tests hand in their own). */
+    private readonly versions: EventVersions = eventVersions,
   ) {
     this.presence = new ListenerPresence(pool, LISTENER_PREFIX);
   }
@@ -265,7 +284,7 @@ export class PostgresEventStore implements EventStore {
       this.listener = new PgListener({
         connection: { ...connection, application_name: this.presence.ownName },
         channel: CHANNEL,
-        onNotification: () => this.appended.next(),
+        onNotification: () => this.wake(),
         logger: this.logger,
         what: 'event store',
       });
@@ -301,7 +320,7 @@ export class PostgresEventStore implements EventStore {
     }
     let rows: GroupRow[];
     try {
-      rows = (await this.pool.query<GroupRow>(groupQuery(group))).rows;
+      rows = (await this.pool.query<GroupRow>(groupQuery(group, this.versions))).rows;
     } catch {
       // The whole group was undone (a duplicate event id, a retried append with `any`,
       // a lost connection): each member alone gets its own answer.
@@ -330,11 +349,11 @@ export class PostgresEventStore implements EventStore {
     let rows: GroupEventsRow[];
     try {
       rows = await this.inTransaction(inline, async (client) => {
-        const found = (await client.query<GroupEventsRow>(groupQuery(group, true))).rows;
+        const found = (await client.query<GroupEventsRow>(groupQuery(group, this.versions, true))).rows;
         const events = group.flatMap((member, i) => {
           const row = found[i];
           if (row.status !== 'ok') return [];
-          return recordedOf(member.streamId, member.request.events, Number(row.revision), row.tx_id!, JSON.parse(row.positions!));
+          return recordedOf(member.streamId, member.request.events, Number(row.revision), row.tx_id!, JSON.parse(row.positions!), this.versions);
         });
         return { value: found, events, projections: found[0]?.inline_projections ?? [] };
       });
@@ -359,10 +378,10 @@ export class PostgresEventStore implements EventStore {
     let result: AppendResult;
     try {
       result = await this.inTransaction(inline, async (client) => {
-        const query = { ...appendQuery(streamId, request.events, request.expectedRevision), name: 'es_append_events', text: APPEND_EVENTS_SQL };
+        const query = { ...appendQuery(streamId, request.events, request.expectedRevision, this.versions), name: 'es_append_events', text: APPEND_EVENTS_SQL };
         const { rows } = await client.query<{ revision: string | number; tx_id: string; event_position: string | number; inline_projections: string[] }>(query);
         const last = rows[rows.length - 1];
-        const events = recordedOf(streamId, request.events, Number(last.revision), last.tx_id, rows.map((r) => r.event_position));
+        const events = recordedOf(streamId, request.events, Number(last.revision), last.tx_id, rows.map((r) => r.event_position), this.versions);
         const value = { nextExpectedRevision: Number(last.revision), position: { commit: BigInt(last.tx_id), prepare: BigInt(last.event_position) } };
         return { value, events, projections: last.inline_projections };
       });
@@ -394,7 +413,7 @@ export class PostgresEventStore implements EventStore {
   private async appendAlone({ streamId, request }: PendingAppend): Promise<AppendResult> {
     let row: { last_revision: string; tx_id: string; last_position: string };
     try {
-      const result = await this.pool.query(appendQuery(streamId, request.events, request.expectedRevision));
+      const result = await this.pool.query(appendQuery(streamId, request.events, request.expectedRevision, this.versions));
       row = result.rows[0];
     } catch (error) {
       const code = (error as { code?: string }).code;
@@ -415,8 +434,16 @@ export class PostgresEventStore implements EventStore {
     throw error;
   }
 
-  private wakeReaders(): void {
+  /** Wake-ups so far (appends here, NOTIFYs from other processes): see `readPage`. */
+  private wakes = 0;
+
+  private wake(): void {
+    this.wakes++;
     this.appended.next();
+  }
+
+  private wakeReaders(): void {
+    this.wake();
     this.notifyOtherProcesses();
   }
 
@@ -443,24 +470,27 @@ export class PostgresEventStore implements EventStore {
         order by stream_revision limit $3`,
       [streamId, options.fromRevision ?? 0, options.maxCount ?? null],
     );
-    return rows.map(toRecorded);
+    return rows.map((row) => toRecorded(row, this.versions));
   }
 
   async readLastEvent(streamId: string): Promise<RecordedEvent | null> {
     const { rows } = await this.pool.query<EventRow>(`select ${EVENT_COLUMNS} from events where stream_id = $1 order by stream_revision desc limit 1`, [streamId]);
-    return rows.length ? toRecorded(rows[0]) : null;
+    return rows.length ? toRecorded(rows[0], this.versions) : null;
   }
 
   /**
    * Every projection and saga of a process reads the same page right after an append:
    * a read asked while the same read is already running shares its answer (which is
    * complete for its moment, so nobody skips an event; the next read goes on from it).
-   * Callers must not modify the events they get.
+   * Only a read begun since the last wake-up is shared: a reader woken by an append must
+   * not get the answer of a read that began before that append committed, or it would wait
+   * for the next wake-up (or its idle poll) to see it. Callers must not modify the events
+   * they get.
    */
   readPage(options: ReadAllOptions): Promise<LogPage> {
     const from = options.from ?? { commit: 0n, prepare: 0n };
     const filter = options.filter && (options.filter.tenantId !== undefined || options.filter.types !== undefined) ? options.filter : undefined;
-    const key = `${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
+    const key = `${this.wakes}:${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
     let read = this.readsInFlight.get(key);
     if (!read) {
       read = this.queryPage(from, options.maxCount, filter).finally(() => this.readsInFlight.delete(key));
@@ -482,7 +512,7 @@ export class PostgresEventStore implements EventStore {
         : { name: 'es_read_page', text: READ_PAGE_SQL, values: [from.commit.toString(), from.prepare.toString(), maxCount] },
     );
     // A held row is only there to say that events are held back: it is not handed out.
-    return { events: rows.filter((r) => !r.held).map(toRecorded), heldBack: rows.some((r) => r.held) };
+    return { events: rows.filter((r) => !r.held).map((row) => toRecorded(row, this.versions)), heldBack: rows.some((r) => r.held) };
   }
 
   async headPosition(): Promise<Position | null> {
