@@ -16,7 +16,8 @@
  * (BENCH_WORKFLOW_RATE lead events/s offered, default 20),
  * BENCH_ONLY=reports the reports phase (BENCH_REPORT_OPPORTUNITIES deals, 83000: about 100,000 events),
  * BENCH_ONLY=forms the public form submit phase,
- * BENCH_ONLY=appends the raw-commit and single-event append phases (their ratio).
+ * BENCH_ONLY=appends the raw-commit and single-event append phases (their ratio),
+ * BENCH_ONLY=rebuild the rebuild phase (its log all from 100-event appends).
  */
 import os from 'node:os';
 import { CleanupStack } from './cleanup.js';
@@ -237,12 +238,11 @@ function appendFigures(raw: WriterRun, appends: AppendsResult): Figure[] {
   ];
 }
 
-function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }: Results, settings: Settings): Figure[] {
-  const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
+/** The two rebuilds, over the same log. */
+function rebuildFigures(rebuilds: RebuildsResult): Figure[] {
   const { log: rebuiltLog } = rebuilds;
   const rebuildNotes = (r: ProjectionRebuild) => `${r.events} events in ${r.seconds.toFixed(1)} s, ${r.statements} SQL statements`;
   return [
-    ...appendFigures(raw, appends),
     {
       key: 'rebuildAuditTrailEventsPerSecond',
       label: 'rebuild audit-trail',
@@ -261,6 +261,14 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uplo
       notes: `${rebuildNotes(rebuilds.records)}; ${rebuilds.records.rows} rows`,
       atLeast: 50_000,
     },
+  ];
+}
+
+function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }: Results, settings: Settings): Figure[] {
+  const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
+  return [
+    ...appendFigures(raw, appends),
+    ...rebuildFigures(rebuilds),
     {
       key: 'lagAppendsPerSecond',
       label: 'appends during lag phase',
@@ -354,6 +362,12 @@ async function main(): Promise<void> {
       const raw = await measureRawCommits(db.url, timed);
       log(`single-event appends: ${settings.writers} writers for ${settings.seconds} s`);
       process.stdout.write(formatTable(appendFigures(raw, await measureAppends(store, timed))));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'rebuild') {
+      const { db, store } = await openBenchEnvironment(cleanup);
+      const rebuilds = await measureRebuilds({ store, knex: db.knex, pool: db.pool }, settings.rebuildEvents);
+      process.stdout.write(formatTable(rebuildFigures(rebuilds)));
       return;
     }
     if (process.env.BENCH_ONLY === 'contacts') {

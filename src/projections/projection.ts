@@ -3,7 +3,7 @@ import type { AnyRecorded, AppEvent, RecordedOf } from '../events/app-events.js'
 import type { DomainEvent } from '../events/domain-event.js';
 import type { RecordedEvent } from '../events/store/types.js';
 import { assertReadable } from '../events/versions.js';
-import { ReadModelWriter } from './writer.js';
+import { ReadModelWriter, type WriterOptions } from './writer.js';
 
 /**
  * Says what one event does to the read model, through the batch's writer. Usually
@@ -57,8 +57,31 @@ export function handles(projection: Projection, type: string): boolean {
 }
 
 /** Applies events in log order; the writer turns the whole batch into a few bulk statements. */
-export async function applyEvents(projection: Projection, trx: Knex.Transaction, events: RecordedEvent[]): Promise<void> {
-  const writer = await ReadModelWriter.open(trx, projection.tables);
+export async function applyEvents(projection: Projection, trx: Knex.Transaction, events: RecordedEvent[], options: WriterOptions = {}): Promise<void> {
+  const writer = await ReadModelWriter.open(trx, projection.tables, options);
+  await handleAll(projection, writer, events);
+  await writer.flush();
+}
+
+/** Events handled between two turns of the event loop while a page is prepared. */
+const YIELD_EVERY = 500;
+
+/**
+ * Works out what `applyEvents` would write for these events without a transaction (handlers
+ * only state writes), giving the event loop a turn now and then: a rebuild prepares the
+ * next page while the current one is being written. `writer.writeTo(trx)` then writes it.
+ */
+export async function prepareEvents(projection: Projection, db: Knex, events: RecordedEvent[], options: WriterOptions = {}): Promise<ReadModelWriter> {
+  const writer = await ReadModelWriter.prepare(db, projection.tables, options);
+  for (let start = 0; start < events.length; start += YIELD_EVERY) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await handleAll(projection, writer, events.slice(start, start + YIELD_EVERY));
+  }
+  await writer.flush();
+  return writer;
+}
+
+async function handleAll(projection: Projection, writer: ReadModelWriter, events: RecordedEvent[]): Promise<void> {
   for (const event of events) {
     const handler = handlerOf(projection, event.type);
     if (!handler) continue;
@@ -66,5 +89,4 @@ export async function applyEvents(projection: Projection, trx: Knex.Transaction,
     const pending = handler(event, writer);
     if (pending) await pending;
   }
-  await writer.flush();
 }

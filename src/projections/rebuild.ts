@@ -1,11 +1,14 @@
 import type { Knex } from 'knex';
-import type { EventStore, Position } from '../events/store/types.js';
+import type { EventStore, Position, RecordedEvent } from '../events/store/types.js';
+import { isAtOrAfter } from '../events/store/position.js';
 import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
+import { eachLimited } from '../infra/each-limited.js';
 import type { Logger } from '../infra/logger.js';
 import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
-import type { Projection } from './projection.js';
+import { handles, prepareEvents, type Projection } from './projection.js';
 import { CHECKPOINT_CHANNEL, checkpointNotification } from './progress.js';
 import { applyPageOrPark, type ProjectionTarget } from './runner.js';
+import type { ReadModelWriter, WriterOptions } from './writer.js';
 
 export interface RebuildResult {
   events: number;
@@ -153,34 +156,66 @@ export async function rebuildProjection(
 
   let checkpoint: Position | null = null;
   let count = 0;
+  const writer: WriterOptions = { shadow: true };
   // The next page is read while the current one is written. Its failure is seen when it is
   // awaited; marked as handled now so that it cannot count as an unhandled rejection meanwhile.
+  // Only the types it handles: the rest of the log costs a rebuild nothing but the scan.
+  const types = projection.otherwise ? undefined : Object.keys(projection.handlers).filter((type) => projection.handlers[type]);
   const readAhead = (from: Position | null) => {
-    const read = deps.store.readAll({ from, maxCount: batchSize });
+    const read = deps.store.readAll({ from, maxCount: batchSize, filter: types && { types } });
     read.catch(() => undefined);
     return read;
   };
-  /** Applies the log from the shadow's checkpoint up to its current end. */
-  const replay = async () => {
-    let next = readAhead(checkpoint);
+  /**
+   * A page's writes worked out before its transaction, while the page before is written;
+   * a page whose handlers fail is left to `applyPageOrPark`, which retries and parks.
+   */
+  const prepare = (page: RecordedEvent[]): Promise<ReadModelWriter | undefined> =>
+    prepareEvents(
+      projection,
+      deps.knex,
+      page.filter((e) => handles(projection, e.type)),
+      writer,
+    ).catch(() => undefined);
+  /**
+   * Applies the log from the shadow's checkpoint up to its current end. Returns the head of
+   * the log read first: a filtered read that comes back empty has handed out every event
+   * of interest up to it (all readable then), so the checkpoint may move there.
+   */
+  const replay = async (): Promise<Position | null> => {
+    const head = types ? await deps.store.headPosition() : null;
+    let page = await readAhead(checkpoint);
+    if (page.length === 0) return head;
+    let reading = readAhead(page[page.length - 1].position);
+    let prepared = await prepare(page);
+    // Three pages at once: PostgreSQL writes one and reads the one after next while Node works out the next.
     for (;;) {
-      const page = await next;
-      if (page.length === 0) return;
-      next = readAhead(page[page.length - 1].position);
-      checkpoint = await applyPageOrPark(deps, projection, checkpoint, page, { notify: false, target });
+      const written = applyPageOrPark(deps, projection, checkpoint, page, { notify: false, target, writer, prepared });
+      const ahead = reading.then(async (next) => {
+        const further = next.length ? readAhead(next[next.length - 1].position) : undefined;
+        return { next, further, prepared: next.length ? await prepare(next) : undefined };
+      });
+      // Both end before a failure is thrown: no write is left running behind the clean-up.
+      const [write, read] = await Promise.allSettled([written, ahead]);
+      if (write.status === 'rejected') throw write.reason;
+      if (read.status === 'rejected') throw read.reason;
+      checkpoint = write.value;
       count += page.length;
       options.onProgress?.(count, checkpoint);
+      if (!read.value.further) return head;
+      ({ next: page, further: reading, prepared } = read.value);
     }
   };
   try {
     await replay();
-    for (const index of indexes) await deps.knex.raw(onShadow(index, target.schema!));
-    for (const table of projection.tables) await deps.knex.raw(`analyze ${target.schema}.${table}`);
+    // Two at a time, each on its own connection: the builds of one table share its lock.
+    await eachLimited(indexes, 2, async (index) => void (await deps.knex.raw(onShadow(index, target.schema!))));
+    await eachLimited(projection.tables, 2, async (table) => void (await deps.knex.raw(`analyze ${target.schema}.${table}`)));
     await (options.takeOver ?? offline)(async (stillOurs) => {
-      await replay();
+      const head = await replay();
       // The shadow's checkpoint is the one its pages committed (equal to `checkpoint` unless none).
       const committed = (await loadCheckpoint(deps.knex, 'projection_checkpoints', target.checkpoint)) ?? checkpoint;
-      await swapIn(deps.knex, projection, target, committed, stillOurs);
+      await swapIn(deps.knex, projection, target, head && !isAtOrAfter(committed, head) ? head : committed, stillOurs);
     });
   } catch (error) {
     await deps.knex.raw(`drop schema if exists ${target.schema} cascade`).catch(() => undefined);

@@ -7,6 +7,7 @@ import { backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, ty
 import { sleep } from '../infra/signal.js';
 import type { Lease } from '../infra/unit-leases.js';
 import { applyEvents, handles, type Projection } from './projection.js';
+import type { ReadModelWriter, WriterOptions } from './writer.js';
 import { CHECKPOINT_CHANNEL, checkpointNotification, inlineProjectionNames } from './progress.js';
 import { restoreSetAsideIndexes } from './set-aside-indexes.js';
 
@@ -39,6 +40,9 @@ interface PageOptions {
   parkFailuresAfter?: number;
   /** The runner's lease of the projection: the page fails once another holder took it (src/infra/unit-leases.ts). */
   lease?: Lease;
+  writer?: WriterOptions;
+  /** The page's relevant events already worked out (`prepareEvents`): written as they are unless some must be held back. */
+  prepared?: ReadModelWriter;
 }
 
 /**
@@ -70,8 +74,9 @@ export async function applyPage(
       // Read under the checkpoint's row lock, which a replay or skip of parked events takes too.
       const blocked = await blockedStreams(trx, 'projection', target.checkpoint, relevant.map((e) => e.streamId));
       const free = blocked.size ? await holdBlocked(trx, target, relevant, blocked) : relevant;
-      if (options.parkFailuresAfter) await applyEachOrPark(deps, projection, target, trx, free, options.parkFailuresAfter);
-      else if (free.length) await applyEvents(projection, trx, free);
+      if (options.parkFailuresAfter) await applyEachOrPark(deps, projection, target, trx, free, options.parkFailuresAfter, options.writer);
+      else if (options.prepared && free.length === relevant.length) await options.prepared.writeTo(trx);
+      else if (free.length) await applyEvents(projection, trx, free, options.writer);
     }
     if (notify) {
       await trx.raw('select pg_notify(?, ?)', [CHECKPOINT_CHANNEL, checkpointNotification(target.checkpoint, last)]);
@@ -93,6 +98,7 @@ async function applyEachOrPark(
   trx: Knex.Transaction,
   events: RecordedEvent[],
   attempts: number,
+  writer: WriterOptions = {},
 ): Promise<void> {
   // Once an event is parked, the later events of its stream in this page wait behind it.
   const parked = new Set<string>();
@@ -102,7 +108,7 @@ async function applyEachOrPark(
       continue;
     }
     try {
-      await trx.transaction((savepoint) => applyEvents(projection, savepoint, [event]));
+      await trx.transaction((savepoint) => applyEvents(projection, savepoint, [event], writer));
     } catch (error) {
       deps.logger?.error(
         { err: error, projection: target.checkpoint, eventId: event.id, eventType: event.type, streamId: event.streamId, tenantId: event.metadata.tenantId },
@@ -142,7 +148,8 @@ export async function applyPageOrPark(
   const retry = deps.retry ?? defaultRetryPolicy;
   for (let attempt = 1; attempt < retry.attempts; attempt++) {
     try {
-      return await applyPage(deps, projection, from, page, options);
+      // A prepared page is written once: a try after a failure works the page out again.
+      return await applyPage(deps, projection, from, page, attempt === 1 ? options : { ...options, prepared: undefined });
     } catch (error) {
       if (error instanceof CheckpointMovedError) throw error;
       const target = options.target ?? liveTarget(projection);
@@ -151,7 +158,7 @@ export async function applyPageOrPark(
       if (options.abort?.aborted) throw error;
     }
   }
-  return applyPage(deps, projection, from, page, { ...options, parkFailuresAfter: retry.attempts });
+  return applyPage(deps, projection, from, page, { ...options, prepared: undefined, parkFailuresAfter: retry.attempts });
 }
 
 const safeSchema = (schema: string) => {

@@ -1,10 +1,25 @@
 import type { Knex } from 'knex';
+import { copyData, copyFromStdin, type ColumnKind } from './copy-in.js';
 
 type Row = Record<string, unknown>;
+
+/** What a flush sends, worked out before anything is sent: SQL with bindings, or rows copied in. */
+type Statement = { sql: string; bindings: readonly Knex.RawBinding[] } | { copy: string; chunks: Buffer[] };
+
+export interface WriterOptions {
+  /**
+   * The tables are a rebuild's shadow, which nobody else writes (or reads) until the swap:
+   * inserts go by `COPY … FROM STDIN` (cheaper for PostgreSQL to parse than JSON, no
+   * executor per row), and rows need no lock order.
+   */
+  shadow?: boolean;
+}
 
 interface TableShape {
   /** Column name → type as `json_to_recordset` needs it (e.g. `uuid`, `text[]`). */
   types: Map<string, string>;
+  /** How COPY writes a value of each column (see copy-in.ts). */
+  kinds: Map<string, ColumnKind>;
   primaryKey: string[];
 }
 
@@ -26,8 +41,10 @@ function checkIdentifier(name: string): string {
   return name;
 }
 
+const columnKind = (type: string): ColumnKind => (type.endsWith('[]') ? 'array' : type === 'json' || type === 'jsonb' ? 'json' : 'scalar');
+
 /** Column types and primary key, read from the catalog once per table and connection pool. */
-function tableShape(trx: Knex.Transaction, pool: object, table: string): Promise<TableShape> {
+function tableShape(trx: Knex | Knex.Transaction, pool: object, table: string): Promise<TableShape> {
   let cache = shapes.get(pool);
   if (!cache) shapes.set(pool, (cache = new Map()));
   let shape = cache.get(table);
@@ -45,8 +62,10 @@ function tableShape(trx: Knex.Transaction, pool: object, table: string): Promise
         [table],
       );
       if (key.rows.length === 0) throw new Error(`table ${table} has no primary key: the writer needs one`);
+      const types = new Map<string, string>(columns.rows.map((c: { name: string; type: string }) => [c.name, c.type]));
       return {
-        types: new Map(columns.rows.map((c: { name: string; type: string }) => [c.name, c.type])),
+        types,
+        kinds: new Map([...types].map(([name, type]) => [name, columnKind(type)])),
         primaryKey: key.rows.map((k: { name: string }) => k.name),
       };
     })();
@@ -61,25 +80,44 @@ function tableShape(trx: Knex.Transaction, pool: object, table: string): Promise
  * update, increment, delete by primary key); the writer folds everything said about the
  * same row in the batch, in the order they were said, and writes each table with a few
  * bulk statements at the end, however the event types interleave. `sql` runs a statement in order, after flushing.
+ *
+ * Handlers only ever write (nothing here reads the database), so a batch can also be
+ * worked out ahead of its transaction (`prepare`, then `writeTo`): its statements are
+ * the same, only sent later.
  */
 export class ReadModelWriter {
   private readonly pending = new Map<string, Map<string, PendingRow>>();
   /** Counters to add to, creating their row when missing: table → key text → row. */
   private readonly tallies = new Map<string, Map<string, Row>>();
+  /** A prepared writer's statements, in order, until `writeTo`. */
+  private readonly queued: Statement[] = [];
+  private written = false;
 
   private constructor(
-    private readonly trx: Knex.Transaction,
+    /** Where statements go as they come; none for a prepared writer. */
+    private readonly trx: Knex.Transaction | null,
     private readonly shapes: Map<string, TableShape>,
+    private readonly options: WriterOptions,
   ) {}
 
   /** A writer for the given tables (their shapes are read from the catalog once, then cached). */
-  static async open(trx: Knex.Transaction, tables: string[]): Promise<ReadModelWriter> {
-    // A transaction's client is made anew per transaction; its config is the database's own.
-    const pool = (trx.client as { config: object }).config;
-    // One after another: a transaction's connection runs one query at a time.
-    const shapes = new Map<string, TableShape>();
-    for (const table of tables) shapes.set(table, await tableShape(trx, pool, table));
-    return new ReadModelWriter(trx, shapes);
+  static async open(trx: Knex.Transaction, tables: string[], options: WriterOptions = {}): Promise<ReadModelWriter> {
+    return new ReadModelWriter(trx, await shapesOf(trx, tables), options);
+  }
+
+  /** A writer that keeps its statements until `writeTo` sends them in a transaction. */
+  static async prepare(db: Knex, tables: string[], options: WriterOptions = {}): Promise<ReadModelWriter> {
+    return new ReadModelWriter(null, await shapesOf(db, tables), options);
+  }
+
+  /** Sends a prepared writer's statements (and what is still pending) in `trx`. */
+  async writeTo(trx: Knex.Transaction): Promise<void> {
+    if (this.trx) throw new Error('writeTo is for a prepared writer');
+    // Its statements leave with the first transaction: a second one would write nothing.
+    if (this.written) throw new Error('a prepared writer is written once');
+    this.written = true;
+    this.queued.push(...this.statements());
+    for (const statement of this.queued.splice(0)) await send(trx, statement);
   }
 
   insert(table: string, row: Row): void {
@@ -95,11 +133,13 @@ export class ReadModelWriter {
     if (entry.insert) Object.assign(entry.insert, patch);
     else entry.patch = { ...entry.patch, ...patch };
     // A value set after additions to the same column replaces them: event order holds.
+    const tallies = this.tallies.get(table);
+    const tallied = tallies?.size ? tallies.get(this.keyText(table, key)) : undefined;
+    if (!entry.increments && !tallied) return;
     for (const column of Object.keys(patch)) {
       entry.increments?.delete(column);
       if (entry.increments?.size === 0) delete entry.increments;
       // A tally still creates its row when missing, so it stays, adding nothing.
-      const tallied = this.tallies.get(table)?.get(this.keyText(table, key));
       if (tallied && column in tallied) tallied[column] = 0;
     }
   }
@@ -156,33 +196,44 @@ export class ReadModelWriter {
   /** Anything the intents cannot say; pending writes go first so order holds. */
   async sql(text: string, bindings: readonly Knex.RawBinding[] = []): Promise<void> {
     await this.flush();
-    await this.trx.raw(text, bindings);
+    if (this.trx) await this.trx.raw(text, bindings);
+    else this.queued.push({ sql: text, bindings });
   }
 
   async flush(): Promise<void> {
+    const statements = this.statements();
+    if (!this.trx) this.queued.push(...statements);
+    else for (const statement of statements) await send(this.trx, statement);
+  }
+
+  /** The statements that write what is pending, which they take over. */
+  private statements(): Statement[] {
+    const statements: Statement[] = [];
     const tables = [...this.pending];
     this.pending.clear();
     // Rows in key order: concurrent transactions writing the same rows (inline projections
     // of two appends, a tenant's counters) then lock them in one order and cannot deadlock.
-    for (const [table, rows] of tables) await this.flushTable(table, inKeyOrder(rows));
+    const ordered = <T>(rows: Map<string, T>) => (this.options.shadow ? [...rows.values()] : inKeyOrder(rows));
+    for (const [table, rows] of tables) statements.push(...this.tableStatements(table, ordered(rows)));
     const tallies = [...this.tallies];
     this.tallies.clear();
-    for (const [table, rows] of tallies) await this.addToCounters(table, inKeyOrder(rows));
+    for (const [table, rows] of tallies) statements.push(...this.counterStatements(table, ordered(rows)));
+    return statements;
   }
 
-  private async addToCounters(table: string, rows: Row[]): Promise<void> {
+  private counterStatements(table: string, rows: Row[]): Statement[] {
     const shape = this.shape(table);
-    for (const [joined, group] of groupByColumns(rows, nonKeyColumns(shape))) {
+    return [...groupByColumns(rows, (row) => row, nonKey(shape))].map(([joined, group]) => {
       const columns = joined.split(',');
       const all = [...shape.primaryKey, ...columns];
       const list = all.map(checkIdentifier).join(', ');
       const additions = columns.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ');
-      await this.trx.raw(
-        `insert into ${checkIdentifier(table)} as t (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, all)})
+      return {
+        sql: `insert into ${checkIdentifier(table)} as t (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, all)})
          on conflict (${shape.primaryKey.join(', ')}) do update set ${additions}`,
-        [JSON.stringify(group)],
-      );
-    }
+        bindings: [JSON.stringify(group)],
+      };
+    });
   }
 
   private shape(table: string): TableShape {
@@ -192,14 +243,24 @@ export class ReadModelWriter {
   }
 
   private keyText(table: string, key: Row): string {
-    return JSON.stringify(this.shape(table).primaryKey.map((k) => key[k]));
+    const { primaryKey } = this.shape(table);
+    if (primaryKey.length === 1) {
+      // One column: its text is the key (a number and its digits name the same row anyway).
+      const value = key[primaryKey[0]];
+      if (typeof value === 'string') return value;
+      const text = JSON.stringify(value);
+      return text.startsWith('"') ? (JSON.parse(text) as string) : text;
+    }
+    return JSON.stringify(primaryKey.map((k) => key[k]));
   }
 
   private entry(table: string, values: Row): PendingRow {
     const { primaryKey } = this.shape(table);
-    const key = Object.fromEntries(primaryKey.map((k) => [k, values[k]]));
-    if (primaryKey.some((k) => key[k] === undefined || key[k] === null)) {
-      throw new Error(`${table}: every primary key column (${primaryKey.join(', ')}) is needed`);
+    const key: Row = {};
+    for (const k of primaryKey) {
+      const value = values[k];
+      if (value === undefined || value === null) throw new Error(`${table}: every primary key column (${primaryKey.join(', ')}) is needed`);
+      key[k] = value;
     }
     let rows = this.pending.get(table);
     if (!rows) this.pending.set(table, (rows = new Map()));
@@ -209,22 +270,24 @@ export class ReadModelWriter {
     return entry;
   }
 
-  private async flushTable(table: string, entries: PendingRow[]): Promise<void> {
+  private tableStatements(table: string, entries: PendingRow[]): Statement[] {
     const shape = this.shape(table);
-    const keyOf = (row: Row) => Object.fromEntries(shape.primaryKey.map((k) => [k, row[k]]));
-    const deletes = entries.filter((e) => e.deleted).map((e) => keyOf(e.key));
-    if (deletes.length) await this.deleteRows(table, shape, deletes);
+    const statements: Statement[] = [];
+    // An entry's key holds its primary key columns and nothing else.
+    const deletes = entries.filter((e) => e.deleted).map((e) => e.key);
+    if (deletes.length) statements.push(this.deleteStatement(table, shape, deletes));
     const inserts = entries.filter((e) => e.insert).map((e) => e.insert!);
-    if (inserts.length) await this.insertRows(table, shape, inserts);
+    if (inserts.length) statements.push(...this.insertStatements(table, shape, inserts));
 
     // Updates (and increments) with the same set of columns share one statement. A patch
     // names its columns as given: one set to undefined becomes NULL.
-    const patches = entries.filter((e) => e.patch).map((e) => ({ columns: Object.keys(e.patch!), row: { ...e.patch, ...keyOf(e.key) } }));
-    for (const [columns, rows] of groupByColumns(patches.map((p) => p.row), (_r, i) => patches[i].columns)) {
-      await this.updateRows(table, shape, columns.split(','), rows, false);
+    const patched = entries.filter((e) => e.patch);
+    for (const [columns, group] of groupByColumns(patched, (e) => e.patch!, everyColumn)) {
+      statements.push(this.updateStatement(table, shape, columns.split(','), group.map((e) => ({ ...e.patch, ...e.key })), false));
     }
-    const increments = entries.filter((e) => e.increments).map((e) => ({ ...Object.fromEntries(e.increments!), ...keyOf(e.key) }));
-    for (const [columns, rows] of groupByColumns(increments, nonKeyColumns(shape))) await this.updateRows(table, shape, columns.split(','), rows, true);
+    const increments = entries.filter((e) => e.increments).map((e) => ({ ...Object.fromEntries(e.increments!), ...e.key }));
+    for (const [columns, rows] of groupByColumns(increments, (row) => row, nonKey(shape))) statements.push(this.updateStatement(table, shape, columns.split(','), rows, true));
+    return statements;
   }
 
   private recordset(shape: TableShape, columns: string[]): string {
@@ -241,48 +304,96 @@ export class ReadModelWriter {
    * Rows that name the same columns share one statement. A column a row leaves out must
    * get the table's default, not the NULL a shared column list would give it.
    */
-  private async insertRows(table: string, shape: TableShape, rows: Row[]): Promise<void> {
-    const given = (row: Row) => Object.keys(row).filter((c) => row[c] !== undefined);
-    for (const [joined, group] of groupByColumns(rows, given)) {
-      const list = joined.split(',').map(checkIdentifier).join(', ');
-      await this.trx.raw(
-        `insert into ${checkIdentifier(table)} (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, joined.split(','))})`,
-        [JSON.stringify(group)],
-      );
-    }
+  private insertStatements(table: string, shape: TableShape, rows: Row[]): Statement[] {
+    return [...groupByColumns(rows, (row) => row, given)].map(([joined, group]) => {
+      const columns = joined.split(',').map(checkIdentifier);
+      const list = columns.join(', ');
+      if (this.options.shadow) {
+        return { copy: `copy ${checkIdentifier(table)} (${list}) from stdin`, chunks: copyData(columns, columns.map((c) => shape.kinds.get(c) ?? unknownColumn(c)), group) };
+      }
+      return {
+        sql: `insert into ${checkIdentifier(table)} (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, columns)})`,
+        bindings: [JSON.stringify(group)],
+      };
+    });
   }
 
-  private async updateRows(table: string, shape: TableShape, columns: string[], rows: Row[], add: boolean): Promise<void> {
+  private updateStatement(table: string, shape: TableShape, columns: string[], rows: Row[], add: boolean): Statement {
     const all = [...columns, ...shape.primaryKey.filter((k) => !columns.includes(k))];
     const assignments = columns.map((c) => (add ? `${c} = t.${c} + x.${c}` : `${c} = x.${c}`)).join(', ');
     const match = shape.primaryKey.map((k) => `t.${k} = x.${k}`).join(' and ');
-    await this.trx.raw(
-      `update ${checkIdentifier(table)} as t set ${assignments} from json_to_recordset(?::json) as x(${this.recordset(shape, all)}) where ${match}`,
-      [JSON.stringify(rows)],
-    );
+    return {
+      sql: `update ${checkIdentifier(table)} as t set ${assignments} from json_to_recordset(?::json) as x(${this.recordset(shape, all)}) where ${match}`,
+      bindings: [JSON.stringify(rows)],
+    };
   }
 
-  private async deleteRows(table: string, shape: TableShape, keys: Row[]): Promise<void> {
+  private deleteStatement(table: string, shape: TableShape, keys: Row[]): Statement {
     const match = shape.primaryKey.map((k) => `t.${k} = x.${k}`).join(' and ');
-    await this.trx.raw(
-      `delete from ${checkIdentifier(table)} as t using json_to_recordset(?::json) as x(${this.recordset(shape, shape.primaryKey)}) where ${match}`,
-      [JSON.stringify(keys)],
-    );
+    return {
+      sql: `delete from ${checkIdentifier(table)} as t using json_to_recordset(?::json) as x(${this.recordset(shape, shape.primaryKey)}) where ${match}`,
+      bindings: [JSON.stringify(keys)],
+    };
   }
 }
 
-const inKeyOrder = <T>(rows: Map<string, T>): T[] => [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+function unknownColumn(column: string): never {
+  throw new Error(`unknown column ${column}`);
+}
 
-const nonKeyColumns = (shape: TableShape) => (row: Row) => Object.keys(row).filter((c) => !shape.primaryKey.includes(c));
+async function shapesOf(db: Knex | Knex.Transaction, tables: string[]): Promise<Map<string, TableShape>> {
+  // A transaction's client is made anew per transaction; its config is the database's own.
+  const pool = (db.client as { config: object }).config;
+  // One after another: a transaction's connection runs one query at a time.
+  const shapes = new Map<string, TableShape>();
+  for (const table of tables) shapes.set(table, await tableShape(db, pool, table));
+  return shapes;
+}
 
-/** Rows grouped by the sorted, comma-joined list of the columns `columnsOf` says they set. */
-function groupByColumns(rows: Row[], columnsOf: (row: Row, index: number) => string[]): Map<string, Row[]> {
-  const groups = new Map<string, Row[]>();
-  for (const [index, row] of rows.entries()) {
-    const columns = columnsOf(row, index).sort().join(',');
-    let group = groups.get(columns);
-    if (!group) groups.set(columns, (group = []));
-    group.push(row);
+function send(trx: Knex.Transaction, statement: Statement): Promise<unknown> {
+  return 'copy' in statement ? copyFromStdin(trx, statement.copy, statement.chunks) : trx.raw(statement.sql, statement.bindings);
+}
+
+// The default sort compares strings by UTF-16 code units, as `<` does, without a callback per comparison.
+const inKeyOrder = <T>(rows: Map<string, T>): T[] => [...rows.keys()].sort().map((key) => rows.get(key)!);
+
+/** Which of a row's columns count: all, those given a value (one left undefined gets the table's default), those not in the key. */
+type Counts = (row: Row, column: string) => boolean;
+const everyColumn: Counts = () => true;
+const given: Counts = (row, column) => row[column] !== undefined;
+const nonKey = (shape: TableShape): Counts => (_row, column) => !shape.primaryKey.includes(column);
+
+/**
+ * Items grouped by the sorted, comma-joined list of the columns of their row that count.
+ * Rows of one handler name their columns in one order, so a row with the columns of the
+ * row before joins its group on a check that builds no list.
+ */
+function groupByColumns<T>(items: T[], rowOf: (item: T) => Row, counts: Counts): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  let previous: { columns: string[]; group: T[] } | undefined;
+  for (const item of items) {
+    const row = rowOf(item);
+    if (previous && hasColumns(row, previous.columns, counts)) {
+      previous.group.push(item);
+      continue;
+    }
+    const columns = Object.keys(row).filter((column) => counts(row, column));
+    const joined = [...columns].sort().join(',');
+    let group = groups.get(joined);
+    if (!group) groups.set(joined, (group = []));
+    group.push(item);
+    previous = { columns, group };
   }
   return groups;
+}
+
+/** Whether the columns of `row` that count are `columns`, in that order. */
+function hasColumns(row: Row, columns: readonly string[], counts: Counts): boolean {
+  let i = 0;
+  // Rows here are plain objects: for…in sees their own keys, in Object.keys order.
+  for (const column in row) {
+    if (!counts(row, column)) continue;
+    if (columns[i++] !== column) return false;
+  }
+  return i === columns.length;
 }

@@ -148,6 +148,20 @@ describe('projections', () => {
       expect(checkpoint).to.deep.equal((await db.store.headPosition())!);
     });
 
+    it('reads only the event types the projection handles, and still swaps in a checkpoint at the head of the log', async () => {
+      const noise = async () =>
+        db.store.appendToStream(`noise-${randomUUID()}`, [newEvent('ProbeNoiseHappened', {}), newEvent('ProbeNoiseHappened', {})], { expectedRevision: 'no_stream' });
+      await noise();
+      await createCounters(2, 2);
+      await noise();
+      // The log ends with events the projection ignores: its checkpoint must still pass them.
+      await noise();
+      const result = await rebuildProjection(deps(), counterProjection, { batchSize: 2 });
+      expect(result.events).to.equal(6);
+      expect((await counters()).map((r) => r.increments)).to.deep.equal([2, 2]);
+      expect(await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters')).to.deep.equal((await db.store.headPosition())!);
+    });
+
     it('replaces a corrupted read model with the one the log describes', async () => {
       await createCounters(2, 2);
       await rebuildProjection(deps(), counterProjection);

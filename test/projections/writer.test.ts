@@ -205,4 +205,124 @@ describe('the read-model writer', () => {
       expect(() => writer.insert('others', { id: 1 })).to.throw(/not among/);
     });
   });
+
+  describe('inserts by COPY (a rebuild\'s shadow tables)', () => {
+    before(async () => {
+      for (const table of ['kinds_json', 'kinds_copy']) {
+        await db.knex.raw(`create table ${table} (
+          id int primary key, label text, note text, at timestamptz, day date, flag boolean, amount numeric, ratio float8,
+          doc jsonb, raw json, tags text[], grid int[][], docs jsonb[], uid uuid, hits int not null default 5)`);
+      }
+    });
+    beforeEach(async () => db.knex.raw('truncate kinds_json, kinds_copy'));
+
+    async function insertBoth(rows: Record<string, unknown>[]): Promise<{ json: unknown; copy: unknown }> {
+      const outcome = async (table: string, copy: boolean) => {
+        try {
+          await db.knex.transaction(async (trx) => {
+            const writer = await ReadModelWriter.open(trx, [table], { shadow: copy });
+            for (const row of rows) writer.insert(table, row);
+            await writer.flush();
+          });
+          return await db.knex(table).orderBy('id').select();
+        } catch (error) {
+          return 'failed';
+        }
+      };
+      return { json: await outcome('kinds_json', false), copy: await outcome('kinds_copy', true) };
+    }
+
+    it('stores every kind of value exactly as the JSON path does', async () => {
+      const rows = [
+        {
+          id: 1,
+          label: 'tab\there, line\nbreak, cr\r, back\\slash, \\N, \\., "quoted", \'single\', 李小龍 🚀, e\u0301',
+          note: '',
+          at: new Date('2026-01-02T03:04:05.678Z'),
+          day: '2026-02-28',
+          flag: true,
+          amount: 1234.5,
+          ratio: 0.1,
+          doc: { city: 'Lyon', nested: { list: [1, 'two', null], tab: 'a\tb', quote: '"' }, empty: {} },
+          raw: { b: 1, a: [true, false] },
+          tags: ['a', 'NULL', '', 'with "quotes"', 'back\\slash', 'comma, brace}', 'tab\t', null],
+          grid: [[1, 2], [3, 4]],
+          docs: [{ a: 1 }, { b: 'x"y' }],
+          uid: randomUUID(),
+          hits: 7,
+        },
+        { id: 2, label: null, note: 'NULL', at: '2026-03-04T05:06:07Z', flag: false, amount: -0, ratio: NaN, doc: 'a string', raw: 42, tags: [], grid: null, docs: [], hits: 0 },
+        { id: 3, label: 17, note: { an: 'object' }, at: '2026-03-04 05:06:07+02', amount: '12.50', ratio: Infinity, doc: null, raw: null, tags: ['x'], flag: 'true' },
+        { id: 4, label: true, note: [1, 'a'], doc: [1, 2], raw: 'text', amount: 1e21, ratio: -1.5e-7, tags: [new Date('2026-01-01T00:00:00Z'), 3] },
+        { id: 5, label: new Date('2026-05-06T07:08:09Z'), note: undefined, doc: { toJSON: () => ({ made: 'by toJSON' }) } },
+      ];
+      const { json, copy } = await insertBoth(rows);
+      expect(json).to.have.length(5);
+      expect(copy).to.deep.equal(json);
+    });
+
+    for (const [what, row] of [
+      ['a lone surrogate in a text column', { id: 1, label: 'bad \ud800 text' }],
+      ['a lone surrogate in an array element', { id: 1, tags: ['ok', '\udc00'] }],
+      ['a NUL character', { id: 1, label: 'nul \u0000 here' }],
+      ['a bigint', { id: 1, amount: 10n }],
+      ['text for an array column', { id: 1, tags: '{a,b}' }],
+      ['a number for an array column', { id: 1, tags: 3 }],
+      ['an object for an array column', { id: 1, tags: { a: 1 } }],
+      ['text that is no number for a numeric column', { id: 1, amount: 'twelve' }],
+      ['a ragged two-dimensional array', { id: 1, grid: [[1, 2], [3]] }],
+    ] as const) {
+      it(`fails or stores alike when given ${what}`, async () => {
+        const { json, copy } = await insertBoth([row as Record<string, unknown>]);
+        expect(copy).to.deep.equal(json);
+      });
+    }
+
+    it('sends rows larger than a data message, and many rows over many messages, whole', async () => {
+      const huge = '€🚀\t'.repeat(100_000); // about 900 KB of UTF-8, escapes included
+      const rows = [{ id: 1, label: huge }, ...Array.from({ length: 3000 }, (_, i) => ({ id: i + 2, label: `ж${'x'.repeat(i % 300)}\n${i}`, tags: [`t${i}`] }))];
+      const { json, copy } = await insertBoth(rows);
+      expect(json).to.have.length(3001);
+      expect(copy).to.deep.equal(json);
+    });
+
+    it('counts as one statement for knex\'s query listeners', async () => {
+      let statements = 0;
+      const count = () => statements++;
+      db.knex.on('query', count);
+      try {
+        await db.knex.transaction(async (trx) => {
+          const writer = await ReadModelWriter.open(trx, ['kinds_copy'], { shadow: true });
+          for (let id = 1; id <= 2500; id++) writer.insert('kinds_copy', { id, label: `row ${id}` });
+          statements = 0;
+          await writer.flush();
+        });
+      } finally {
+        db.knex.off('query', count);
+      }
+      expect(statements - 1).to.equal(1); // the COMMIT aside
+      expect(Number((await db.knex('kinds_copy').count<{ n: number }[]>('* as n'))[0].n)).to.equal(2500);
+    });
+  });
+
+  describe('a prepared batch (worked out before its transaction)', () => {
+    it('writes what the same intents write in a transaction, raw SQL in its place', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      const writer = await ReadModelWriter.prepare(db.knex, ['things']);
+      writer.insert('things', { tenant_id: 't', id: a, name: 'a', hits: 1 });
+      await writer.sql(`update things set hits = hits + 40 where id = ?`, [a]);
+      writer.increment('things', { tenant_id: 't', id: a }, 'hits', 1);
+      writer.insert('things', { tenant_id: 't', id: b, name: 'b' });
+      writer.delete('things', { tenant_id: 't', id: b });
+      await writer.flush();
+      expect(await all(), 'nothing before its transaction').to.deep.equal([]);
+      await db.knex.transaction((trx) => writer.writeTo(trx));
+      expect((await all()).map((r) => [r.name, r.hits])).to.deep.equal([['a', 42]]);
+      await db.knex.transaction(async (trx) => {
+        let refused: unknown;
+        await writer.writeTo(trx).catch((error) => (refused = error));
+        expect(String(refused)).to.match(/written once/);
+      });
+    });
+  });
 });
