@@ -169,6 +169,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           textMessages,
           secretBox,
           config,
+          // Sagas wait for projections as HTTP responses do: woken by their progress, no polling.
+          progress: projections.progress,
           batchSize: config.PROJECTION_BATCH_SIZE,
           lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
           retry: overrides.sagaRetry ?? retry,

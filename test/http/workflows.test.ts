@@ -141,7 +141,11 @@ describe('workflows', () => {
         expect(res.body.message).to.equal(`${path} names a user that is not a user of this tenant`);
         expect(res.body.details).to.deep.equal([{ path, message: `unknown user ${other.user.id}`, code: 'unknown_reference' }]);
       }
-      const wf = await newWorkflow({ actions: [{ actionType: 'assign_owner', config: { algorithm: 'territory', pool: [member], territories: [{ userId: member, values: ['DE'] }] } }] });
+      // Filtered to no lead: it stays active, and must not take the leads of the tests after this one.
+      const wf = await newWorkflow({
+        triggerFilters: { match: 'all', items: [{ field: 'source', operator: 'equals', value: `none-${randomUUID()}` }] },
+        actions: [{ actionType: 'assign_owner', config: { algorithm: 'territory', pool: [member], territories: [{ userId: member, values: ['DE'] }] } }],
+      });
       const { name, triggerModule, triggerType, actions } = wf;
       actions[0].config.skills = [{ userId: other.user.id, values: ['x'] }];
       const put = await call('PUT', `/workflows/${wf.id}`, { name, triggerModule, triggerType, actions });
@@ -174,6 +178,8 @@ describe('workflows', () => {
       for (const [wfId, leadId] of [[saved.id, lead.id], [legacy.id, legacyLead.id]]) {
         const [run] = await finishedRuns(wfId, 1);
         expect(run.status).to.equal('completed');
+        // The run's end and the lead's change are projected by different projections: the lead's may come second.
+        await service.services.waitForProjections(await service.services.store.headPosition());
         expect((await call('GET', `/leads/${leadId}`)).body.ownerId).to.equal(active.user.id);
       }
     });
@@ -286,6 +292,7 @@ describe('workflows', () => {
       const leads = await Promise.all(Array.from({ length: 50 }, () => newLead({ source })));
       const runs = await finishedRuns(wf.id, 50);
       expect(runs.every((r: any) => r.status === 'completed')).to.equal(true);
+      await service.services.waitForProjections(await service.services.store.headPosition());
       const owners = await Promise.all(leads.map(async (l) => (await call('GET', `/leads/${l.id}`)).body.ownerId));
       const counts = Object.fromEntries(pool.map((id) => [id, owners.filter((o) => o === id).length]));
       expect(Object.values(counts)).to.deep.equal([10, 10, 10, 10, 10]);

@@ -1,6 +1,6 @@
 import { handleCommand, loadAggregate, type CommandContext } from '../../commands/aggregate.js';
 import { runAggregate, type RunCommand, type RunState } from '../../commands/workflows/run-aggregate.js';
-import { loadSecrets, SECRET_NAME, withSecrets, type ActionSecret } from '../../commands/workflows/workflow-secrets.js';
+import { loadSecrets, needsSecrets, SECRET_NAME, withSecrets, type ActionSecret } from '../../commands/workflows/workflow-secrets.js';
 import { DomainError } from '../../domain/errors.js';
 import { actionsAt, groupHolds, normaliseConditions, waitDelayMs, type WorkflowAction } from '../../domain/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
@@ -37,20 +37,38 @@ const messageOf = (error: unknown): string =>
 /**
  * Carries a run on from where its stream says it is: completed steps are skipped (their
  * results replayed into the record later steps see), a due wait completes, the next steps
- * run. One runner per workflow at a time, across processes. Every step's effects use ids
- * derived from (run, step), so carrying a step out again after a crash repeats nothing.
+ * run. One carrier per run at a time, across processes (the saga and the wait job). Every
+ * step's effects use ids derived from (run, step), so carrying a step out again after a
+ * crash repeats nothing. `started`: the run as its start just left it (a new stream, so
+ * nobody else carries it yet), so its stream need not be read again.
  */
-export function carryOnRun(deps: SagaDeps, handlers: Map<string, ActionHandler>, tenantId: string, runId: string, workflowId: string): Promise<Outcome | null> {
-  return oneAtATime(deps.knex, `workflow:${tenantId}:${workflowId}`, async () => {
-    const { state } = await loadAggregate(deps.store, runAggregate, runId, tenantId);
+export function carryOnRun(
+  deps: SagaDeps,
+  handlers: Map<string, ActionHandler>,
+  tenantId: string,
+  runId: string,
+  workflowId: string,
+  started?: { state: RunState },
+): Promise<Outcome | null> {
+  return oneAtATime(deps.knex, `workflow-run:${runId}`, async () => {
+    const state = started?.state ?? (await loadAggregate(deps.store, runAggregate, runId, tenantId)).state;
     if (state.status === 'absent' || state.status === 'completed' || state.status === 'failed') return null;
-    return new RunWalk(deps, handlers, tenantId, state, await loadSecrets(deps, tenantId, workflowId)).walk();
+    const secrets = needsSecrets(state.actions) ? await loadSecrets(deps, tenantId, workflowId) : [];
+    return new RunWalk(deps, handlers, tenantId, state, secrets).walk();
   });
 }
 
+/**
+ * Walks a run's actions. What a step did is recorded in the run's stream before the next
+ * step with effects of its own runs (so a crash repeats at most that one step), and steps
+ * without effects (a branch, an elapsed wait) and the run's end go with the step before
+ * them: a one-action run is recorded in one append after its start.
+ */
 class RunWalk {
   private working: Record<string, unknown>;
   private readonly command: CommandContext;
+  /** Recorded with the next append. */
+  private pending: Exclude<RunCommand, { kind: 'all' }>[] = [];
 
   constructor(
     private readonly deps: SagaDeps,
@@ -65,14 +83,23 @@ class RunWalk {
 
   async walk(): Promise<Outcome> {
     const outcome = await this.level(null, null);
-    if (outcome === 'done') await this.record({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error: null });
+    if (outcome === 'done') this.note({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error: null });
+    await this.write();
     return outcome;
   }
 
   private now = () => this.deps.clock.now().toISOString();
 
-  private record(command: RunCommand) {
-    return handleCommand(this.deps, runAggregate, this.run.id, command, this.command);
+  private note(command: Exclude<RunCommand, { kind: 'all' }>) {
+    this.pending.push(command);
+  }
+
+  /** Appends what is noted, in one append. */
+  private async write() {
+    if (this.pending.length === 0) return;
+    const commands = this.pending;
+    this.pending = [];
+    await handleCommand(this.deps, runAggregate, this.run.id, commands.length === 1 ? commands[0] : { kind: 'all', commands }, this.command);
   }
 
   private merge(result: Record<string, unknown> | null | undefined) {
@@ -101,25 +128,27 @@ class RunWalk {
       if (seen?.status === 'waiting') {
         const resumeAt = String(seen.result?.resumeAt);
         if (this.deps.clock.now() < new Date(resumeAt)) return 'waiting';
-        await this.record({ kind: 'complete-step', step: { ...base, result: { waitedUntil: resumeAt }, finishedAt: this.now() } });
+        this.note({ kind: 'complete-step', step: { ...base, result: { waitedUntil: resumeAt }, finishedAt: this.now() } });
         return 'done';
       }
       const delay = waitDelayMs(action.config);
       if (delay <= 0) {
-        await this.record({ kind: 'complete-step', step: { ...base, result: { waitedUntil: base.startedAt }, finishedAt: this.now() } });
+        this.note({ kind: 'complete-step', step: { ...base, result: { waitedUntil: base.startedAt }, finishedAt: this.now() } });
         return 'done';
       }
       const resumeAt = new Date(this.deps.clock.now().getTime() + delay).toISOString();
-      await this.record({ kind: 'wait', step: { ...base, resumeAt, finishedAt: base.startedAt } });
+      this.note({ kind: 'wait', step: { ...base, resumeAt, finishedAt: base.startedAt } });
       return 'waiting';
     }
     if (action.actionType === 'branch') {
       const condition = normaliseConditions((action.config as { condition?: unknown }).condition);
       const met = groupHolds(condition, this.working, this.run.trigger.previous);
       const side = met ? 'yes' : 'no';
-      await this.record({ kind: 'complete-step', step: { ...base, result: { branch: side, conditionMet: met }, finishedAt: this.now() } });
+      this.note({ kind: 'complete-step', step: { ...base, result: { branch: side, conditionMet: met }, finishedAt: this.now() } });
       return this.level(action.id, side);
     }
+    // What the steps before did is stored before this one acts.
+    await this.write();
     let result: Record<string, unknown>;
     try {
       const handler = this.handlers.get(action.actionType);
@@ -128,12 +157,12 @@ class RunWalk {
     } catch (error) {
       const message = messageOf(error).slice(0, 2000);
       const continued = action.config.continueOnError === true;
-      await this.record({ kind: 'fail-step', step: { ...base, error: message, continued, finishedAt: this.now() } });
+      this.note({ kind: 'fail-step', step: { ...base, error: message, continued, finishedAt: this.now() } });
       if (continued) return 'done';
-      await this.record({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error: `${action.actionType} failed: ${message}` });
+      this.note({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error: `${action.actionType} failed: ${message}` });
       return 'failed';
     }
-    await this.record({ kind: 'complete-step', step: { ...base, result, finishedAt: this.now() } });
+    this.note({ kind: 'complete-step', step: { ...base, result, finishedAt: this.now() } });
     this.merge(result);
     return 'done';
   }

@@ -2,6 +2,7 @@ import { handleCommand } from '../../commands/aggregate.js';
 import { runAggregate } from '../../commands/workflows/run-aggregate.js';
 import { groupHolds, MAX_WORKFLOW_DEPTH, normaliseConditions, type WorkflowAction } from '../../domain/workflows.js';
 import type { RecordedEvent } from '../../events/store/types.js';
+import { WORKFLOW_DEFINITION_EVENT_TYPES } from '../../events/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { workflowsProjection } from '../../projections/workflows.js';
 import { accountsProjection } from '../../projections/accounts.js';
@@ -10,7 +11,7 @@ import { identityProjection } from '../../projections/identity.js';
 import { leadsProjection } from '../../projections/leads.js';
 import { opportunitiesProjection } from '../../projections/opportunities.js';
 import { tasksProjection } from '../../projections/tasks.js';
-import type { Saga, SagaDeps } from '../saga.js';
+import type { Saga, SagaContext, SagaDeps } from '../saga.js';
 import type { ActionHandler } from './action.js';
 import { RECORD_ACTIONS } from './actions/record-actions.js';
 import { messageActions } from './actions/messages.js';
@@ -33,6 +34,31 @@ async function depthOf(deps: SagaDeps, event: RecordedEvent): Promise<number> {
   return row?.depth ?? 0;
 }
 
+interface ActiveWorkflow {
+  id: string;
+  version: number;
+  trigger_module: string;
+  trigger_type: string;
+  trigger_filters: unknown;
+  actions: WorkflowAction[];
+  created_at: Date;
+}
+
+/**
+ * The tenant's active workflows as of the event (every definition event before it applied),
+ * remembered between its events and read again only after one of its definition events.
+ */
+const activeWorkflows = (context: SagaContext, tenantId: string) =>
+  context.remember('active-workflows', async (): Promise<ActiveWorkflow[]> => {
+    await context.awaitProjection(workflowsProjection);
+    return context.deps
+      .knex('workflows')
+      .where({ tenant_id: tenantId, is_active: true })
+      .whereNull('deleted_at')
+      .orderBy('created_at')
+      .select('id', 'version', 'trigger_module', 'trigger_type', 'trigger_filters', 'actions', 'created_at');
+  });
+
 /**
  * Spec B§6: each record event is matched against the tenant's active workflows of its
  * module and trigger type (those that existed when it happened); each whose filters hold
@@ -43,21 +69,16 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
   return {
     name: 'workflows',
     handles: TRIGGER_EVENT_TYPES,
+    watches: WORKFLOW_DEFINITION_EVENT_TYPES,
     async handle(event, context) {
       const { deps } = context;
       const possible = possibleTriggers(event.type);
       if (!possible) return;
       const tenantId = event.metadata.tenantId;
-      // Workflows saved, and runs started, before this event must be visible to match against and to measure depth by.
-      await context.awaitProjection(workflowsProjection);
-      const candidates: { id: string; version: number; trigger_type: string; trigger_filters: unknown; actions: WorkflowAction[] }[] = await deps
-        .knex('workflows')
-        .where({ tenant_id: tenantId, trigger_module: possible.module, is_active: true })
-        .whereIn('trigger_type', possible.types)
-        .whereNull('deleted_at')
-        .where('created_at', '<=', event.createdAt)
-        .orderBy('created_at')
-        .select('id', 'version', 'trigger_type', 'trigger_filters', 'actions');
+      const happened = event.createdAt.getTime();
+      const candidates = (await activeWorkflows(context, tenantId)).filter(
+        (w) => w.trigger_module === possible.module && possible.types.includes(w.trigger_type) && new Date(w.created_at).getTime() <= happened,
+      );
       // Most events concern no workflow: the record's stream is read only when one might fire.
       if (candidates.length === 0) return;
       const match = await triggersOf(deps.store, event);
@@ -65,7 +86,10 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
       const workflows = candidates.filter((w) => match.types.includes(w.trigger_type));
       if (workflows.length === 0) return;
       // The record's view names its owner and account, and actions check references against the record read models (an opportunity's account, an assignee, an owner's load): as of this event at least.
-      await Promise.all(RECORD_PROJECTIONS.map((projection) => context.awaitProjection(projection, { inclusive: true })));
+      const asOfEvent = RECORD_PROJECTIONS.map((projection) => context.awaitProjection(projection, { inclusive: true }));
+      // A change a run made: the runs started before it must be visible to measure its depth by.
+      if (event.metadata.causationId) asOfEvent.push(context.awaitProjection(workflowsProjection));
+      await Promise.all(asOfEvent);
       const { record, previous } = await triggerRecords(deps, match, event);
       const depth = (await depthOf(deps, event)) + 1;
       for (const workflow of workflows) {
@@ -82,13 +106,15 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
           record,
           previous,
         };
-        await handleCommand(deps, runAggregate, runId, { kind: 'start', run: { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth } }, command);
+        const start = { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth };
+        // A new stream, so no read first; a redelivered event finds its run started and carries that one on.
+        const started = await handleCommand(deps, runAggregate, runId, { kind: 'start', run: start }, command, { newStream: true });
         if (depth > MAX_WORKFLOW_DEPTH) {
           const error = `loop guard: this change was made by a chain of ${depth - 1} workflow runs (at most ${MAX_WORKFLOW_DEPTH} may follow each other); nothing was done`;
           await handleCommand(deps, runAggregate, runId, { kind: 'finish', id: runId, finishedAt: deps.clock.now().toISOString(), error }, command);
           continue;
         }
-        await carryOnRun(deps, handlers, tenantId, runId, workflow.id);
+        await carryOnRun(deps, handlers, tenantId, runId, workflow.id, started.events.length > 0 ? started : undefined);
       }
     },
   };
