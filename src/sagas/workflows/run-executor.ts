@@ -37,10 +37,14 @@ const messageOf = (error: unknown): string =>
 /**
  * Carries a run on from where its stream says it is: completed steps are skipped (their
  * results replayed into the record later steps see), a due wait completes, the next steps
- * run. One carrier per run at a time, across processes (the saga and the wait job). Every
- * step's effects use ids derived from (run, step), so carrying a step out again after a
- * crash repeats nothing. `started`: the run as its start just left it (a new stream, so
- * nobody else carries it yet), so its stream need not be read again.
+ * run. One carrier per run at a time, across processes (the saga's redelivery and the wait
+ * job take a lock on the run). Every step's effects use ids derived from (run, step), so
+ * carrying a step out again after a crash repeats nothing.
+ *
+ * `started`: the run as the start that just created its stream left it. Nobody else can
+ * carry it on yet (the wait job takes only runs waiting, which this walk would have to make
+ * it first, and then it returns; a redelivery of its trigger comes after this delivery), so
+ * it is walked at once, without the lock and without reading its stream again.
  */
 export function carryOnRun(
   deps: SagaDeps,
@@ -50,12 +54,13 @@ export function carryOnRun(
   workflowId: string,
   started?: { state: RunState },
 ): Promise<Outcome | null> {
-  return oneAtATime(deps.knex, `workflow-run:${runId}`, async () => {
-    const state = started?.state ?? (await loadAggregate(deps.store, runAggregate, runId, tenantId)).state;
+  const walk = async (state: RunState) => {
     if (state.status === 'absent' || state.status === 'completed' || state.status === 'failed') return null;
     const secrets = needsSecrets(state.actions) ? await loadSecrets(deps, tenantId, workflowId) : [];
     return new RunWalk(deps, handlers, tenantId, state, secrets).walk();
-  });
+  };
+  if (started) return walk(started.state);
+  return oneAtATime(deps.knex, `workflow-run:${runId}`, async () => walk((await loadAggregate(deps.store, runAggregate, runId, tenantId)).state));
 }
 
 /**
