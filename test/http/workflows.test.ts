@@ -240,7 +240,8 @@ describe('workflows', () => {
     });
 
     it('every filter operator: a workflow whose one condition holds fires, one whose condition fails does not', async () => {
-      // After the update: company Old Co → Acme Corp, estimatedValue 5000, source web, website empty, email set.
+      // After the update: company Old Co → Acme Corp, estimatedValue 5000, source web-form, website empty, email set.
+      // (Not source web: the first test's workflow would tag the lead, and that change would fire these workflows a second time.)
       const cases: [operator: string, field: string, holds: unknown, fails: unknown][] = [
         ['equals', 'company', 'acme corp', 'Old Co'],
         ['not_equals', 'company', 'Old Co', 'ACME CORP'],
@@ -253,13 +254,13 @@ describe('workflows', () => {
         ['less_than', 'estimated_value', 5001, 5000],
         ['greater_or_equal', 'estimatedValue', 5000, 5001],
         ['less_or_equal', 'estimatedValue', 5000, 4999],
-        ['in', 'source', ['ads', 'web'], ['ads', 'phone']],
-        ['not_in', 'source', ['phone'], ['web']],
+        ['in', 'source', ['ads', 'web-form'], ['ads', 'phone']],
+        ['not_in', 'source', ['phone'], ['web-form']],
         ['changed_to', 'company', 'Acme Corp', 'Old Co'],
         ['changed_from', 'company', 'Old Co', 'Acme Corp'],
         ['any_change', 'company', null, null],
       ];
-      const lead = await newLead({ company: 'Old Co', estimatedValue: 5000, source: 'web', email: 'w@example.com' });
+      const lead = await newLead({ company: 'Old Co', estimatedValue: 5000, source: 'web-form', email: 'w@example.com' });
       const marker = randomUUID().slice(0, 8);
       const only = { field: 'id', operator: 'equals', value: lead.id };
       for (const [operator, field, holds, fails] of cases) {

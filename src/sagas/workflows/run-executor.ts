@@ -2,7 +2,8 @@ import { handleCommand, loadAggregate, type CommandContext } from '../../command
 import { runAggregate, type RunCommand, type RunState } from '../../commands/workflows/run-aggregate.js';
 import { loadSecrets, needsSecrets, SECRET_NAME, withSecrets, type ActionSecret } from '../../commands/workflows/workflow-secrets.js';
 import { DomainError } from '../../domain/errors.js';
-import { actionsAt, groupHolds, normaliseConditions, waitDelayMs, type WorkflowAction } from '../../domain/workflows.js';
+import { actionsAt, groupHolds, MAX_WORKFLOW_DEPTH, normaliseConditions, waitDelayMs, type WorkflowAction } from '../../domain/workflows.js';
+import type { WorkflowRunEvent } from '../../events/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { oneAtATime } from '../../infra/key-locks.js';
 import type { SagaDeps } from '../saga.js';
@@ -10,6 +11,10 @@ import { ActionFailed, type ActionHandler, type ActionInput } from './action.js'
 
 type Started = Exclude<RunState, { status: 'absent' }>;
 type Outcome = 'done' | 'waiting' | 'failed';
+type OneCommand = Exclude<RunCommand, { kind: 'all' }>;
+export type RunStart = Extract<RunCommand, { kind: 'start' }>['run'];
+/** Steps without effects of their own: carried out again, they decide the same. */
+const PURE_STEPS = new Set(['branch', 'wait']);
 
 
 /** A step's recorded input: the action's config with credential-looking values masked (header and field lists too). */
@@ -35,45 +40,53 @@ const messageOf = (error: unknown): string =>
   error instanceof ActionFailed || error instanceof DomainError ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
 
 /**
+ * Starts the run of a workflow for its trigger event, or carries on the one a redelivered
+ * trigger started before (read from its stream). A new run's start is recorded together with
+ * what its first step did, in one append after that step's effects: the loop guard reads the
+ * depth of a change from the change's own metadata (`workflowDepth`), so nothing needs the
+ * run recorded before. A crash before that append repeats the first step, with the same ids.
+ * Nobody else carries a new run on meanwhile: the wait job takes only waiting runs (this walk
+ * returns once it records a wait), and a redelivery of the trigger comes after this delivery.
+ */
+export async function startRun(deps: SagaDeps, handlers: Map<string, ActionHandler>, tenantId: string, start: RunStart): Promise<Outcome | null> {
+  const { revision } = await loadAggregate(deps.store, runAggregate, start.id, tenantId);
+  if (revision >= 0) return carryOnRun(deps, handlers, tenantId, start.id, start.workflowId);
+  const state = runAggregate.evolve(runAggregate.initialState, { type: 'WorkflowRunStarted', data: start } as WorkflowRunEvent) as Started;
+  const secrets = needsSecrets(start.actions) ? await loadSecrets(deps, tenantId, start.workflowId) : [];
+  const walk = new RunWalk(deps, handlers, tenantId, state, secrets, [{ kind: 'start', run: start }]);
+  if (start.depth > MAX_WORKFLOW_DEPTH) {
+    return walk.refuse(`loop guard: this change was made by a chain of ${start.depth - 1} workflow runs (at most ${MAX_WORKFLOW_DEPTH} may follow each other); nothing was done`);
+  }
+  return walk.walk();
+}
+
+/**
  * Carries a run on from where its stream says it is: completed steps are skipped (their
  * results replayed into the record later steps see), a due wait completes, the next steps
  * run. One carrier per run at a time, across processes (the saga's redelivery and the wait
- * job take a lock on the run). Every step's effects use ids derived from (run, step), so
- * carrying a step out again after a crash repeats nothing.
- *
- * `started`: the run as the start that just created its stream left it. Nobody else can
- * carry it on yet (the wait job takes only runs waiting, which this walk would have to make
- * it first, and then it returns; a redelivery of its trigger comes after this delivery), so
- * it is walked at once, without the lock and without reading its stream again.
+ * job). Every step's effects use ids derived from (run, step), so carrying a step out again
+ * after a crash repeats nothing.
  */
-export function carryOnRun(
-  deps: SagaDeps,
-  handlers: Map<string, ActionHandler>,
-  tenantId: string,
-  runId: string,
-  workflowId: string,
-  started?: { state: RunState },
-): Promise<Outcome | null> {
-  const walk = async (state: RunState) => {
+export function carryOnRun(deps: SagaDeps, handlers: Map<string, ActionHandler>, tenantId: string, runId: string, workflowId: string): Promise<Outcome | null> {
+  return oneAtATime(deps.knex, `workflow-run:${runId}`, async () => {
+    const { state } = await loadAggregate(deps.store, runAggregate, runId, tenantId);
     if (state.status === 'absent' || state.status === 'completed' || state.status === 'failed') return null;
     const secrets = needsSecrets(state.actions) ? await loadSecrets(deps, tenantId, workflowId) : [];
     return new RunWalk(deps, handlers, tenantId, state, secrets).walk();
-  };
-  if (started) return walk(started.state);
-  return oneAtATime(deps.knex, `workflow-run:${runId}`, async () => walk((await loadAggregate(deps.store, runAggregate, runId, tenantId)).state));
+  });
 }
 
 /**
  * Walks a run's actions. What a step did is recorded in the run's stream before the next
  * step with effects of its own runs (so a crash repeats at most that one step), and steps
  * without effects (a branch, an elapsed wait) and the run's end go with the step before
- * them: a one-action run is recorded in one append after its start.
+ * them: a one-action run is recorded in one append, start to end.
  */
 class RunWalk {
   private working: Record<string, unknown>;
   private readonly command: CommandContext;
-  /** Recorded with the next append. */
-  private pending: Exclude<RunCommand, { kind: 'all' }>[] = [];
+  /** Its stream does not exist yet: the first append expects none. */
+  private fresh: boolean;
 
   constructor(
     private readonly deps: SagaDeps,
@@ -81,9 +94,25 @@ class RunWalk {
     private readonly tenantId: string,
     private readonly run: Started,
     private readonly secrets: ActionSecret[],
+    /** Recorded with the next append. */
+    private pending: OneCommand[] = [],
   ) {
     this.working = { ...run.trigger.record };
-    this.command = { tenantId, userId: run.trigger.userId, correlationId: run.trigger.correlationId, causationId: run.trigger.eventId };
+    this.fresh = pending.some((c) => c.kind === 'start');
+    this.command = {
+      tenantId,
+      userId: run.trigger.userId,
+      correlationId: run.trigger.correlationId,
+      causationId: run.trigger.eventId,
+      workflowDepth: run.depth,
+    };
+  }
+
+  /** Records the run as failed before any step: `error` says why. */
+  async refuse(error: string): Promise<Outcome> {
+    this.note({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error });
+    await this.write();
+    return 'failed';
   }
 
   async walk(): Promise<Outcome> {
@@ -95,7 +124,7 @@ class RunWalk {
 
   private now = () => this.deps.clock.now().toISOString();
 
-  private note(command: Exclude<RunCommand, { kind: 'all' }>) {
+  private note(command: OneCommand) {
     this.pending.push(command);
   }
 
@@ -104,7 +133,9 @@ class RunWalk {
     if (this.pending.length === 0) return;
     const commands = this.pending;
     this.pending = [];
-    await handleCommand(this.deps, runAggregate, this.run.id, commands.length === 1 ? commands[0] : { kind: 'all', commands }, this.command);
+    const newStream = this.fresh;
+    this.fresh = false;
+    await handleCommand(this.deps, runAggregate, this.run.id, commands.length === 1 ? commands[0] : { kind: 'all', commands }, this.command, { newStream });
   }
 
   private merge(result: Record<string, unknown> | null | undefined) {
@@ -152,8 +183,8 @@ class RunWalk {
       this.note({ kind: 'complete-step', step: { ...base, result: { branch: side, conditionMet: met }, finishedAt: this.now() } });
       return this.level(action.id, side);
     }
-    // What the steps before did is stored before this one acts.
-    await this.write();
+    // What the steps before did (with effects) is stored before this one acts; a start or a branch may wait for the next append.
+    if (this.pending.some((c) => c.kind === 'fail-step' || (c.kind === 'complete-step' && !PURE_STEPS.has(c.step.actionType)))) await this.write();
     let result: Record<string, unknown>;
     try {
       const handler = this.handlers.get(action.actionType);

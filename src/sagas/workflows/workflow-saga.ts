@@ -1,6 +1,4 @@
-import { handleCommand } from '../../commands/aggregate.js';
-import { runAggregate } from '../../commands/workflows/run-aggregate.js';
-import { groupHolds, MAX_WORKFLOW_DEPTH, normaliseConditions, type WorkflowAction } from '../../domain/workflows.js';
+import { groupHolds, normaliseConditions, type WorkflowAction } from '../../domain/workflows.js';
 import type { RecordedEvent } from '../../events/store/types.js';
 import { WORKFLOW_DEFINITION_EVENT_TYPES } from '../../events/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
@@ -16,7 +14,7 @@ import type { ActionHandler } from './action.js';
 import { RECORD_ACTIONS } from './actions/record-actions.js';
 import { messageActions } from './actions/messages.js';
 import { webhookAction } from './actions/webhook.js';
-import { carryOnRun } from './run-executor.js';
+import { carryOnRun, startRun } from './run-executor.js';
 import { possibleTriggers, TRIGGER_EVENT_TYPES, triggerRecords, triggersOf } from './triggers.js';
 
 /** Every action type's handler (wait and branch are the executor's own). */
@@ -26,11 +24,18 @@ const RECORD_PROJECTIONS = [leadsProjection, contactsProjection, accountsProject
 
 export const runIdOf = (workflowId: string, eventId: string) => deterministicId('workflow-run', workflowId, eventId);
 
-/** How deep in a chain of workflow-caused changes this event is: 0 for a person's change, n when a run at depth n caused it. */
-async function depthOf(deps: SagaDeps, event: RecordedEvent): Promise<number> {
+/**
+ * How deep in a chain of workflow-caused changes this event is: 0 for a person's change, n
+ * when a run at depth n caused it. A run's changes say so in their metadata; an event from
+ * before they did is measured by the runs its cause started, as the workflows projection has them.
+ */
+async function depthOf(context: SagaContext, event: RecordedEvent): Promise<number> {
+  const said = event.metadata.workflowDepth;
+  if (typeof said === 'number') return said;
   const cause = event.metadata.causationId;
   if (!cause) return 0;
-  const row = await deps.knex('workflow_runs').where({ tenant_id: event.metadata.tenantId, trigger_event_id: cause }).max<{ depth: number | null }>('depth as depth').first();
+  await context.awaitProjection(workflowsProjection);
+  const row = await context.deps.knex('workflow_runs').where({ tenant_id: event.metadata.tenantId, trigger_event_id: cause }).max<{ depth: number | null }>('depth as depth').first();
   return row?.depth ?? 0;
 }
 
@@ -86,16 +91,10 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
       const workflows = candidates.filter((w) => match.types.includes(w.trigger_type));
       if (workflows.length === 0) return;
       // The record's view names its owner and account, and actions check references against the record read models (an opportunity's account, an assignee, an owner's load): as of this event at least.
-      const asOfEvent = RECORD_PROJECTIONS.map((projection) => context.awaitProjection(projection, { inclusive: true }));
-      // A change a run made: the runs started before it must be visible to measure its depth by.
-      if (event.metadata.causationId) asOfEvent.push(context.awaitProjection(workflowsProjection));
-      await Promise.all(asOfEvent);
-      const { record, previous } = await triggerRecords(deps, match, event);
-      const depth = (await depthOf(deps, event)) + 1;
+      await Promise.all(RECORD_PROJECTIONS.map((projection) => context.awaitProjection(projection, { inclusive: true })));
+      const [{ record, previous }, depth] = await Promise.all([triggerRecords(deps, match, event), depthOf(context, event)]);
       for (const workflow of workflows) {
         if (!groupHolds(normaliseConditions(workflow.trigger_filters), record, previous)) continue;
-        const runId = runIdOf(workflow.id, event.id);
-        const command = { tenantId, userId: event.metadata.userId, correlationId: event.metadata.correlationId, causationId: event.id };
         const trigger = {
           module: match.module,
           type: workflow.trigger_type,
@@ -106,15 +105,8 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
           record,
           previous,
         };
-        const start = { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth };
-        // A new stream, so no read first; a redelivered event finds its run started and carries that one on.
-        const started = await handleCommand(deps, runAggregate, runId, { kind: 'start', run: start }, command, { newStream: true });
-        if (depth > MAX_WORKFLOW_DEPTH) {
-          const error = `loop guard: this change was made by a chain of ${depth - 1} workflow runs (at most ${MAX_WORKFLOW_DEPTH} may follow each other); nothing was done`;
-          await handleCommand(deps, runAggregate, runId, { kind: 'finish', id: runId, finishedAt: deps.clock.now().toISOString(), error }, command);
-          continue;
-        }
-        await carryOnRun(deps, handlers, tenantId, runId, workflow.id, started.events.length > 0 ? started : undefined);
+        const runId = runIdOf(workflow.id, event.id);
+        await startRun(deps, handlers, tenantId, { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth: depth + 1 });
       }
     },
   };
