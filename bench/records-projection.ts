@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../src/events/store/types.js';
-import type { Projection } from '../src/projections/projection.js';
+import type { DomainEvent } from '../src/events/domain-event.js';
+import { defineProjection } from '../src/projections/projection.js';
 import { RECORD_CREATED, RECORD_UPDATED, type RecordEventData } from './record-events.js';
 
 const TABLE = 'bench_records';
@@ -52,17 +53,19 @@ function editableColumns(event: RecordedEvent<RecordEventData>): Record<string, 
  * patches it; the batch's writer folds what each page says about a row and writes it
  * with a few bulk statements (insert / update … from json_to_recordset).
  */
-export const recordsProjection: Projection = {
+type BenchRecordEvent = DomainEvent<typeof RECORD_CREATED, RecordEventData> | DomainEvent<typeof RECORD_UPDATED, RecordEventData>;
+
+export const recordsProjection = defineProjection<BenchRecordEvent>({
   name: 'bench-records',
   tables: [TABLE],
   handlers: {
-    [RECORD_CREATED]: (e: RecordedEvent<RecordEventData>, write) =>
+    [RECORD_CREATED]: (e, write) =>
       write.insert(TABLE, {
         record_id: e.data.recordId,
         tenant_id: e.metadata.tenantId,
         ...editableColumns(e),
         created_at: e.createdAt,
       }),
-    [RECORD_UPDATED]: (e: RecordedEvent<RecordEventData>, write) => write.update(TABLE, { record_id: e.data.recordId }, editableColumns(e)),
+    [RECORD_UPDATED]: (e, write) => write.update(TABLE, { record_id: e.data.recordId }, editableColumns(e)),
   },
-};
+});

@@ -18,6 +18,41 @@ export interface ServiceProcess {
   assertRunning(): void;
 }
 
+export interface ServiceProcesses extends ServiceProcess {
+  /** The api process's id (`pid`) and every worker's. */
+  pids: number[];
+}
+
+/**
+ * The service as separate processes on one database: with `workers` of 1 or more, one
+ * `ROLE=api` process (its `baseUrl` is answered) and that many `ROLE=worker` processes,
+ * which share the projections and saga shards between them (src/infra/worker-group.ts);
+ * with none, one `ROLE=all` process as `startServiceProcess`. All are stopped by `cleanup`.
+ */
+export async function startServiceProcesses(
+  cleanup: CleanupStack,
+  databaseUrl: string,
+  options: { workers?: number; env?: Record<string, string> } = {},
+): Promise<ServiceProcesses> {
+  const workers = options.workers ?? 0;
+  if (workers === 0) {
+    const all = await startServiceProcess(cleanup, databaseUrl, options.env);
+    return { ...all, pids: [all.pid] };
+  }
+  // The api first: it sets the database up (migrations, inline projections) before the workers join.
+  const api = await startServiceProcess(cleanup, databaseUrl, { ...options.env, ROLE: 'api' });
+  const started = await Promise.all(Array.from({ length: workers }, () => startServiceProcess(cleanup, databaseUrl, { ...options.env, ROLE: 'worker' })));
+  const all = [api, ...started];
+  return {
+    baseUrl: api.baseUrl,
+    pid: api.pid,
+    pids: all.map((p) => p.pid),
+    assertRunning: () => {
+      for (const p of all) p.assertRunning();
+    },
+  };
+}
+
 /**
  * Runs `src/main.ts` as its own process, as `npm run dev` does, so the load generator
  * does not share its event loop (nor its CPU time slice). Stopped by `cleanup` with SIGTERM.

@@ -42,6 +42,8 @@ import { pushSubscriptionsProjection } from './projections/push-subscriptions.js
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';
 import { contactsProjection } from './projections/contacts.js';
+import { migration0057InlineProjections } from './projections/migrations/0057_inline_projections.js';
+import { migration0058WorkerLeases } from './projections/migrations/0058_worker_leases.js';
 import { identityProjection } from './projections/identity.js';
 import { leadSettingsProjection } from './projections/lead-settings.js';
 import { leadsProjection } from './projections/leads.js';
@@ -128,6 +130,15 @@ import { pruneWebhookDeliveries, sendDueDeliveries } from './sagas/webhooks/webh
 import { webhookSaga } from './sagas/webhooks/webhook-saga.js';
 import type { Services } from './service.js';
 import { apiKeysRouter } from './http/api-keys.js';
+import {
+  customFieldsRouter, generalSettingsRouter, groupsRouter, industriesRouter, moduleLayoutSettingsRouter, moduleSettingsRouter, tableColumnsRouter,
+  tablePreferencesRouter, tabsRouter,
+} from './http/customisation/index.js';
+import { moduleSettingsProjection } from './projections/module-settings.js';
+import { generalSettingsProjection } from './projections/general-settings.js';
+import { tablePreferencesProjection } from './projections/table-preferences.js';
+import { migration0070Customisation } from './projections/migrations/0070_customisation.js';
+import { seedMissingIndustries } from './commands/general-settings/general-settings-commands.js';
 import { apiKeysProjection } from './projections/api-keys.js';
 import { migration0034ApiKeys } from './projections/migrations/0034_api_keys.js';
 
@@ -169,7 +180,9 @@ export const modules: ModuleManifest[] = [
   {
     name: 'platform',
     projections: [auditTrailProjection],
-    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams],
+    // The audit trail is written with every append (inline): an auditor never reads a trail behind the log.
+    reads: ['audit-trail'],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections, migration0058WorkerLeases],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
       { name: 'text-retry', cron: '* * * * *', run: () => services.textMessages.retryFailed(50) },
@@ -191,8 +204,8 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
-    // Registration also seeds the tenant's lead, task and opportunity settings, its Standard price book and notification templates, which a client reads next.
-    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings', 'notifications'],
+    // Registration also seeds the tenant's lead, task and opportunity settings, its Standard price book, notification templates and industries, which a client reads next.
+    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings', 'notifications', 'general-settings'],
   },
   {
     // The record timeline (activities, notes) that every record kind shares.
@@ -453,6 +466,26 @@ export const modules: ModuleManifest[] = [
     migrations: [migration0034ApiKeys],
     reads: ['api-keys'],
   },
+  {
+    // Customisation (issue 29): custom field definitions, tabs, groups, layouts and form settings per record kind (one stream
+    // per tenant and module), list columns and each user's list preferences, the company profile and industries.
+    name: 'customisation',
+    routes: [
+      { path: '/admin/custom-fields', router: customFieldsRouter },
+      { path: '/admin/tabs', router: tabsRouter },
+      { path: '/admin/groups', router: groupsRouter },
+      { path: '/admin/module-layout-settings', router: moduleLayoutSettingsRouter },
+      { path: '/admin/industries', router: industriesRouter },
+      { path: '/module-settings', router: moduleSettingsRouter },
+      { path: '/table-columns', router: tableColumnsRouter },
+      { path: '/table-preferences', router: tablePreferencesRouter },
+      { path: '/general-settings', router: generalSettingsRouter },
+    ],
+    projections: [moduleSettingsProjection, generalSettingsProjection, tablePreferencesProjection],
+    migrations: [migration0070Customisation],
+    upgradeSeeds: [{ what: 'industries', run: seedMissingIndustries }],
+    reads: ['module-settings', 'general-settings', 'table-preferences'],
+  },
 ];
 
 export const allProjections = (list = modules) => list.flatMap((m) => m.projections ?? []);
@@ -460,6 +493,8 @@ export const allMigrations = (list = modules) => list.flatMap((m) => m.migration
 export const allSagas = (list = modules) => list.flatMap((m) => m.sagas ?? []);
 export const allJobs = (services: Services, list = modules) => list.flatMap((m) => m.jobs?.(services) ?? []);
 export const allUpgradeSeeds = (list = modules) => list.flatMap((m) => m.upgradeSeeds ?? []);
+/** The projections some module's responses read after a command: applied inline on the PostgreSQL log (src/projections/inline.ts). */
+export const inlineProjectionCandidates = (list = modules) => [...new Set(list.flatMap((m) => m.reads ?? []))];
 
 let eventTypes: string[] | undefined;
 /** Every event type a projection of the service handles: what a webhook subscription may name (asked after start-up, so every module is in). */

@@ -16,6 +16,7 @@ import { authenticate } from './http/authenticate.js';
 import { idempotentPosts } from './http/idempotency.js';
 import { httpServerOptions } from './http/server-options.js';
 import { AdvisoryLocks } from './infra/advisory-locks.js';
+import { WorkerGroup } from './infra/worker-group.js';
 import { closeLockConnection, shareLockConnection } from './infra/key-locks.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import type { Config } from './infra/config.js';
@@ -37,7 +38,7 @@ import { loadPrincipal } from './queries/principal.js';
 import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
 import { completePendingPlans } from './commands/write-plan.js';
-import { allJobs, allMigrations, allProjections, allSagas, allUpgradeSeeds, modules, type ModuleManifest } from './modules.js';
+import { allJobs, allMigrations, allProjections, allSagas, allUpgradeSeeds, inlineProjectionCandidates, modules, type ModuleManifest } from './modules.js';
 import { Scheduler } from './sagas/scheduler.js';
 
 /** Everything a module needs, built once at start-up and handed down. */
@@ -137,6 +138,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     cleanups.push(() => closeLockConnection(db.knex));
 
     const runsWorkers = config.ROLE !== 'api';
+    // This process's share of the projections and sagas, beside the other worker processes.
+    const workers = new WorkerGroup({ knex: db.knex, locks, logger, heartbeatMs: config.WORKER_HEARTBEAT_MS, timeoutMs: config.WORKER_TIMEOUT_MS });
+    cleanups.push(() => workers.close());
     const retry = { attempts: config.PROJECTION_RETRY_ATTEMPTS, initialBackoffMs: config.PROJECTION_RETRY_BACKOFF_MS };
     const projections = new ProjectionEngine(
       {
@@ -147,8 +151,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         url,
         logger,
         batchSize: config.PROJECTION_BATCH_SIZE,
-        lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
+        lockRetryMs: config.WORKER_HEARTBEAT_MS,
+        workers,
         retry,
+        inline: config.INLINE_PROJECTIONS === 'on' ? inlineProjectionCandidates() : [],
       },
       overrides.projections ?? allProjections(),
     );
@@ -172,7 +178,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           // Sagas wait for projections as HTTP responses do: woken by their progress, no polling.
           progress: projections.progress,
           batchSize: config.PROJECTION_BATCH_SIZE,
-          lockRetryMs: config.RUNNER_LOCK_RETRY_MS,
+          lockRetryMs: config.WORKER_HEARTBEAT_MS,
+          workers,
+          shards: config.SAGA_SHARDS,
           retry: overrides.sagaRetry ?? retry,
         },
         overrides.sagas ?? allSagas(),

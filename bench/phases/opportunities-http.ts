@@ -1,5 +1,7 @@
 import { connectDatabase } from '../../src/infra/database.js';
 import { PostgresEventStore } from '../../src/events/store/postgres.js';
+import { allProjections } from '../../src/modules.js';
+import { appendWithInlineProjections } from '../../src/projections/inline.js';
 import type { CleanupStack } from '../cleanup.js';
 import type { HttpResponse, LoadResult } from '../http-load.js';
 import { elapsedSeconds, log } from '../log.js';
@@ -57,6 +59,8 @@ export async function measureOpportunityHttp(
   deps.cleanup.push(() => db.close());
   const store = new PostgresEventStore(db.pool);
   await store.init({ listen: false });
+  // The service applies its inline projections inside each append: so must this fill.
+  appendWithInlineProjections(store, db.knex, allProjections());
   await seedOpportunities(store, { tenantId, userId }, accounts, seeded);
   await store.close();
   const expected = created + seeded;

@@ -13,6 +13,10 @@ export const WORK_REQUEST_LIST_PATH = '/api/work-requests?status=requested&limit
 
 export interface WorkRequestHttpResult {
   statusList: LoadResult;
+  /** POST /work-requests after the list (numbered, type defaults, first assignee). */
+  create: LoadResult;
+  /** POST /products in the same tenant (catalogue checks). */
+  productCreate: LoadResult;
   /** Live requests of the tenant, and how many the status filter matches. */
   requests: number;
   matching: number;
@@ -58,5 +62,12 @@ export async function measureWorkRequestHttp(
   const page = await client.json<{ data: unknown[]; meta: { total: number } }>('GET', WORK_REQUEST_LIST_PATH);
   if (total !== options.requests || page.data.length !== 25) throw new Error(`the tenant has ${total} work requests (expected ${options.requests}), ${page.meta.total} requested`);
   const statusList = await timedLoad(service, `GET ${WORK_REQUEST_LIST_PATH}`, options, () => client.request('GET', WORK_REQUEST_LIST_PATH));
-  return { statusList, requests: total, matching: page.meta.total, connections: options.connections };
+  let n = 0;
+  const create = await timedLoad(service, 'POST /api/work-requests', options, () =>
+    client.request('POST', '/api/work-requests', { typeId: type.id, title: `Timed ${n++}`, priority: 'medium', requestData: { brief: 'Timed' } }),
+  );
+  const productCreate = await timedLoad(service, 'POST /api/products', options, () =>
+    client.request('POST', '/api/products', { name: `Product ${n++}`, code: `P-${n}`, unitPrice: 100 }),
+  );
+  return { statusList, create, productCreate, requests: total, matching: page.meta.total, connections: options.connections };
 }

@@ -4,12 +4,13 @@ import pg from 'pg';
 import type { CleanupStack } from '../cleanup.js';
 import { HttpClient } from '../http-load.js';
 import { log } from '../log.js';
-import { distribution, type Distribution } from '../stats.js';
+import { distribution, percentile, type Distribution } from '../stats.js';
 import { serviceWithTenant } from './tenant-service.js';
 
 /** Trigger-to-effect latencies of one kind of reaction, and how they moved over the run. */
 export interface ReactionLatency {
   latencyMs: Distribution;
+  p95Ms: number;
   /** Triggers whose effect had not come when the phase stopped waiting (the percentiles leave them out). */
   missing: number;
   /** p50 of the triggers of the first and of the last `windowSeconds` of the run: a lag that grows shows here. */
@@ -28,6 +29,8 @@ export interface WorkflowLatencyResult {
   achievedPerSecond: number;
   triggers: number;
   tenants: number;
+  /** Worker processes beside the api one (0: one ROLE=all process). */
+  workers: number;
   windowSeconds: number;
 }
 
@@ -112,13 +115,14 @@ function reaction(triggers: Map<string, number>, effects: Map<string, number>, s
   return {
     missing: triggers.size - samples.length,
     latencyMs: distribution(samples.map((s) => s.latency)),
+    p95Ms: percentile(Array.from(Float64Array.from(samples.map((s) => s.latency)).sort()), 95),
     firstWindowP50: p50Of((t) => t < start + windowMs),
     lastWindowP50: p50Of((t) => t >= end - windowMs),
   };
 }
 
 const describe = (what: string, r: ReactionLatency) =>
-  `  ${what}: p50 ${r.latencyMs.p50.toFixed(0)} ms, p99 ${r.latencyMs.p99.toFixed(0)} ms, max ${r.latencyMs.max.toFixed(0)} ms over ${r.latencyMs.count}; ` +
+  `  ${what}: p50 ${r.latencyMs.p50.toFixed(0)} ms, p95 ${r.p95Ms.toFixed(0)} ms, p99 ${r.latencyMs.p99.toFixed(0)} ms, max ${r.latencyMs.max.toFixed(0)} ms over ${r.latencyMs.count}; ` +
   `p50 first ${r.firstWindowP50.toFixed(0)} ms, last ${r.lastWindowP50.toFixed(0)} ms${r.missing ? `; ${r.missing} MISSING` : ''}`;
 
 /**
@@ -133,11 +137,11 @@ const describe = (what: string, r: ReactionLatency) =>
  */
 export async function measureWorkflowLatency(
   deps: { cleanup: CleanupStack; databaseUrl: string },
-  options: { seconds: number; ratePerSecond: number; connections: number; tenants?: number; env?: Record<string, string> },
+  options: { seconds: number; ratePerSecond: number; connections: number; tenants?: number; env?: Record<string, string>; workers?: number },
 ): Promise<WorkflowLatencyResult> {
   const tenantCount = Math.max(1, Math.round(options.tenants ?? DEFAULT_TENANTS));
   const receiver = await startReceiver(deps.cleanup);
-  const first = await serviceWithTenant(deps, 'workflows', options.connections, { OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${receiver.port}`, ...options.env });
+  const first = await serviceWithTenant(deps, 'workflows', options.connections, { OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${receiver.port}`, ...options.env }, { workers: options.workers });
   const { service } = first;
   const tenants: BenchTenant[] = [];
   for (let n = 0; n < tenantCount; n++) {
@@ -195,6 +199,7 @@ export async function measureWorkflowLatency(
     achievedPerSecond,
     triggers: total,
     tenants: tenantCount,
+    workers: options.workers ?? 0,
     windowSeconds,
   };
   log(describe('workflow task', result.workflows));

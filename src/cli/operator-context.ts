@@ -1,11 +1,12 @@
 import { openEventStore } from '../events/store/index.js';
+import { appendWithInlineProjections } from '../projections/inline.js';
 import type { EventStore } from '../events/store/types.js';
 import { AdvisoryLocks } from '../infra/advisory-locks.js';
 import { ConfigError, loadConfig, type Config } from '../infra/config.js';
 import { describeError } from '../infra/describe-error.js';
 import { connectDatabase, createDatabaseIfMissing, runningEmbeddedPostgres, startEmbeddedPostgres, withDatabase, type Database } from '../infra/database.js';
 import { createLogger, type Logger } from '../infra/logger.js';
-import { allMigrations } from '../modules.js';
+import { allMigrations, allProjections } from '../modules.js';
 import { migrateToLatest } from '../projections/migrations/index.js';
 
 /** What an operator command (rebuild, parked events) works with: the service's own configuration and stores. */
@@ -42,6 +43,8 @@ export async function withOperatorContext(work: (context: OperatorContext) => Pr
     closing.push(() => locks.close());
     const store = await openEventStore({ eventStoreUrl: config.EVENTSTORE_URL, pool: db.pool, logger });
     closing.push(() => store.close());
+    // A replayed saga event may issue commands: their appends apply the inline projections too.
+    appendWithInlineProjections(store, db.knex, allProjections());
     await migrateToLatest(db.knex, allMigrations());
     return await work({ config, logger, db, store, locks });
   } finally {

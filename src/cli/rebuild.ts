@@ -1,6 +1,7 @@
 import { SingleBar, Presets } from 'cli-progress';
 import { allProjections } from '../modules.js';
-import { rebuildLockKey, takeOverFromRunners } from '../projections/online-rebuild.js';
+import { rebuildLockKey } from '../projections/online-rebuild.js';
+import { takeOverForRebuild } from '../projections/inline.js';
 import { rebuildProjection } from '../projections/rebuild.js';
 import { runOperatorCommand, withOperatorContext } from './operator-context.js';
 
@@ -36,7 +37,7 @@ async function main(): Promise<number> {
       const started = performance.now();
       bar.start(head ? Number(head.prepare) : 1, 0, { events: 0, rate: 0 });
       const result = await rebuildProjection({ store, knex: db.knex, logger, retry }, projection, {
-        takeOver: takeOverFromRunners({ knex: db.knex, locks, logger }, projection.name),
+        takeOver: takeOverForRebuild({ store, knex: db.knex, pool: db.pool, locks, logger }, projection.name),
         onProgress: (events, position) =>
           bar.update(Number(position.prepare), { events, rate: Math.round(events / ((performance.now() - started) / 1000)) }),
       });

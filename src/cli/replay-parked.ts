@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { RecordedEvent } from '../events/store/types.js';
+import { sagaOfShard } from '../events/subscriptions/saga-shards.js';
 import { listParked, unpark, type BlockedStream, type ParkedEvent } from '../events/subscriptions/parked-events.js';
 import { applyEvents, type Projection } from '../projections/projection.js';
 import { sagaContext, type Saga, type SagaDeps } from '../sagas/saga.js';
@@ -97,8 +98,9 @@ async function redeliver(deps: ReplayDeps, entry: ParkedEvent, event: RecordedEv
     await applyEvents(projection, trx, [event]);
     return;
   }
-  const saga = deps.sagas.find((s) => s.name === entry.name);
-  if (!saga) throw new Error(`no saga named ${entry.name}`);
+  // Parked under the saga's shard (its checkpoint row is the one locked above).
+  const saga = deps.sagas.find((s) => s.name === sagaOfShard(entry.name));
+  if (!saga) throw new Error(`no saga named ${sagaOfShard(entry.name)}`);
   await saga.handle(event, sagaContext(saga, event, entry.attempts + 1, deps));
 }
 

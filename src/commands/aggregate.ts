@@ -1,3 +1,4 @@
+import { assertReadable } from '../events/versions.js';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../infra/clock.js';
 import type { DomainEvent, EventFold } from '../events/domain-event.js';
@@ -9,6 +10,7 @@ import {
   type RecordedEvent,
 } from '../events/store/types.js';
 import { conflict, notFound, preconditionFailed } from '../domain/errors.js';
+import { takeTurnOn } from './stream-turns.js';
 
 export type { DomainEvent, EventFold } from '../events/domain-event.js';
 
@@ -111,7 +113,10 @@ async function readOwnStream(store: EventStore, streamId: string, tenantId: stri
 /** Stored events folded on from `from`: the one place where what a stream holds is taken as the aggregate's events. */
 export function foldRecorded<State, Event>(aggregate: EventFold<State, Event>, recorded: RecordedEvent[], from: State = aggregate.initialState): State {
   let state = from;
-  for (const event of recorded) state = aggregate.evolve(state, event as unknown as Event);
+  for (const event of recorded) {
+    assertReadable(event);
+    state = aggregate.evolve(state, event as unknown as Event);
+  }
   return state;
 }
 
@@ -166,43 +171,49 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
     if (version) Object.assign(version, { expectedRevision: undefined, revision: result.revision });
     return result;
   };
-  for (let attempt = 1; ; attempt++) {
-    let state = aggregate.initialState;
-    let revision = -1;
-    if (!newStream || attempt > 1) {
-      const recorded = await readOwnStream(deps.store, streamId, context.tenantId);
-      ({ state, revision } = fold(aggregate, recorded));
-      const earlier = eventIds && earlierRun(recorded, eventIds);
-      if (earlier) {
-        const last = earlier[earlier.length - 1];
-        return settle({ state, events: earlier as unknown as Event[], revision: last.revision, position: last.position });
-      }
-    }
-    if (expected !== undefined && revision !== expected) throw stale(revision);
-    const events = aggregate.decide(command, state, (await decideWith?.(attempt)) as Context);
-    if (events.length === 0) return settle({ state, events, revision, position: null });
+  // A fresh id has no one to take turns with.
+  if (newStream) return decideAndAppend();
+  return takeTurnOn(streamId, decideAndAppend);
 
-    const metadata = metadataOf(context);
-    const now = deps.clock.now();
-    try {
-      const result = await deps.store.appendToStream(
-        streamId,
-        events.map((e, index) => ({ id: eventIds ? eventIds(index) : randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })),
-        { expectedRevision: revision < 0 ? 'no_stream' : revision },
-      );
-      return settle({
-        state: events.reduce(aggregate.evolve, state),
-        events,
-        revision: result.nextExpectedRevision,
-        position: result.position,
-      });
-    } catch (error) {
-      if (!(error instanceof WrongExpectedRevisionError)) throw error;
-      // The client decided on the revision it saw: deciding again on a newer one would overrule it.
-      if (expected !== undefined) throw stale(error.actual);
-      if (attempt >= MAX_ATTEMPTS) throw conflict('The record was changed by someone else meanwhile; try again');
-      // Random jitter spreads contenders out so they stop colliding.
-      await new Promise((r) => setTimeout(r, Math.random() * 4 * attempt));
+  async function decideAndAppend(): Promise<CommandResult<State, Event>> {
+    for (let attempt = 1; ; attempt++) {
+      let state = aggregate.initialState;
+      let revision = -1;
+      if (!newStream || attempt > 1) {
+        const recorded = await readOwnStream(deps.store, streamId, context.tenantId);
+        ({ state, revision } = fold(aggregate, recorded));
+        const earlier = eventIds && earlierRun(recorded, eventIds);
+        if (earlier) {
+          const last = earlier[earlier.length - 1];
+          return settle({ state, events: earlier as unknown as Event[], revision: last.revision, position: last.position });
+        }
+      }
+      if (expected !== undefined && revision !== expected) throw stale(revision);
+      const events = aggregate.decide(command, state, (await decideWith?.(attempt)) as Context);
+      if (events.length === 0) return settle({ state, events, revision, position: null });
+
+      const metadata = metadataOf(context);
+      const now = deps.clock.now();
+      try {
+        const result = await deps.store.appendToStream(
+          streamId,
+          events.map((e, index) => ({ id: eventIds ? eventIds(index) : randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })),
+          { expectedRevision: revision < 0 ? 'no_stream' : revision },
+        );
+        return settle({
+          state: events.reduce(aggregate.evolve, state),
+          events,
+          revision: result.nextExpectedRevision,
+          position: result.position,
+        });
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevisionError)) throw error;
+        // The client decided on the revision it saw: deciding again on a newer one would overrule it.
+        if (expected !== undefined) throw stale(error.actual);
+        if (attempt >= MAX_ATTEMPTS) throw conflict('The record was changed by someone else meanwhile; try again');
+        // Random jitter spreads contenders out so they stop colliding.
+        await new Promise((r) => setTimeout(r, Math.random() * 4 * attempt));
+      }
     }
   }
 }

@@ -92,8 +92,20 @@ export async function executePlan(deps: { store: EventStore; knex: Knex }, plan:
       last = result.position;
     }
   }
-  await deps.knex('pending_write_plans').where({ id: plan.id }).delete();
+  await forgetPlan(deps.knex, plan.id);
   return last;
+}
+
+/**
+ * Deletes a carried-out plan without waiting for the disk: lost in a crash, the plan is
+ * only carried out again, which appends nothing twice (its event ids are in the streams).
+ */
+export async function forgetPlan(db: Knex | Knex.Transaction, id: string): Promise<void> {
+  await db.raw(
+    `with async as materialized (select set_config('synchronous_commit', 'off', true))
+     delete from pending_write_plans where id = ? and exists (select 1 from async)`,
+    [id],
+  );
 }
 
 /**

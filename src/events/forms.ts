@@ -40,7 +40,7 @@ export interface FormSubmission {
   entityType: string | null;
   entityId: string | null;
   actionResults: ActionResult[];
-  /** Personal data, kept with the submission (README "Forms"). */
+  /** Personal data, kept with the submission (docs/api/forms.md). */
   ipAddress: string | null;
   userAgent: string | null;
 }

@@ -1,3 +1,4 @@
+import type { CollectionEvents } from './records.js';
 import type { DomainEvent } from './domain-event.js';
 
 /**
@@ -155,7 +156,5 @@ export interface CollectionFields {
 }
 
 export type LeadSettingsEvent =
-  | DomainEvent<`${string}Created`, { id: string } & Record<string, unknown>>
-  | DomainEvent<`${string}Updated`, { id: string; changes: Record<string, unknown> }>
-  | DomainEvent<`${string}Deleted`, { id: string }>
+  | CollectionEvents<typeof SETTINGS_COLLECTIONS, CollectionFields>
   | DomainEvent<'LeadSettingChanged', { key: string; value: unknown }>;

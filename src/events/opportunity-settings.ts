@@ -1,3 +1,4 @@
+import type { CollectionEvents } from './records.js';
 import type { DomainEvent } from './domain-event.js';
 
 /**
@@ -73,7 +74,4 @@ export interface OpportunitySettingsFields {
 }
 
 /** `<prefix><Op>` for each prefix of OPPORTUNITY_SETTINGS_EVENT_PREFIXES. */
-export type OpportunitySettingsEvent =
-  | DomainEvent<`${string}Created`, { id: string } & Record<string, unknown>>
-  | DomainEvent<`${string}Updated`, { id: string; changes: Record<string, unknown> }>
-  | DomainEvent<`${string}Deleted`, { id: string }>;
+export type OpportunitySettingsEvent = CollectionEvents<typeof OPPORTUNITY_SETTINGS_EVENT_PREFIXES, OpportunitySettingsFields>;

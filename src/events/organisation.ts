@@ -1,4 +1,5 @@
 import type { Permissions, RecordAccess } from '../domain/permissions.js';
+import type { RecordEvent } from './records.js';
 
 /** Roles, departments and teams of a tenant: records with `<Name>Created/Updated/Deleted` events. */
 export interface RoleFields {
@@ -28,3 +29,7 @@ export interface TeamFields {
 export const ROLE_EVENTS = ['RoleCreated', 'RoleUpdated', 'RoleDeleted'] as const;
 export const DEPARTMENT_EVENTS = ['DepartmentCreated', 'DepartmentUpdated', 'DepartmentDeleted'] as const;
 export const TEAM_EVENTS = ['TeamCreated', 'TeamUpdated', 'TeamDeleted'] as const;
+
+export type RoleEvent = RecordEvent<RoleFields, 'Role'>;
+export type DepartmentEvent = RecordEvent<DepartmentFields, 'Department'>;
+export type TeamEvent = RecordEvent<TeamFields, 'Team'>;

@@ -22,3 +22,11 @@ export type RecordEvent<F, Name extends string = string> =
   | DomainEvent<`${Name}Created`, F & { id: string }>
   | DomainEvent<`${Name}Updated`, { id: string; changes: Partial<F> }>
   | DomainEvent<`${Name}Deleted`, { id: string }>;
+
+/**
+ * The record events of every collection of a settings stream: `<prefix>Created/Updated/Deleted`,
+ * each collection with its own prefix and fields.
+ */
+export type CollectionEvents<Prefixes extends Record<string, string>, Fields extends { [C in keyof Prefixes]: unknown }> = {
+  [C in keyof Prefixes]: RecordEvent<Fields[C], Prefixes[C]>;
+}[keyof Prefixes];

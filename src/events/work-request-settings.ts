@@ -1,3 +1,4 @@
+import type { CollectionEvents } from './records.js';
 import type { DomainEvent } from './domain-event.js';
 
 /**
@@ -82,6 +83,8 @@ export interface WorkRequestSettingsFields {
   stages: WorkRequestStageFields;
 }
 
-export type WorkRequestSettingsEvent =
-  | DomainEvent<`${string}Created`, { id: string } & Record<string, unknown>>
-  | DomainEvent<`${string}Updated`, { id: string; changes: Record<string, unknown> }>;
+/** Settings are deactivated, never deleted. */
+export type WorkRequestSettingsEvent = Exclude<
+  CollectionEvents<typeof WORK_REQUEST_SETTINGS_EVENT_PREFIXES, WorkRequestSettingsFields>,
+  { type: `${string}Deleted` }
+>;

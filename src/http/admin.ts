@@ -16,12 +16,12 @@ export const auditQuery = paginationQuery.extend({
 /** Administrators' views of what the service did: mail it sent (or kept) and the audit trail. */
 export function adminRouter(services: Services): Router {
   const router = Router();
-  router.use(requireAdmin);
-  router.get('/outbox', async (req, res) => {
+  // Per route, not for the whole prefix: other modules serve paths under /admin that everyone signed in reads (custom fields, tabs…).
+  router.get('/outbox', requireAdmin, async (req, res) => {
     const { page, limit } = parseQuery(paginationQuery, req);
     res.json(await services.mailer.listOutbox(principalOf(res).tenantId, page, limit));
   });
-  router.get('/audit-trail', async (req, res) => {
+  router.get('/audit-trail', requireAdmin, async (req, res) => {
     res.json(await listAuditTrail(services.knex, principalOf(res).tenantId, parseQuery(auditQuery, req)));
   });
   return router;

@@ -47,14 +47,16 @@ export const address = z
  * A JSON object with string keys, stored as given; at most 16 KB. Keys that would name an
  * object's prototype (`constructor`, `prototype`; `__proto__` is refused for every body) are refused.
  */
-export const customFields = z
+export const jsonObject = z
   .record(z.string().max(100), z.unknown())
   .superRefine((fields, context) => {
     for (const key of Object.keys(fields)) {
       if (PROTOTYPE_KEYS.has(key)) context.addIssue({ code: 'custom', path: [key], message: `"${key}" is a reserved key` });
     }
   })
-  .refine((v) => JSON.stringify(v).length <= JSON_OBJECT_MAX, 'customFields must be at most 16 KB of JSON')
+  .refine((v) => JSON.stringify(v).length <= JSON_OBJECT_MAX, 'customFields must be at most 16 KB of JSON');
+export const customFields = jsonObject
+  .describe("The record's custom field values by key: the tenant's custom field definitions of this record kind (GET /admin/custom-fields?module=<kind>) say which keys, types and options there are")
   .optional();
 
 /** A record team member (leads, opportunities): a user of the tenant and a free role name. */

@@ -10,7 +10,7 @@ import { errorBody } from './errors.js';
 import { parseQuery, queryDate } from './validate.js';
 
 /**
- * Optimistic concurrency and time travel for one record kind, from its stream (README "Record
+ * Optimistic concurrency and time travel for one record kind, from its stream (docs/api/record-versions-etag-if-match.md, "Record
  * versions"). Mounted before the module's own `/:id` routes, it leaves them as they are and:
  * - `GET /:id` answers with `ETag: "<revision>"` (the revision of the record's own stream;
  *   `If-None-Match` with it → 304);

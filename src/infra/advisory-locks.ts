@@ -9,6 +9,12 @@ import { sleep } from './signal.js';
  * as long as a lock is held. If the connection drops, every lock is gone: holders are told
  * through `onLost` and must stop.
  */
+export interface LockSession {
+  pid: number;
+  /** Its backend_start, as text (a Date would lose the microseconds that tell a reused pid apart). */
+  started: string;
+}
+
 export class AdvisoryLocks {
   private client: pg.Client | null = null;
   private connecting: Promise<pg.Client> | null = null;
@@ -16,6 +22,8 @@ export class AdvisoryLocks {
   /** The tail of the queue of `hold` callers of each key in this process. */
   private readonly waiting = new Map<string, Promise<unknown>>();
   private closed = false;
+  /** The backend of the current connection, as others can find it in pg_stat_activity. */
+  private current: { client: pg.Client; session: LockSession } | null = null;
   /** Queries on the one connection go one after another (pg will stop queueing them itself). */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -81,6 +89,32 @@ export class AdvisoryLocks {
     await this.serially(() => client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [`crm:${key}`])).catch(() => undefined);
   }
 
+  /**
+   * The PostgreSQL session the locks live on (connecting if need be): a worker names it in
+   * its heartbeat, so the others know it is gone the moment the connection is, and can end
+   * it should the worker stop beating while its connection stays.
+   */
+  async session(): Promise<LockSession> {
+    const client = await this.connection();
+    if (this.current?.client === client) return this.current.session;
+    const { rows } = await this.serially(() =>
+      client.query<{ pid: number; started: string }>('select pid, backend_start::text as started from pg_stat_activity where pid = pg_backend_pid()'),
+    );
+    const session = { pid: rows[0].pid, started: rows[0].started };
+    if (this.client === client) this.current = { client, session };
+    return session;
+  }
+
+  /**
+   * Asks the lock connection whether it is still there: one that is gone is noticed now
+   * (every holder told through `onLost`), not at the next lock taken.
+   */
+  async verify(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    await this.serially(() => client.query('select 1')).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.held.clear();
@@ -103,6 +137,8 @@ export class AdvisoryLocks {
       client.on('end', () => this.lost(client, new Error('connection ended')));
       try {
         await client.connect();
+        // A host that vanishes (not a process that dies: its connection closes at once) takes its locks with it within about half a minute.
+        await client.query('set tcp_keepalives_idle = 10; set tcp_keepalives_interval = 5; set tcp_keepalives_count = 3');
       } catch (error) {
         await client.end().catch(() => undefined);
         throw error;

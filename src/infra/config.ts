@@ -18,7 +18,7 @@ function isOrigin(value: string): boolean {
 
 const int = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
 
-/** Every variable the service reads, with its default. The README lists the same table. */
+/** Every variable the service reads, with its default. docs/configuration.md lists the same table. */
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(3000).pipe(z.number().max(65535)),
@@ -37,7 +37,12 @@ export const configSchema = z.object({
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'like 1mb or 512kb').default('1mb'),
   PROJECTION_BATCH_SIZE: int(1000, 1),
   PROJECTION_WAIT_MS: int(3000, 0),
-  RUNNER_LOCK_RETRY_MS: int(5000, 100),
+  /** on: the projections responses read are applied inside each append (PostgreSQL log only); off: by their runners. */
+  INLINE_PROJECTIONS: z.enum(['on', 'off']).default('on'),
+  // Scale-out of projections and sagas over worker processes (src/infra/worker-group.ts, src/sagas/shards.ts).
+  SAGA_SHARDS: int(8, 1).pipe(z.number().max(256)),
+  WORKER_HEARTBEAT_MS: int(1000, 20),
+  WORKER_TIMEOUT_MS: int(10000, 100),
   PROJECTION_RETRY_ATTEMPTS: int(5, 1),
   PROJECTION_RETRY_BACKOFF_MS: int(200, 0),
   // How long one delivery of a saga waits for a projection it reads; then it backs off and tries again, without counting a failure.
@@ -114,6 +119,10 @@ export const configSchema = z.object({
   // and the headers must arrive within the time the whole request has (Node refuses otherwise).
   if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
     context.addIssue({ code: 'custom', path: ['HTTP_HEADERS_TIMEOUT_MS'], message: 'must not exceed HTTP_REQUEST_TIMEOUT_MS' });
+  }
+  // A worker must have beaten a few times before the others count it as silent and end it.
+  if (config.WORKER_TIMEOUT_MS < 3 * config.WORKER_HEARTBEAT_MS) {
+    context.addIssue({ code: 'custom', path: ['WORKER_TIMEOUT_MS'], message: 'must be at least 3 times WORKER_HEARTBEAT_MS' });
   }
   if (config.HTTP_KEEP_ALIVE_TIMEOUT_MS >= config.HTTP_HEADERS_TIMEOUT_MS) {
     context.addIssue({ code: 'custom', path: ['HTTP_KEEP_ALIVE_TIMEOUT_MS'], message: 'must be less than HTTP_HEADERS_TIMEOUT_MS' });

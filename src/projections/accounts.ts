@@ -1,4 +1,4 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 
 export const ACCOUNT_FIELDS = [
@@ -6,10 +6,10 @@ export const ACCOUNT_FIELDS = [
   'billingAddress', 'shippingAddress', 'description', 'customFields', 'ownerId',
 ] as const;
 
-export const accountsProjection: Projection = {
+export const accountsProjection = defineProjection({
   name: 'accounts',
   tables: ['accounts', 'account_totals'],
   handlers: {
     ...recordHandlers('Account', 'accounts', ACCOUNT_FIELDS, { createdBy: true, totals: 'account_totals' }),
   },
-};
+});

@@ -1,7 +1,7 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 /** API keys as the admin listing and authentication read them (never the keys: their hashes are write-side). */
-export const apiKeysProjection: Projection = {
+export const apiKeysProjection = defineProjection({
   name: 'api-keys',
   tables: ['api_keys'],
   handlers: {
@@ -17,4 +17,4 @@ export const apiKeysProjection: Projection = {
       }),
     ApiKeyRevoked: (e, w) => w.update('api_keys', { id: e.data.id }, { revoked_at: e.createdAt, revoked_by: e.metadata.userId }),
   },
-};
+});

@@ -1,7 +1,7 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 /** `record_links`: one row per linked pair; unlinking soft-deletes it, linking again brings it back as linked now. */
-export const associationsProjection: Projection = {
+export const associationsProjection = defineProjection({
   name: 'associations',
   tables: ['record_links'],
   handlers: {
@@ -21,4 +21,4 @@ export const associationsProjection: Projection = {
     },
     AssociationUnlinked: (e, w) => w.update('record_links', { id: e.data.id }, { deleted_at: e.createdAt, deleted_by: e.metadata.userId }),
   },
-};
+});

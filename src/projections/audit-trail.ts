@@ -1,7 +1,7 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 /** Who did what, when, across a tenant: one row per event of every kind, for auditors. */
-export const auditTrailProjection: Projection = {
+export const auditTrailProjection = defineProjection({
   name: 'audit-trail',
   tables: ['audit_trail'],
   handlers: {},
@@ -16,4 +16,4 @@ export const auditTrailProjection: Projection = {
       correlation_id: e.metadata.correlationId,
       occurred_at: e.createdAt,
     }),
-};
+});

@@ -6,9 +6,9 @@ const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}
  * camelCase event fields → snake_case columns, keeping only the named fields. Objects
  * stay objects (jsonb columns take them as they are).
  */
-export function toColumns(fields: Row, names: readonly string[]): Row {
+export function toColumns(fields: object, names: readonly string[]): Row {
   const row: Row = {};
-  for (const name of names) if (name in fields) row[snake(name)] = fields[name];
+  for (const name of names) if (name in fields) row[snake(name)] = (fields as Row)[name];
   return row;
 }
 

@@ -1,4 +1,4 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 
 export const CONTACT_FIELDS = [
@@ -6,7 +6,7 @@ export const CONTACT_FIELDS = [
   'description', 'mailingAddress', 'customFields', 'ownerId',
 ] as const;
 
-export const contactsProjection: Projection = {
+export const contactsProjection = defineProjection({
   name: 'contacts',
   tables: ['contacts', 'contact_totals', 'contact_accounts'],
   handlers: {
@@ -24,4 +24,4 @@ export const contactsProjection: Projection = {
     },
     ContactUnlinkedFromAccount: (e, w) => w.delete('contact_accounts', { contact_id: e.data.id, account_id: e.data.accountId }),
   },
-};
+});

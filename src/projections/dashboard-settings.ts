@@ -1,7 +1,7 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 /** Dashboard targets and share tokens (hashes only). */
-export const dashboardSettingsProjection: Projection = {
+export const dashboardSettingsProjection = defineProjection({
   name: 'dashboard-settings',
   tables: ['dashboard_targets', 'dashboard_shares'],
   handlers: {
@@ -23,7 +23,8 @@ export const dashboardSettingsProjection: Projection = {
     TargetUpdated: (e, w) => {
       const c = e.data.changes;
       const patch: Record<string, unknown> = { updated_at: e.createdAt };
-      for (const [field, column] of [['name', 'name'], ['metric', 'metric'], ['targetValue', 'target_value'], ['unit', 'unit'], ['period', 'period'], ['userId', 'user_id'], ['teamId', 'team_id']]) {
+      const columns = [['name', 'name'], ['metric', 'metric'], ['targetValue', 'target_value'], ['unit', 'unit'], ['period', 'period'], ['userId', 'user_id'], ['teamId', 'team_id']] as const;
+      for (const [field, column] of columns) {
         if (field in c) patch[column] = c[field];
       }
       w.update('dashboard_targets', { id: e.data.id }, patch);
@@ -41,4 +42,4 @@ export const dashboardSettingsProjection: Projection = {
       }),
     DashboardShareRevoked: (e, w) => w.update('dashboard_shares', { id: e.data.id }, { revoked_at: e.createdAt }),
   },
-};
+});

@@ -1,6 +1,6 @@
 import type { ActionResult, FormSubmission } from '../events/forms.js';
 import type { RecordedEvent } from '../events/store/types.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 
 export const FORM_FIELDS = ['name', 'description', 'status', 'type', 'token', 'tenantSlug', 'fields', 'settings', 'submitActions', 'branding'] as const;
@@ -9,7 +9,7 @@ export const FORM_FIELDS = ['name', 'description', 'status', 'type', 'token', 't
 export const submissionStatus = (results: ActionResult[]) => (results.some((r) => r.status === 'error') ? 'failed' : 'completed');
 
 /** Forms, their submissions, and submissions per UTC day (analytics). Views are counted outside events (migration 0041). */
-export const formsProjection: Projection = {
+export const formsProjection = defineProjection({
   name: 'forms',
   tables: ['forms', 'form_submissions', 'form_submission_days'],
   handlers: {
@@ -36,4 +36,4 @@ export const formsProjection: Projection = {
     FormWebhookRetried: (e: RecordedEvent<{ id: string; actionResults: ActionResult[] }>, w) =>
       w.update('form_submissions', { id: e.data.id }, { action_results: e.data.actionResults, status: submissionStatus(e.data.actionResults), updated_at: e.createdAt }),
   },
-};
+});

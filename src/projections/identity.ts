@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../events/store/types.js';
 import type { InvitationFields, UserFields } from '../events/users.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 import type { ReadModelWriter } from './writer.js';
 import { toColumns } from './columns.js';
@@ -15,7 +15,7 @@ const userColumns = (['email', 'firstName', 'lastName', 'title', 'phone', 'roleI
 const touch = (e: RecordedEvent<{ id: string }>, w: ReadModelWriter, table: string, patch: Row) =>
   w.update(table, { id: e.data.id }, { ...patch, updated_at: e.createdAt });
 
-export const identityProjection: Projection = {
+export const identityProjection = defineProjection({
   name: 'identity',
   tables: ['tenants', 'roles', 'departments', 'teams', 'users', 'invitations'],
   handlers: {
@@ -59,4 +59,4 @@ export const identityProjection: Projection = {
     InvitationCancelled: (e, w) => touch(e, w, 'invitations', { status: 'cancelled' }),
     InvitationAccepted: (e, w) => touch(e, w, 'invitations', { status: 'accepted', accepted_user_id: e.data.userId }),
   },
-};
+});

@@ -1,5 +1,5 @@
 import { SETTINGS_COLLECTIONS, type SettingsCollection } from '../events/lead-settings.js';
-import type { EventHandler, Projection } from './projection.js';
+import { defineProjection, type EventHandlers } from './projection.js';
 import { keyedValueHandler, recordHandlers } from './record-handlers.js';
 
 const CATALOGUE = ['name', 'description', 'isSystem', 'sortOrder'];
@@ -19,7 +19,7 @@ export const SETTINGS_TABLES: Record<SettingsCollection, [table: string, fields:
   scoringRules: ['scoring_rules', ['name', 'category', 'fieldKey', 'operator', 'value', 'scoreDelta', 'isActive', 'sortOrder']],
 };
 
-const handlers: Record<string, EventHandler> = {
+const handlers: EventHandlers = {
   LeadSettingChanged: keyedValueHandler('lead_settings'),
 };
 for (const [collection, [table, fields]] of Object.entries(SETTINGS_TABLES) as [SettingsCollection, [string, string[]]][]) {
@@ -27,8 +27,8 @@ for (const [collection, [table, fields]] of Object.entries(SETTINGS_TABLES) as [
 }
 
 /** The lead settings stream, one table per collection plus the keyed settings. */
-export const leadSettingsProjection: Projection = {
+export const leadSettingsProjection = defineProjection({
   name: 'lead-settings',
   tables: [...Object.values(SETTINGS_TABLES).map(([table]) => table), 'lead_settings'],
   handlers,
-};
+});

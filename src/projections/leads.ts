@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../events/store/types.js';
 import { toColumns } from './columns.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 
 export const LEAD_FIELDS = [
@@ -21,7 +21,7 @@ function moveStageTotal(e: RecordedEvent, w: Writer, from: string, to: string): 
 }
 
 /** Leads with their stage, score, status and SLA marks; their products and team. */
-export const leadsProjection: Projection = {
+export const leadsProjection = defineProjection({
   name: 'leads',
   tables: ['leads', 'lead_totals', 'lead_stage_totals', 'lead_products', 'lead_team'],
   handlers: {
@@ -97,4 +97,4 @@ export const leadsProjection: Projection = {
     },
     LeadTeamMemberRemoved: (e, w) => w.delete('lead_team', { lead_id: e.data.id, user_id: e.data.userId }),
   },
-};
+});

@@ -1,13 +1,13 @@
 import type { NotificationDelivery, NotificationFields } from '../events/notifications.js';
 import { deterministicId } from '../infra/deterministic-id.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 /**
  * Notifications and their deliveries, users' preferences and time zones, tenants'
  * templates and settings. Settings rows hold only what a tenant changed (the query lays
  * them over the defaults), merged in SQL so any batching gives the same row.
  */
-export const notificationsProjection: Projection = {
+export const notificationsProjection = defineProjection({
   name: 'notifications',
   tables: ['notifications', 'notification_deliveries', 'notification_preferences', 'notification_user_settings', 'notification_templates', 'notification_settings'],
   handlers: {
@@ -53,7 +53,7 @@ export const notificationsProjection: Projection = {
         [e.metadata.tenantId, JSON.stringify(e.data.changes), e.createdAt],
       ),
   },
-};
+});
 
 /** A delivery's row id, derived from its notification and its place among the notification's deliveries. */
 const deliveryId = (notificationId: string, index: number) => deterministicId('notification-delivery', notificationId, String(index));

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
 import type { Logger } from '../infra/logger.js';
 import { sleep } from '../infra/signal.js';
+import { releaseLease, takeLease } from '../infra/unit-leases.js';
 import { projectionLockKey } from './engine.js';
 import type { TakeOver } from './rebuild.js';
 import { askRunnersToPause, letRunnersResume } from './runner-control.js';
@@ -41,7 +42,13 @@ export function takeOverFromRunners(
         await sleep(25);
       }
       try {
-        await work(() => !lost);
+        // A runner that lost the lock meanwhile (with its connection) can no longer store a page.
+        const lease = await takeLease(deps.knex, key, `operator:${name}`);
+        try {
+          await work(() => !lost);
+        } finally {
+          await releaseLease(deps.knex, lease).catch(() => undefined);
+        }
       } finally {
         await deps.locks.release(key);
       }

@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../events/store/types.js';
-import type { Projection } from './projection.js';
+import type { AppEventType } from '../events/app-events.js';
+import { defineProjection, type EventHandlers, type StoredEventHandler } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
 import { toColumns } from './columns.js';
 
@@ -7,7 +8,7 @@ const LINE_FIELDS = ['productId', 'productName', 'quantity', 'unitPrice', 'disco
 const CONTACT_FIELDS = ['role', 'isPrimary', 'notes'] as const;
 
 /** A contact made primary: whoever else was primary on the deal no longer is. */
-async function onlyPrimary(e: RecordedEvent<any>, w: ReadModelWriter): Promise<void> {
+async function onlyPrimary(e: RecordedEvent<{ id: string; contactRoleId: string }>, w: ReadModelWriter): Promise<void> {
   await w.sql('update opportunity_contacts set is_primary = false where opportunity_id = ? and id <> ? and is_primary', [e.data.id, e.data.contactRoleId]);
 }
 
@@ -16,7 +17,16 @@ const OPPORTUNITY_FIELDS = [
 ] as const;
 
 /** One stage-history row per move (create, change-stage, close won/lost, reopen), keyed by the event. */
-function historyRow(e: RecordedEvent<any>, w: ReadModelWriter, note: string | null): void {
+/** What every stage move says about the stages it left and entered. */
+interface StageMove {
+  id: string;
+  fromStageId?: string | null;
+  fromStageName?: string | null;
+  toStageId: string;
+  toStageName: string;
+}
+
+function historyRow(e: RecordedEvent<StageMove>, w: ReadModelWriter, note: string | null): void {
   w.insert('opportunity_stage_history', {
     id: e.id,
     tenant_id: e.metadata.tenantId,
@@ -33,21 +43,22 @@ function historyRow(e: RecordedEvent<any>, w: ReadModelWriter, note: string | nu
 }
 
 /** A change of the deal's contacts, lines or team is a change of the deal: its `updatedAt` moves too. */
-function touching(handlers: Projection['handlers'], types: string[]): Projection['handlers'] {
-  const touched = { ...handlers };
+function touching(handlers: EventHandlers, types: readonly AppEventType[]): EventHandlers {
+  const touched: Record<string, StoredEventHandler | undefined> = { ...(handlers as Record<string, StoredEventHandler | undefined>) };
   for (const type of types) {
-    const handle = handlers[type];
+    const handle = touched[type];
     if (!handle) throw new Error(`touching: no handler for ${type}`);
     touched[type] = async (e, w) => {
       await handle(e, w);
-      w.update('opportunities', { id: e.data.id }, { updated_at: e.createdAt });
+      // Every event of a deal's contacts, lines and team names the deal as `id`.
+      w.update('opportunities', { id: (e.data as { id: string }).id }, { updated_at: e.createdAt });
     };
   }
-  return touched;
+  return touched as EventHandlers;
 }
 
 /** The `opportunities` read model (soft-deleted), `opportunity_stage_history`, and each deal's contact roles, line items and team. */
-export const opportunitiesProjection: Projection = {
+export const opportunitiesProjection = defineProjection({
   name: 'opportunities',
   tables: ['opportunities', 'opportunity_stage_history', 'opportunity_contacts', 'opportunity_line_items', 'opportunity_team'],
   handlers: touching({
@@ -141,4 +152,4 @@ export const opportunitiesProjection: Projection = {
     'OpportunityLineItemAdded', 'OpportunityLineItemUpdated', 'OpportunityLineItemRemoved',
     'OpportunityTeamMemberAdded', 'OpportunityTeamMemberRemoved',
   ]),
-};
+});

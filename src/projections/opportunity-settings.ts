@@ -1,5 +1,5 @@
 import { OPPORTUNITY_SETTINGS_EVENT_PREFIXES, type OpportunitySettingsCollection } from '../events/opportunity-settings.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 
 const COMMON = ['name', 'sortOrder', 'isActive', 'isSystem'];
@@ -13,7 +13,7 @@ export const OPPORTUNITY_SETTINGS_TABLES: Record<OpportunitySettingsCollection, 
 };
 
 /** The opportunity settings stream: one table per collection, soft-deleted rows kept. */
-export const opportunitySettingsProjection: Projection = {
+export const opportunitySettingsProjection = defineProjection({
   name: 'opportunity-settings',
   tables: Object.values(OPPORTUNITY_SETTINGS_TABLES).map(([table]) => table),
   handlers: Object.assign(
@@ -22,4 +22,4 @@ export const opportunitySettingsProjection: Projection = {
       recordHandlers(OPPORTUNITY_SETTINGS_EVENT_PREFIXES[collection], table, fields),
     ),
   ),
-};
+});

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../events/store/types.js';
 import { toColumns } from './columns.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 
 export const PRODUCT_FIELDS = [
@@ -12,7 +12,7 @@ const ENTRY_FIELDS = ['productId', 'unitPrice', 'minimumQuantity', 'maximumQuant
 
 type Data = Record<string, any>;
 
-export const productsProjection: Projection = {
+export const productsProjection = defineProjection({
   name: 'products',
   tables: ['products', 'product_categories', 'price_books', 'price_book_entries', 'product_bundle_items'],
   handlers: {
@@ -34,4 +34,4 @@ export const productsProjection: Projection = {
       }),
     ProductBundleItemRemoved: (e: RecordedEvent<Data>, w) => w.delete('product_bundle_items', { id: e.data.id }),
   },
-};
+});

@@ -17,6 +17,8 @@ export const CHECKPOINT_LISTENER_PREFIX = 'crm-checkpoints-listener-';
  */
 export class ProjectionProgress {
   private readonly positions = new Map<string, Position>();
+  /** Applied inside every append: past every committed event, always. */
+  private readonly inline = new Set<string>();
   private readonly changed = new Signal();
   private listener: PgListener | null = null;
   private refreshing: Promise<void> | null = null;
@@ -35,7 +37,8 @@ export class ProjectionProgress {
       channel: CHECKPOINT_CHANNEL,
       onNotification: (payload) => {
         const [name, position] = payload.split(' ');
-        if (name && position) this.update(name, parsePosition(position));
+        if (name && position === INLINE) this.markInline(name);
+        else if (name && position) this.update(name, parsePosition(position));
       },
       logger: this.options.logger,
       what: 'projection progress',
@@ -57,6 +60,21 @@ export class ProjectionProgress {
     this.changed.notify();
   }
 
+  markInline(name: string): void {
+    if (this.inline.has(name)) return;
+    this.inline.add(name);
+    this.changed.notify();
+  }
+
+  /** Handed back to its runner (inline.ts `switchToAsync`): its checkpoint counts again. */
+  unmarkInline(name: string): void {
+    this.inline.delete(name);
+  }
+
+  isInline(name: string): boolean {
+    return this.inline.has(name);
+  }
+
   reset(name: string): void {
     this.positions.delete(name);
   }
@@ -69,6 +87,7 @@ export class ProjectionProgress {
   behind(position: Position, names?: readonly string[]): string[] {
     const among = names ? this.names.filter((n) => names.includes(n)) : this.names;
     return among.filter((n) => {
+      if (this.inline.has(n)) return false;
       const p = this.positions.get(n);
       return !p || comparePositions(p, position) < 0;
     });
@@ -90,9 +109,10 @@ export class ProjectionProgress {
 
   /** Re-reads the checkpoint table; concurrent callers share one query. */
   refresh(): Promise<void> {
-    this.refreshing ??= loadAllCheckpoints(this.knex, 'projection_checkpoints')
-      .then((all) => {
+    this.refreshing ??= Promise.all([loadAllCheckpoints(this.knex, 'projection_checkpoints'), inlineProjectionNames(this.knex)])
+      .then(([all, inline]) => {
         for (const [name, position] of all) this.update(name, position);
+        for (const name of inline) this.markInline(name);
       })
       .catch((error) => this.options.logger?.warn({ err: error }, 'cannot read projection checkpoints'))
       .finally(() => (this.refreshing = null));
@@ -101,3 +121,35 @@ export class ProjectionProgress {
 }
 
 export const checkpointNotification = (name: string, position: Position) => `${name} ${formatPosition(position)}`;
+
+const INLINE = 'inline';
+/** Tells every process that a projection is applied inline from now on. */
+export const inlineNotification = (name: string) => `${name} ${INLINE}`;
+
+/** The projections applied inside every append now (see inline.ts). */
+export async function inlineProjectionNames(db: Knex | Knex.Transaction): Promise<Set<string>> {
+  const rows: { name: string }[] = await db('es_inline_projections').select('name');
+  return new Set(rows.map((r) => r.name));
+}
+
+/** Projections known to be inline, per database: a projection stays inline until every process restarts (switchToAsync). */
+const knownInline = new WeakMap<object, Set<string>>();
+
+/**
+ * Whether a projection is applied inside every append. A yes is remembered (it holds until
+ * the processes restart); a no is asked again each time, as a switch to inline may come
+ * from another process at any moment.
+ */
+export async function isInlineProjection(knex: Knex, name: string): Promise<boolean> {
+  const known = knownInline.get(knex.client);
+  if (known?.has(name)) return true;
+  const now = await inlineProjectionNames(knex);
+  knownInline.set(knex.client, now);
+  return now.has(name);
+}
+
+/** Whether `isInlineProjection` has already found this projection inline (no query). */
+export const isKnownInline = (knex: Knex, name: string): boolean => knownInline.get(knex.client)?.has(name) ?? false;
+
+/** Forgets what `isInlineProjection` remembers (after this process hands projections back). */
+export const forgetInlineProjections = (knex: Knex) => knownInline.delete(knex.client);

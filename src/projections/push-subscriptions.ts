@@ -1,7 +1,7 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 /** Users' browser push subscriptions; a new VAPID key generation voids the tenant's older ones. */
-export const pushSubscriptionsProjection: Projection = {
+export const pushSubscriptionsProjection = defineProjection({
   name: 'push-subscriptions',
   tables: ['push_subscriptions'],
   handlers: {
@@ -21,4 +21,4 @@ export const pushSubscriptionsProjection: Projection = {
     PushKeysGenerated: (e, w) =>
       w.sql('delete from push_subscriptions where tenant_id = ? and key_generation < ?', [e.metadata.tenantId, e.data.generation]),
   },
-};
+});

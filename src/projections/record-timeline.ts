@@ -1,7 +1,8 @@
+import type { AnyRecorded, RecordedOf } from '../events/app-events.js';
 import type { RecordedEvent } from '../events/store/types.js';
 import { isRegistryType, SINGULAR_OF } from '../domain/record-types.js';
 import { deterministicId } from '../infra/deterministic-id.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
 
 /** Stream prefixes of the records that have a timeline and notes. */
@@ -32,13 +33,14 @@ function clipText(text: string, max: number): string {
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c, i) => `${i ? '_' : ''}${c.toLowerCase()}`);
 
+/** What a record's `…Updated` event changed (every kind's update carries `changes`). */
+const changesOf = (e: AnyRecorded): object | undefined => ('changes' in e.data ? e.data.changes : undefined);
+
 /**
  * What an event shows on record timelines. Created / Updated / Deleted and notes read
  * the same for every kind; a few events speak of two records (a link shows on both).
  */
-function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Activity[] {
-  const prefix = eventPrefix(kind);
-  const name = e.type.startsWith(prefix) ? e.type.slice(prefix.length) : e.type;
+function activitiesOf(e: AnyRecorded, kind: string, recordId: string): Activity[] {
   const on = (activityType: string, title: string, description?: string | null): Activity => ({
     recordType: kind,
     recordId,
@@ -49,61 +51,75 @@ function activitiesOf(e: RecordedEvent<any>, kind: string, recordId: string): Ac
   // A task linked to a record also shows on that record's timeline.
   const onLinked = (activityType: string, title: string, link: { entityType?: string | null; entityId?: string | null } | null): Activity[] =>
     kind === 'task' && link?.entityType && link.entityId ? [{ recordType: link.entityType, recordId: link.entityId, activityType, title }] : [];
-  switch (name) {
-    case 'Created':
-      return [on('created', `${capitalised(kind)} created`), ...onLinked('task_created', `Task created: ${e.data.title}`, e.data)];
-    case 'Completed':
-      return [on('completed', `${capitalised(kind)} completed`, e.data.completionNotes), ...onLinked('task_completed', `Task completed: ${e.data.title}`, e.data.link)];
-    case 'Reopened':
-      return kind === 'opportunity' ? [on('opportunity_reopened', `Reopened in ${e.data.toStageName}`, e.data.reason)] : [on('reopened', `${capitalised(kind)} reopened`)];
-    case 'Won':
+  switch (e.type) {
+    case 'TaskCreated':
+      return [on('created', 'Task created'), ...onLinked('task_created', `Task created: ${e.data.title}`, e.data)];
+    case 'TaskCompleted':
+      return [on('completed', 'Task completed', e.data.completionNotes), ...onLinked('task_completed', `Task completed: ${e.data.title}`, e.data.link)];
+    case 'OpportunityReopened':
+      return [on('opportunity_reopened', `Reopened in ${e.data.toStageName}`, e.data.reason)];
+    case 'OpportunityWon':
       return [on('opportunity_won', 'Opportunity won', e.data.notes)];
-    case 'Lost':
+    case 'OpportunityLost':
       return [on('opportunity_lost', 'Opportunity lost', e.data.notes)];
-    case 'Updated':
-      return [on('updated', `Updated: ${Object.keys(e.data.changes ?? {}).join(', ')}`)];
-    case 'Deleted':
-      return [on('deleted', `${capitalised(kind)} deleted`)];
     case 'NoteAdded':
       return [on('note_added', 'Note added', clipText(String(e.data.content), 500))];
-    case 'LinkedToAccount':
+    case 'ContactLinkedToAccount':
       return [
         on('account_linked', `Linked to an account as ${e.data.role}`),
         { recordType: 'account', recordId: e.data.accountId, activityType: 'contact_linked', title: `Contact linked as ${e.data.role}` },
       ];
-    case 'UnlinkedFromAccount':
+    case 'ContactUnlinkedFromAccount':
       return [
         on('account_unlinked', 'Unlinked from an account'),
         { recordType: 'account', recordId: e.data.accountId, activityType: 'contact_unlinked', title: 'Contact unlinked' },
       ];
-    case 'ContactAdded':
+    case 'OpportunityContactAdded':
       return [on('contact_added', `Contact added as ${e.data.role}`, e.data.notes)];
-    case 'LineItemAdded':
+    case 'OpportunityLineItemAdded':
       return [on('line_item_added', `Line item added: ${e.data.productName}`, e.data.description)];
-    case 'StageChanged':
-      // One type for every kind's stage move (leads, opportunities, work requests): the spec's `stage_change`.
-      return [on('stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason ?? e.data.note)];
-    case 'ScoreChanged':
+    // One type for every kind's stage move (leads, opportunities, work requests): the spec's `stage_change`.
+    case 'LeadStageChanged':
+    case 'OpportunityStageChanged':
+      return [on('stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.unlockReason)];
+    case 'WorkRequestStageChanged':
+      return [on('stage_change', `Stage changed from ${e.data.fromStageName} to ${e.data.toStageName}`, e.data.note)];
+    case 'LeadScoreChanged':
       return [on('score_changed', `Score changed from ${e.data.from} to ${e.data.to}`)];
-    case 'Converted':
+    case 'LeadConverted':
       return [on('converted', 'Lead converted', e.data.notes)];
-    case 'TimelineCopied':
+    case 'ContactTimelineCopied':
       return [on('history_copied', `Copied ${e.data.notes.length} note(s) and ${e.data.activities.length} activit${e.data.activities.length === 1 ? 'y' : 'ies'} from the converted ${e.data.fromRecordType}`)];
-    case 'Disqualified':
+    case 'LeadDisqualified':
       return [on('disqualified', `Disqualified: ${e.data.reason}`, e.data.notes)];
-    case 'FirstResponseRecorded':
+    case 'LeadFirstResponseRecorded':
       return [on('sla_met', e.data.late ? 'SLA met (after breach)' : 'SLA met')];
-    case 'SlaBreached':
+    case 'LeadSlaBreached':
       return [on('sla_breached', 'First-response SLA breached')];
-    case 'SlaEscalated':
+    case 'LeadSlaEscalated':
       return [on('sla_escalated', 'First-response SLA escalated')];
+  }
+  // The rest read the same for every kind: `<Kind>Created`, `<Kind>Updated` (what changed), and so on.
+  const prefix = eventPrefix(kind);
+  const name = e.type.startsWith(prefix) ? e.type.slice(prefix.length) : e.type;
+  switch (name) {
+    case 'Created':
+      return [on('created', `${capitalised(kind)} created`)];
+    case 'Completed':
+      return [on('completed', `${capitalised(kind)} completed`)];
+    case 'Reopened':
+      return [on('reopened', `${capitalised(kind)} reopened`)];
+    case 'Updated':
+      return [on('updated', `Updated: ${Object.keys(changesOf(e) ?? {}).join(', ')}`)];
+    case 'Deleted':
+      return [on('deleted', `${capitalised(kind)} deleted`)];
     default:
       return [on(snake(name), name.replace(/[A-Z]/g, (c, i) => `${i ? ' ' : ''}${i ? c.toLowerCase() : c}`))];
   }
 }
 
 /** Copied notes and activities keep their author and time; their ids derive from the copy event's, so a rebuild makes the same rows. */
-function copyTimeline(e: RecordedEvent<any>, kind: string, recordId: string, w: ReadModelWriter): void {
+function copyTimeline(e: RecordedOf<'ContactTimelineCopied'>, kind: string, recordId: string, w: ReadModelWriter): void {
   const base = { tenant_id: e.metadata.tenantId, record_type: kind, record_id: recordId };
   for (const note of e.data.notes) {
     w.insert('record_notes', { ...base, id: deterministicId('copied-note', e.id, note.noteId), content: note.content, created_by: note.createdBy, created_at: note.createdAt });
@@ -122,7 +138,7 @@ function copyTimeline(e: RecordedEvent<any>, kind: string, recordId: string, w: 
 }
 
 /** A manual link shows on both records' timelines (spec: `record_linked` / `record_unlinked`). */
-function linkActivities(e: RecordedEvent<any>): Activity[] {
+function linkActivities(e: RecordedOf<'AssociationLinked'> | RecordedOf<'AssociationUnlinked'>): Activity[] {
   const linked = e.type === 'AssociationLinked';
   const ends = [
     [e.data.sourceType, e.data.sourceId, e.data.targetType],
@@ -138,7 +154,7 @@ function linkActivities(e: RecordedEvent<any>): Activity[] {
 }
 
 /** An event's activities; the first keeps the event's id, the others derive theirs from it. */
-function insertActivities(e: RecordedEvent<any>, w: ReadModelWriter, activities: Activity[]): void {
+function insertActivities(e: RecordedEvent, w: ReadModelWriter, activities: Activity[]): void {
   activities.forEach((a, n) =>
     w.insert('record_activities', {
       id: n === 0 ? e.id : deterministicId('activity', e.id, String(n)),
@@ -155,7 +171,7 @@ function insertActivities(e: RecordedEvent<any>, w: ReadModelWriter, activities:
 }
 
 /** A file attached to or removed from a record shows on the record's timeline (its name only, never its bytes or key). */
-function documentActivities(e: RecordedEvent<any>): Activity[] {
+function documentActivities(e: AnyRecorded): Activity[] {
   if (e.type === 'DocumentUploaded') {
     return [{ recordType: e.data.recordType, recordId: e.data.recordId, activityType: 'document_uploaded', title: `Document uploaded: ${clipText(e.data.name, 200)}` }];
   }
@@ -163,10 +179,10 @@ function documentActivities(e: RecordedEvent<any>): Activity[] {
   return [];
 }
 
-function write(e: RecordedEvent<any>, w: ReadModelWriter): void {
+function write(e: AnyRecorded, w: ReadModelWriter): void {
   const dash = e.streamId.indexOf('-');
   const kind = e.streamId.slice(0, dash);
-  if (kind === 'association') return insertActivities(e, w, linkActivities(e));
+  if (kind === 'association') return e.type === 'AssociationLinked' || e.type === 'AssociationUnlinked' ? insertActivities(e, w, linkActivities(e)) : undefined;
   if (kind === 'document') return insertActivities(e, w, documentActivities(e));
   if (!kinds.has(kind)) return;
   const recordId = e.streamId.slice(dash + 1);
@@ -186,9 +202,9 @@ function write(e: RecordedEvent<any>, w: ReadModelWriter): void {
 }
 
 /** The activities timeline and notes of every record kind, from the records' own events. */
-export const recordTimelineProjection: Projection = {
+export const recordTimelineProjection = defineProjection({
   name: 'record-timeline',
   tables: ['record_activities', 'record_notes'],
   handlers: {},
   otherwise: write,
-};
+});

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../events/store/types.js';
 import type { ScheduleFields } from '../events/reports.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 import { toColumns } from './columns.js';
 
@@ -11,7 +11,7 @@ const reportRecord = recordHandlers('Report', 'reports', REPORT_FIELDS);
 const apiKeyOf = (e: RecordedEvent) => (typeof e.metadata.apiKeyId === 'string' ? e.metadata.apiKeyId : null);
 
 /** Report folders, reports and their schedules; a deleted folder's reports move to the root. */
-export const reportsProjection: Projection = {
+export const reportsProjection = defineProjection({
   name: 'reports',
   tables: ['report_folders', 'reports', 'report_schedules'],
   handlers: {
@@ -48,4 +48,4 @@ export const reportsProjection: Projection = {
       w.update('reports', { id: e.data.reportId }, { last_run_at: e.data.sentAt });
     },
   },
-};
+});

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { RunnerPause } from '../infra/exclusive-loop.js';
+import { RunnerPause } from '../infra/runner-pause.js';
 import type { Logger } from '../infra/logger.js';
 import { PgListener } from '../infra/pg-listener.js';
 

@@ -5,8 +5,9 @@ import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../even
 import type { Logger } from '../infra/logger.js';
 import { backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep } from '../infra/signal.js';
+import type { Lease } from '../infra/unit-leases.js';
 import { applyEvents, handles, type Projection } from './projection.js';
-import { CHECKPOINT_CHANNEL, checkpointNotification } from './progress.js';
+import { CHECKPOINT_CHANNEL, checkpointNotification, inlineProjectionNames } from './progress.js';
 import { restoreSetAsideIndexes } from './set-aside-indexes.js';
 
 export interface ProjectionDeps {
@@ -36,6 +37,8 @@ interface PageOptions {
   target?: ProjectionTarget;
   /** Apply each event under its own savepoint and park those that fail (after `attempts` tries of the page). */
   parkFailuresAfter?: number;
+  /** The runner's lease of the projection: the page fails once another holder took it (src/infra/unit-leases.ts). */
+  lease?: Lease;
 }
 
 /**
@@ -60,7 +63,7 @@ export async function applyPage(
     await trx.raw('set local synchronous_commit = off');
     if (target.schema) await trx.raw(`set local search_path to ${safeSchema(target.schema)}, public`);
     // Checkpoint first: it also locks the row, so a second runner fails before writing anything.
-    if (!(await advanceCheckpoint(trx, 'projection_checkpoints', target.checkpoint, from, last))) {
+    if (!(await advanceCheckpoint(trx, 'projection_checkpoints', target.checkpoint, from, last, options.lease))) {
       throw new CheckpointMovedError(target.checkpoint);
     }
     if (relevant.length) {
@@ -156,6 +159,19 @@ const safeSchema = (schema: string) => {
   return schema;
 };
 
+/**
+ * Applies the log from the projection's stored checkpoint to what is readable now (the
+ * take-over to inline, src/projections/inline.ts). Run it holding the projection's lock.
+ */
+export async function catchUp(deps: ProjectionDeps, projection: Projection, options: { batchSize: number }): Promise<Position | null> {
+  let checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
+  for (;;) {
+    const page = await deps.store.readAll({ from: checkpoint, maxCount: options.batchSize });
+    if (page.length === 0) return checkpoint;
+    checkpoint = await applyPageOrPark(deps, projection, checkpoint, page, { notify: true });
+  }
+}
+
 /** How long a checkpoint may stay behind in the table while only pages of no interest pass. */
 const IRRELEVANT_PERSIST_MS = 1_000;
 
@@ -169,9 +185,14 @@ const IRRELEVANT_PERSIST_MS = 1_000;
 export async function runProjection(
   deps: ProjectionDeps,
   projection: Projection,
-  options: { abort: AbortSignal; batchSize: number; onProgress?: (position: Position) => void },
+  options: { abort: AbortSignal; batchSize: number; onProgress?: (position: Position) => void; lease?: Lease },
 ): Promise<void> {
   await restoreSetAsideIndexes(deps.knex, projection.name);
+  // Applied inside every append (inline.ts): nothing to run here, ever again.
+  if ((await inlineProjectionNames(deps.knex)).has(projection.name)) {
+    await new Promise<void>((resolve) => (options.abort.aborted ? resolve() : options.abort.addEventListener('abort', () => resolve(), { once: true })));
+    return;
+  }
   let stored = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
   let storedAt = Date.now();
   if (stored) options.onProgress?.(stored);
@@ -182,7 +203,7 @@ export async function runProjection(
       options.onProgress?.(page[page.length - 1].position);
       return;
     }
-    stored = await applyPageOrPark(deps, projection, stored, page, { notify: othersListen, abort: options.abort });
+    stored = await applyPageOrPark(deps, projection, stored, page, { notify: othersListen, abort: options.abort, lease: options.lease });
     storedAt = Date.now();
     options.onProgress?.(stored);
   });

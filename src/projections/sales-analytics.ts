@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../events/store/types.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
 
 /**
@@ -9,15 +9,18 @@ import type { ReadModelWriter } from './writer.js';
  * lead aging, pipeline value as of a past date) come from the log, not from today's state.
  */
 
+/** An event of one record: its data names the record as `id`. */
+type OfRecord = { id: string };
+
 type Stay = { module: 'leads' | 'opportunities'; stageId: string; stageName: string; state: string; probability?: number | null };
 
 /** The record leaves the stage it is in (its open interval closes at this event). */
-async function leaveStage(e: RecordedEvent<any>, w: ReadModelWriter): Promise<void> {
+async function leaveStage(e: RecordedEvent<OfRecord>, w: ReadModelWriter): Promise<void> {
   await w.sql('update analytics_stage_intervals set left_at = ? where record_id = ? and left_at is null', [e.createdAt, e.data.id]);
 }
 
 /** The record enters a stage: a new interval keyed by the event that moved it. */
-function enterStage(e: RecordedEvent<any>, w: ReadModelWriter, stay: Stay): void {
+function enterStage(e: RecordedEvent<OfRecord>, w: ReadModelWriter, stay: Stay): void {
   w.insert('analytics_stage_intervals', {
     id: e.id,
     tenant_id: e.metadata.tenantId,
@@ -32,23 +35,23 @@ function enterStage(e: RecordedEvent<any>, w: ReadModelWriter, stay: Stay): void
   });
 }
 
-async function moveStage(e: RecordedEvent<any>, w: ReadModelWriter, stay: Stay): Promise<void> {
+async function moveStage(e: RecordedEvent<OfRecord>, w: ReadModelWriter, stay: Stay): Promise<void> {
   await leaveStage(e, w);
   enterStage(e, w, stay);
 }
 
 /** A new amount from this event on (the previous one ends here). */
-async function amountFrom(e: RecordedEvent<any>, w: ReadModelWriter, amount: number | null, first = false): Promise<void> {
+async function amountFrom(e: RecordedEvent<OfRecord>, w: ReadModelWriter, amount: number | null, first = false): Promise<void> {
   if (!first) await w.sql('update analytics_opportunity_amounts set valid_to = ? where opportunity_id = ? and valid_to is null', [e.createdAt, e.data.id]);
   w.insert('analytics_opportunity_amounts', { id: e.id, tenant_id: e.metadata.tenantId, opportunity_id: e.data.id, amount, valid_from: e.createdAt, valid_to: null });
 }
 
 /** Something a user did with the lead: its idle time (lead aging) restarts. */
-const leadActivity = (e: RecordedEvent<any>, w: ReadModelWriter, leadId: string) => w.update('analytics_leads', { id: leadId }, { last_activity_at: e.createdAt });
+const leadActivity = (e: RecordedEvent, w: ReadModelWriter, leadId: string) => w.update('analytics_leads', { id: leadId }, { last_activity_at: e.createdAt });
 
-const TASK_COLUMNS: Record<string, string> = { title: 'title', assignedTo: 'assigned_to', dueDate: 'due_date' };
+const TASK_COLUMNS = { title: 'title', assignedTo: 'assigned_to', dueDate: 'due_date' } as const;
 
-export const salesAnalyticsProjection: Projection = {
+export const salesAnalyticsProjection = defineProjection({
   name: 'sales-analytics',
   tables: ['analytics_leads', 'analytics_opportunities', 'analytics_stage_intervals', 'analytics_opportunity_amounts', 'analytics_tasks'],
   handlers: {
@@ -114,9 +117,9 @@ export const salesAnalyticsProjection: Projection = {
         if (field in changes) patch[column] = changes[field];
       }
       if (Object.keys(patch).length) w.update('analytics_opportunities', { id: e.data.id }, patch);
-      if ('amount' in changes) await amountFrom(e, w, changes.amount);
+      if ('amount' in changes) await amountFrom(e, w, changes.amount ?? null);
       // A probability set by hand holds for the rest of the current stage's stay.
-      if ('probability' in changes) await w.sql('update analytics_stage_intervals set probability = ? where record_id = ? and left_at is null', [changes.probability, e.data.id]);
+      if ('probability' in changes) await w.sql('update analytics_stage_intervals set probability = ? where record_id = ? and left_at is null', [changes.probability ?? null, e.data.id]);
     },
     OpportunityDeleted: (e, w) => w.update('analytics_opportunities', { id: e.data.id }, { deleted_at: e.createdAt }),
     OpportunityStageChanged: async (e, w) => {
@@ -149,7 +152,9 @@ export const salesAnalyticsProjection: Projection = {
       }),
     TaskUpdated: (e, w) => {
       const patch: Record<string, unknown> = {};
-      for (const [field, column] of Object.entries(TASK_COLUMNS)) if (field in e.data.changes) patch[column] = e.data.changes[field];
+      for (const [field, column] of Object.entries(TASK_COLUMNS) as [keyof typeof TASK_COLUMNS, string][]) {
+        if (field in e.data.changes) patch[column] = e.data.changes[field];
+      }
       if (Object.keys(patch).length) w.update('analytics_tasks', { id: e.data.id }, patch);
     },
     TaskDeleted: (e, w) => w.update('analytics_tasks', { id: e.data.id }, { deleted_at: e.createdAt }),
@@ -160,4 +165,4 @@ export const salesAnalyticsProjection: Projection = {
     },
     TaskReopened: (e, w) => w.update('analytics_tasks', { id: e.data.id }, { completed_at: null }),
   },
-};
+});

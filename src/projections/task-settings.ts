@@ -1,5 +1,5 @@
 import { TASK_LOOKUP_EVENT_PREFIXES, type TaskLookupKind } from '../events/task-settings.js';
-import type { EventHandler, Projection } from './projection.js';
+import { defineProjection, type EventHandlers } from './projection.js';
 import { keyedValueHandler, recordHandlers } from './record-handlers.js';
 
 const LOOKUP = ['name', 'slug', 'color', 'icon', 'position', 'isActive', 'isSystem'];
@@ -11,7 +11,7 @@ export const TASK_LOOKUP_TABLES: Record<TaskLookupKind, [table: string, fields: 
   priorities: ['task_priorities', [...LOOKUP, 'level', 'isDefault']],
 };
 
-const handlers: Record<string, EventHandler> = {
+const handlers: EventHandlers = {
   TaskSettingChanged: keyedValueHandler('task_settings'),
 };
 for (const [lookup, [table, fields]] of Object.entries(TASK_LOOKUP_TABLES) as [TaskLookupKind, [string, string[]]][]) {
@@ -19,8 +19,8 @@ for (const [lookup, [table, fields]] of Object.entries(TASK_LOOKUP_TABLES) as [T
 }
 
 /** The task settings stream: one table per lookup (soft-deleted rows kept) plus the keyed settings. */
-export const taskSettingsProjection: Projection = {
+export const taskSettingsProjection = defineProjection({
   name: 'task-settings',
   tables: [...Object.values(TASK_LOOKUP_TABLES).map(([table]) => table), 'task_settings'],
   handlers,
-};
+});

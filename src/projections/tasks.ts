@@ -1,4 +1,4 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { toColumns } from './columns.js';
 
 export const TASK_FIELDS = [
@@ -6,7 +6,7 @@ export const TASK_FIELDS = [
 ] as const;
 
 /** The `tasks` read model: one row per task (subtasks too), soft-deleted, with its completion. */
-export const tasksProjection: Projection = {
+export const tasksProjection = defineProjection({
   name: 'tasks',
   tables: ['tasks'],
   handlers: {
@@ -35,4 +35,4 @@ export const tasksProjection: Projection = {
     // Not an edit: updatedAt stays.
     TaskBecameOverdue: (e, w) => w.update('tasks', { id: e.data.id }, { overdue_for: e.data.dueDate }),
   },
-};
+});

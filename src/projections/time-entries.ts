@@ -1,4 +1,4 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 import { toColumns } from './columns.js';
 
@@ -7,7 +7,7 @@ export const TIME_ENTRY_FIELDS = [
 ] as const;
 
 /** Time entries (soft-deleted) and the running timers (a row per user while a run lasts). */
-export const timeEntriesProjection: Projection = {
+export const timeEntriesProjection = defineProjection({
   name: 'time-entries',
   tables: ['time_entries', 'running_timers'],
   handlers: {
@@ -26,4 +26,4 @@ export const timeEntriesProjection: Projection = {
     TimerStopped: (e, w) => w.delete('running_timers', { user_id: e.data.userId }),
     TimerDiscarded: (e, w) => w.delete('running_timers', { user_id: e.data.userId }),
   },
-};
+});

@@ -1,9 +1,9 @@
 import type { RecordedEvent } from '../events/store/types.js';
 import type { AvatarUploaded, CompanyLogoUploaded, DocumentDeleted, DocumentUploaded } from '../events/uploads.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 /** Documents of every record kind (`record_documents`), avatars and company logos: metadata only, the bytes are in storage. */
-export const uploadsProjection: Projection = {
+export const uploadsProjection = defineProjection({
   name: 'uploads',
   tables: ['record_documents', 'record_avatars', 'company_logos'],
   handlers: {
@@ -52,4 +52,4 @@ export const uploadsProjection: Projection = {
       });
     },
   },
-};
+});

@@ -1,7 +1,7 @@
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 
 /** Webhook subscriptions of each tenant (secrets are not here: see `webhook_secrets`). */
-export const webhooksProjection: Projection = {
+export const webhooksProjection = defineProjection({
   name: 'webhooks',
   tables: ['webhook_subscriptions'],
   handlers: {
@@ -29,4 +29,4 @@ export const webhooksProjection: Projection = {
     WebhookSecretRotated: (e, w) => w.update('webhook_subscriptions', { id: e.data.id }, { secret_rotated_at: e.createdAt, updated_at: e.createdAt }),
     WebhookSubscriptionDeleted: (e, w) => w.update('webhook_subscriptions', { id: e.data.id }, { deleted_at: e.createdAt, updated_at: e.createdAt }),
   },
-};
+});

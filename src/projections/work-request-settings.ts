@@ -1,5 +1,5 @@
 import { WORK_REQUEST_SETTINGS_EVENT_PREFIXES, type WorkRequestSettingsCollection } from '../events/work-request-settings.js';
-import type { Projection } from './projection.js';
+import { defineProjection, type EventHandlers } from './projection.js';
 import { recordHandlers } from './record-handlers.js';
 
 /** Each collection's table and the fields it keeps (the queries read the same fields back). */
@@ -16,15 +16,14 @@ export const WORK_REQUEST_SETTINGS_TABLES: Record<WorkRequestSettingsCollection,
 };
 
 /** The work request settings stream: one table per collection. */
-export const workRequestSettingsProjection: Projection = {
+export const workRequestSettingsProjection = defineProjection({
   name: 'work-request-settings',
   tables: Object.values(WORK_REQUEST_SETTINGS_TABLES).map(([table]) => table),
   handlers: Object.assign(
     {},
-    ...(Object.entries(WORK_REQUEST_SETTINGS_TABLES) as [WorkRequestSettingsCollection, [string, string[]]][]).map(([collection, [table, fields]]) => {
-      // Items are deactivated, never deleted: no `…Deleted` event exists to handle.
-      const { [`${WORK_REQUEST_SETTINGS_EVENT_PREFIXES[collection]}Deleted`]: _never, ...handlers } = recordHandlers(WORK_REQUEST_SETTINGS_EVENT_PREFIXES[collection], table, fields);
-      return handlers;
-    }),
-  ),
-};
+    ...(Object.entries(WORK_REQUEST_SETTINGS_TABLES) as [WorkRequestSettingsCollection, [string, string[]]][]).map(([collection, [table, fields]]) =>
+      // Items are deactivated, never deleted.
+      recordHandlers(WORK_REQUEST_SETTINGS_EVENT_PREFIXES[collection], table, fields, { deletes: false }),
+    ),
+  ) as EventHandlers,
+});

@@ -1,12 +1,12 @@
 import type { RecordedEvent } from '../events/store/types.js';
 import { toColumns } from './columns.js';
-import type { Projection } from './projection.js';
+import { defineProjection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
 
 const EDITABLE = ['title', 'description', 'priority', 'dueDate', 'estimatedMinutes', 'requestData', 'customFields', 'tags', 'isBillable', 'hourlyRate', 'currency'] as const;
 const CREATED = [...EDITABLE, 'requestNumber', 'typeId', 'pipelineId', 'stageId', 'entityType', 'entityId', 'teamId', 'departmentId', 'requestedBy', 'assignedTo'] as const;
 
-function historyRow(e: RecordedEvent<any>, w: ReadModelWriter, move: { from: [string, string] | null; to: [string, string]; note: string | null }): void {
+function historyRow(e: RecordedEvent<{ id: string }>, w: ReadModelWriter, move: { from: [string, string] | null; to: [string, string]; note: string | null }): void {
   w.insert('work_request_stage_history', {
     id: e.id,
     tenant_id: e.metadata.tenantId,
@@ -27,7 +27,7 @@ const set = (e: RecordedEvent<{ id: string }>, w: ReadModelWriter, patch: Record
 const CLEARED = { completed_at: null, cancelled_at: null, declined_at: null, declined_by: null, decline_reason: null };
 
 /** The `work_requests` read model (soft-deleted rows kept) and `work_request_stage_history`. */
-export const workRequestsProjection: Projection = {
+export const workRequestsProjection = defineProjection({
   name: 'work-requests',
   tables: ['work_requests', 'work_request_stage_history'],
   handlers: {
@@ -60,4 +60,4 @@ export const workRequestsProjection: Projection = {
     },
     WorkRequestDeleted: (e, w) => set(e, w, { deleted_at: e.createdAt }),
   },
-};
+});

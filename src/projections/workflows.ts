@@ -1,8 +1,9 @@
 import type { RecordedEvent } from '../events/store/types.js';
-import type { Projection } from './projection.js';
+import type { StepOutcome, WorkflowVersion } from '../events/workflows.js';
+import { defineProjection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
 
-const definitionColumns = (data: Record<string, any>) => ({
+const definitionColumns = (data: WorkflowVersion) => ({
   name: data.name,
   description: data.description,
   trigger_module: data.triggerModule,
@@ -13,7 +14,7 @@ const definitionColumns = (data: Record<string, any>) => ({
   version: data.version,
 });
 
-const step = (e: RecordedEvent<any>, w: ReadModelWriter, status: string, extra: Record<string, unknown>) =>
+const step = (e: RecordedEvent<StepOutcome>, w: ReadModelWriter, status: string, extra: Record<string, unknown>) =>
   w.insert('workflow_steps', {
     id: e.data.stepId,
     tenant_id: e.metadata.tenantId,
@@ -31,7 +32,7 @@ const step = (e: RecordedEvent<any>, w: ReadModelWriter, status: string, extra: 
   });
 
 /** Workflows as their latest version, and every run with its steps. */
-export const workflowsProjection: Projection = {
+export const workflowsProjection = defineProjection({
   name: 'workflows',
   tables: ['workflows', 'workflow_runs', 'workflow_steps'],
   handlers: {
@@ -79,4 +80,4 @@ export const workflowsProjection: Projection = {
     WorkflowRunCompleted: (e, w) => w.update('workflow_runs', { id: e.data.id }, { status: 'completed', finished_at: e.data.finishedAt, resume_at: null }),
     WorkflowRunFailed: (e, w) => w.update('workflow_runs', { id: e.data.id }, { status: 'failed', error: e.data.error, finished_at: e.data.finishedAt, resume_at: null }),
   },
-};
+});

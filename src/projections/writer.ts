@@ -162,10 +162,12 @@ export class ReadModelWriter {
   async flush(): Promise<void> {
     const tables = [...this.pending];
     this.pending.clear();
-    for (const [table, rows] of tables) await this.flushTable(table, [...rows.values()]);
+    // Rows in key order: concurrent transactions writing the same rows (inline projections
+    // of two appends, a tenant's counters) then lock them in one order and cannot deadlock.
+    for (const [table, rows] of tables) await this.flushTable(table, inKeyOrder(rows));
     const tallies = [...this.tallies];
     this.tallies.clear();
-    for (const [table, rows] of tallies) await this.addToCounters(table, [...rows.values()]);
+    for (const [table, rows] of tallies) await this.addToCounters(table, inKeyOrder(rows));
   }
 
   private async addToCounters(table: string, rows: Row[]): Promise<void> {
@@ -268,6 +270,8 @@ export class ReadModelWriter {
     );
   }
 }
+
+const inKeyOrder = <T>(rows: Map<string, T>): T[] => [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 
 const nonKeyColumns = (shape: TableShape) => (row: Row) => Object.keys(row).filter((c) => !shape.primaryKey.includes(c));
 

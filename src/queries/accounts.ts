@@ -19,7 +19,7 @@ export interface AccountListQuery {
   sortOrder?: string;
 }
 
-const SORTS = sortableColumns('a', ['created_at', 'updated_at', 'name', 'industry', 'type', 'annual_revenue', 'employees']);
+export const SORTS = sortableColumns('a', ['created_at', 'updated_at', 'name', 'industry', 'type', 'annual_revenue', 'employees']);
 
 export function visibleAccounts(knex: Knex, principal: Principal) {
   const query = knex('accounts as a').where('a.tenant_id', principal.tenantId).whereNull('a.deleted_at');

@@ -103,7 +103,7 @@ function idsNamed(items: Record<string, { name: string; slug?: string }>, given:
   return Object.entries(items).filter(([id, item]) => id === given || item.name.trim().toLowerCase() === key || item.slug === key).map(([id]) => id);
 }
 
-const SORTS = {
+export const SORTS = {
   created_at: 'o.created_at', createdAt: 'o.created_at', updated_at: 'o.updated_at', updatedAt: 'o.updated_at', name: 'o.name', amount: 'o.amount',
   close_date: 'o.expected_close_date', closeDate: 'o.expected_close_date', expected_close_date: 'o.expected_close_date', expectedCloseDate: 'o.expected_close_date',
   probability: 'o.probability', weighted_amount: 'o.weighted_amount', weightedAmount: 'o.weighted_amount', stage: 'stage', account: 'account', owner: 'owner',

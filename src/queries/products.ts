@@ -14,7 +14,7 @@ export interface ProductListQuery {
   sortOrder?: string;
 }
 
-const SORTS = sortableColumns('p', ['created_at', 'updated_at', 'name', 'code', 'unit_price']);
+export const SORTS = sortableColumns('p', ['created_at', 'updated_at', 'name', 'code', 'unit_price']);
 
 const liveProducts = (knex: Knex, tenantId: string) =>
   knex('products as p')

@@ -4,6 +4,7 @@ import type { EventStore, Position } from '../events/store/types.js';
 import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { sleep } from '../infra/signal.js';
 import { handles, type Projection } from '../projections/projection.js';
+import { isInlineProjection, isKnownInline } from '../projections/progress.js';
 
 const GAP_PAGE = 500;
 
@@ -68,10 +69,14 @@ export async function awaitProjection(
   const progress = deps.progress?.names.includes(projection.name) ? deps.progress : undefined;
   if (knownToHavePassed(progress, projection, position)) return;
   for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
+    // Applied inside every append: the event read is committed, so it and all before it are in its tables.
+    if (isKnownInline(deps.knex, projection.name)) return;
     // Usually the projection passes within a page's time: woken by its progress, no query.
     if (progress && (await waitOrAbort(progress.waitFor(position, Math.max(0, Math.min(pause, deadline - Date.now())), [projection.name]), options.abort))) return;
     const checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
     if (isAtOrAfter(checkpoint, position)) return;
+    // Its checkpoint no longer moves once it is inline.
+    if (await isInlineProjection(deps.knex, projection.name)) return;
     const gap = await deps.store.readAll({ from: checkpoint, maxCount: GAP_PAGE });
     const before = gap.filter((e) => comparePositions(e.position, position) < (inclusive ? 1 : 0));
     const reachesPosition = gap.some((e) => isAtOrAfter(e.position, position));

@@ -46,7 +46,7 @@ const listItem = (r: any) => ({
   createdAt: r.created_at,
 });
 
-const SORTS = sortableColumns('u', ['first_name', 'last_name', 'email', 'status', 'created_at', 'last_login_at']);
+export const SORTS = sortableColumns('u', ['first_name', 'last_name', 'email', 'status', 'created_at', 'last_login_at']);
 
 export async function listUsers(knex: Knex, tenantId: string, q: UserListQuery, basePath: string): Promise<Page<ReturnType<typeof listItem>>> {
   const query = usersOf(knex, tenantId).select(

@@ -138,7 +138,7 @@ export async function getWorkRequest(knex: Knex, principal: Principal, settings:
   };
 }
 
-const SORTS = {
+export const SORTS = {
   createdAt: 'r.created_at', updatedAt: 'r.updated_at', dueDate: 'r.due_date', priority: 'r.priority_rank', requestNumber: 'r.request_number',
   title: 'r.title', status: 'r.status', stage: 'stage',
 };

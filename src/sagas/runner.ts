@@ -1,10 +1,12 @@
 import type { Knex } from 'knex';
+import { assertReadable } from '../events/versions.js';
 import { followAll } from '../events/store/catch-up.js';
 import type { Position, RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep, withListenerRoom } from '../infra/signal.js';
 import { Slots } from '../infra/slots.js';
+import type { Lease } from '../infra/unit-leases.js';
 import { ProjectionBehind } from '../queries/projection-progress.js';
 import { DeliveryLog, type LogEntry, type SetAside } from './delivery-log.js';
 import { sagaContext, type Saga, type SagaDeps } from './saga.js';
@@ -30,6 +32,12 @@ export interface SagaRunOptions {
   retry?: RetryPolicy;
   /** Events of different streams handled at once (default SAGA_CONCURRENCY). */
   concurrency?: number;
+  /** The unit's checkpoint, parking and wait name (one shard of the saga: src/events/subscriptions/saga-shards.ts); default the saga's name. */
+  name?: string;
+  /** Only these events are the unit's (its shard's tenants). */
+  filter?: (event: RecordedEvent) => boolean;
+  /** The unit's lease: a checkpoint write fails once another holder took the unit (src/infra/unit-leases.ts). */
+  lease?: Lease;
 }
 
 /**
@@ -60,10 +68,12 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
   const concurrency = Math.max(1, options.concurrency ?? deps.config.SAGA_CONCURRENCY);
   const handled = new Set(saga.handles);
   const watched = new Set(saga.watches ?? []);
-  const wait = new SagaWait(deps, saga.name);
+  const name = options.name ?? saga.name;
+  const mine = (event: RecordedEvent) => handled.has(event.type) && (!options.filter || options.filter(event));
+  const wait = new SagaWait(deps, name);
   // A wait recorded by a holder that stopped is over: this runner records its own.
   await wait.clearAny();
-  let stored = await loadCheckpoint(deps.knex, 'saga_checkpoints', saga.name);
+  let stored = await loadCheckpoint(deps.knex, 'saga_checkpoints', name);
 
   // Stops reading and delivering: on the caller's abort, or on a failure of this run.
   const stop = withListenerRoom(new AbortController());
@@ -89,8 +99,8 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
       const ready = log.ready();
       if (!ready) return;
       // First: it locks the checkpoint row, as a replay or skip of this saga's parked events does.
-      if (!(await advanceCheckpoint(trx, 'saga_checkpoints', saga.name, stored, ready.to))) throw new CheckpointMovedError(saga.name);
-      await setAside(trx, saga.name, ready.setAside);
+      if (!(await advanceCheckpoint(trx, 'saga_checkpoints', name, stored, ready.to, options.lease))) throw new CheckpointMovedError(name);
+      await setAside(trx, name, ready.setAside);
       return () => {
         log.stored(ready.count);
         stored = ready.to;
@@ -110,6 +120,8 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
         return { aborted: true };
       }
       try {
+        // An event of a schema newer than this code fails like a handler error: parked, its stream held.
+        assertReadable(event);
         await saga.handle(event, sagaContext(saga, event, attempt, deps, stop.signal, run));
         return { handled: true };
       } catch (caught) {
@@ -127,10 +139,10 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
         continue;
       }
       if (attempt >= retry.attempts) {
-        deps.logger?.error({ err: error, saga: saga.name, eventId: event.id, streamId: event.streamId }, 'saga parked an event; the later events of its stream wait behind it');
+        deps.logger?.error({ err: error, saga: name, eventId: event.id, streamId: event.streamId }, 'saga parked an event; the later events of its stream wait behind it');
         return { parked: { attempts: attempt, error } };
       }
-      deps.logger?.warn({ err: error, saga: saga.name, eventId: event.id, attempt }, 'saga handler failed; retrying');
+      deps.logger?.warn({ err: error, saga: name, eventId: event.id, attempt }, 'saga handler failed; retrying');
       await sleep(backoffMs(retry, attempt), stop.signal);
       if (stop.signal.aborted) return { aborted: true };
       attempt++;
@@ -158,12 +170,12 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
   };
 
   const take = async (page: RecordedEvent[]) => {
-    const mine = page.filter((e) => handled.has(e.type));
-    const blocked = mine.length ? await blockedStreams(deps.knex, 'saga', saga.name, mine.map((e) => e.streamId)) : new Set<string>();
+    const ours = page.filter(mine);
+    const blocked = ours.length ? await blockedStreams(deps.knex, 'saga', name, ours.map((e) => e.streamId)) : new Set<string>();
     for (const event of page) {
       // Told before any later event is handed to the saga: what it remembers for the tenant is read again.
       if (watched.has(event.type)) memo.changed(event.metadata.tenantId, event.position);
-      if (!handled.has(event.type)) continue;
+      if (!mine(event)) continue;
       if (!(await taken.acquire(stop.signal))) return;
       const entry = log.add(event.position);
       const previous = streams.get(event.streamId);

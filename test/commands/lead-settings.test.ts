@@ -17,6 +17,8 @@ import type { LeadSettingsEvent, SettingsCollection, StageField, StageFields } f
 import { deciderSpec, refused } from '../support/decider-spec.js';
 
 const spec = deciderSpec(leadSettingsAggregate);
+/** An event of a collection named at run time (the samples' prefixes), as the decider should emit it. */
+const anEvent = (type: string, data: unknown) => ({ type, data }) as LeadSettingsEvent;
 /** A history with what each command decides appended in turn. */
 const after = (history: LeadSettingsEvent[], ...commands: LeadSettingsCommand[]): LeadSettingsEvent[] =>
   commands.reduce((events, command) => [...events, ...spec.given(events).when(command).events], history);
@@ -134,7 +136,7 @@ describe('lead settings decider', () => {
         const withItem = () => after(seeded, create(collection, fields, id));
 
         it(`creates with ${prefix}Created carrying the id and fields`, () => {
-          spec.given(seeded).when(create(collection, fields, id)).then([{ type: `${prefix}Created`, data: { id, ...fields } }]);
+          spec.given(seeded).when(create(collection, fields, id)).then([anEvent(`${prefix}Created`, { id, ...fields })]);
           expect((stateOf(withItem()).collections[collection] as Record<string, unknown>)[id]).to.deep.equal(fields);
         });
 
@@ -144,7 +146,7 @@ describe('lead settings decider', () => {
 
         it(`updates with ${prefix}Updated carrying only the changed fields`, () => {
           spec.given(withItem()).when(update(collection, id, { name: fields.name, sortOrder: 42 })).then([
-            { type: `${prefix}Updated`, data: { id, changes: { sortOrder: 42 } } },
+            anEvent(`${prefix}Updated`, { id, changes: { sortOrder: 42 } }),
           ]);
           expect((stateOf(after(withItem(), update(collection, id, { sortOrder: 42 }))).collections[collection] as Record<string, unknown>)[id]).to.deep.equal({ ...fields, sortOrder: 42 });
         });
@@ -158,7 +160,7 @@ describe('lead settings decider', () => {
         });
 
         it(`deletes with ${prefix}Deleted`, () => {
-          spec.given(withItem()).when(remove(collection, id)).then([{ type: `${prefix}Deleted`, data: { id } }]);
+          spec.given(withItem()).when(remove(collection, id)).then([anEvent(`${prefix}Deleted`, { id })]);
           expect(stateOf(after(withItem(), remove(collection, id))).collections[collection]).not.to.have.property(id);
         });
 
@@ -234,7 +236,7 @@ describe('lead settings decider', () => {
       const id = randomUUID();
       const fields = pipelineOf('Enterprise', { isDefault: true });
       spec.given(seeded).when(create('pipelines', fields, id)).then([
-        { type: 'PipelineCreated', data: { id, ...fields } },
+        anEvent('PipelineCreated', { id, ...fields }),
         { type: 'PipelineUpdated', data: { id: P, changes: { isDefault: false } } },
       ]);
       const made = stateOf(after(seeded, create('pipelines', fields, id)));

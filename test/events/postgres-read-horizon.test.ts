@@ -279,4 +279,40 @@ describe('PostgreSQL event store: which events a reader may take', () => {
       await queryRows(adminUrl(), `drop role ${role}`);
     }
   });
+  it('a reader woken by an append never gets the answer of a read begun before the wake-up (it would miss that append until the next one)', async () => {
+    const url = await freshDatabaseUrl();
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    const store = new PostgresEventStore(pool);
+    let busy: pg.PoolClient | null = null;
+    try {
+      await store.init();
+      const woken = new Promise<void>((resolve) => {
+        const subscription = store.appended$.subscribe(() => {
+          subscription.unsubscribe();
+          resolve();
+        });
+      });
+      // The pool's one connection is taken: the first read waits, in flight, for it.
+      busy = await pool.connect();
+      const before = store.readPage({ maxCount: 10 });
+      const alongside = store.readPage({ maxCount: 10 });
+      expect(alongside, 'reads asked together share one query').to.equal(before);
+      // Another process appends and notifies: this store's readers wake up and read again.
+      const other = await open(url);
+      await other.query(appendQuery(`elsewhere-${randomUUID()}`, [newEvent('Elsewhere')], 'no_stream'));
+      await other.query(`select pg_notify('crm_events_appended', '')`);
+      await woken;
+      const after = store.readPage({ maxCount: 10 });
+      expect(after, 'a read asked after the wake-up').to.not.equal(before);
+      busy.release();
+      busy = null;
+      expect((await after).events.map((e) => e.type)).to.deep.equal(['Elsewhere']);
+      await before;
+    } finally {
+      busy?.release();
+      await store.close();
+      await pool.end();
+      await Promise.allSettled(clients.splice(0).map((c) => c.end()));
+    }
+  });
 });

@@ -6,20 +6,31 @@ import { appendQuery, PostgresEventStore } from '../../src/events/store/postgres
 import { EventStoreDbEventStore } from '../../src/events/store/eventstoredb.js';
 import { comparePositions } from '../../src/events/store/position.js';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventFilter, type EventStore, type Position, type RecordedEvent } from '../../src/events/store/types.js';
+import { EventVersions } from '../../src/events/versions.js';
+import { foldRecorded } from '../../src/commands/aggregate.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { collect, isIncreasing, newEvent } from '../support/events.js';
 
 interface Adapter {
   name: string;
   open(): Promise<{ store: EventStore; close(): Promise<void> }>;
+  /** Another store on the same log, with its own upcasters (as another version of the code would be). */
+  alongside(store: EventStore, versions: EventVersions): Promise<{ store: EventStore; close(): Promise<void> }>;
 }
 
+const pools = new Map<EventStore, pg.Pool>();
 const adapters: Adapter[] = [
   {
     name: 'PostgreSQL table store',
     open: async () => {
       const db: TestDatabase = await openTestDatabase();
+      pools.set(db.store, db.pool);
       return { store: db.store, close: () => db.close() };
+    },
+    alongside: async (store, versions) => {
+      const other = new PostgresEventStore(pools.get(store)!, undefined, versions);
+      await other.init({ listen: false });
+      return { store: other, close: () => other.close() };
     },
   },
 ];
@@ -32,6 +43,11 @@ if (process.env.EVENTSTORE_URL) {
       const store = new EventStoreDbEventStore(url);
       await store.init();
       return { store, close: () => store.close() };
+    },
+    alongside: async (_store, versions) => {
+      const other = new EventStoreDbEventStore(url, undefined, versions);
+      await other.init({ listen: false });
+      return { store: other, close: () => other.close() };
     },
   });
 } else {
@@ -477,6 +493,60 @@ for (const adapter of adapters) {
         for (const a of onHot) if (a.status === 'rejected') expect(a.reason).to.be.instanceOf(WrongExpectedRevisionError);
         expect(attempts.filter((_, i) => i % 2 === 1).every((a) => a.status === 'fulfilled')).to.equal(true);
         expect((await store.readStream(hot)).map((e) => e.revision)).to.deep.equal([0, 1]);
+      });
+    });
+
+    describe('event schema versions and upcasting', () => {
+      // Version 1 of `PersonNamed` held first and last name apart; version 2 holds one `fullName`.
+      const v1 = new EventVersions([]);
+      const v2 = new EventVersions([{ type: 'PersonNamed', from: 1, upcast: (d) => ({ fullName: `${(d as { first: string }).first} ${(d as { last: string }).last}` }) }]);
+      const person = { streamPrefix: 'person', initialState: [] as string[], evolve: (names: string[], e: { data: { fullName: string } }) => [...names, e.data.fullName] };
+
+      it('stamps each event with its version and hands every reader the current shape of a stream that mixes versions', async () => {
+        const old = await adapter.alongside(store, v1);
+        const current = await adapter.alongside(store, v2);
+        try {
+          const streamId = `person-${randomUUID()}`;
+          await old.store.appendToStream(streamId, [newEvent('PersonNamed', { first: 'Ada', last: 'Lovelace' })], { expectedRevision: 'no_stream' });
+          await current.store.appendToStream(streamId, [newEvent('PersonNamed', { fullName: 'Ada King' })], { expectedRevision: 0 });
+          await old.store.appendToStream(streamId, [newEvent('PersonNamed', { first: 'Ada', last: 'Byron' }), newEvent('Other', { x: 1 })], { expectedRevision: 1 });
+
+          const read = await current.store.readStream(streamId);
+          expect(read.map((e) => [e.type, e.schemaVersion, e.data])).to.deep.equal([
+            ['PersonNamed', 2, { fullName: 'Ada Lovelace' }],
+            ['PersonNamed', 2, { fullName: 'Ada King' }],
+            ['PersonNamed', 2, { fullName: 'Ada Byron' }],
+            ['Other', 1, { x: 1 }],
+          ]);
+          expect(foldRecorded(person, read.slice(0, 3))).to.deep.equal(['Ada Lovelace', 'Ada King', 'Ada Byron']);
+
+          const last = await current.store.readLastEvent(streamId);
+          expect(last!.data).to.deep.equal({ x: 1 });
+          const all = (await current.store.readAll({ maxCount: 100_000, filter: { types: ['PersonNamed'] } })).filter((e) => e.streamId === streamId);
+          expect(all.map((e) => e.data)).to.deep.equal(read.slice(0, 3).map((e) => e.data));
+          const live = await collect(current.store.subscribeToAll(), 3, (e) => e.streamId === streamId && e.type === 'PersonNamed');
+          expect(live.map((e) => e.data)).to.deep.equal(read.slice(0, 3).map((e) => e.data));
+        } finally {
+          await old.close();
+          await current.close();
+        }
+      });
+
+      it('marks an event written by a newer version unreadable for older code: the read goes on, folding it fails', async () => {
+        const old = await adapter.alongside(store, v1);
+        const current = await adapter.alongside(store, v2);
+        try {
+          const streamId = `person-${randomUUID()}`;
+          await current.store.appendToStream(streamId, [newEvent('PersonNamed', { fullName: 'Grace Hopper' }), newEvent('Other')], { expectedRevision: 'no_stream' });
+          const read = await old.store.readStream(streamId);
+          expect(read[0].schemaVersion).to.equal(2);
+          expect(read[0].unreadable).to.match(/PersonNamed v2 is newer than this code knows \(v1\)/);
+          expect(read[1].unreadable).to.equal(undefined);
+          expect(() => foldRecorded(person, read)).to.throw(/newer than this code knows/);
+        } finally {
+          await old.close();
+          await current.close();
+        }
       });
     });
 

@@ -21,7 +21,12 @@ describe('HTTP skeleton', () => {
       expect(res.body.eventStore).to.deep.equal({ status: 'up', adapter: 'postgres' });
       const names = res.body.projections.map((p: { name: string }) => p.name);
       expect(names).to.include.members(['audit-trail', 'probe-counters']);
-      for (const p of res.body.projections) expect(p).to.have.keys('name', 'caughtUp', 'lagMs', 'parked', 'held', 'blockedStreams');
+      for (const p of res.body.projections) expect(p).to.have.keys('name', 'caughtUp', 'lagMs', 'parked', 'held', 'blockedStreams', 'inline');
+      // Applied with each append (issue 27): never behind; the others have their runners.
+      const inline = (name: string) => res.body.projections.find((p: { name: string }) => p.name === name);
+      expect(inline('contacts')).to.include({ inline: true, caughtUp: true, lagMs: 0 });
+      expect(inline('audit-trail')).to.include({ inline: true, caughtUp: true, lagMs: 0 });
+      expect(inline('sales-analytics')).to.include({ inline: false });
       expect(res.body.projections.every((p: { parked: number }) => p.parked === 0)).to.equal(true);
       expect(res.body.sagasParked).to.deep.equal({});
       // The workflow engine's lag (issue 15) beside the other sagas'.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { isAtOrAfter } from '../../src/events/store/position.js';
-import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { loadSagaCheckpoint } from '../../src/events/subscriptions/saga-shards.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { notificationsSaga } from '../../src/sagas/notifications.js';
 import { sagaContext } from '../../src/sagas/saga.js';
@@ -38,7 +38,7 @@ describe('notification triggers', () => {
   /** Every event so far is through the saga: nothing more will come of them. */
   const settled = async () => {
     const head = (await service.services.store.headPosition())!;
-    await until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', 'notifications'), head), SAGA_WAIT_MS);
+    await until(async () => isAtOrAfter(await loadSagaCheckpoint(service.services.knex, 'notifications'), head), SAGA_WAIT_MS);
     await service.services.waitForProjections(await service.services.store.headPosition());
   };
   const noneFor = async (session: Session, type: string, entityId: string) => {
@@ -187,7 +187,7 @@ describe('notification triggers', () => {
     const submission = randomUUID();
     const formId = randomUUID();
     await append(`form_submission-${submission}`, 'FormSubmitted', {
-      id: submission, formId, formName: 'Contact us', formCreatedBy: plain.user.id, entityType: null, entityId: null,
+      id: submission, formId, formName: 'Contact us', formCreatedBy: plain.user.id, entityType: null, entityId: null, data: {}, actionResults: [],
     }, admin.tenant.id);
     await until(async () => (await noticesOf(plain)).some((n) => n.type === 'form_submitted' && n.title === 'New submission: Contact us'), SAGA_WAIT_MS);
   });

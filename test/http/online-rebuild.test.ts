@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { allProjections } from '../../src/modules.js';
 import { projectionLockKey } from '../../src/projections/engine.js';
-import { takeOverFromRunners } from '../../src/projections/online-rebuild.js';
+import { takeOverForRebuild } from '../../src/projections/inline.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
 import { registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -40,7 +40,8 @@ describe('online rebuild of a projection', () => {
   const rebuildLeads = () =>
     rebuildProjection({ store: service.services.store, knex: service.services.db.knex }, leadsProjection, {
       batchSize: 25, // many small pages: the replay takes long enough for reads and writes to run beside it
-      takeOver: takeOverFromRunners({ knex: service.services.db.knex, locks }, 'leads'),
+      // The operator's take-over: from the runners, and from the appends while `leads` is inline.
+      takeOver: takeOverForRebuild({ store: service.services.store, knex: service.services.db.knex, pool: service.services.db.pool, locks }, 'leads'),
     });
 
   it('keeps answering reads and taking writes, and the swapped-in model holds every lead exactly once', async function () {

@@ -31,7 +31,8 @@ async function operatorCommand(args: string[], databaseUrl: string): Promise<{ c
 describe('reliability', () => {
   let service: TestService;
   before(async () => {
-    service = await startTestService({ PROJECTION_RETRY_ATTEMPTS: '2', PROJECTION_RETRY_BACKOFF_MS: '10' });
+    // Asynchronous projections: parking is their answer to an event they cannot apply (an inline one refuses the append, test/projections/inline.test.ts).
+    service = await startTestService({ PROJECTION_RETRY_ATTEMPTS: '2', PROJECTION_RETRY_BACKOFF_MS: '10', INLINE_PROJECTIONS: 'off' });
   });
   after(async () => service.stop());
 

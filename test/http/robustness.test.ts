@@ -650,6 +650,43 @@ describe('robustness: odd input never causes a 500', () => {
     expect(failures).to.deep.equal([]);
   });
 
+  it('customisation: custom fields, tabs, groups, layouts, form settings, list preferences, company, industries', async function () {
+    this.timeout(180_000);
+    const field = (await call('POST', '/admin/custom-fields', { module: 'leads', fieldKey: 'odd_tier', fieldLabel: 'Tier', fieldType: 'select', fieldOptions: ['a'] })).body;
+    const tab = (await call('POST', '/admin/tabs', { module: 'leads', name: 'Odd tab' })).body;
+    const group = (await call('POST', '/admin/groups', { module: 'leads', name: 'Odd group' })).body;
+    const industry = (await call('POST', '/admin/industries', { name: 'Odd industry' })).body;
+    const fieldSettings = [
+      'module', 'fieldKey', 'fieldLabel', 'fieldType', 'isRequired', 'defaultValue', 'fieldOptions', 'validationRules', 'lookupModule', 'placeholder', 'helpText',
+      'displayOrder', 'groupId', 'tabId', 'section', 'columnSpan', 'includeInCompletion', 'completionWeight', 'isActive', 'dependsOnFieldId', 'conditionalOptions',
+    ];
+    const failures = await fuzz([
+      ['POST', '/admin/custom-fields', fieldSettings],
+      ['PUT', `/admin/custom-fields/${field.id}`, fieldSettings],
+      ['PUT', '/admin/custom-fields/reorder/leads', ['fieldIds']],
+      ['POST', '/admin/tabs', ['module', 'name', 'icon', 'description', 'displayOrder', 'isActive']],
+      ['PUT', `/admin/tabs/${tab.id}`, ['module', 'name', 'icon', 'description', 'displayOrder', 'isActive']],
+      ['PUT', '/admin/tabs/reorder/leads', ['tabIds']],
+      ['POST', '/admin/groups', ['module', 'name', 'tabId', 'section', 'icon', 'columns', 'collapsedByDefault']],
+      ['PUT', `/admin/groups/${group.id}`, ['module', 'name', 'tabId', 'section', 'columns', 'isActive']],
+      ['PUT', '/admin/groups/reorder/leads', ['groupIds']],
+      ['PUT', '/admin/module-layout-settings', ['module', 'layoutType', 'useCustomLayout', 'layoutId', 'config']],
+      ['PUT', '/module-settings/leads/form-field-order', ['tabs']],
+      ['PUT', '/module-settings/leads/field-validation', ['rules']],
+      ['PUT', '/table-preferences/leads', ['visibleColumns', 'columnWidths', 'pageSize', 'defaultSortColumn', 'defaultSortOrder', 'pinnedColumn', 'module', 'isDefault', 'updatedAt']],
+      ['PUT', '/general-settings/company', ['companyName', 'email', 'phone', 'website', 'logoUrl', 'currency', 'defaultCurrency', 'baseCountry', 'timezone', 'updatedAt']],
+      ['POST', '/admin/industries', ['name', 'sortOrder', 'isActive']],
+      ['PUT', `/admin/industries/${industry.id}`, ['name', 'sortOrder', 'isActive']],
+    ]);
+    for (const path of ['/admin/custom-fields?module=', '/admin/custom-fields?asOf=', '/admin/groups?tabId=', '/admin/module-layout-settings/check?module=leads&layoutType=']) {
+      for (const value of ['%00', '%ED%A0%80', 'constructor', '__proto__']) {
+        const res = await call('GET', path + value);
+        if (res.status >= 500) failures.push(`GET ${path}${value} → ${res.status}`);
+      }
+    }
+    expect(failures).to.deep.equal([]);
+  });
+
   it('every list answers an odd sortBy (a prototype property) with 200 in its default order', async () => {
     const lead = (await call('POST', '/leads', { lastName: 'Sorted', company: 'B' })).body;
     await call('POST', '/leads', { lastName: 'Other', company: 'A' });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { isAtOrAfter } from '../../src/events/store/position.js';
-import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { loadSagaCheckpoint } from '../../src/events/subscriptions/saga-shards.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -31,7 +31,7 @@ describe('workflows speak the API field names of their trigger record', () => {
   /** The saga has handled every event of the stream so far (and carried out the runs they started). */
   const settled = async (streamId: string) => {
     const last = (await service.services.store.readStream(streamId)).at(-1)!;
-    await until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', 'workflows'), last.position), 30_000);
+    await until(async () => isAtOrAfter(await loadSagaCheckpoint(service.services.knex, 'workflows'), last.position), 30_000);
   };
   const runsOf = async (workflowId: string, session: Session = admin) => (await call('GET', `/workflows/${workflowId}/runs?limit=100`, undefined, session)).body.data;
   const onlyRun = async (workflowId: string, session: Session = admin) => {

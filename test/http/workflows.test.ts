@@ -7,7 +7,7 @@ import { TestSmtpServer } from '../support/smtp.js';
 import { allJobs } from '../../src/modules.js';
 import { isAtOrAfter } from '../../src/events/store/position.js';
 import type { Position } from '../../src/events/store/types.js';
-import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { loadSagaCheckpoint } from '../../src/events/subscriptions/saga-shards.js';
 import { workflowSaga } from '../../src/sagas/workflows/workflow-saga.js';
 import { createWorkflow } from '../../src/commands/workflows/workflow-commands.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
@@ -33,12 +33,13 @@ describe('workflows', () => {
     return res.body;
   };
   const runsOf = async (workflowId: string, query = '') => (await call('GET', `/workflows/${workflowId}/runs?limit=100${query}`)).body;
-  const finishedRuns = async (workflowId: string, count: number) => {
-    await until(async () => (await runsOf(workflowId)).data.filter((r: any) => r.status === 'completed' || r.status === 'failed').length >= count, 30_000);
+  /** `ms`: a chain of runs, each caused by the one before, gets longer on a loaded machine. */
+  const finishedRuns = async (workflowId: string, count: number, ms = 30_000) => {
+    await until(async () => (await runsOf(workflowId)).data.filter((r: any) => r.status === 'completed' || r.status === 'failed').length >= count, ms);
     return (await runsOf(workflowId)).data;
   };
   /** Every workflow has been matched against the events up to `position` (and their runs carried out). */
-  const sagaPassed = (position: Position) => until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', 'workflows'), position), 30_000);
+  const sagaPassed = (position: Position) => until(async () => isAtOrAfter(await loadSagaCheckpoint(service.services.knex, 'workflows'), position), 30_000);
   const tasksOn = async (leadId: string) => (await call('GET', `/tasks?entityType=lead&entityId=${leadId}&limit=100`)).body.data;
 
   before(async () => {
@@ -302,14 +303,15 @@ describe('workflows', () => {
       picks.forEach((userId, i) => expect(userId).to.equal(pool[i % 5]));
     });
 
-    it('a workflow whose own change triggers it again is stopped by the loop guard with a clear run error', async () => {
+    it('a workflow whose own change triggers it again is stopped by the loop guard with a clear run error', async function () {
+      this.timeout(180_000);
       const lead = await newLead({ description: 'x' });
       const wf = await newWorkflow({
         triggerFilters: { logic: 'AND', conditions: [{ field: 'id', operator: 'equals', value: lead.id }, { field: 'description', operator: 'any_change' }] },
         actions: [{ actionType: 'update_field', config: { fieldKey: 'description', value: '{{trigger.description}}x' } }],
       });
       expect((await call('PUT', `/leads/${lead.id}`, { description: 'y' })).status).to.equal(200);
-      const runs = await finishedRuns(wf.id, 6);
+      const runs = await finishedRuns(wf.id, 6, 120_000);
       const failed = runs.filter((r: any) => r.status === 'failed');
       expect(failed).to.have.length(1);
       expect(failed[0]).to.include({ depth: 6 });

@@ -39,12 +39,13 @@ describe('command responses', () => {
   });
 
   describe('a stored write is never answered as if it failed', () => {
-    it('when the projections do not catch up in time: 202 with the id and a Location that answers once they have', async () => {
-      const full = await startTestService();
+    it('when the (asynchronous) projections do not catch up in time: 202 with the id and a Location that answers once they have', async () => {
+      // Inline projections never keep a response waiting: this is the asynchronous path (EventStoreDB, INLINE_PROJECTIONS=off).
+      const full = await startTestService({ INLINE_PROJECTIONS: 'off' });
       const admin = await registerTenant(full);
       await full.stop();
       // An API process with no worker: nothing projects its commands.
-      const api = await startTestService({ ROLE: 'api', PROJECTION_WAIT_MS: '300' }, { databaseUrl: full.databaseUrl });
+      const api = await startTestService({ ROLE: 'api', PROJECTION_WAIT_MS: '300', INLINE_PROJECTIONS: 'off' }, { databaseUrl: full.databaseUrl });
       let worker: TestService | null = null;
       try {
         const created = await api.request('POST', '/api/contacts', { lastName: 'Later' }, admin.auth);
@@ -57,7 +58,7 @@ describe('command responses', () => {
         const updated = await api.request('PUT', `/api/contacts/${created.body.id}`, { title: 'Boss' }, admin.auth);
         expect(updated.status).to.be.oneOf([202, 404]); // not visible yet to the update's own check, or stored and not readable
 
-        worker = await startTestService({ ROLE: 'worker' }, { databaseUrl: full.databaseUrl });
+        worker = await startTestService({ ROLE: 'worker', INLINE_PROJECTIONS: 'off' }, { databaseUrl: full.databaseUrl });
         await until(async () => (await api.request('GET', created.headers.get('location')!, undefined, admin.auth)).status === 200);
         const read = await api.request('GET', created.headers.get('location')!, undefined, admin.auth);
         expect(read.body).to.include({ id: created.body.id, lastName: 'Later' });

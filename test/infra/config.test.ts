@@ -19,6 +19,13 @@ describe('configuration from the environment', () => {
     expect(config.EVENTSTORE_URL).to.equal(undefined);
   });
 
+  it('shares the reactive side in 8 saga shards by default, and refuses a worker timeout shorter than three heartbeats', () => {
+    expect(loadConfig({})).to.include({ SAGA_SHARDS: 8, WORKER_HEARTBEAT_MS: 1000, WORKER_TIMEOUT_MS: 10000 });
+    expect(() => loadConfig({ WORKER_HEARTBEAT_MS: '1000', WORKER_TIMEOUT_MS: '2999' })).to.throw(ConfigError, /WORKER_TIMEOUT_MS/);
+    expect(() => loadConfig({ SAGA_SHARDS: '0' })).to.throw(ConfigError, /SAGA_SHARDS/);
+    expect(loadConfig({ SAGA_SHARDS: '1' }).SAGA_SHARDS).to.equal(1);
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', EVENTSTORE_URL: '  ' }).DATABASE_URL).to.equal(undefined);
   });

@@ -7,7 +7,7 @@ import { systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { auditTrailProjection } from '../../src/projections/audit-trail.js';
 import { ProjectionEngine } from '../../src/projections/engine.js';
-import type { Projection } from '../../src/projections/projection.js';
+import { defineProjection, type Projection } from '../../src/projections/projection.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
 import { awaitProjection, ProjectionBehind } from '../../src/queries/projection-progress.js';
 import { applyPage, runProjection } from '../../src/projections/runner.js';
@@ -17,7 +17,7 @@ import { countParked, HELD_REASON, listBlockedStreams, listParked } from '../../
 import { describeParked, replayParked, skipParked } from '../../src/cli/replay-parked.js';
 import { until } from '../support/wait.js';
 import { openTestDatabase, sagaDepsOf, type TestDatabase } from '../support/database.js';
-import { counterAggregate, counterProjection, createCounterTable } from '../support/probe-module.js';
+import { counterAggregate, counterProjection, createCounterTable, type CounterEvent } from '../support/probe-module.js';
 
 const silent = createLogger('silent');
 const ctx = { tenantId: 'tenant-a', userId: 'u1', correlationId: 'c1' };
@@ -221,27 +221,24 @@ describe('projections', () => {
   describe('an event a projection cannot apply', () => {
     const fastRetry = { attempts: 3, initialBackoffMs: 5 };
     /** The counter projection, failing on CounterCreated of the given ids. */
-    const failingOn = (bad: Set<string>): Projection => ({
-      ...counterProjection,
-      handlers: {
-        ...counterProjection.handlers,
-        CounterCreated: (e, w) => {
-          if (bad.has(e.data.id)) throw new Error(`cannot apply ${e.data.id}`);
-          return counterProjection.handlers.CounterCreated!(e, w);
+    const failingOn = (bad: Set<string>, onCreated: (id: string) => void = () => undefined): Projection =>
+      defineProjection<CounterEvent>({
+        ...counterProjection,
+        handlers: {
+          CounterIncremented: counterProjection.handlers.CounterIncremented,
+          CounterCreated: (e, w) => {
+            onCreated(e.data.id);
+            if (bad.has(e.data.id)) throw new Error(`cannot apply ${e.data.id}`);
+            return counterProjection.handlers.CounterCreated!(e, w);
+          },
         },
-      },
-    });
+      });
 
     it('is retried, then parked with its error while every other event of the page is applied and the projection goes on', async () => {
       const ids = await createCounters(4, 1);
       const bad = new Set([ids[1]]);
       let failures = 0;
-      const projection = failingOn(bad);
-      const created = projection.handlers.CounterCreated!;
-      projection.handlers.CounterCreated = (e, w) => {
-        if (bad.has(e.data.id)) failures++;
-        return created(e, w);
-      };
+      const projection = failingOn(bad, (id) => (bad.has(id) ? failures++ : undefined));
       const head = (await db.store.headPosition())!;
       const abort = new AbortController();
       const running = runProjection({ ...deps(), retry: fastRetry }, projection, { abort: abort.signal, batchSize: 100 });
@@ -260,6 +257,21 @@ describe('projections', () => {
       expect(parked[0]).to.include({ kind: 'projection', name: 'probe-counters', event_type: 'CounterCreated', stream_id: `probecounter-${ids[1]}`, attempts: 3, held: false });
       expect(parked[0].error).to.contain(`cannot apply ${ids[1]}`);
       expect(parked[1]).to.include({ event_type: 'CounterIncremented', stream_id: `probecounter-${ids[1]}`, held: true });
+    });
+
+    it('an event of a version newer than this code (a rolling upgrade) is parked with that reason; the others are applied', async () => {
+      const ids = await createCounters(3, 0);
+      await db.knex('events').where({ stream_id: `probecounter-${ids[1]}`, type: 'CounterCreated' }).update({ schema_version: 2 });
+      const head = (await db.store.headPosition())!;
+      const abort = new AbortController();
+      const running = runProjection({ ...deps(), retry: fastRetry }, counterProjection, { abort: abort.signal, batchSize: 100 });
+      await until(async () => (await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters'))?.prepare === head.prepare);
+      abort.abort();
+      await running;
+      expect((await counters()).map((r) => r.id).sort()).to.deep.equal([ids[0], ids[2]].sort());
+      const [parked] = await db.knex('parked_events').select('event_type', 'stream_id', 'error');
+      expect(parked).to.include({ event_type: 'CounterCreated', stream_id: `probecounter-${ids[1]}` });
+      expect(parked.error).to.contain('CounterCreated v2 is newer than this code knows (v1)');
     });
 
     it('is parked again by a rebuild, which replaces the projection\'s earlier parked list with its own', async () => {
@@ -283,19 +295,20 @@ describe('projections', () => {
       await until(async () => isAtOrAfter(await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters'), head));
     };
     /** The counter projection, failing on CounterCreated of `badIds` and on increments by `badBy`, until fixed. */
-    const breakable = (badIds: Set<string>, badBy: Set<number>): Projection => ({
-      ...counterProjection,
-      handlers: {
-        CounterCreated: (e, w) => {
-          if (badIds.has(e.data.id)) throw new Error(`cannot create ${e.data.id}`);
-          return counterProjection.handlers.CounterCreated!(e, w);
+    const breakable = (badIds: Set<string>, badBy: Set<number>): Projection =>
+      defineProjection<CounterEvent>({
+        ...counterProjection,
+        handlers: {
+          CounterCreated: (e, w) => {
+            if (badIds.has(e.data.id)) throw new Error(`cannot create ${e.data.id}`);
+            return counterProjection.handlers.CounterCreated!(e, w);
+          },
+          CounterIncremented: (e, w) => {
+            if (badBy.has(e.data.by)) throw new Error(`cannot add ${e.data.by}`);
+            return counterProjection.handlers.CounterIncremented!(e, w);
+          },
         },
-        CounterIncremented: (e, w) => {
-          if (badBy.has(e.data.by)) throw new Error(`cannot add ${e.data.by}`);
-          return counterProjection.handlers.CounterIncremented!(e, w);
-        },
-      },
-    });
+      });
     const parkedRows = async () =>
       (await listParked(db.knex, { kind: 'projection', name: 'probe-counters' })).map((p) => ({ type: p.eventType, stream: p.streamId, held: p.held, attempts: p.attempts }));
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { isAtOrAfter } from '../../src/events/store/position.js';
 import type { Position } from '../../src/events/store/types.js';
-import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { loadSagaCheckpoint } from '../../src/events/subscriptions/saga-shards.js';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { allJobs } from '../../src/modules.js';
@@ -35,7 +35,8 @@ describe('sagas while a projection they read is held back', () => {
   before(async () => {
     receiver = await HttpReceiver.start();
     service = await startTestService(
-      { SAGA_PROJECTION_WAIT_MS: '200', PROJECTION_WAIT_MS: '300', OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${receiver.port}` },
+      // Asynchronous projections (an inline one is never behind a saga: it is applied with the append).
+      { SAGA_PROJECTION_WAIT_MS: '200', PROJECTION_WAIT_MS: '300', OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${receiver.port}`, INLINE_PROJECTIONS: 'off' },
       { sagaRetry: { attempts: 3, initialBackoffMs: 50 }, schedule: false },
     );
     admin = await registerTenant(service);
@@ -60,7 +61,7 @@ describe('sagas while a projection they read is held back', () => {
   /** Holds the projection back as an online rebuild does: its runner lets go and cannot take it back until `work` ends. */
   const holding = (name: string, work: () => Promise<void>) => takeOverFromRunners({ knex: service.services.knex, locks }, name)(() => work());
   const sagaPassed = (name: string, position: Position) =>
-    until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', name), position), 60_000);
+    until(async () => isAtOrAfter(await loadSagaCheckpoint(service.services.knex, name), position), 60_000);
   const sagaHealth = async (name: string) => (await service.request('GET', '/health')).body.sagas.find((s: { name: string }) => s.name === name);
 
   it('lose nothing: every workflow runs once per trigger and every webhook delivery is recorded once, with nothing parked, and /health says what they wait for', async function () {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { isAtOrAfter } from '../../src/events/store/position.js';
 import type { Position } from '../../src/events/store/types.js';
-import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { loadSagaCheckpoint } from '../../src/events/subscriptions/saga-shards.js';
 import { runSaga } from '../../src/sagas/runner.js';
 import type { Saga } from '../../src/sagas/saga.js';
 import { TenantMemo } from '../../src/sagas/tenant-memo.js';
@@ -161,11 +161,11 @@ describe('reads a saga remembers per tenant', () => {
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
       return res.body;
     };
-    /** Every saga has handled the log up to now. */
+    /** Every saga has handled the log up to now (each of its shards). */
     const sagasPassed = async () => {
       const head = (await service.services.store.headPosition())!;
       for (const name of ['workflows', 'webhook-deliveries']) {
-        await until(async () => isAtOrAfter(await loadCheckpoint(service.services.knex, 'saga_checkpoints', name), head), 30_000);
+        await until(async () => isAtOrAfter(await loadSagaCheckpoint(service.services.knex, name), head), 30_000);
       }
     };
     const tagsOf = async (session: Session, leadId: string) => ((await call(session, 'GET', `/leads/${leadId}`)).body.customFields?.tags ?? []).sort();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideContext, type LeadInput, type LeadView } from '../../src/commands/leads/leads.js';
 import { newStage } from '../../src/commands/lead-settings/lead-settings-items.js';
 import type { LeadSettingsState } from '../../src/commands/lead-settings/lead-settings.js';
-import type { LeadSettingsEvent, StageField, StageFields } from '../../src/events/lead-settings.js';
+import type { LeadSettingsEvent, ScoringOperator, StageField, StageFields } from '../../src/events/lead-settings.js';
 import type { LeadEvent, LeadFields } from '../../src/events/leads.js';
 import { deciderSpec } from './decider-spec.js';
 import { DEFAULT_PIPELINE, idWhere, seededLeadStage, seededOpportunityStage, seededPriority, seededSettings, slaOf, withSettings } from './lead-settings.js';
@@ -39,7 +39,7 @@ export const NO_BUDGET = idWhere(settings.collections.disqualificationReasons, (
 /** The seeded settings with the SLA switched off: leads created under them have no SLA running. */
 export const quiet = withSettings(settings, { type: 'LeadSettingChanged', data: { key: 'sla', value: slaOf({ enabled: false }) } });
 
-export const ruleEvent = (name: string, fieldKey: string, operator: string, value: unknown, scoreDelta: number, sortOrder: number, isActive = true): LeadSettingsEvent => ({
+export const ruleEvent = (name: string, fieldKey: string, operator: ScoringOperator, value: unknown, scoreDelta: number, sortOrder: number, isActive = true): LeadSettingsEvent => ({
   type: 'ScoringRuleCreated',
   data: { id: randomUUID(), name, category: null, fieldKey, operator, value, scoreDelta, isActive, sortOrder },
 });

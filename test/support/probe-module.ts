@@ -4,7 +4,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { handleCommand, type Aggregate, type DomainEvent } from '../../src/commands/aggregate.js';
 import { conflict, invalid, notFound } from '../../src/domain/errors.js';
-import type { Projection } from '../../src/projections/projection.js';
+import { defineProjection } from '../../src/projections/projection.js';
 import { idParam, parseBody } from '../../src/http/validate.js';
 import type { Services } from '../../src/service.js';
 
@@ -57,7 +57,7 @@ export async function createCounterTable(knex: Knex): Promise<void> {
   });
 }
 
-export const counterProjection: Projection = {
+export const counterProjection = defineProjection<CounterEvent>({
   name: 'probe-counters',
   tables: ['probe_counters'],
   handlers: {
@@ -67,7 +67,7 @@ export const counterProjection: Projection = {
       write.increment('probe_counters', { id: e.data.id }, 'increments', 1);
     },
   },
-};
+});
 
 export async function getCounter(knex: Knex, tenantId: string, id: string) {
   const row = await knex('probe_counters').where({ tenant_id: tenantId, id }).first('id', 'value', 'increments');

@@ -87,8 +87,8 @@ export async function eventTypesMentioning(knex: Knex, key: string): Promise<str
   const rows: { type: string; count: string }[] = (
     await knex.raw(
       `select type, count(*) as count from events
-        where (id::text || ' ' || stream_id || ' ' || data::text) like all (?::text[])
-          and (id::text || ' ' || stream_id) like any (?::text[])
+        where (event_id::text || ' ' || stream_id || ' ' || data::text) like all (?::text[])
+          and (event_id::text || ' ' || stream_id) like any (?::text[])
         group by type order by min(position)`,
       [patterns, patterns],
     )

@@ -54,7 +54,8 @@ export async function startTestService(
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     DATABASE_URL: databaseUrl,
-    RUNNER_LOCK_RETRY_MS: '200',
+    WORKER_HEARTBEAT_MS: '200',
+    WORKER_TIMEOUT_MS: '5000',
     AUTH_CACHE_MS: '0',
     // Uploaded files of tests go to a scratch folder, not ./data.
     UPLOAD_DIR: path.join(os.tmpdir(), 'crm-test-uploads'),

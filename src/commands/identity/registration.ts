@@ -11,6 +11,7 @@ import { priceBooksAggregate } from '../products/price-books.js';
 import { opportunitySettingsAggregate } from '../opportunity-settings/opportunity-settings.js';
 import { opportunitySettingsSeed } from '../opportunity-settings/opportunity-settings-seed.js';
 import { notificationSettingsAggregate, notificationSettingsSeed } from '../notifications/notification-settings.js';
+import { generalSettingsAggregate, industriesSeed } from '../general-settings/general-settings.js';
 import { issueTokens, principalOrFail } from './auth.js';
 import { claimUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate } from './organisation.js';
@@ -94,6 +95,7 @@ function registrationPlan(tenantId: string, userId: string, slug: string, email:
   writes.push(newStreamWrite(priceBooksAggregate, tenantId, { kind: 'seed', id: randomUUID() }, ctx, now));
   writes.push(newStreamWrite(opportunitySettingsAggregate, tenantId, { kind: 'seed', events: opportunitySettingsSeed(randomUUID) }, ctx, now));
   writes.push(newStreamWrite(notificationSettingsAggregate, tenantId, { kind: 'seed', events: notificationSettingsSeed(randomUUID) }, ctx, now));
+  writes.push(newStreamWrite(generalSettingsAggregate, tenantId, { kind: 'seed_industries', events: industriesSeed(randomUUID) }, ctx, now));
   writes.push(
     newStreamWrite(userAggregate, userId, {
       kind: 'create',

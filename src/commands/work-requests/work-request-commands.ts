@@ -54,6 +54,11 @@ export async function createWorkRequest(deps: Deps, ctx: CommandContext, input: 
   const now = deps.clock.now();
   const context: WorkRequestContext = { settings, now, actor, teamLead };
   const plan = await deps.knex.transaction(async (trx) => {
+    // No wait for the disk, so the tenant's counter row is held shorter: the append that
+    // follows commits durably and so flushes this commit with it (the log is written in
+    // order); a crash before it loses the number and the plan together, and the client,
+    // never answered, sees a failed request.
+    await trx.raw('set local synchronous_commit = off');
     const requestNumber = await nextRequestNumber(trx, ctx.tenantId);
     const command: WorkRequestCommand = { kind: 'create', id, requestNumber, requestedBy: ctx.userId!, input };
     const write = newStreamWrite(workRequestAggregate, id, command, ctx, now, context);

@@ -32,9 +32,13 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
 } from './types.js';
+import { eventVersions } from '../upcasters.js';
+import type { EventVersions } from '../versions.js';
 
 /** ESDB metadata key holding our `createdAt`; no `$` prefix, as ESDB reserves those. */
 const CREATED_AT_KEY = 'occurredAt';
+/** ESDB metadata key holding the event's schema version (the PostgreSQL store has a column). */
+const VERSION_KEY = 'schemaVersion';
 const PAGE_SIZE = 100;
 const RETRY_MS = 1000;
 const noop = (): void => undefined;
@@ -55,19 +59,21 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
 }
 
-function toEventData(event: NewEvent) {
-  if (CREATED_AT_KEY in event.metadata) throw new Error(`event metadata must not use the reserved key ${CREATED_AT_KEY}`);
+function toEventData(event: NewEvent, versions: EventVersions) {
+  for (const key of [CREATED_AT_KEY, VERSION_KEY]) {
+    if (key in event.metadata) throw new Error(`event metadata must not use the reserved key ${key}`);
+  }
   return jsonEvent({
     id: event.id,
     type: event.type,
     // JSONType is narrower than what JSON.stringify accepts (numbers, null); the client just stringifies it.
     data: event.data as JSONType,
-    metadata: { ...event.metadata, [CREATED_AT_KEY]: event.createdAt.toISOString() },
+    metadata: { ...event.metadata, [CREATED_AT_KEY]: event.createdAt.toISOString(), [VERSION_KEY]: versions.current(event.type) },
   });
 }
 
 /** Null for events that are not ours: data that is not JSON, or metadata that is not an object. */
-function toRecorded(event: EsdbRecordedEvent): RecordedEvent | null {
+function toRecorded(event: EsdbRecordedEvent, versions: EventVersions): RecordedEvent | null {
   let data: unknown = event.data;
   if (data instanceof Uint8Array) {
     // Written without the JSON content type: accept it only if it parses anyway.
@@ -78,9 +84,9 @@ function toRecorded(event: EsdbRecordedEvent): RecordedEvent | null {
     }
   }
   if (!isPlainObject(event.metadata)) return null;
-  const { [CREATED_AT_KEY]: occurredAt, ...metadata } = event.metadata;
+  const { [CREATED_AT_KEY]: occurredAt, [VERSION_KEY]: version, ...metadata } = event.metadata;
   if (!event.position) throw new Error('EventStoreDB returned an event without a position (server 22.6 or later is required)');
-  return {
+  return versions.upcast({
     id: event.id,
     type: event.type,
     streamId: event.streamId,
@@ -90,7 +96,9 @@ function toRecorded(event: EsdbRecordedEvent): RecordedEvent | null {
     metadata: metadata as EventMetadata,
     // Fall back to the server's timestamp for events appended by other tools.
     createdAt: typeof occurredAt === 'string' ? new Date(occurredAt) : event.created,
-  };
+    // Events written before versions existed, or by other tools, are version 1.
+    schemaVersion: typeof version === 'number' && Number.isInteger(version) && version >= 1 ? version : 1,
+  });
 }
 
 /** EventStoreDB (gRPC client v6): streams map 1:1, the global order is $all without system events. */
@@ -107,6 +115,8 @@ export class EventStoreDbEventStore implements EventStore {
   constructor(
     connectionString: string,
     private readonly logger?: Logger,
+    /** The upcasters reads apply and the versions appends stamp (tests hand in their own). */
+    private readonly versions: EventVersions = eventVersions,
   ) {
     this.client = EventStoreDBClient.connectionString(connectionString);
   }
@@ -127,7 +137,7 @@ export class EventStoreDbEventStore implements EventStore {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
     const expected = options.expectedRevision;
     const result = await this.client
-      .appendToStream(streamId, events.map(toEventData), { expectedRevision: toEsdbExpected(expected) })
+      .appendToStream(streamId, events.map((e) => toEventData(e, this.versions)), { expectedRevision: toEsdbExpected(expected) })
       .catch((error: unknown) => {
         if (!(error instanceof WrongExpectedVersionError)) throw error;
         const actual = error.actualVersion === 'no_stream' ? 'no_stream' : Number(error.actualVersion);
@@ -154,7 +164,7 @@ export class EventStoreDbEventStore implements EventStore {
         maxCount: options.maxCount,
       });
       for await (const { event } of read) {
-        const recorded = event && toRecorded(event);
+        const recorded = event && toRecorded(event, this.versions);
         if (recorded) out.push(recorded);
       }
     } catch (error) {
@@ -166,7 +176,7 @@ export class EventStoreDbEventStore implements EventStore {
 
   async readLastEvent(streamId: string): Promise<RecordedEvent | null> {
     const event = await this.readOne(streamId, END, BACKWARDS);
-    return (event && toRecorded(event)) ?? null;
+    return (event && toRecorded(event, this.versions)) ?? null;
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
@@ -174,7 +184,7 @@ export class EventStoreDbEventStore implements EventStore {
     if (options.maxCount <= 0) return out;
     // Tenants and types are in our metadata, which ESDB's server-side filters cannot see: filtered here.
     for await (const event of this.scanAll(FORWARDS, options.from ?? null, options.filter ? Math.max(options.maxCount, PAGE_SIZE) : options.maxCount)) {
-      const recorded = isSystem(event) ? null : toRecorded(event);
+      const recorded = isSystem(event) ? null : toRecorded(event, this.versions);
       if (recorded && matchesFilter(recorded, options.filter)) out.push(recorded);
       if (out.length >= options.maxCount) break;
     }
@@ -184,7 +194,7 @@ export class EventStoreDbEventStore implements EventStore {
   async headPosition(): Promise<Position | null> {
     // Same visibility rule as readAll, so a reader waiting to reach the head can get there.
     for await (const event of this.scanAll(BACKWARDS, null, PAGE_SIZE)) {
-      if (!isSystem(event) && toRecorded(event)) return copyPosition(event.position);
+      if (!isSystem(event) && toRecorded(event, this.versions)) return copyPosition(event.position);
     }
     return null;
   }
@@ -207,7 +217,7 @@ export class EventStoreDbEventStore implements EventStore {
         last = event.position;
         let recorded: RecordedEvent | null;
         try {
-          recorded = isSystem(event) ? null : toRecorded(event);
+          recorded = isSystem(event) ? null : toRecorded(event, this.versions);
         } catch (error) {
           subscriber.error(error);
           return;

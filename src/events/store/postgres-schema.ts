@@ -25,6 +25,16 @@ create table if not exists events (
   unique (stream_id, stream_revision)
 );
 
+-- The version of the event's data shape (see src/events/versions.ts); events stored before
+-- versions existed are version 1. An append hands it over in metadata's 'schemaVersion',
+-- which the append functions move into this column. Checked first: ALTER TABLE would lock
+-- the log against readers and appends even when the column is there.
+do $do$ begin
+  if not exists (select 1 from pg_attribute where attrelid = 'events'::regclass and attname = 'schema_version' and not attisdropped) then
+    alter table events add column schema_version smallint not null default 1;
+  end if;
+end $do$;
+
 create index if not exists events_global_order on events (tx_id, position);
 -- A tenant's events in global order (the change feed reads them without scanning other tenants').
 -- Built on the first start of a version that has it: appends wait while it is built.
@@ -33,15 +43,26 @@ create index if not exists events_tenant_order on events ((metadata->>'tenantId'
 -- Appends a batch to one stream in one round trip. p_expected: -2 any, -1 no stream, n revision.
 -- A retried append (same event ids) fails here on the revision or the event id; the
 -- client then recognises it as a retry, which keeps that check off the hot path.
-create or replace function es_append(
-  p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data jsonb[],
+-- Projections applied inside the appends' transactions (see src/projections/inline.ts): an
+-- append with p_inline takes this lock shared and answers with their names, which it reads
+-- under that lock; a switch or a rebuild's swap changes them holding it exclusively.
+create table if not exists es_inline_projections (
+  name text primary key,
+  switched_at timestamptz not null default now()
+);
+
+-- es_append with every event's position (revision order), and with p_inline the names of
+-- the inline projections the caller applies in the same transaction.
+create or replace function es_append_events(
+  p_inline boolean, p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data jsonb[],
   p_metadata jsonb[], p_created_at timestamptz[]
-) returns table (last_revision bigint, tx_id text, last_position bigint)
+) returns table (revision bigint, tx_id text, event_position bigint, inline_projections text[])
 language plpgsql as $fn$
 #variable_conflict use_column
 declare
   v_count int := cardinality(p_ids);
   v_last bigint;
+  v_inline text[];
 begin
   -- Serialise appends to this stream before this transaction gets its id: then within a
   -- stream, transaction-id order (the global order) is revision order. Locking the
@@ -55,9 +76,13 @@ begin
     if not exists (select 1 from pg_locks l
                     where l.locktype = 'advisory' and l.pid = pg_backend_pid() and l.classid = 1129467213
                       and l.objsubid = 2 and l.database = (select d.oid from pg_database d where d.datname = current_database())) then
-      raise exception 'es_append must come before every other write of its transaction'
+      raise exception 'es_append_events must come before every other write of its transaction'
         using errcode = 'CR002';
     end if;
+  end if;
+  if p_inline then
+    perform pg_advisory_xact_lock_shared(hashtextextended('crm:inline-projections', 0));
+    select coalesce(array_agg(i.name order by i.name), '{}') into v_inline from es_inline_projections i;
   end if;
   perform pg_advisory_xact_lock(1129467213, hashtext(p_stream));
   if p_expected = -2 then
@@ -82,15 +107,26 @@ begin
 
   return query
     with inserted as (
-      insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at)
-      select i.id, p_stream, v_last - v_count + i.n, i.type, i.data, i.metadata, i.created_at
+      insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at, schema_version)
+      select i.id, p_stream, v_last - v_count + i.n, i.type, i.data, i.metadata - 'schemaVersion', i.created_at,
+             coalesce((i.metadata->>'schemaVersion')::smallint, 1)
         from unnest(p_ids, p_types, p_data, p_metadata, p_created_at)
              with ordinality as i(id, type, data, metadata, created_at, n)
       order by i.n
       returning events.stream_revision as rev, events.tx_id::text as txt, events.position as pos
     )
-    select w.rev, w.txt, w.pos from inserted w order by w.rev desc limit 1;
+    select w.rev, w.txt, w.pos, v_inline from inserted w order by w.rev;
 end
+$fn$;
+
+create or replace function es_append(
+  p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data jsonb[],
+  p_metadata jsonb[], p_created_at timestamptz[]
+) returns table (last_revision bigint, tx_id text, last_position bigint)
+language sql as $fn$
+  select e.revision, e.tx_id, e.event_position
+    from es_append_events(false, p_stream, p_expected, p_ids, p_types, p_data, p_metadata, p_created_at) e
+   order by e.revision desc limit 1
 $fn$;
 
 -- Group commit: appends to distinct streams (member i: p_streams[i], p_expected[i] as in
@@ -105,10 +141,12 @@ $fn$;
 -- store then appends each member alone, which gives each its own answer.
 -- Per-member work goes through arrays indexed by member and event, so that a group costs
 -- in proportion to its size (a join of events to members would grow with the product).
-create or replace function es_append_group(
-  p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb,
+-- es_append_group with each member's event positions (a JSON array, revision order) and,
+-- with p_inline, the inline projections' names (as in es_append_events).
+create or replace function es_append_group_events(
+  p_inline boolean, p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb,
   p_metadata jsonb, p_created_at timestamptz[]
-) returns table (member int, status text, revision bigint, tx_id text, last_position text)
+) returns table (member int, status text, revision bigint, tx_id text, positions text, inline_projections text[])
 language plpgsql
 -- Planned once per connection: left to choose, PostgreSQL may plan its statements anew on
 -- every call (a group's custom plan is estimated close to the generic one), which costs
@@ -124,13 +162,18 @@ declare
   v_member int[] := '{}';  -- per event: its member
   v_rev bigint[] := '{}';  -- per event: its revision
   v_tx text;
-  v_positions jsonb;       -- stream -> position of its last event
+  v_positions jsonb;       -- stream -> positions of its events, in revision order
   v_event int := 0;
   v_base bigint;
+  v_inline text[];
 begin
   -- Every stream lock before the first write, as in es_append (the read horizon relies on it).
   if pg_current_xact_id_if_assigned() is not null then
-    raise exception 'es_append_group must have a transaction of its own' using errcode = 'CR002';
+    raise exception 'es_append_group_events must have a transaction of its own' using errcode = 'CR002';
+  end if;
+  if p_inline then
+    perform pg_advisory_xact_lock_shared(hashtextextended('crm:inline-projections', 0));
+    select coalesce(array_agg(i.name order by i.name), '{}') into v_inline from es_inline_projections i;
   end if;
   select array_agg(pg_try_advisory_xact_lock(1129467213, hashtext(u.s)) order by u.i) into v_locked
     from unnest(p_streams) with ordinality as u(s, i);
@@ -156,25 +199,39 @@ begin
     on conflict (stream_id) do update set revision = excluded.revision;
 
   with inserted as (
-    insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at)
-    select e.id, p_streams[v_member[e.n]], v_rev[e.n], e.type, p_data -> (e.n::int - 1), p_metadata -> (e.n::int - 1), e.created_at
+    insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at, schema_version)
+    select e.id, p_streams[v_member[e.n]], v_rev[e.n], e.type, p_data -> (e.n::int - 1),
+           (p_metadata -> (e.n::int - 1)) - 'schemaVersion', e.created_at,
+           coalesce((p_metadata -> (e.n::int - 1) ->> 'schemaVersion')::smallint, 1)
       from unnest(p_ids, p_types, p_created_at) with ordinality as e(id, type, created_at, n)
      where v_ok[v_member[e.n]]
      order by e.n
-    returning events.stream_id, events.tx_id, events.position
+    returning events.stream_id, events.stream_revision, events.tx_id, events.position
   )
-  select min(w.tx_id::text), jsonb_object_agg(w.stream_id, w.position::text) into v_tx, v_positions
-    from (select stream_id, min(tx_id) as tx_id, max(position) as position from inserted group by stream_id) w;
+  select min(w.tx_id::text), jsonb_object_agg(w.stream_id, w.positions) into v_tx, v_positions
+    from (select stream_id, min(tx_id) as tx_id, jsonb_agg(position order by stream_revision) as positions
+            from inserted group by stream_id) w;
 
   return query
     select g.i,
            case when not v_locked[g.i] then 'busy' when v_ok[g.i] then 'ok' else 'wrong_revision' end,
            v_last[g.i],
            case when v_ok[g.i] then v_tx end,
-           case when v_ok[g.i] then v_positions ->> p_streams[g.i] end
+           case when v_ok[g.i] then (v_positions -> p_streams[g.i])::text end,
+           v_inline
       from generate_subscripts(p_streams, 1) as g(i)
      order by g.i;
 end
+$fn$;
+
+create or replace function es_append_group(
+  p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb,
+  p_metadata jsonb, p_created_at timestamptz[]
+) returns table (member int, status text, revision bigint, tx_id text, last_position text)
+language sql as $fn$
+  select g.member, g.status, g.revision, g.tx_id, (g.positions::jsonb ->> -1)
+    from es_append_group_events(false, p_streams, p_expected, p_counts, p_ids, p_types, p_data, p_metadata, p_created_at) g
+   order by g.member
 $fn$;
 
 -- The transaction id below which the log is final for a read whose snapshot is p_snapshot

@@ -7,6 +7,8 @@ import { sleep } from '../../infra/signal.js';
 import { catchUpSubscription } from './catch-up.js';
 import { GroupCommitter, type GroupMember } from './group-commit.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
+import { eventVersions } from '../upcasters.js';
+import type { EventVersions } from '../versions.js';
 import {
   DuplicateEventIdError,
   WrongExpectedRevisionError,
@@ -28,6 +30,11 @@ const APPEND_SQL =
   'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])';
 const APPEND_GROUP_SQL =
   'select * from es_append_group($1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[])';
+/** The appends of a transaction that applies inline projections: every event's position, and the projections' names. */
+const APPEND_EVENTS_SQL =
+  'select * from es_append_events(true, $1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])';
+const APPEND_GROUP_EVENTS_SQL =
+  'select * from es_append_group_events(true, $1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[])';
 /**
  * Group commit: at most two group transactions at once; appends that arrive meanwhile wait
  * and go together in the next one (a bench of 8 writers: groups of about 8).
@@ -36,7 +43,7 @@ const GROUP_COMMIT = { maxInFlight: 2, maxGroupSize: 1000 };
 // Aliases differ from column names on purpose: ORDER BY a bare name would otherwise
 // sort by the text alias ("1005" < "988") instead of the column.
 const EVENT_COLUMNS = `position::text as position_text, tx_id::text as tx_text, event_id, stream_id,
-  stream_revision::int as revision, type, data, metadata, created_at`;
+  stream_revision::int as revision, type, data, metadata, created_at, schema_version`;
 
 /**
  * Events after ($1, $2) below the read horizon (see es_read_horizon in postgres-schema.ts),
@@ -92,10 +99,11 @@ interface EventRow {
   data: unknown;
   metadata: RecordedEvent['metadata'];
   created_at: Date;
+  schema_version: number;
 }
 
-function toRecorded(row: EventRow): RecordedEvent {
-  return {
+function toRecorded(row: EventRow, versions: EventVersions): RecordedEvent {
+  return versions.upcast({
     id: row.event_id,
     type: row.type,
     streamId: row.stream_id,
@@ -104,7 +112,13 @@ function toRecorded(row: EventRow): RecordedEvent {
     data: row.data,
     metadata: row.metadata,
     createdAt: row.created_at,
-  };
+    schemaVersion: row.schema_version,
+  });
+}
+
+/** Metadata as an append hands it to SQL: with the version the event is written in (moved to its own column there). */
+function metadataWithVersion(event: NewEvent, versions: EventVersions): NewEvent['metadata'] {
+  return { ...event.metadata, schemaVersion: versions.current(event.type) };
 }
 
 function expectedAsNumber(expected: ExpectedRevision): number {
@@ -117,14 +131,14 @@ function expectedAsNumber(expected: ExpectedRevision): number {
  * The append statement (one round trip). Exported so that tests can append inside a
  * transaction of their own; it must be that transaction's first write (see es_append).
  */
-export function appendQuery(streamId: string, events: NewEvent[], expected: ExpectedRevision): pg.QueryConfig {
+export function appendQuery(streamId: string, events: NewEvent[], expected: ExpectedRevision, versions: EventVersions = eventVersions): pg.QueryConfig {
   const values = [
     streamId,
     expectedAsNumber(expected),
     events.map((e) => e.id),
     events.map((e) => e.type),
     events.map((e) => JSON.stringify(e.data)),
-    events.map((e) => JSON.stringify(e.metadata)),
+    events.map((e) => JSON.stringify(metadataWithVersion(e, versions))),
     events.map((e) => e.createdAt.toISOString()),
   ];
   return { name: 'es_append', text: APPEND_SQL, values };
@@ -146,7 +160,7 @@ interface GroupRow {
   last_position: string | null;
 }
 
-function groupQuery(group: readonly PendingAppend[]): pg.QueryConfig {
+function groupQuery(group: readonly PendingAppend[], versions: EventVersions, inline = false): pg.QueryConfig {
   const events = group.flatMap((m) => m.request.events);
   const values = [
     group.map((m) => m.streamId),
@@ -155,10 +169,76 @@ function groupQuery(group: readonly PendingAppend[]): pg.QueryConfig {
     events.map((e) => e.id),
     events.map((e) => e.type),
     JSON.stringify(events.map((e) => e.data)),
-    JSON.stringify(events.map((e) => e.metadata)),
+    JSON.stringify(events.map((e) => metadataWithVersion(e, versions))),
     events.map((e) => e.createdAt.toISOString()),
   ];
-  return { name: 'es_append_group', text: APPEND_GROUP_SQL, values };
+  return inline
+    ? { name: 'es_append_group_events', text: APPEND_GROUP_EVENTS_SQL, values }
+    : { name: 'es_append_group', text: APPEND_GROUP_SQL, values };
+}
+
+/**
+ * Applies projections inside the transaction of an append (see src/projections/inline.ts):
+ * `run` begins a transaction on `client`, runs `append` there (the append's own statement),
+ * applies the appended events to the named projections, and commits. Anything that throws
+ * undoes the append with them.
+ */
+export interface InlineApplier {
+  run<T>(client: pg.PoolClient, append: () => Promise<{ value: T; events: RecordedEvent[]; projections: string[] }>): Promise<T>;
+}
+
+interface GroupEventsRow {
+  member: number;
+  status: GroupRow['status'];
+  revision: number | string | null;
+  tx_id: string | null;
+  /** JSON array of the member's event positions, revision order. */
+  positions: string | null;
+  inline_projections: string[];
+}
+
+/**
+ * A value as jsonb keeps it and a read gives it back: through JSON (dates as text, no
+ * undefined), object keys in jsonb's order (shorter first, then bytewise). Inline
+ * projections get the events as a rebuild will read them, so both write the same rows.
+ */
+export function asStored(value: unknown): unknown {
+  return sortKeys(JSON.parse(JSON.stringify(value) ?? 'null'));
+}
+
+const byJsonbKeyOrder = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length - y.length || Buffer.compare(x, y);
+};
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort(byJsonbKeyOrder)) sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
+  return sorted;
+}
+
+/** The events of one append as stored (and as a read gives them back), from the positions the append answered. */
+function recordedOf(
+  streamId: string,
+  events: NewEvent[],
+  lastRevision: number,
+  txId: string,
+  positions: (string | number)[],
+  versions: EventVersions,
+): RecordedEvent[] {
+  const first = lastRevision - events.length + 1;
+  return events.map((e, i) => ({
+    ...e,
+    data: asStored(e.data),
+    metadata: asStored(e.metadata) as NewEvent['metadata'],
+    streamId,
+    revision: first + i,
+    position: { commit: BigInt(txId), prepare: BigInt(positions[i]) },
+    schemaVersion: versions.current(e.type),
+  }));
 }
 
 /** The default event store: one table in PostgreSQL, woken across processes by LISTEN/NOTIFY. */
@@ -173,10 +253,14 @@ export class PostgresEventStore implements EventStore {
   /** Whether another process listens for appends (then, and only then, we NOTIFY). */
   private readonly presence: ListenerPresence;
   private readonly groupCommit = new GroupCommitter<AppendRequest, AppendResult>((group) => this.commitGroup(group), GROUP_COMMIT);
+  /** Set once inline projections are switched on: every append then applies them in its transaction. */
+  private inline: InlineApplier | null = null;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly logger?: Logger,
+    /** The upcasters reads apply and the versions appends stamp (tests hand in their own). */
+    private readonly versions: EventVersions = eventVersions,
   ) {
     this.presence = new ListenerPresence(pool, LISTENER_PREFIX);
   }
@@ -200,7 +284,7 @@ export class PostgresEventStore implements EventStore {
       this.listener = new PgListener({
         connection: { ...connection, application_name: this.presence.ownName },
         channel: CHANNEL,
-        onNotification: () => this.appended.next(),
+        onNotification: () => this.wake(),
         logger: this.logger,
         what: 'event store',
       });
@@ -221,7 +305,13 @@ export class PostgresEventStore implements EventStore {
     return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision }, events.length);
   }
 
+  /** From now on, every append of this store applies the inline projections in its own transaction (null: no longer). */
+  applyInline(applier: InlineApplier | null): void {
+    this.inline = applier;
+  }
+
   private async commitGroup(group: readonly PendingAppend[]): Promise<Promise<AppendResult>[]> {
+    if (this.inline) return this.commitGroupInline(group, this.inline);
     if (group.length === 1) {
       // Still a commit slot's work: held until it is done.
       const alone = this.appendAlone(group[0]);
@@ -230,7 +320,7 @@ export class PostgresEventStore implements EventStore {
     }
     let rows: GroupRow[];
     try {
-      rows = (await this.pool.query<GroupRow>(groupQuery(group))).rows;
+      rows = (await this.pool.query<GroupRow>(groupQuery(group, this.versions))).rows;
     } catch {
       // The whole group was undone (a duplicate event id, a retried append with `any`,
       // a lost connection): each member alone gets its own answer.
@@ -250,11 +340,80 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
+  /**
+   * The group in one transaction that also applies the inline projections to what it
+   * appended (a group of one too: the group statement never waits for a stream lock). When
+   * that transaction fails as a whole, each member goes alone and gets its own answer.
+   */
+  private async commitGroupInline(group: readonly PendingAppend[], inline: InlineApplier): Promise<Promise<AppendResult>[]> {
+    let rows: GroupEventsRow[];
+    try {
+      rows = await this.inTransaction(inline, async (client) => {
+        const found = (await client.query<GroupEventsRow>(groupQuery(group, this.versions, true))).rows;
+        const events = group.flatMap((member, i) => {
+          const row = found[i];
+          if (row.status !== 'ok') return [];
+          return recordedOf(member.streamId, member.request.events, Number(row.revision), row.tx_id!, JSON.parse(row.positions!), this.versions);
+        });
+        return { value: found, events, projections: found[0]?.inline_projections ?? [] };
+      });
+    } catch {
+      return group.map((member) => this.appendAloneInline(member, inline));
+    }
+    if (rows.some((row) => row.status === 'ok')) this.wakeReaders();
+    return group.map((member, i) => {
+      const row = rows[i];
+      if (row.status === 'ok') {
+        const positions: (string | number)[] = JSON.parse(row.positions!);
+        return Promise.resolve({ nextExpectedRevision: Number(row.revision), position: { commit: BigInt(row.tx_id!), prepare: BigInt(positions[positions.length - 1]) } });
+      }
+      if (row.status === 'busy') return this.appendAloneInline(member, inline);
+      const actual = row.revision === null ? 'no_stream' : Number(row.revision);
+      return this.refused(member, new WrongExpectedRevisionError(member.streamId, member.request.expectedRevision, actual));
+    });
+  }
+
+  /** One append and its inline projections in a transaction of their own (waits for the stream's lock). */
+  private async appendAloneInline({ streamId, request }: PendingAppend, inline: InlineApplier): Promise<AppendResult> {
+    let result: AppendResult;
+    try {
+      result = await this.inTransaction(inline, async (client) => {
+        const query = { ...appendQuery(streamId, request.events, request.expectedRevision, this.versions), name: 'es_append_events', text: APPEND_EVENTS_SQL };
+        const { rows } = await client.query<{ revision: string | number; tx_id: string; event_position: string | number; inline_projections: string[] }>(query);
+        const last = rows[rows.length - 1];
+        const events = recordedOf(streamId, request.events, Number(last.revision), last.tx_id, rows.map((r) => r.event_position), this.versions);
+        const value = { nextExpectedRevision: Number(last.revision), position: { commit: BigInt(last.tx_id), prepare: BigInt(last.event_position) } };
+        return { value, events, projections: last.inline_projections };
+      });
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code !== 'CR001' && code !== '23505') throw error;
+      return this.refused({ streamId, request }, this.translate(error, streamId, request.expectedRevision));
+    }
+    this.wakeReaders();
+    return result;
+  }
+
+  /** A pooled connection for one inline transaction. */
+  private async inTransaction<T>(inline: InlineApplier, append: (client: pg.PoolClient) => Promise<{ value: T; events: RecordedEvent[]; projections: string[] }>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      const value = await inline.run(client, () => append(client));
+      client.release();
+      return value;
+    } catch (error) {
+      // Back in the pool only if it answers (and is out of any transaction).
+      const healthy = await client.query('rollback').then(() => true, () => false);
+      client.release(!healthy);
+      throw error;
+    }
+  }
+
   /** One append in its own statement and transaction. */
   private async appendAlone({ streamId, request }: PendingAppend): Promise<AppendResult> {
     let row: { last_revision: string; tx_id: string; last_position: string };
     try {
-      const result = await this.pool.query(appendQuery(streamId, request.events, request.expectedRevision));
+      const result = await this.pool.query(appendQuery(streamId, request.events, request.expectedRevision, this.versions));
       row = result.rows[0];
     } catch (error) {
       const code = (error as { code?: string }).code;
@@ -275,8 +434,16 @@ export class PostgresEventStore implements EventStore {
     throw error;
   }
 
-  private wakeReaders(): void {
+  /** Wake-ups so far (appends here, NOTIFYs from other processes): see `readPage`. */
+  private wakes = 0;
+
+  private wake(): void {
+    this.wakes++;
     this.appended.next();
+  }
+
+  private wakeReaders(): void {
+    this.wake();
     this.notifyOtherProcesses();
   }
 
@@ -303,24 +470,27 @@ export class PostgresEventStore implements EventStore {
         order by stream_revision limit $3`,
       [streamId, options.fromRevision ?? 0, options.maxCount ?? null],
     );
-    return rows.map(toRecorded);
+    return rows.map((row) => toRecorded(row, this.versions));
   }
 
   async readLastEvent(streamId: string): Promise<RecordedEvent | null> {
     const { rows } = await this.pool.query<EventRow>(`select ${EVENT_COLUMNS} from events where stream_id = $1 order by stream_revision desc limit 1`, [streamId]);
-    return rows.length ? toRecorded(rows[0]) : null;
+    return rows.length ? toRecorded(rows[0], this.versions) : null;
   }
 
   /**
    * Every projection and saga of a process reads the same page right after an append:
    * a read asked while the same read is already running shares its answer (which is
    * complete for its moment, so nobody skips an event; the next read goes on from it).
-   * Callers must not modify the events they get.
+   * Only a read begun since the last wake-up is shared: a reader woken by an append must
+   * not get the answer of a read that began before that append committed, or it would wait
+   * for the next wake-up (or its idle poll) to see it. Callers must not modify the events
+   * they get.
    */
   readPage(options: ReadAllOptions): Promise<LogPage> {
     const from = options.from ?? { commit: 0n, prepare: 0n };
     const filter = options.filter && (options.filter.tenantId !== undefined || options.filter.types !== undefined) ? options.filter : undefined;
-    const key = `${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
+    const key = `${this.wakes}:${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
     let read = this.readsInFlight.get(key);
     if (!read) {
       read = this.queryPage(from, options.maxCount, filter).finally(() => this.readsInFlight.delete(key));
@@ -342,7 +512,7 @@ export class PostgresEventStore implements EventStore {
         : { name: 'es_read_page', text: READ_PAGE_SQL, values: [from.commit.toString(), from.prepare.toString(), maxCount] },
     );
     // A held row is only there to say that events are held back: it is not handed out.
-    return { events: rows.filter((r) => !r.held).map(toRecorded), heldBack: rows.some((r) => r.held) };
+    return { events: rows.filter((r) => !r.held).map((row) => toRecorded(row, this.versions)), heldBack: rows.some((r) => r.held) };
   }
 
   async headPosition(): Promise<Position | null> {

@@ -32,6 +32,10 @@ export interface RecordedEvent<T = unknown> extends NewEvent<T> {
   /** 0-based revision of the event within its stream. */
   revision: number;
   position: Position;
+  /** The version of its data's shape; a read hands out the type's current one (see src/events/versions.ts). */
+  schemaVersion: number;
+  /** Set when this code could not bring the event to its current shape; see `assertReadable`. */
+  unreadable?: string;
 }
 
 /** `no_stream`: the stream must not exist; a number: the revision of its last event; `any`: no check. */

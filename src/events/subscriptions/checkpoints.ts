@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { fenced, type Lease } from '../../infra/unit-leases.js';
 import type { Position } from '../store/types.js';
 
 export type CheckpointTable = 'projection_checkpoints' | 'saga_checkpoints';
@@ -18,6 +19,8 @@ export async function loadAllCheckpoints(db: Knex, table: CheckpointTable): Prom
 /**
  * Moves a checkpoint from `from` to `to`, but only if it still stands at `from`: a runner
  * that lost its lock (or a rebuild that reset it) cannot commit the same events twice.
+ * With `lease`, only while that lease is the unit's current one (see src/infra/unit-leases.ts):
+ * a holder that lost its unit cannot move it, even before the new holder has.
  */
 export async function advanceCheckpoint(
   trx: Knex.Transaction,
@@ -25,16 +28,18 @@ export async function advanceCheckpoint(
   name: string,
   from: Position | null,
   to: Position,
+  lease?: Lease,
 ): Promise<boolean> {
+  const fence = lease ? fenced(trx, lease) : trx.raw('true');
   const result = from
     ? await trx.raw(
         `update ${table} set commit_position = ?, prepare_position = ?, updated_at = now()
-          where name = ? and commit_position = ? and prepare_position = ?`,
-        [to.commit.toString(), to.prepare.toString(), name, from.commit.toString(), from.prepare.toString()],
+          where name = ? and commit_position = ? and prepare_position = ? and ?`,
+        [to.commit.toString(), to.prepare.toString(), name, from.commit.toString(), from.prepare.toString(), fence],
       )
     : await trx.raw(
-        `insert into ${table} (name, commit_position, prepare_position) values (?, ?, ?) on conflict (name) do nothing`,
-        [name, to.commit.toString(), to.prepare.toString()],
+        `insert into ${table} (name, commit_position, prepare_position) select ?, ?, ? where ? on conflict (name) do nothing`,
+        [name, to.commit.toString(), to.prepare.toString(), fence],
       );
   return result.rowCount === 1;
 }

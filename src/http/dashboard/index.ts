@@ -24,7 +24,7 @@ export function filterOf(principal: Principal, q: z.infer<typeof commonQuery>, n
   return { principal: narrowedTo(principal, q.scope), from: q.from ?? month.from, to: q.to ?? month.to, pipelineId: q.pipelineId, asOf: q.asOf, now };
 }
 
-/** GET /dashboard/<figure>: every figure reads the `sales-analytics` projection (definitions in README "API notes → Dashboard"). */
+/** GET /dashboard/<figure>: every figure reads the `sales-analytics` projection (definitions in docs/api/dashboard.md). */
 export function dashboardRouter(services: Services): Router {
   const router = Router();
   const { knex } = services;

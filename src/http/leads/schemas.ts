@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LEAD_TEXT_RULES } from '../../domain/field-rules.js';
-import { address, customFields, email, listQueryBase, money, optionalText, phone, url } from '../record-schemas.js';
+import { address, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, url } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
 
 /** The request bodies and queries of the lead routes. */
@@ -26,7 +26,7 @@ const leadFields = {
   estimatedValue: money.nullable().optional(),
   description: text('description'),
   customFields,
-  qualification: customFields,
+  qualification: jsonObject.optional(),
   ownerId: uuid.optional(),
   assignedTo: uuid.optional(),
   pipelineId: uuid.optional(),

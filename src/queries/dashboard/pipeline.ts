@@ -26,7 +26,7 @@ function openDeals(knex: Knex, f: DashboardFilter) {
   return scopedOpportunities(knex, f).where('o.state', 'open').first(...figures('o.amount'));
 }
 
-/** The headline figures (definitions in README "API notes → Dashboard"). */
+/** The headline figures (definitions in docs/api/dashboard.md). */
 export async function dashboardStats(knex: Knex, f: DashboardFilter) {
   const [leads, open, closed] = await Promise.all([
     scopedLeads(knex, f).first(

@@ -22,7 +22,7 @@ export interface LeadListQuery {
   sortOrder?: string;
 }
 
-const SORTS = sortableColumns('l', ['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'email', 'score', 'estimated_value']);
+export const SORTS = sortableColumns('l', ['created_at', 'updated_at', 'first_name', 'last_name', 'company', 'email', 'score', 'estimated_value']);
 
 const fullName = (alias: string) => `nullif(trim(coalesce(${alias}.first_name, '') || ' ' || coalesce(${alias}.last_name, '')), '')`;
 const money = (v: unknown) => (v === null || v === undefined ? null : Number(v));

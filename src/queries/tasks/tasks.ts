@@ -64,6 +64,12 @@ function taskOf(settings: TaskSettingsState, now: Date) {
   });
 }
 
+/** The task list's sort whitelist (`priority`, `status`, `assignee` order by the lookups' order and the assignee's name). */
+export const SORTS = {
+  due_date: 't.due_date', dueDate: 't.due_date', title: 't.title', created_at: 't.created_at', createdAt: 't.created_at',
+  updated_at: 't.updated_at', updatedAt: 't.updated_at', priority: 'priority', status: 'status', assignee: 'assignee',
+};
+
 export async function listTasks(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, q: TaskListQuery) {
   const query = visibleTasks(knex, principal)
     .leftJoin('users as au', 'au.id', 't.assigned_to')
@@ -85,11 +91,7 @@ export async function listTasks(knex: Knex, principal: Principal, settings: Task
   if (q.dueBefore) query.where('t.due_date', '<=', q.dueBefore);
   if (q.dueAfter) query.where('t.due_date', '>=', q.dueAfter);
 
-  const sorts = {
-    due_date: 't.due_date', dueDate: 't.due_date', title: 't.title', created_at: 't.created_at', createdAt: 't.created_at',
-    updated_at: 't.updated_at', updatedAt: 't.updated_at', priority: 'priority', status: 'status', assignee: 'assignee',
-  };
-  const sort = sortOf(q, sorts, 'due_date', 'asc');
+  const sort = sortOf(q, SORTS, 'due_date', 'asc');
   const back = sort.dir === 'asc' ? 'desc' : 'asc';
   if (sort.column === 't.due_date') {
     // The index order: due date (no date last when ascending), then newest first.

@@ -2,7 +2,7 @@ import { createBody, listQuery, updateBody } from '../../accounts.js';
 import { noteBody } from '../../record-schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the accounts routes validate (see README "Adding a module"). */
+/** What the accounts routes validate (see docs/architecture.md "Adding a module"). */
 export const accountsSchemas: ModuleSchemas = {
   '/accounts': {
     'POST /': { body: createBody },

@@ -2,7 +2,7 @@ import { createBody, linkBody, listQuery, updateBody } from '../../contacts.js';
 import { noteBody } from '../../record-schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the contacts routes validate (see README "Adding a module"). */
+/** What the contacts routes validate (see docs/architecture.md "Adding a module"). */
 export const contactsSchemas: ModuleSchemas = {
   '/contacts': {
     'POST /': { body: createBody },

@@ -2,7 +2,7 @@ import { createBody, listQuery, submissionsQuery, updateBody } from '../../forms
 import { emptyBody } from '../../notifications/schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the forms routes validate (see README "Adding a module"). */
+/** What the forms routes validate (see docs/architecture.md "Adding a module"). */
 export const formsSchemas: ModuleSchemas = {
   '/forms/public': {
 

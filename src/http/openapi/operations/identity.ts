@@ -5,7 +5,7 @@ import { createBody, inviteBody, listQuery, signatureBody, updateBody } from '..
 import { paginationQuery } from '../../validate.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the identity routes validate (see README "Adding a module"). */
+/** What the identity routes validate (see docs/architecture.md "Adding a module"). */
 export const identitySchemas: ModuleSchemas = {
   '/auth': {
     'POST /register': { body: registerBody },

@@ -2,6 +2,7 @@ import type { ModuleSchemas } from '../document.js';
 import { accountsSchemas } from './accounts.js';
 import { associationsSchemas } from './associations.js';
 import { contactsSchemas } from './contacts.js';
+import { customisationSchemas } from './customisation.js';
 import { dashboardSchemas } from './dashboard.js';
 import { formsSchemas } from './forms.js';
 import { identitySchemas } from './identity.js';
@@ -47,4 +48,5 @@ export const moduleSchemas: Record<string, ModuleSchemas> = {
   'event-feed': eventFeedSchemas,
   webhooks: webhooksSchemas,
   'api-keys': apiKeysSchemas,
+  customisation: customisationSchemas,
 };

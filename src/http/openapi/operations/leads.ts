@@ -5,7 +5,7 @@ import { addProductBody, bulkDeleteBody, bulkUpdateBody, changeStageBody, create
 import { noteBody, teamBody } from '../../record-schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the leads routes validate (see README "Adding a module"). */
+/** What the leads routes validate (see docs/architecture.md "Adding a module"). */
 export const leadsSchemas: ModuleSchemas = {
   '/leads': {
     'PUT /bulk-update': { body: bulkUpdateBody },

@@ -1,7 +1,7 @@
 import { emptyBody, smsBody, smtpBody, subscribeBody, unsubscribeBody } from '../../notification-push.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the notification-push routes validate (see README "Adding a module"). */
+/** What the notification-push routes validate (see docs/architecture.md "Adding a module"). */
 export const notificationPushSchemas: ModuleSchemas = {
   '/notifications': {
     'POST /push/subscribe': { body: subscribeBody },

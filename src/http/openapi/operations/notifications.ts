@@ -1,7 +1,7 @@
 import { bulkPreferencesBody, deliveriesQuery, emptyBody, listQuery, preferenceBody, settingsBody, templateBody, testBody, timeZoneBody } from '../../notifications/schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the notifications routes validate (see README "Adding a module"). */
+/** What the notifications routes validate (see docs/architecture.md "Adding a module"). */
 export const notificationsSchemas: ModuleSchemas = {
   '/notifications': {
     'GET /': { query: listQuery },

@@ -2,7 +2,7 @@ import { addLineItemBody, changeStageBody, closeLostBody, closeWonBody, contactR
 import { noteBody, teamBody } from '../../record-schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the opportunities routes validate (see README "Adding a module"). */
+/** What the opportunities routes validate (see docs/architecture.md "Adding a module"). */
 export const opportunitiesSchemas: ModuleSchemas = {
   '/opportunities': {
     'POST /check-duplicates': { body: duplicatesBody },

@@ -3,7 +3,7 @@ import { categoryCreateBody, categoryUpdateBody, createBody, listQuery, updateBo
 import { bookCreateBody, bookUpdateBody, entryCreateBody, entryUpdateBody } from '../../products/price-books.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the products routes validate (see README "Adding a module"). */
+/** What the products routes validate (see docs/architecture.md "Adding a module"). */
 export const productsSchemas: ModuleSchemas = {
   '/products': {
     'POST /categories': { body: categoryCreateBody },

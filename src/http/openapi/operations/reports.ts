@@ -1,7 +1,7 @@
 import { cloneBody, createBody, executeBody, exportBody, folderBody, listQuery, scheduleBody, scheduleUpdateBody, updateBody } from '../../reports/schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the reports routes validate (see README "Adding a module"). */
+/** What the reports routes validate (see docs/architecture.md "Adding a module"). */
 export const reportsSchemas: ModuleSchemas = {
   '/reports': {
     'POST /folders': { body: folderBody },

@@ -2,7 +2,7 @@ import { noteBody } from '../../record-schemas.js';
 import { completeBody, createBody, listQuery, reopenBody, subtaskBody, upcomingQuery, updateBody } from '../../tasks/schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the tasks routes validate (see README "Adding a module"). */
+/** What the tasks routes validate (see docs/architecture.md "Adding a module"). */
 export const tasksSchemas: ModuleSchemas = {
   '/tasks': {
     'GET /dashboard/upcoming': { query: upcomingQuery },

@@ -3,7 +3,7 @@ import { LIFECYCLE_BODIES as BODIES } from '../../work-requests/index.js';
 import { activitiesQuery, changeStageBody, createBody, listQuery, updateBody } from '../../work-requests/schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the work-requests routes validate (see README "Adding a module"). */
+/** What the work-requests routes validate (see docs/architecture.md "Adding a module"). */
 export const workRequestsSchemas: ModuleSchemas = {
   '/work-requests': {
     'GET /': { query: listQuery },

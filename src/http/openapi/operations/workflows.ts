@@ -1,7 +1,7 @@
 import { createBody, listQuery, runsQuery, toggleBody, updateBody } from '../../workflows/schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
-/** What the workflows routes validate (see README "Adding a module"). */
+/** What the workflows routes validate (see docs/architecture.md "Adding a module"). */
 export const workflowsSchemas: ModuleSchemas = {
   '/workflows': {
     'GET /': { query: listQuery },

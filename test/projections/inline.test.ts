@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { handleCommand } from '../../src/commands/aggregate.js';
+import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { formatPosition } from '../../src/events/store/position.js';
+import type { RecordedEvent } from '../../src/events/store/types.js';
+import type { DomainEvent } from '../../src/events/domain-event.js';
+import { defineProjection } from '../../src/projections/projection.js';
+import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
+import { systemClock } from '../../src/infra/clock.js';
+import { createLogger } from '../../src/infra/logger.js';
+import { ProjectionEngine } from '../../src/projections/engine.js';
+import { takeOverForRebuild } from '../../src/projections/inline.js';
+import { inlineProjectionNames } from '../../src/projections/progress.js';
+import type { Projection } from '../../src/projections/projection.js';
+import { rebuildProjection } from '../../src/projections/rebuild.js';
+import { awaitProjection } from '../../src/queries/projection-progress.js';
+import { openTestDatabase, type TestDatabase } from '../support/database.js';
+import { newEvent } from '../support/events.js';
+import { counterAggregate, counterProjection, createCounterTable } from '../support/probe-module.js';
+
+const silent = createLogger('silent');
+const ctx = { tenantId: 'tenant-a', userId: 'u1', correlationId: 'c1' };
+
+/** Records every event it is given, with its position: what the log says each event is. */
+const everyEvent = defineProjection<DomainEvent>({
+  name: 'probe-every-event',
+  tables: ['probe_every_event'],
+  handlers: {},
+  otherwise: (e, w) => {
+    if (e.type === 'Refused') throw new Error('this projection cannot take a Refused event');
+    w.insert('probe_every_event', { event_id: e.id, stream_id: e.streamId, revision: e.revision, position: formatPosition(e.position) });
+  },
+});
+
+describe('inline projections (PostgreSQL log)', () => {
+  let db: TestDatabase;
+  let locks: AdvisoryLocks;
+  const engines: ProjectionEngine[] = [];
+
+  const startEngine = async (options: { inline: string[]; run: boolean }) => {
+    const engine = new ProjectionEngine(
+      { store: db.store, knex: db.knex, pool: db.pool, locks, url: db.url, logger: silent, batchSize: 50, lockRetryMs: 100, retry: { attempts: 2, initialBackoffMs: 5 }, inline: options.inline },
+      [counterProjection, everyEvent],
+    );
+    engines.push(engine);
+    await engine.start({ run: options.run });
+    return engine;
+  };
+  const command = (id: string, c: { kind: 'create'; value: number } | { kind: 'increment'; by: number }) =>
+    handleCommand({ store: db.store, clock: systemClock }, counterAggregate, id, { ...c, id }, ctx);
+  const counter = async (id: string) => db.knex('probe_counters').where({ id }).first('value', 'increments');
+  const byId = (a: { event_id: string }, b: { event_id: string }) => (a.event_id < b.event_id ? -1 : 1);
+  const projectedEvents = async () => (await db.knex('probe_every_event').select('event_id', 'stream_id', 'revision', 'position')).sort(byId);
+  const loggedEvents = async () =>
+    (await db.store.readAll({ maxCount: 100_000 })).map((e: RecordedEvent) => ({ event_id: e.id, stream_id: e.streamId, revision: e.revision, position: formatPosition(e.position) })).sort(byId);
+
+  beforeEach(async () => {
+    db = await openTestDatabase();
+    await createCounterTable(db.knex);
+    await db.knex.schema.createTable('probe_every_event', (t) => {
+      t.uuid('event_id').primary();
+      t.text('stream_id').notNullable();
+      t.integer('revision').notNullable();
+      t.text('position').notNullable();
+    });
+    locks = new AdvisoryLocks(db.url, silent);
+  });
+  afterEach(async () => {
+    for (const engine of engines.splice(0)) await engine.close();
+    await locks.close();
+    await db.close();
+  });
+
+  it("puts a command's events in the projection's tables before the append answers, with no runner and no checkpoint moving", async () => {
+    const engine = await startEngine({ inline: ['probe-counters', 'probe-every-event'], run: false });
+    const id = randomUUID();
+    await command(id, { kind: 'create', value: 5 });
+    const result = await command(id, { kind: 'increment', by: 3 });
+    expect(await counter(id)).to.deep.equal({ value: 8, increments: 1 });
+    expect(await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters')).to.equal(null);
+    // Read-your-writes and a saga's wait answer at once.
+    expect(await engine.waitFor(result.position, 0, ['probe-counters'])).to.equal(true);
+    await awaitProjection({ store: db.store, knex: db.knex }, counterProjection, result.position!, { timeoutMs: 0, inclusive: true });
+    expect(await projectedEvents()).to.deep.equal(await loggedEvents());
+  });
+
+  it('switching on catches up with the events appended before, then applies the later ones inline: each event exactly once, also with the runners going', async () => {
+    const ids = [randomUUID(), randomUUID()];
+    for (const id of ids) {
+      await command(id, { kind: 'create', value: 1 });
+      for (let i = 0; i < 5; i++) await command(id, { kind: 'increment', by: 2 });
+    }
+    await startEngine({ inline: ['probe-counters', 'probe-every-event'], run: true });
+    expect([...(await inlineProjectionNames(db.knex))].sort()).to.deep.equal(['probe-counters', 'probe-every-event']);
+    for (const id of ids) expect(await counter(id)).to.deep.equal({ value: 11, increments: 5 });
+    for (const id of ids) for (let i = 0; i < 5; i++) await command(id, { kind: 'increment', by: 1 });
+    // Give the (idle) runners time to do anything they wrongly might.
+    await new Promise((r) => setTimeout(r, 300));
+    for (const id of ids) expect(await counter(id)).to.deep.equal({ value: 16, increments: 10 });
+    expect(await projectedEvents()).to.deep.equal(await loggedEvents());
+  });
+
+  it('many appends at once (group commit) are each applied once, with the position the log gives them', async () => {
+    await startEngine({ inline: ['probe-counters', 'probe-every-event'], run: false });
+    const ids = Array.from({ length: 40 }, () => randomUUID());
+    await Promise.all(ids.map((id) => command(id, { kind: 'create', value: 1 })));
+    await Promise.all(ids.flatMap((id) => [command(id, { kind: 'increment', by: 1 }), command(id, { kind: 'increment', by: 1 })]));
+    for (const id of ids) expect(await counter(id)).to.deep.equal({ value: 3, increments: 2 });
+    expect(await projectedEvents()).to.deep.equal(await loggedEvents());
+  });
+
+  it('an event a projection cannot apply refuses its own append only: the appends made with it are stored and applied', async () => {
+    await startEngine({ inline: ['probe-every-event'], run: false });
+    const streams = Array.from({ length: 12 }, () => `probe-${randomUUID()}`);
+    const results = await Promise.allSettled(
+      streams.map((stream, i) => db.store.appendToStream(stream, [newEvent(i === 5 ? 'Refused' : 'Fine', { i })], { expectedRevision: 'no_stream' })),
+    );
+    expect(results.map((r) => r.status)).to.deep.equal(streams.map((_s, i) => (i === 5 ? 'rejected' : 'fulfilled')));
+    expect(await db.store.readStream(streams[5])).to.deep.equal([]);
+    const logged = await loggedEvents();
+    expect(logged).to.have.length(11);
+    expect(await projectedEvents()).to.deep.equal(logged);
+  });
+
+  it('a rebuild while appends go on swaps in a model equal to the log, and the appends after it are applied to the new tables', async () => {
+    await startEngine({ inline: ['probe-counters', 'probe-every-event'], run: true });
+    const ids = Array.from({ length: 5 }, () => randomUUID());
+    for (const id of ids) await command(id, { kind: 'create', value: 0 });
+    let stop = false;
+    const writers = ids.map(async (id) => {
+      let n = 0;
+      while (!stop) {
+        await command(id, { kind: 'increment', by: 1 });
+        n++;
+      }
+      return n;
+    });
+    const result = await rebuildProjection({ store: db.store, knex: db.knex, logger: silent }, everyEvent, {
+      takeOver: takeOverForRebuild({ store: db.store, knex: db.knex, pool: db.pool, locks, logger: silent }, everyEvent.name),
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    stop = true;
+    const counts = await Promise.all(writers);
+    expect(result.events).to.be.greaterThan(5);
+    expect(await projectedEvents()).to.deep.equal(await loggedEvents());
+    for (const [i, id] of ids.entries()) expect(await counter(id)).to.deep.equal({ value: counts[i], increments: counts[i] });
+  });
+
+  it('switched off, a projection goes back to its runner from the end of the log: nothing applied twice, nothing missed', async () => {
+    await startEngine({ inline: ['probe-counters'], run: false });
+    const id = randomUUID();
+    await command(id, { kind: 'create', value: 1 });
+    await command(id, { kind: 'increment', by: 1 });
+    for (const engine of engines.splice(0)) await engine.close();
+    const engine = await startEngine({ inline: [], run: true });
+    expect(await inlineProjectionNames(db.knex)).to.deep.equal(new Set());
+    const result = await command(id, { kind: 'increment', by: 1 });
+    expect(await engine.waitFor(result.position, 5_000, ['probe-counters'])).to.equal(true);
+    expect(await counter(id)).to.deep.equal({ value: 3, increments: 2 });
+  });
+
+  it('a projection with parked events stays with its runner (an append would apply a later event of the parked one\'s record first)', async () => {
+    await db.knex('parked_events').insert({
+      kind: 'projection', name: 'probe-counters', event_id: randomUUID(), stream_id: 'probecounter-x', event_type: 'CounterCreated',
+      error: 'test', attempts: 1,
+    });
+    const engine = await startEngine({ inline: ['probe-counters', 'probe-every-event'], run: true });
+    expect([...(await inlineProjectionNames(db.knex))]).to.deep.equal(['probe-every-event']);
+    const id = randomUUID();
+    const result = await command(id, { kind: 'create', value: 4 });
+    expect(await engine.waitFor(result.position, 5_000, ['probe-counters'])).to.equal(true);
+    expect(await counter(id)).to.deep.equal({ value: 4, increments: 0 });
+  });
+});
