@@ -126,7 +126,7 @@ describe('sagas split into shards by tenant', () => {
     expect(await db.knex('saga_waits').where({ name: 'probe' }).first()).to.equal(undefined);
   });
 
-  it('a change of SAGA_SHARDS starts every new shard at the earliest old checkpoint and passes over what each old shard's checkpoint had passed: none of those again', async () => {
+  it('a change of SAGA_SHARDS starts every new shard at the earliest old checkpoint and passes over what each old shard checkpoint had passed: none of those again', async () => {
     const recorder = new Recorder();
     // One tenant's events fail for now: its shard stays behind while the other shards go on.
     const slow = tenants[0]!;
