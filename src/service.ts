@@ -175,6 +175,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
           textMessages,
           secretBox,
           config,
+          // Sagas wait for projections as HTTP responses do: woken by their progress, no polling.
+          progress: projections.progress,
           batchSize: config.PROJECTION_BATCH_SIZE,
           lockRetryMs: config.WORKER_HEARTBEAT_MS,
           workers,

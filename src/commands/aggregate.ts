@@ -35,6 +35,21 @@ export interface CommandContext {
   apiKeyId?: string;
   /** An HTTP client's optimistic-concurrency precondition on the record's stream (`If-Match`), and its new revision. */
   version?: StreamVersion;
+  /** Set by a workflow run at depth n: the events it causes say so (the loop guard's measure of the runs they trigger). */
+  workflowDepth?: number;
+}
+
+/** Who caused an event and why, as its metadata records it. */
+export function metadataOf(context: CommandContext): EventMetadata {
+  return {
+    tenantId: context.tenantId,
+    userId: context.userId,
+    correlationId: context.correlationId,
+    causationId: context.causationId ?? null,
+    // Which API key acted, when one did (the user is the key's creator).
+    ...(context.apiKeyId ? { apiKeyId: context.apiKeyId } : {}),
+    ...(context.workflowDepth ? { workflowDepth: context.workflowDepth } : {}),
+  };
 }
 
 /**
@@ -177,14 +192,7 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
       const events = aggregate.decide(command, state, (await decideWith?.(attempt)) as Context);
       if (events.length === 0) return settle({ state, events, revision, position: null });
 
-      const metadata: EventMetadata = {
-        tenantId: context.tenantId,
-        userId: context.userId,
-        correlationId: context.correlationId,
-        causationId: context.causationId ?? null,
-        // Which API key acted, when one did (the user is the key's creator).
-        ...(context.apiKeyId ? { apiKeyId: context.apiKeyId } : {}),
-      };
+      const metadata = metadataOf(context);
       const now = deps.clock.now();
       try {
         const result = await deps.store.appendToStream(

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type ExpectedRevision, type NewEvent, type Position } from '../events/store/types.js';
+import { WrongExpectedRevisionError, type EventStore, type ExpectedRevision, type NewEvent, type Position } from '../events/store/types.js';
 import type { Logger } from '../infra/logger.js';
 import { oneAtATime } from '../infra/key-locks.js';
-import { streamIdOf, type Aggregate, type CommandContext, type DomainEvent } from './aggregate.js';
+import { metadataOf, streamIdOf, type Aggregate, type CommandContext, type DomainEvent } from './aggregate.js';
 
 /*
  * A command that writes several streams (registration now; lead conversion and work
@@ -45,14 +45,7 @@ export class PlanSupersededError extends Error {
 
 /** Domain events as a stream write: ids fixed now, so running the plan again repeats them. */
 export function streamWrite(streamId: string, expectedRevision: ExpectedRevision, events: DomainEvent[], context: CommandContext, now: Date): StreamWrite {
-  const metadata: EventMetadata = {
-    tenantId: context.tenantId,
-    userId: context.userId,
-    correlationId: context.correlationId,
-    causationId: context.causationId ?? null,
-    // Which API key acted, when one did (the user is the key's creator).
-    ...(context.apiKeyId ? { apiKeyId: context.apiKeyId } : {}),
-  };
+  const metadata = metadataOf(context);
   return { streamId, expectedRevision, events: events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })) };
 }
 

@@ -18,3 +18,12 @@ export type WebhookSubscriptionEvent =
   | DomainEvent<'WebhookSubscriptionUpdated', { id: string; changes: Partial<WebhookSubscriptionFields> }>
   | DomainEvent<'WebhookSecretRotated', { id: string }>
   | DomainEvent<'WebhookSubscriptionDeleted', { id: string }>;
+
+/** Every type of subscription event: what the delivery saga remembers of a tenant's subscriptions changes with these only (a type added above must be listed). */
+const SUBSCRIPTION_EVENTS: Record<WebhookSubscriptionEvent['type'], true> = {
+  WebhookSubscriptionCreated: true,
+  WebhookSubscriptionUpdated: true,
+  WebhookSecretRotated: true,
+  WebhookSubscriptionDeleted: true,
+};
+export const WEBHOOK_SUBSCRIPTION_EVENT_TYPES = Object.keys(SUBSCRIPTION_EVENTS);

@@ -10,6 +10,10 @@ export type WorkflowEvent =
   | DomainEvent<'WorkflowToggled', { id: string; isActive: boolean }>
   | DomainEvent<'WorkflowDeleted', { id: string }>;
 
+/** Every type of definition event: what the workflow saga remembers of a tenant's workflows changes with these only (a type added above must be listed). */
+const DEFINITION_EVENTS: Record<WorkflowEvent['type'], true> = { WorkflowCreated: true, WorkflowRevised: true, WorkflowToggled: true, WorkflowDeleted: true };
+export const WORKFLOW_DEFINITION_EVENT_TYPES = Object.keys(DEFINITION_EVENTS);
+
 /** The record event a run reacts to, and the record just after and just before it. */
 export interface RunTrigger {
   module: string;

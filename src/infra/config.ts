@@ -47,6 +47,8 @@ export const configSchema = z.object({
   PROJECTION_RETRY_BACKOFF_MS: int(200, 0),
   // How long one delivery of a saga waits for a projection it reads; then it backs off and tries again, without counting a failure.
   SAGA_PROJECTION_WAIT_MS: int(10000, 10),
+  // Events of different records each saga handles at once (those of one record always one after another).
+  SAGA_CONCURRENCY: int(8, 1),
   SHUTDOWN_TIMEOUT_MS: int(10000, 0),
   JWT_SECRET: optional(z.string().min(32, 'must be at least 32 characters')),
   // Encryption at rest of the secrets the service must use again (src/infra/secret-box.ts); unset: stored as given.

@@ -158,13 +158,15 @@ export class Mailer {
     };
     const attachments = mail.attachments ?? [];
     // The message and its files are stored together: a retry never sends one without the other.
-    const inserted = await this.knex.transaction(async (trx) => {
-      const ids = await trx(TABLE).insert(row).onConflict('id').ignore().returning('id');
+    const store = async (db: Knex | Knex.Transaction) => {
+      const ids = await db(TABLE).insert(row).onConflict('id').ignore().returning('id');
       if (ids.length > 0 && attachments.length > 0) {
-        await trx(ATTACHMENTS).insert(attachments.map((a, position) => ({ mail_id: id, position, filename: a.filename, content_type: a.contentType, content: a.content })));
+        await db(ATTACHMENTS).insert(attachments.map((a, position) => ({ mail_id: id, position, filename: a.filename, content_type: a.contentType, content: a.content })));
       }
       return ids;
-    });
+    };
+    // One statement needs no transaction of its own (the usual notification mail).
+    const inserted = attachments.length > 0 ? await this.knex.transaction(store) : await store(this.knex);
     if (inserted.length === 0) {
       const [existing] = await this.knex(TABLE).where({ id }).select('status');
       return { id, status: existing.status };

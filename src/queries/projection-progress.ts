@@ -22,6 +22,24 @@ export class ProjectionBehind extends Error {
   }
 }
 
+/**
+ * Where projections stand as this process knows it (the projection engine's progress: runners
+ * here report each page, runners elsewhere notify). Positions only move forward, and a
+ * position is reported once the projection's tables hold every event up to it.
+ */
+export interface KnownProgress {
+  /** The projections it tracks. */
+  readonly names: readonly string[];
+  positionOf(name: string): Position | null;
+  /** True once every projection named has passed `position`, false after `timeoutMs`. */
+  waitFor(position: Position, timeoutMs: number, names?: readonly string[]): Promise<boolean>;
+}
+
+/** Whether `progress` already shows the projection at or past `position` (so its tables are as of it): no query needed. */
+export function knownToHavePassed(progress: KnownProgress | undefined, projection: Projection, position: Position): boolean {
+  return !!progress && isAtOrAfter(progress.positionOf(projection.name), position);
+}
+
 export interface AwaitOptions {
   /** How long to wait before giving up with `ProjectionBehind` (default 10 s). */
   timeoutMs?: number;
@@ -40,16 +58,21 @@ export interface AwaitOptions {
  * `position`. Throws `ProjectionBehind` after `timeoutMs` (or on abort).
  */
 export async function awaitProjection(
-  deps: { store: EventStore; knex: Knex },
+  deps: { store: EventStore; knex: Knex; progress?: KnownProgress },
   projection: Projection,
   position: Position,
   options: AwaitOptions = {},
 ): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   const inclusive = options.inclusive ?? false;
+  // Progress known in this process wakes the wait as soon as the projection passes `position` (no polling).
+  const progress = deps.progress?.names.includes(projection.name) ? deps.progress : undefined;
+  if (knownToHavePassed(progress, projection, position)) return;
   for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
     // Applied inside every append: the event read is committed, so it and all before it are in its tables.
     if (isKnownInline(deps.knex, projection.name)) return;
+    // Usually the projection passes within a page's time: woken by its progress, no query.
+    if (progress && (await waitOrAbort(progress.waitFor(position, Math.max(0, Math.min(pause, deadline - Date.now())), [projection.name]), options.abort))) return;
     const checkpoint = await loadCheckpoint(deps.knex, 'projection_checkpoints', projection.name);
     if (isAtOrAfter(checkpoint, position)) return;
     // Its checkpoint no longer moves once it is inline.
@@ -59,6 +82,20 @@ export async function awaitProjection(
     const reachesPosition = gap.some((e) => isAtOrAfter(e.position, position));
     if (reachesPosition && !before.some((e) => handles(projection, e.type))) return;
     if (Date.now() >= deadline || options.abort?.aborted) throw new ProjectionBehind(projection.name, position);
-    await sleep(pause, options.abort);
+    if (!progress) await sleep(pause, options.abort);
   }
+}
+
+/** `waiting`'s answer, or false as soon as `abort` fires. */
+function waitOrAbort(waiting: Promise<boolean>, abort?: AbortSignal): Promise<boolean> {
+  if (!abort) return waiting;
+  if (abort.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(false);
+    abort.addEventListener('abort', onAbort, { once: true });
+    void waiting.then((passed) => {
+      abort.removeEventListener('abort', onAbort);
+      resolve(passed);
+    });
+  });
 }

@@ -67,13 +67,15 @@ export async function tenantHasWebhooks(knex: Knex, tenantId: string): Promise<b
   return !!(await knex('webhook_secrets').where({ tenant_id: tenantId }).first('subscription_id'));
 }
 
-/** The tenant's active subscriptions that want this event type (named, or `*`). */
-export async function subscriptionsFor(knex: Knex, tenantId: string, eventType: string): Promise<{ id: string }[]> {
-  return liveSubscriptions(knex, tenantId)
-    .where({ active: true })
-    .where((q) => q.whereRaw('event_types @> ?::jsonb', [JSON.stringify([eventType])]).orWhereRaw(`event_types @> '["*"]'::jsonb`))
-    .select('id');
+/** The tenant's active subscriptions with the event types each wants (named, or `*`). */
+export async function activeSubscriptions(knex: Knex, tenantId: string): Promise<{ id: string; eventTypes: string[] }[]> {
+  const rows: { id: string; event_types: string[] }[] = await liveSubscriptions(knex, tenantId).where({ active: true }).orderBy('created_at').select('id', 'event_types');
+  return rows.map((r) => ({ id: r.id, eventTypes: r.event_types }));
 }
+
+/** Of `subscriptions`, those that want this event type. */
+export const subscriptionsWanting = <S extends { eventTypes: string[] }>(subscriptions: S[], eventType: string): S[] =>
+  subscriptions.filter((s) => s.eventTypes.includes(eventType) || s.eventTypes.includes('*'));
 
 /** Where a delivery goes now: the subscription as it stands (a deleted or inactive one gets nothing more). */
 export async function deliveryTarget(knex: Knex, subscriptionId: string): Promise<{ url: string; active: boolean; deleted: boolean } | null> {

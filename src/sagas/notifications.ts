@@ -26,20 +26,29 @@ const byOther = (context: SagaContext, userId: string | null | undefined): userI
 
 const actorName = async (context: SagaContext) => (await userName(context.deps.knex, context.command.tenantId, context.command.userId)) ?? 'Someone';
 
-const leadAssigned = async (context: SagaContext, leadId: string, ownerId: string, name: string): Promise<NotificationInput> => ({
-  userId: ownerId, type: 'lead_assigned', title: 'Lead assigned to you', message: `${await actorName(context)} assigned the lead ${name} to you`,
-  entityType: 'leads', entityId: leadId, variables: { leadName: name, assignedBy: await actorName(context) },
-});
+const leadAssigned = async (context: SagaContext, leadId: string, ownerId: string, name: string): Promise<NotificationInput> => {
+  const by = await actorName(context);
+  return {
+    userId: ownerId, type: 'lead_assigned', title: 'Lead assigned to you', message: `${by} assigned the lead ${name} to you`,
+    entityType: 'leads', entityId: leadId, variables: { leadName: name, assignedBy: by },
+  };
+};
 
-const taskAssigned = async (context: SagaContext, taskId: string, userId: string, title: string): Promise<NotificationInput> => ({
-  userId, type: 'task_assigned', title: 'Task assigned to you', message: `${await actorName(context)} assigned you the task "${title}"`,
-  entityType: 'tasks', entityId: taskId, variables: { taskTitle: title, assignedBy: await actorName(context) },
-});
+const taskAssigned = async (context: SagaContext, taskId: string, userId: string, title: string): Promise<NotificationInput> => {
+  const by = await actorName(context);
+  return {
+    userId, type: 'task_assigned', title: 'Task assigned to you', message: `${by} assigned you the task "${title}"`,
+    entityType: 'tasks', entityId: taskId, variables: { taskTitle: title, assignedBy: by },
+  };
+};
 
-const opportunityAssigned = async (context: SagaContext, opportunityId: string, ownerId: string, name: string): Promise<NotificationInput> => ({
-  userId: ownerId, type: 'opportunity_assigned', title: 'Opportunity assigned to you', message: `${await actorName(context)} assigned the opportunity ${name} to you`,
-  entityType: 'opportunities', entityId: opportunityId, variables: { opportunityName: name, assignedBy: await actorName(context) },
-});
+const opportunityAssigned = async (context: SagaContext, opportunityId: string, ownerId: string, name: string): Promise<NotificationInput> => {
+  const by = await actorName(context);
+  return {
+    userId: ownerId, type: 'opportunity_assigned', title: 'Opportunity assigned to you', message: `${by} assigned the opportunity ${name} to you`,
+    entityType: 'opportunities', entityId: opportunityId, variables: { opportunityName: name, assignedBy: by },
+  };
+};
 
 /** Stage moves, wins and losses of an opportunity tell its owner when someone else made them. */
 const opportunityMoved = (type: 'opportunity_stage_change' | 'opportunity_won' | 'opportunity_lost', verb: (stage: string) => string): Trigger => async (event, context) => {
@@ -47,9 +56,10 @@ const opportunityMoved = (type: 'opportunity_stage_change' | 'opportunity_won' |
   const deal = await opportunitySummary(context.deps.knex, context.command.tenantId, event.data.id);
   if (!deal) return [];
   const stage = event.data.toStageName as string;
+  const by = await actorName(context);
   return [{
-    userId: deal.ownerId, type, title: `${deal.name}: ${verb(stage)}`, message: `${await actorName(context)} ${verb(stage)} the opportunity ${deal.name}`,
-    entityType: 'opportunities', entityId: event.data.id, variables: { opportunityName: deal.name, stageName: stage, changedBy: await actorName(context) },
+    userId: deal.ownerId, type, title: `${deal.name}: ${verb(stage)}`, message: `${by} ${verb(stage)} the opportunity ${deal.name}`,
+    entityType: 'opportunities', entityId: event.data.id, variables: { opportunityName: deal.name, stageName: stage, changedBy: by },
   }];
 };
 

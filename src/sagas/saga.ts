@@ -9,7 +9,8 @@ import type { Mailer } from '../infra/mailer.js';
 import type { TextMessenger } from '../infra/text-messages.js';
 import type { SecretBox } from '../infra/secret-box.js';
 import type { Projection } from '../projections/projection.js';
-import { awaitProjection } from '../queries/projection-progress.js';
+import { awaitProjection, knownToHavePassed, type KnownProgress } from '../queries/projection-progress.js';
+import type { TenantMemo } from './tenant-memo.js';
 
 /** What a saga's commands, reads and messages need: the event store, the read models, the clock, the mailer, the SMS and chat-app channel and the service's configuration. */
 export interface SagaDeps {
@@ -21,6 +22,8 @@ export interface SagaDeps {
   secretBox: SecretBox;
   config: Config;
   logger?: Logger;
+  /** Where the projections stand as this process knows it (the projection engine's): a wait for one that is there needs no query. */
+  progress?: KnownProgress;
 }
 
 export interface SagaContext {
@@ -47,17 +50,38 @@ export interface SagaContext {
    * the event again without counting that as a failed attempt.
    */
   awaitProjection(projection: Projection, options?: { inclusive?: boolean }): Promise<void>;
+  /**
+   * What `load` answers for this event's tenant, remembered between the tenant's events:
+   * `load` runs again only after an event of a type the saga `watches` in that tenant (or
+   * when the runner starts over). For reads that only those events change (workflow
+   * definitions, webhook subscriptions); `load` waits for its projection itself.
+   */
+  remember<T>(key: string, load: () => Promise<T>): Promise<T>;
 }
 
 /** Reacts to events by issuing commands or sending messages; never writes read models. */
 export interface Saga {
   name: string;
   handles: string[];
+  /**
+   * Event types that change what the saga reads through `context.remember`: the runner takes
+   * them from the log like handled ones (a filter of the runner's reads must let them
+   * through) and forgets what was remembered for their tenant. Need not be handled.
+   */
+  watches?: string[];
   handle(event: RecordedEvent<any>, context: SagaContext): Promise<void>;
 }
 
+/** What the runner lends one delivery: its memo, and a way to give its slot back while it waits. */
+export interface DeliveryRun {
+  memo?: TenantMemo;
+  /** Runs a wait (for a projection) without taking up one of the runner's slots. */
+  whileWaiting?<T>(wait: () => Promise<T>): Promise<T>;
+}
+
 /** `abort`: the runner's stop signal, which also ends a wait for a projection. */
-export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, deps: SagaDeps, abort?: AbortSignal): SagaContext {
+export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, deps: SagaDeps, abort?: AbortSignal, run: DeliveryRun = {}): SagaContext {
+  const waiting = run.whileWaiting ?? ((wait) => wait());
   return {
     deps,
     attempt,
@@ -69,7 +93,11 @@ export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, d
     },
     idFor: (n = 0) => deterministicId(saga.name, event.id, String(n)),
     eventIds: (n = 0) => (index) => deterministicId(saga.name, event.id, 'command', String(n), String(index)),
-    awaitProjection: (projection, options = {}) =>
-      awaitProjection(deps, projection, event.position, { timeoutMs: deps.config.SAGA_PROJECTION_WAIT_MS, inclusive: options.inclusive, abort }),
+    awaitProjection: async (projection, options = {}) => {
+      // Known to be there (the usual case): no query, and the delivery keeps its slot.
+      if (knownToHavePassed(deps.progress, projection, event.position)) return;
+      await waiting(() => awaitProjection(deps, projection, event.position, { timeoutMs: deps.config.SAGA_PROJECTION_WAIT_MS, inclusive: options.inclusive, abort }));
+    },
+    remember: (key, load) => (run.memo ? run.memo.read(event.metadata.tenantId, key, event.position, load) : load()),
   };
 }

@@ -126,7 +126,7 @@ describe('sagas split into shards by tenant', () => {
     expect(await db.knex('saga_waits').where({ name: 'probe' }).first()).to.equal(undefined);
   });
 
-  it('a change of SAGA_SHARDS starts every new shard at the earliest old checkpoint and passes over what each old shard had handled: each event once', async () => {
+  it('a change of SAGA_SHARDS starts every new shard at the earliest old checkpoint and passes over what each old shard checkpoint had passed: none of those again', async () => {
     const recorder = new Recorder();
     // One tenant's events fail for now: its shard stays behind while the other shards go on.
     const slow = tenants[0]!;
@@ -146,7 +146,16 @@ describe('sagas split into shards by tenant', () => {
     engine(recorder, 'three', 3).start();
     await until(() => ids.every((id) => recorder.delivered.has(id)), 20_000);
     await until(async () => isAtOrAfter(await loadSagaCheckpoint(db.knex, 'probe'), (await db.store.headPosition())!));
-    expect(recorder.repeated()).to.deep.equal([]);
+    // Events of different streams are handled side by side (SAGA_CONCURRENCY): the slow shard handled
+    // some of its other tenants' events past its stored checkpoint, which stays before the failing
+    // one; those are delivered again (at least once). Nothing a stored checkpoint had passed is.
+    const slowCheckpoint = old[slowShard];
+    const again = (await db.store.readAll({ maxCount: 100_000 })).filter((e) => recorder.repeated().includes(e.id));
+    for (const e of again) {
+      expect(shardOf(e.metadata.tenantId, 4), 'a repeat is of the slow shard').to.equal(slowShard);
+      expect(isAtOrAfter(slowCheckpoint, e.position), 'a repeat is past the slow shard\'s checkpoint').to.equal(false);
+      expect(e.metadata.tenantId).to.not.equal(slow);
+    }
     expect(recorder.delivered.size).to.equal(80);
     expect(await loadCheckpoint(db.knex, 'saga_checkpoints', 'probe#3')).to.equal(null);
     expect((await loadLayout(db.knex, 'probe'))?.shards).to.equal(3);

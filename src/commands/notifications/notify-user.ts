@@ -172,7 +172,8 @@ export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: N
     });
   }
   const fields = { id, userId: input.userId, type: input.type, title: input.title, message: input.message, entityType, entityId, channels, deliveries };
-  const result = await handleCommand(deps, notificationAggregate, id, { kind: 'create', fields }, ctx, { eventIds: options.eventIds });
+  // A given id is new but for a repeat: no read first (a repeat's append fails, and the stream is read then).
+  const result = await handleCommand(deps, notificationAggregate, id, { kind: 'create', fields }, ctx, { eventIds: options.eventIds, newStream: options.id !== undefined });
   // A repeat answers with the first run's event (or none when its ids were fresh): send what was decided then.
   const created = result.events.find((e) => e.type === 'NotificationCreated');
   const decided = created ? (created.data as typeof fields).deliveries : [];

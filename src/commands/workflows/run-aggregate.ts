@@ -21,12 +21,15 @@ type StepDone = Extract<WorkflowRunEvent, { type: 'WorkflowStepCompleted' }>['da
 type StepFailed = Extract<WorkflowRunEvent, { type: 'WorkflowStepFailed' }>['data'];
 type Waiting = Extract<WorkflowRunEvent, { type: 'WorkflowRunWaiting' }>['data'];
 
-export type RunCommand =
+type OneRunCommand =
   | { kind: 'start'; run: Started }
   | { kind: 'complete-step'; step: StepDone }
   | { kind: 'fail-step'; step: StepFailed }
   | { kind: 'wait'; step: Waiting }
   | { kind: 'finish'; id: string; finishedAt: string; error: string | null };
+
+/** One command, or several decided one after another and appended together (a step and the run's end). */
+export type RunCommand = OneRunCommand | { kind: 'all'; commands: OneRunCommand[] };
 
 const withStep = (state: RunState, stepId: string, step: StepRecord): RunState =>
   state.status === 'absent' ? state : { ...state, steps: { ...state.steps, [stepId]: step } };
@@ -59,6 +62,16 @@ export const runAggregate: Aggregate<RunState, WorkflowRunEvent, RunCommand> = {
     }
   },
   decide(command, state) {
+    if (command.kind === 'all') {
+      const events: WorkflowRunEvent[] = [];
+      let next = state;
+      for (const one of command.commands) {
+        const decided = runAggregate.decide(one, next);
+        events.push(...decided);
+        next = decided.reduce(runAggregate.evolve, next);
+      }
+      return events;
+    }
     if (command.kind === 'start') {
       // A redelivered trigger finds its run started: the executor carries that one on instead.
       if (state.status !== 'absent') return [];

@@ -65,6 +65,18 @@ export function withSecrets(action: WorkflowAction, secrets: ActionSecret[]): Co
   return config;
 }
 
+/** Whether a config of these actions holds a stored credential's placeholder (else a run needs no stored credential). */
+export function needsSecrets(actions: WorkflowAction[]): boolean {
+  let found = false;
+  for (const action of actions) {
+    eachSecretPlace(action.config, (_place, value) => {
+      if (value === SECRET_PLACEHOLDER) found = true;
+    });
+    if (found) return true;
+  }
+  return false;
+}
+
 /** New credentials replace what was stored at the same places; places no longer in the definition keep theirs (older versions' runs may use them). */
 const SEALED = SEALED_COLUMNS.workflowSecret;
 type SecretDeps = { knex: Knex; secretBox: SecretBox };

@@ -1,7 +1,8 @@
 import type { RecordedEvent } from '../../events/store/types.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
-import { subscriptionsFor, tenantHasWebhooks } from '../../queries/webhooks.js';
+import { WEBHOOK_SUBSCRIPTION_EVENT_TYPES } from '../../events/webhooks.js';
+import { activeSubscriptions, subscriptionsWanting, tenantHasWebhooks } from '../../queries/webhooks.js';
 import type { Saga } from '../saga.js';
 import { sendPendingDelivery, type WebhookDeliveryDeps } from './webhook-sender.js';
 
@@ -58,7 +59,9 @@ const firstAttempts = new FirstAttempts();
 /**
  * Records one delivery per (active subscription that wants the event's type, event) and
  * starts its first attempt without waiting for it. `eventTypes` is asked when the runner
- * starts: every event type a module of the service handles.
+ * starts: every event type a module of the service handles. A tenant's subscriptions are
+ * remembered between its events (`watches`): read again, as of the event, only after one of
+ * its subscription events; a tenant that never had one costs one query per run of the saga.
  */
 export function webhookSaga(eventTypes: () => string[]): Saga {
   return {
@@ -66,13 +69,19 @@ export function webhookSaga(eventTypes: () => string[]): Saga {
     get handles() {
       return eventTypes();
     },
+    watches: WEBHOOK_SUBSCRIPTION_EVENT_TYPES,
     async handle(event, context) {
       const { deps } = context;
       const tenantId = event.metadata.tenantId;
-      if (!tenantId || !(await tenantHasWebhooks(deps.knex, tenantId))) return;
-      // The subscriptions as of this event: one made just before it gets it.
-      await context.awaitProjection(webhooksProjection);
-      const subscriptions = await subscriptionsFor(deps.knex, tenantId, event.type);
+      if (!tenantId) return;
+      const all = await context.remember('subscriptions', async () => {
+        // Its secret is stored before a subscription's first event: none stored, no subscription before this event.
+        if (!(await tenantHasWebhooks(deps.knex, tenantId))) return [];
+        // The subscriptions as of this event: one made just before it gets it.
+        await context.awaitProjection(webhooksProjection);
+        return activeSubscriptions(deps.knex, tenantId);
+      });
+      const subscriptions = subscriptionsWanting(all, event.type);
       if (subscriptions.length === 0) return;
       const now = deps.clock.now();
       const recorded: { id: string }[] = await deps.knex('webhook_deliveries')

@@ -59,16 +59,18 @@ async function claim(deps: WebhookDeliveryDeps, id: string, from: string[]): Pro
 
 /** One HTTP call for a claimed delivery; any outcome is returned, never thrown. */
 async function post(deps: WebhookDeliveryDeps, delivery: ClaimedDelivery): Promise<Outcome> {
-  const target = await deliveryTarget(deps.knex, delivery.subscription_id);
+  const targetRead = deliveryTarget(deps.knex, delivery.subscription_id);
   let secret: string | null;
   try {
     secret = await loadWebhookSecret(deps, delivery.subscription_id);
   } catch (error) {
+    await targetRead.catch(() => undefined);
     // Every secret opened at start, so this is a key rotation still rolling out (another process sealed under a key this one
     // lacks: tried again later) or a value altered in the database (failed for good). Never sent unsigned.
     if (error instanceof SecretBoxError) return { kind: error.keyMissing ? 'retry' : 'failed', statusCode: null, responseBody: null, error: error.message };
     throw error;
   }
+  const target = await targetRead;
   if (!target || target.deleted || !secret) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription was deleted' };
   if (!target.active) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription is inactive' };
   const timestamp = String(Math.floor(deps.clock.now().getTime() / 1000));
@@ -111,28 +113,29 @@ async function sendClaimed(deps: WebhookDeliveryDeps, delivery: ClaimedDelivery)
   const retryIn = outcome.kind === 'retry' ? RETRY_DELAYS_MS[attempt - 1] : undefined;
   const status = outcome.kind === 'succeeded' ? 'succeeded' : retryIn !== undefined ? 'pending' : 'failed';
   const error = outcome.kind === 'succeeded' ? null : outcome.error;
-  await deps.knex.transaction(async (trx) => {
-    await trx('webhook_delivery_attempts').insert({
-      delivery_id: delivery.id,
-      attempt,
-      attempted_at: attemptedAt,
-      status_code: outcome.statusCode,
-      response_body: outcome.responseBody,
-      duration_ms: Date.now() - started,
-      error,
-    });
-    await trx('webhook_deliveries')
-      .where({ id: delivery.id })
-      .update({
-        status,
-        attempts: attempt,
-        claimed_at: null,
-        last_status_code: outcome.statusCode,
-        last_error: error,
-        next_attempt_at: retryIn !== undefined ? new Date(attemptedAt.getTime() + retryIn) : null,
-        completed_at: status === 'pending' ? null : deps.clock.now(),
-      });
+  const recordAttempt = deps.knex('webhook_delivery_attempts').insert({
+    delivery_id: delivery.id,
+    attempt,
+    attempted_at: attemptedAt,
+    status_code: outcome.statusCode,
+    response_body: outcome.responseBody,
+    duration_ms: Date.now() - started,
+    error,
   });
+  const nextState = deps.knex('webhook_deliveries')
+    .where({ id: delivery.id })
+    .update({
+      status,
+      attempts: attempt,
+      claimed_at: null,
+      last_status_code: outcome.statusCode,
+      last_error: error,
+      next_attempt_at: retryIn !== undefined ? new Date(attemptedAt.getTime() + retryIn) : null,
+      completed_at: status === 'pending' ? null : deps.clock.now(),
+    })
+    .toSQL();
+  // The attempt and the delivery's next state in one statement: together, in one round trip.
+  await deps.knex.raw(`with recorded as (?) ${nextState.sql}`, [recordAttempt, ...nextState.bindings]);
   if (status !== 'succeeded') {
     deps.logger?.warn({ deliveryId: delivery.id, tenantId: delivery.tenant_id, subscriptionId: delivery.subscription_id, attempt, status, error }, 'webhook delivery failed');
   }

@@ -1,8 +1,9 @@
 import { handleCommand, loadAggregate, type CommandContext } from '../../commands/aggregate.js';
 import { runAggregate, type RunCommand, type RunState } from '../../commands/workflows/run-aggregate.js';
-import { loadSecrets, SECRET_NAME, withSecrets, type ActionSecret } from '../../commands/workflows/workflow-secrets.js';
+import { loadSecrets, needsSecrets, SECRET_NAME, withSecrets, type ActionSecret } from '../../commands/workflows/workflow-secrets.js';
 import { DomainError } from '../../domain/errors.js';
-import { actionsAt, groupHolds, normaliseConditions, waitDelayMs, type WorkflowAction } from '../../domain/workflows.js';
+import { actionsAt, groupHolds, MAX_WORKFLOW_DEPTH, normaliseConditions, waitDelayMs, type WorkflowAction } from '../../domain/workflows.js';
+import type { WorkflowRunEvent } from '../../events/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { oneAtATime } from '../../infra/key-locks.js';
 import type { SagaDeps } from '../saga.js';
@@ -10,6 +11,10 @@ import { ActionFailed, type ActionHandler, type ActionInput } from './action.js'
 
 type Started = Exclude<RunState, { status: 'absent' }>;
 type Outcome = 'done' | 'waiting' | 'failed';
+type OneCommand = Exclude<RunCommand, { kind: 'all' }>;
+export type RunStart = Extract<RunCommand, { kind: 'start' }>['run'];
+/** Steps without effects of their own: carried out again, they decide the same. */
+const PURE_STEPS = new Set(['branch', 'wait']);
 
 
 /** A step's recorded input: the action's config with credential-looking values masked (header and field lists too). */
@@ -35,22 +40,53 @@ const messageOf = (error: unknown): string =>
   error instanceof ActionFailed || error instanceof DomainError ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
 
 /**
+ * Starts the run of a workflow for its trigger event, or carries on the one a redelivered
+ * trigger started before (read from its stream). A new run's start is recorded together with
+ * what its first step did, in one append after that step's effects: the loop guard reads the
+ * depth of a change from the change's own metadata (`workflowDepth`), so nothing needs the
+ * run recorded before. A crash before that append repeats the first step, with the same ids.
+ * Nobody else carries a new run on meanwhile: the wait job takes only waiting runs (this walk
+ * returns once it records a wait), and a redelivery of the trigger comes after this delivery.
+ */
+export async function startRun(deps: SagaDeps, handlers: Map<string, ActionHandler>, tenantId: string, start: RunStart): Promise<Outcome | null> {
+  const { revision } = await loadAggregate(deps.store, runAggregate, start.id, tenantId);
+  if (revision >= 0) return carryOnRun(deps, handlers, tenantId, start.id, start.workflowId);
+  const state = runAggregate.evolve(runAggregate.initialState, { type: 'WorkflowRunStarted', data: start } as WorkflowRunEvent) as Started;
+  const secrets = needsSecrets(start.actions) ? await loadSecrets(deps, tenantId, start.workflowId) : [];
+  const walk = new RunWalk(deps, handlers, tenantId, state, secrets, [{ kind: 'start', run: start }]);
+  if (start.depth > MAX_WORKFLOW_DEPTH) {
+    return walk.refuse(`loop guard: this change was made by a chain of ${start.depth - 1} workflow runs (at most ${MAX_WORKFLOW_DEPTH} may follow each other); nothing was done`);
+  }
+  return walk.walk();
+}
+
+/**
  * Carries a run on from where its stream says it is: completed steps are skipped (their
  * results replayed into the record later steps see), a due wait completes, the next steps
- * run. One runner per workflow at a time, across processes. Every step's effects use ids
- * derived from (run, step), so carrying a step out again after a crash repeats nothing.
+ * run. One carrier per run at a time, across processes (the saga's redelivery and the wait
+ * job). Every step's effects use ids derived from (run, step), so carrying a step out again
+ * after a crash repeats nothing.
  */
 export function carryOnRun(deps: SagaDeps, handlers: Map<string, ActionHandler>, tenantId: string, runId: string, workflowId: string): Promise<Outcome | null> {
-  return oneAtATime(deps.knex, `workflow:${tenantId}:${workflowId}`, async () => {
+  return oneAtATime(deps.knex, `workflow-run:${runId}`, async () => {
     const { state } = await loadAggregate(deps.store, runAggregate, runId, tenantId);
     if (state.status === 'absent' || state.status === 'completed' || state.status === 'failed') return null;
-    return new RunWalk(deps, handlers, tenantId, state, await loadSecrets(deps, tenantId, workflowId)).walk();
+    const secrets = needsSecrets(state.actions) ? await loadSecrets(deps, tenantId, workflowId) : [];
+    return new RunWalk(deps, handlers, tenantId, state, secrets).walk();
   });
 }
 
+/**
+ * Walks a run's actions. What a step did is recorded in the run's stream before the next
+ * step with effects of its own runs (so a crash repeats at most that one step), and steps
+ * without effects (a branch, an elapsed wait) and the run's end go with the step before
+ * them: a one-action run is recorded in one append, start to end.
+ */
 class RunWalk {
   private working: Record<string, unknown>;
   private readonly command: CommandContext;
+  /** Its stream does not exist yet: the first append expects none. */
+  private fresh: boolean;
 
   constructor(
     private readonly deps: SagaDeps,
@@ -58,21 +94,48 @@ class RunWalk {
     private readonly tenantId: string,
     private readonly run: Started,
     private readonly secrets: ActionSecret[],
+    /** Recorded with the next append. */
+    private pending: OneCommand[] = [],
   ) {
     this.working = { ...run.trigger.record };
-    this.command = { tenantId, userId: run.trigger.userId, correlationId: run.trigger.correlationId, causationId: run.trigger.eventId };
+    this.fresh = pending.some((c) => c.kind === 'start');
+    this.command = {
+      tenantId,
+      userId: run.trigger.userId,
+      correlationId: run.trigger.correlationId,
+      causationId: run.trigger.eventId,
+      workflowDepth: run.depth,
+    };
+  }
+
+  /** Records the run as failed before any step: `error` says why. */
+  async refuse(error: string): Promise<Outcome> {
+    this.note({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error });
+    await this.write();
+    return 'failed';
   }
 
   async walk(): Promise<Outcome> {
     const outcome = await this.level(null, null);
-    if (outcome === 'done') await this.record({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error: null });
+    if (outcome === 'done') this.note({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error: null });
+    await this.write();
     return outcome;
   }
 
   private now = () => this.deps.clock.now().toISOString();
 
-  private record(command: RunCommand) {
-    return handleCommand(this.deps, runAggregate, this.run.id, command, this.command);
+  private note(command: OneCommand) {
+    this.pending.push(command);
+  }
+
+  /** Appends what is noted, in one append. */
+  private async write() {
+    if (this.pending.length === 0) return;
+    const commands = this.pending;
+    this.pending = [];
+    const newStream = this.fresh;
+    this.fresh = false;
+    await handleCommand(this.deps, runAggregate, this.run.id, commands.length === 1 ? commands[0] : { kind: 'all', commands }, this.command, { newStream });
   }
 
   private merge(result: Record<string, unknown> | null | undefined) {
@@ -101,25 +164,27 @@ class RunWalk {
       if (seen?.status === 'waiting') {
         const resumeAt = String(seen.result?.resumeAt);
         if (this.deps.clock.now() < new Date(resumeAt)) return 'waiting';
-        await this.record({ kind: 'complete-step', step: { ...base, result: { waitedUntil: resumeAt }, finishedAt: this.now() } });
+        this.note({ kind: 'complete-step', step: { ...base, result: { waitedUntil: resumeAt }, finishedAt: this.now() } });
         return 'done';
       }
       const delay = waitDelayMs(action.config);
       if (delay <= 0) {
-        await this.record({ kind: 'complete-step', step: { ...base, result: { waitedUntil: base.startedAt }, finishedAt: this.now() } });
+        this.note({ kind: 'complete-step', step: { ...base, result: { waitedUntil: base.startedAt }, finishedAt: this.now() } });
         return 'done';
       }
       const resumeAt = new Date(this.deps.clock.now().getTime() + delay).toISOString();
-      await this.record({ kind: 'wait', step: { ...base, resumeAt, finishedAt: base.startedAt } });
+      this.note({ kind: 'wait', step: { ...base, resumeAt, finishedAt: base.startedAt } });
       return 'waiting';
     }
     if (action.actionType === 'branch') {
       const condition = normaliseConditions((action.config as { condition?: unknown }).condition);
       const met = groupHolds(condition, this.working, this.run.trigger.previous);
       const side = met ? 'yes' : 'no';
-      await this.record({ kind: 'complete-step', step: { ...base, result: { branch: side, conditionMet: met }, finishedAt: this.now() } });
+      this.note({ kind: 'complete-step', step: { ...base, result: { branch: side, conditionMet: met }, finishedAt: this.now() } });
       return this.level(action.id, side);
     }
+    // What the steps before did (with effects) is stored before this one acts; a start or a branch may wait for the next append.
+    if (this.pending.some((c) => c.kind === 'fail-step' || (c.kind === 'complete-step' && !PURE_STEPS.has(c.step.actionType)))) await this.write();
     let result: Record<string, unknown>;
     try {
       const handler = this.handlers.get(action.actionType);
@@ -128,12 +193,12 @@ class RunWalk {
     } catch (error) {
       const message = messageOf(error).slice(0, 2000);
       const continued = action.config.continueOnError === true;
-      await this.record({ kind: 'fail-step', step: { ...base, error: message, continued, finishedAt: this.now() } });
+      this.note({ kind: 'fail-step', step: { ...base, error: message, continued, finishedAt: this.now() } });
       if (continued) return 'done';
-      await this.record({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error: `${action.actionType} failed: ${message}` });
+      this.note({ kind: 'finish', id: this.run.id, finishedAt: this.now(), error: `${action.actionType} failed: ${message}` });
       return 'failed';
     }
-    await this.record({ kind: 'complete-step', step: { ...base, result, finishedAt: this.now() } });
+    this.note({ kind: 'complete-step', step: { ...base, result, finishedAt: this.now() } });
     this.merge(result);
     return 'done';
   }

@@ -1,7 +1,6 @@
-import { handleCommand } from '../../commands/aggregate.js';
-import { runAggregate } from '../../commands/workflows/run-aggregate.js';
-import { groupHolds, MAX_WORKFLOW_DEPTH, normaliseConditions, type WorkflowAction } from '../../domain/workflows.js';
+import { groupHolds, normaliseConditions, type WorkflowAction } from '../../domain/workflows.js';
 import type { RecordedEvent } from '../../events/store/types.js';
+import { WORKFLOW_DEFINITION_EVENT_TYPES } from '../../events/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { workflowsProjection } from '../../projections/workflows.js';
 import { accountsProjection } from '../../projections/accounts.js';
@@ -10,12 +9,12 @@ import { identityProjection } from '../../projections/identity.js';
 import { leadsProjection } from '../../projections/leads.js';
 import { opportunitiesProjection } from '../../projections/opportunities.js';
 import { tasksProjection } from '../../projections/tasks.js';
-import type { Saga, SagaDeps } from '../saga.js';
+import type { Saga, SagaContext, SagaDeps } from '../saga.js';
 import type { ActionHandler } from './action.js';
 import { RECORD_ACTIONS } from './actions/record-actions.js';
 import { messageActions } from './actions/messages.js';
 import { webhookAction } from './actions/webhook.js';
-import { carryOnRun } from './run-executor.js';
+import { carryOnRun, startRun } from './run-executor.js';
 import { possibleTriggers, TRIGGER_EVENT_TYPES, triggerRecords, triggersOf } from './triggers.js';
 
 /** Every action type's handler (wait and branch are the executor's own). */
@@ -25,13 +24,45 @@ const RECORD_PROJECTIONS = [leadsProjection, contactsProjection, accountsProject
 
 export const runIdOf = (workflowId: string, eventId: string) => deterministicId('workflow-run', workflowId, eventId);
 
-/** How deep in a chain of workflow-caused changes this event is: 0 for a person's change, n when a run at depth n caused it. */
-async function depthOf(deps: SagaDeps, event: RecordedEvent): Promise<number> {
+/**
+ * How deep in a chain of workflow-caused changes this event is: 0 for a person's change, n
+ * when a run at depth n caused it. A run's changes say so in their metadata; an event from
+ * before they did is measured by the runs its cause started, as the workflows projection has them.
+ */
+async function depthOf(context: SagaContext, event: RecordedEvent): Promise<number> {
+  const said = event.metadata.workflowDepth;
+  if (typeof said === 'number') return said;
   const cause = event.metadata.causationId;
   if (!cause) return 0;
-  const row = await deps.knex('workflow_runs').where({ tenant_id: event.metadata.tenantId, trigger_event_id: cause }).max<{ depth: number | null }>('depth as depth').first();
+  await context.awaitProjection(workflowsProjection);
+  const row = await context.deps.knex('workflow_runs').where({ tenant_id: event.metadata.tenantId, trigger_event_id: cause }).max<{ depth: number | null }>('depth as depth').first();
   return row?.depth ?? 0;
 }
+
+interface ActiveWorkflow {
+  id: string;
+  version: number;
+  trigger_module: string;
+  trigger_type: string;
+  trigger_filters: unknown;
+  actions: WorkflowAction[];
+  created_at: Date;
+}
+
+/**
+ * The tenant's active workflows as of the event (every definition event before it applied),
+ * remembered between its events and read again only after one of its definition events.
+ */
+const activeWorkflows = (context: SagaContext, tenantId: string) =>
+  context.remember('active-workflows', async (): Promise<ActiveWorkflow[]> => {
+    await context.awaitProjection(workflowsProjection);
+    return context.deps
+      .knex('workflows')
+      .where({ tenant_id: tenantId, is_active: true })
+      .whereNull('deleted_at')
+      .orderBy('created_at')
+      .select('id', 'version', 'trigger_module', 'trigger_type', 'trigger_filters', 'actions', 'created_at');
+  });
 
 /**
  * Spec B§6: each record event is matched against the tenant's active workflows of its
@@ -43,21 +74,16 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
   return {
     name: 'workflows',
     handles: TRIGGER_EVENT_TYPES,
+    watches: WORKFLOW_DEFINITION_EVENT_TYPES,
     async handle(event, context) {
       const { deps } = context;
       const possible = possibleTriggers(event.type);
       if (!possible) return;
       const tenantId = event.metadata.tenantId;
-      // Workflows saved, and runs started, before this event must be visible to match against and to measure depth by.
-      await context.awaitProjection(workflowsProjection);
-      const candidates: { id: string; version: number; trigger_type: string; trigger_filters: unknown; actions: WorkflowAction[] }[] = await deps
-        .knex('workflows')
-        .where({ tenant_id: tenantId, trigger_module: possible.module, is_active: true })
-        .whereIn('trigger_type', possible.types)
-        .whereNull('deleted_at')
-        .where('created_at', '<=', event.createdAt)
-        .orderBy('created_at')
-        .select('id', 'version', 'trigger_type', 'trigger_filters', 'actions');
+      const happened = event.createdAt.getTime();
+      const candidates = (await activeWorkflows(context, tenantId)).filter(
+        (w) => w.trigger_module === possible.module && possible.types.includes(w.trigger_type) && new Date(w.created_at).getTime() <= happened,
+      );
       // Most events concern no workflow: the record's stream is read only when one might fire.
       if (candidates.length === 0) return;
       const match = await triggersOf(deps.store, event);
@@ -66,12 +92,9 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
       if (workflows.length === 0) return;
       // The record's view names its owner and account, and actions check references against the record read models (an opportunity's account, an assignee, an owner's load): as of this event at least.
       await Promise.all(RECORD_PROJECTIONS.map((projection) => context.awaitProjection(projection, { inclusive: true })));
-      const { record, previous } = await triggerRecords(deps, match, event);
-      const depth = (await depthOf(deps, event)) + 1;
+      const [{ record, previous }, depth] = await Promise.all([triggerRecords(deps, match, event), depthOf(context, event)]);
       for (const workflow of workflows) {
         if (!groupHolds(normaliseConditions(workflow.trigger_filters), record, previous)) continue;
-        const runId = runIdOf(workflow.id, event.id);
-        const command = { tenantId, userId: event.metadata.userId, correlationId: event.metadata.correlationId, causationId: event.id };
         const trigger = {
           module: match.module,
           type: workflow.trigger_type,
@@ -82,13 +105,8 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
           record,
           previous,
         };
-        await handleCommand(deps, runAggregate, runId, { kind: 'start', run: { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth } }, command);
-        if (depth > MAX_WORKFLOW_DEPTH) {
-          const error = `loop guard: this change was made by a chain of ${depth - 1} workflow runs (at most ${MAX_WORKFLOW_DEPTH} may follow each other); nothing was done`;
-          await handleCommand(deps, runAggregate, runId, { kind: 'finish', id: runId, finishedAt: deps.clock.now().toISOString(), error }, command);
-          continue;
-        }
-        await carryOnRun(deps, handlers, tenantId, runId, workflow.id);
+        const runId = runIdOf(workflow.id, event.id);
+        await startRun(deps, handlers, tenantId, { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth: depth + 1 });
       }
     },
   };

@@ -7,6 +7,7 @@ import { changeLeadStage, updateLead } from '../../../commands/leads/lead-comman
 import { changeOpportunityStage, createOpportunity, updateOpportunity } from '../../../commands/opportunities/opportunity-commands.js';
 import { createTask, updateTask } from '../../../commands/tasks/task-commands.js';
 import { pickedFor, rotationAggregate, type PickRequest } from '../../../commands/workflows/owner-rotation.js';
+import { oneAtATime } from '../../../infra/key-locks.js';
 import { currentView, isViewModule, ownerFieldOf, type ViewModule } from '../../../queries/record-views.js';
 import { ActionFailed, type ActionHandler, type ActionInput } from '../action.js';
 import { changeFor, setterOf, settableNames, type FieldChange } from './settable-fields.js';
@@ -157,7 +158,10 @@ export const assignOwner: ActionHandler = {
       loads: algorithm === 'load_based' ? await loadsOf(input, pool) : {},
       preferred: await preferredOwners(input, algorithm),
     };
-    const { state } = await handleCommand(input.deps, rotationAggregate, input.workflowId, { kind: 'pick', ...request }, input.command, { eventIds: input.eventIds(0) });
+    // Runs of one workflow go side by side: its picks one at a time (each appended at the revision read, so a race would only retry).
+    const { state } = await oneAtATime(input.deps.knex, `workflow-rotation:${input.workflowId}`, () =>
+      handleCommand(input.deps, rotationAggregate, input.workflowId, { kind: 'pick', ...request }, input.command, { eventIds: input.eventIds(0) }),
+    );
     const userId = pickedFor(state, request.actionId, input.runId)!;
     const { changed, changes } = await updateRecord(input, { changes: { [ownerFieldOf(moduleOf(input))]: userId } });
     return { algorithm, userId, changed, changes };
