@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Router } from 'express';
 import { completePendingPlans } from './commands/write-plan.js';
-import { seedMissingLeadSettings } from './commands/leads/lead-commands.js';
+import { seedMissingLeadSettings, seedMissingQualificationFrameworks } from './commands/leads/lead-commands.js';
 import { seedMissingPriceBooks } from './commands/products/price-book-commands.js';
 import { seedMissingTaskSettings } from './commands/task-settings/task-settings-commands.js';
 import { seedMissingOpportunitySettings } from './commands/opportunity-settings/opportunity-settings-commands.js';
@@ -63,6 +63,7 @@ import { migration0035TextOutbox } from './projections/migrations/0035_text_outb
 import { migration0037IdempotencyKeys } from './projections/migrations/0037_idempotency_keys.js';
 import { IdempotencyKeys } from './infra/idempotency-keys.js';
 import { migration0029LeadConversion } from './projections/migrations/0029_lead_conversion.js';
+import { migration0060QualificationFrameworks } from './projections/migrations/0060_qualification_frameworks.js';
 import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
 import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
@@ -134,6 +135,8 @@ import { pruneWebhookDeliveries, sendDueDeliveries } from './sagas/webhooks/webh
 import { webhookSaga } from './sagas/webhooks/webhook-saga.js';
 import type { Services } from './service.js';
 import { apiKeysRouter } from './http/api-keys.js';
+import { calendarSyncRouter } from './http/calendar-sync.js';
+import { searchRouter } from './http/search.js';
 import {
   customFieldsRouter, generalSettingsRouter, groupsRouter, industriesRouter, moduleLayoutSettingsRouter, moduleSettingsRouter, tableColumnsRouter,
   tablePreferencesRouter, tabsRouter,
@@ -236,7 +239,7 @@ export const modules: ModuleManifest[] = [
       { path: '/lead-settings', router: leadSettingsRouter },
     ],
     projections: [leadSettingsProjection, leadsProjection],
-    migrations: [migration0008Leads, migration0013LeadJobs, migration0029LeadConversion],
+    migrations: [migration0008Leads, migration0013LeadJobs, migration0029LeadConversion, migration0060QualificationFrameworks],
     jobs: (services) => {
       const leadJobs = { batchSize: services.config.LEAD_JOB_BATCH_SIZE, timeBudgetMs: services.config.LEAD_JOB_TIME_BUDGET_MS };
       return [
@@ -260,7 +263,10 @@ export const modules: ModuleManifest[] = [
     },
     // A conversion writes contacts, accounts and opportunities, which the client reads next.
     reads: ['leads', 'lead-settings', 'record-timeline', 'contacts', 'accounts', 'opportunities'],
-    upgradeSeeds: [{ what: 'lead settings', run: seedMissingLeadSettings }],
+    upgradeSeeds: [
+      { what: 'lead settings', run: seedMissingLeadSettings },
+      { what: 'qualification frameworks', run: seedMissingQualificationFrameworks },
+    ],
   },
   {
     // Before any `/tasks` entry: the tasks router's `/:id` would otherwise take `lookups`, `settings`, `types`….
@@ -493,6 +499,17 @@ export const modules: ModuleManifest[] = [
     migrations: [migration0070Customisation],
     upgradeSeeds: [{ what: 'industries', run: seedMissingIndustries }],
     reads: ['module-settings', 'general-settings', 'table-preferences'],
+  },
+  {
+    // Global search (issue 30): the web client's header search over contacts, accounts, leads, opportunities, tasks and
+    // products, in the caller's scope; reads the record modules' read models (their trigram-indexed search_text).
+    name: 'search',
+    routes: [{ path: '/search', router: searchRouter }],
+  },
+  {
+    // Calendar sync (issue 30): no external calendar is connected; the web client's connection check gets that answer.
+    name: 'calendar-sync',
+    routes: [{ path: '/calendar-sync', router: calendarSyncRouter }],
   },
 ];
 

@@ -234,6 +234,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       basePath: config.API_BASE_PATH,
       bodyLimit: config.BODY_LIMIT,
       corsOrigins: config.CORS_ORIGINS,
+      referenceClientOrigins: config.REFERENCE_CLIENT_ORIGINS,
       multipartPaths: modules.flatMap((m) => (m.routes ?? []).filter((r) => r.multipart).map((r) => r.path)),
       logger,
       metricsToken: config.METRICS_TOKEN,

@@ -137,3 +137,36 @@ export function completePermissions(given: Permissions): Permissions {
 export function completeRecordAccess(given: Partial<RecordAccess>): RecordAccess {
   return Object.fromEntries(SCOPED_MODULES.map((m) => [m, given[m] ?? 'own']));
 }
+
+const RECORD_ACTIONS: Action[] = ['view', 'create', 'edit', 'delete', 'export', 'import'];
+const CRUD: Action[] = ['view', 'create', 'edit', 'delete'];
+/** The actions that mean something on each module (a stored matrix still has every action, false where not granted). */
+const MODULE_ACTIONS: Record<Module, Action[]> = {
+  contacts: RECORD_ACTIONS,
+  accounts: RECORD_ACTIONS,
+  leads: RECORD_ACTIONS,
+  opportunities: RECORD_ACTIONS,
+  tasks: RECORD_ACTIONS,
+  products: RECORD_ACTIONS,
+  reports: RECORD_ACTIONS,
+  dashboard: ['view'],
+  time_entries: RECORD_ACTIONS,
+  work_requests: RECORD_ACTIONS,
+  workflows: CRUD,
+  forms: CRUD,
+  notifications: CRUD,
+  users: [...CRUD, 'invite'],
+  roles: CRUD,
+  settings: ['view', 'edit'],
+};
+
+const label = (module: string) => module.split('_').map((w) => w[0].toUpperCase() + w.slice(1)).join(' ');
+
+/** What a role editor offers (the web client's `GET /roles/module-definitions`): modules with their actions, and the record scopes. */
+export function moduleDefinitions() {
+  return {
+    modules: Object.fromEntries(MODULES.map((m) => [m, { label: label(m), actions: MODULE_ACTIONS[m] }])),
+    recordAccessModules: [...SCOPED_MODULES],
+    recordAccessLevels: [...SCOPES],
+  };
+}

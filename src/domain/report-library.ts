@@ -70,4 +70,14 @@ export const LIBRARY: readonly LibraryTemplate[] = [
 
 const BY_ID = new Map(LIBRARY.map((t) => [t.id, t]));
 export const libraryTemplate = (id: string) => BY_ID.get(id);
+
+/** The folder each category of template is shown in (the reference's system folders, and one for work). */
+export const LIBRARY_FOLDERS: Record<LibraryTemplate['category'], string> = {
+  pipeline: 'Pipeline & Deals',
+  leads: 'Leads',
+  activity: 'Activities & Productivity',
+  contacts: 'Contacts & Accounts',
+  revenue: 'Revenue & Forecasting',
+  work: 'Work & Time',
+};
 export const libraryItem = (t: LibraryTemplate) => ({ id: t.id, name: t.name, description: t.description, category: t.category, chartType: t.chartType, dataSource: t.dataSource });

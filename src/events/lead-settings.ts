@@ -4,7 +4,7 @@ import type { DomainEvent } from './domain-event.js';
 /**
  * A tenant's lead (and opportunity pipeline) settings live in one configuration stream,
  * `lead_settings-<tenantId>`: pipelines, stages, priorities, sources, disqualification
- * reasons, record-team roles, scoring rules and keyed settings. Each collection has
+ * reasons, record-team roles, scoring rules, qualification frameworks and keyed settings. Each collection has
  * `<Kind>Created/Updated/Deleted` events carrying the item's id; keyed settings change
  * with `LeadSettingChanged` (the key's whole new value).
  */
@@ -133,6 +133,32 @@ export interface ScoringRule {
 
 export type ScoringRuleFields = Omit<ScoringRule, 'id'>;
 
+export const QUALIFICATION_FIELD_TYPES = ['text', 'textarea', 'number', 'select', 'checkbox', 'date'] as const;
+
+/** One question of a qualification framework (BANT's "budget"): a lead's answer is `qualification[fieldKey]`. */
+export interface QualificationField {
+  id: string;
+  fieldKey: string;
+  fieldLabel: string;
+  fieldType: (typeof QUALIFICATION_FIELD_TYPES)[number];
+  fieldOptions: { label: string; value: string }[];
+  /** Its share of a fully qualified lead, 0–100 (informational, as in the reference). */
+  scoreWeight: number;
+  isRequired: boolean;
+  sortOrder: number;
+}
+
+/** A qualification framework (BANT, MEDDIC…): its questions; exactly one framework of a tenant is the active one. */
+export interface QualificationFrameworkFields {
+  name: string;
+  slug: string;
+  description: string | null;
+  isActive: boolean;
+  isSystem: boolean;
+  sortOrder: number;
+  fields: QualificationField[];
+}
+
 /** Each collection of the settings stream, with the prefix of its event types. */
 export const SETTINGS_COLLECTIONS = {
   pipelines: 'Pipeline',
@@ -142,6 +168,7 @@ export const SETTINGS_COLLECTIONS = {
   disqualificationReasons: 'DisqualificationReason',
   teamRoles: 'RecordTeamRole',
   scoringRules: 'ScoringRule',
+  qualificationFrameworks: 'QualificationFramework',
 } as const;
 export type SettingsCollection = keyof typeof SETTINGS_COLLECTIONS;
 
@@ -153,6 +180,7 @@ export interface CollectionFields {
   disqualificationReasons: CatalogueFields;
   teamRoles: CatalogueFields;
   scoringRules: ScoringRuleFields;
+  qualificationFrameworks: QualificationFrameworkFields;
 }
 
 export type LeadSettingsEvent =

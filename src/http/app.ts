@@ -1,3 +1,4 @@
+import { chooseResponseShape } from './response-shape.js';
 import express, { Router, type Express } from 'express';
 import { DomainError } from '../domain/errors.js';
 import type { Logger } from '../infra/logger.js';
@@ -16,6 +17,8 @@ export interface HttpAppOptions {
   bodyLimit: string;
   /** Exact origins a browser client may call from (CORS_ORIGINS); empty: same-origin only. */
   corsOrigins?: readonly string[];
+  /** Origins whose browser requests get the reference client's shapes (src/http/response-shape.ts). */
+  referenceClientOrigins?: readonly string[];
   /** Path prefixes (under the base path) whose routes read multipart/form-data bodies themselves. */
   multipartPaths?: readonly string[];
   logger: Logger;
@@ -76,6 +79,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     api.use(requireBodyType(options.multipartPaths ?? []), requireKnownEncoding);
     api.use(express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }));
     api.use(refuseUnsafeInput);
+    api.use(chooseResponseShape(options.referenceClientOrigins ?? []));
     options.mountApi(api);
     app.use(options.basePath || '/', api);
   }

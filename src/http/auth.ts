@@ -4,7 +4,7 @@ import { changePassword, forgotPassword, login, refresh, resetPassword, validate
 import { register } from '../commands/identity/registration.js';
 import { acceptInvitation, validateInvitation } from '../commands/identity/invitations.js';
 import { passwordSchema } from '../infra/passwords.js';
-import { authUser, authUserShort, currentUser, tenantShape } from '../queries/auth.js';
+import { appConfigOf, authUser, authUserShort, currentUser, tenantShape } from '../queries/auth.js';
 import type { Services } from '../service.js';
 import { principalOf, requireSignedInUser } from './authenticate.js';
 import { parseBody, parseQuery } from './validate.js';
@@ -50,12 +50,19 @@ export function authRouter(services: Services): Router {
       refreshToken: result.refreshToken,
       user: authUserShort(result.principal),
       tenant: tenantShape(result.principal),
+      appConfig: appConfigOf(services.config),
     });
   });
 
   router.post('/login', async (req, res) => {
     const result = await login(services, parseBody(loginBody, req), req.ip ?? 'unknown', requestId(res));
-    res.json({ accessToken: result.accessToken, refreshToken: result.refreshToken, user: authUser(result.principal), tenant: tenantShape(result.principal) });
+    res.json({
+      accessToken: result.accessToken,
+      refreshToken: result.refreshToken,
+      user: authUser(result.principal),
+      tenant: tenantShape(result.principal),
+      appConfig: appConfigOf(services.config),
+    });
   });
 
   router.post('/refresh', async (req, res) => {
@@ -68,7 +75,13 @@ export function authRouter(services: Services): Router {
 
   router.post('/invite/accept', async (req, res) => {
     const result = await acceptInvitation(services, parseBody(acceptBody, req), requestId(res));
-    res.status(201).json({ accessToken: result.accessToken, refreshToken: result.refreshToken, user: authUserShort(result.principal), tenant: tenantShape(result.principal) });
+    res.status(201).json({
+      accessToken: result.accessToken,
+      refreshToken: result.refreshToken,
+      user: authUserShort(result.principal),
+      tenant: tenantShape(result.principal),
+      appConfig: appConfigOf(services.config),
+    });
   });
 
   router.post('/forgot-password', async (req, res) => {

@@ -2,9 +2,9 @@ import cors, { type CorsOptions } from 'cors';
 import type { RequestHandler } from 'express';
 
 /** What a browser client on an allowed origin may send beyond the CORS-safelisted headers. */
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'X-Request-Id'];
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'X-Request-Id', 'X-Response-Shape'];
 /** Response headers the service sends that such a client may read (a browser hides all others but the safelisted few). */
-export const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'X-Request-Id', 'Content-Disposition', 'Idempotent-Replayed'];
+export const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'X-Request-Id', 'Content-Disposition', 'Idempotent-Replayed', 'X-Total-Count'];
 export const CORS_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** How long a browser may reuse a preflight answer (browsers cap it lower: Chromium at 2 h). */
 export const CORS_MAX_AGE_SECONDS = 600;

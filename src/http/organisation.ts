@@ -13,12 +13,12 @@ import {
   updateRole,
   updateTeam,
 } from '../commands/identity/organisation-admin.js';
-import { ACTIONS, MODULES, SCOPED_MODULES, SCOPES } from '../domain/permissions.js';
+import { ACTIONS, MODULES, SCOPED_MODULES, SCOPES, moduleDefinitions } from '../domain/permissions.js';
 import type { Position } from '../events/store/types.js';
-import { getDepartment, getRole, getTeam, listDepartments, listRoles, listTeams } from '../queries/organisation.js';
+import { getDepartment, getRole, getTeam, listDepartments, listRoles, listTeams, teamLookup } from '../queries/organisation.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requireAdmin } from './authenticate.js';
-import { idParam, parseBody } from './validate.js';
+import { idParam, parseBody, parseQuery } from './validate.js';
 
 const uuid = z.uuid();
 const text = (max: number) => z.string().trim().max(max).nullable().optional();
@@ -49,6 +49,7 @@ export const teamBody = z.object({
 });
 export const teamUpdate = teamBody.partial().strict();
 export const memberBody = z.object({ userId: uuid });
+export const teamLookupQuery = z.object({ departmentId: uuid.optional() });
 
 /**
  * Roles (with their permission matrix and record scopes), departments (with a head and
@@ -68,6 +69,8 @@ export function rolesRouter(services: Services): Router {
   const settle = (position: Position | null, created?: CreatedRecord) => services.waitForProjections(position, created);
 
   router.get('/', async (_req, res) => res.json(await listRoles(knex, tenant(res))));
+  // Before `/:id`, which would take `module-definitions` for an id: what the role editor offers.
+  router.get('/module-definitions', (_req, res) => res.json(moduleDefinitions()));
   router.get('/:id', async (req, res) => res.json(found(await getRole(knex, tenant(res), idParam(req, 'id', 'Role')), 'Role')));
   router.post('/', requireAdmin, async (req, res) => {
     const body = parseBody(roleBody, req);
@@ -127,6 +130,8 @@ export function teamsRouter(services: Services): Router {
   const settle = (position: Position | null, created?: CreatedRecord) => services.waitForProjections(position, created);
 
   router.get('/', async (_req, res) => res.json(await listTeams(knex, tenant(res))));
+  // Before `/:id`, which would take `lookup` for an id.
+  router.get('/lookup', async (req, res) => res.json(await teamLookup(knex, tenant(res), parseQuery(teamLookupQuery, req).departmentId)));
   router.get('/:id', async (req, res) => res.json(found(await getTeam(knex, tenant(res), idParam(req, 'id', 'Team')), 'Team')));
   router.post('/', requireAdmin, async (req, res) => {
     const body = parseBody(teamBody, req);

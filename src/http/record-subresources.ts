@@ -1,18 +1,38 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
+import { z } from 'zod';
 import type { CommandContext, DomainEvent, EventFold } from '../commands/aggregate.js';
 import { notFound } from '../domain/errors.js';
 import type { Position } from '../events/store/types.js';
 import { recordHistory } from '../queries/history.js';
 import type { Principal } from '../domain/principal.js';
 import { recordKind, recordVisible } from '../queries/record-registry.js';
-import { recordActivities, recordNotes } from '../queries/record-subresources.js';
+import { countRecordActivities, recordActivities, recordNotes } from '../queries/record-subresources.js';
 import { recordDocuments } from '../queries/uploads.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { noteBody } from './record-schemas.js';
 import { historyRange } from './record-versioning.js';
-import { idParam, parseBody } from './validate.js';
+import { idParam, listLimit, parseBody, parseQuery } from './validate.js';
+import { responseShape, type ResponseShape } from './response-shape.js';
+
+type Activity = Awaited<ReturnType<typeof recordActivities>>[number];
+type Note = Awaited<ReturnType<typeof recordNotes>>[number];
+
+/** The spec's Activity: `performedBy` is the performer's display name. */
+const specActivity = ({ performer: _performer, ...activity }: Activity) => activity;
+/** The reference client's: `performedBy` is the performer. */
+const referenceActivity = ({ performer, ...activity }: Activity) => ({ ...activity, performedBy: performer });
+/** A timeline's activities in the caller's shape. */
+export const activitiesIn = (shape: ResponseShape) => (shape === 'spec' ? specActivity : referenceActivity);
+/** The spec's Note has the author's display name as `createdBy`; the reference client's, the author. */
+const noteIn =
+  (shape: ResponseShape) =>
+  ({ author, ...note }: Note) =>
+    shape === 'spec' ? note : { ...note, createdBy: author };
+
+/** The reference client's page of a timeline (the spec's answer is the whole timeline). */
+export const activityPage = z.object({ page: z.coerce.number().int().min(1).max(1_000_000).default(1), limit: listLimit(100, 20) });
 
 /**
  * `/:id/activities`, `/history`, `/documents` (GET), `/notes` (GET and POST) for one record
@@ -42,7 +62,19 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
   };
 
   router.get('/:id/activities', view, async (req, res) => {
-    res.json(await recordActivities(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
+    const id = await visibleId(req, res);
+    const tenantId = principalOf(res).tenantId;
+    if (responseShape(res) === 'spec') {
+      res.json((await recordActivities(knex, tenantId, options.recordType, id)).map(specActivity));
+      return;
+    }
+    // The reference client pages the timeline and shows who acted.
+    const { page, limit } = parseQuery(activityPage, req);
+    const [items, total] = await Promise.all([
+      recordActivities(knex, tenantId, options.recordType, id, { page, limit }),
+      countRecordActivities(knex, tenantId, options.recordType, id),
+    ]);
+    res.json({ data: items.map(referenceActivity), meta: { total, page, limit, totalPages: Math.ceil(total / limit) } });
   });
   router.get('/:id/history', view, async (req, res) => {
     const id = await visibleId(req, res);
@@ -51,7 +83,8 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
   });
   mountRecordDocuments(router, services, options.recordType, visibleId);
   router.get('/:id/notes', view, async (req, res) => {
-    res.json(await recordNotes(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res)));
+    const notes = await recordNotes(knex, principalOf(res).tenantId, options.recordType, await visibleId(req, res));
+    res.json(notes.map(noteIn(responseShape(res))));
   });
   router.post('/:id/notes', requirePermission(options.module, 'edit'), async (req, res) => {
     const id = await visibleId(req, res);
@@ -60,7 +93,7 @@ export function mountRecordSubresources<S, E extends DomainEvent>(
     const result = await options.addNote(services, commandContextOf(res), id, { noteId, content });
     await services.waitForProjections(result.position, { id: noteId, location: `${req.baseUrl}/${id}/notes` });
     const [note] = (await recordNotes(knex, principalOf(res).tenantId, options.recordType, id)).filter((n) => n.id === noteId);
-    res.status(201).json(note);
+    res.status(201).json(noteIn(responseShape(res))(note));
   });
 }
 

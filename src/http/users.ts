@@ -1,3 +1,4 @@
+import { responseShape } from './response-shape.js';
 import { Router } from 'express';
 import { z } from 'zod';
 import { notFound } from '../domain/errors.js';
@@ -82,7 +83,7 @@ export function usersRouter(services: Services): Router {
   };
 
   router.get('/', async (req, res) => {
-    res.json(await listUsers(knex, principalOf(res).tenantId, parseQuery(listQuery, req), services.config.API_BASE_PATH));
+    res.json(await listUsers(knex, principalOf(res).tenantId, parseQuery(listQuery, req), services.config.API_BASE_PATH, responseShape(res)));
   });
   router.get('/lookup/roles', async (_req, res) => {
     res.json(await roleLookup(knex, principalOf(res).tenantId));

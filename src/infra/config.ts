@@ -62,6 +62,8 @@ export const configSchema = z.object({
   RESET_TOKEN_TTL_MINUTES: int(60, 5),
   INVITATION_TTL_DAYS: int(7, 1),
   APP_URL: z.url().default('http://localhost:3000'),
+  // Shown by web clients as their "Help & support" link (the login's appConfig.helpSupportUrl).
+  HELP_SUPPORT_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
   SMTP_URL: optional(z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL' })),
   MAIL_FROM: z.string().default('CRM <no-reply@crm.local>'),
   // Outbound HTTP (workflow webhooks, the SMS provider): hosts exempt from the private-address refusal.
@@ -71,6 +73,12 @@ export const configSchema = z.object({
     .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h.length > 0)),
   // Browser clients on other origins (exact `scheme://host[:port]`, comma-separated); empty: same-origin only.
   CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o.length > 0))
+    .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)'))),
+  // Origins of browser clients that read the reference web client's response shapes (see src/http/response-shape.ts).
+  REFERENCE_CLIENT_ORIGINS: z
     .string()
     .default('')
     .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o.length > 0))

@@ -17,6 +17,7 @@ export const SETTINGS_TABLES: Record<SettingsCollection, [table: string, fields:
   disqualificationReasons: ['disqualification_reasons', CATALOGUE],
   teamRoles: ['record_team_roles', CATALOGUE],
   scoringRules: ['scoring_rules', ['name', 'category', 'fieldKey', 'operator', 'value', 'scoreDelta', 'isActive', 'sortOrder']],
+  qualificationFrameworks: ['qualification_frameworks', ['name', 'slug', 'description', 'isActive', 'isSystem', 'sortOrder', 'fields']],
 };
 
 const handlers: EventHandlers = {

@@ -7,6 +7,7 @@ import type {
   LeadPriorityFields,
   PipelineFields,
   PipelineModule,
+  QualificationFrameworkFields,
   ScoringRuleFields,
   SettingsCollection,
   StageField,
@@ -269,6 +270,24 @@ export async function listScoringRules(knex: Knex, tenantId: string) {
 export async function getScoringRule(knex: Knex, tenantId: string, id: string) {
   const row = await liveRows(knex, 'scoring_rules', 'r', tenantId).where('r.id', id).first('r.*');
   return row ? ruleShape(row) : null;
+}
+
+// ---------------------------------------------------------------------------------------
+// Qualification frameworks
+
+const frameworkShape = (r: any) => {
+  const framework = fromColumns(r, fieldsOf('qualificationFrameworks')) as unknown as QualificationFrameworkFields;
+  return { id: r.id as string, ...framework, fields: [...framework.fields].sort((a, b) => a.sortOrder - b.sortOrder) };
+};
+
+export async function listQualificationFrameworks(knex: Knex, tenantId: string) {
+  const rows = await liveRows(knex, 'qualification_frameworks', 'q', tenantId).orderBy([{ column: 'q.sort_order' }, { column: 'q.name' }]).select('q.*');
+  return rows.map(frameworkShape);
+}
+
+export async function getQualificationFramework(knex: Knex, tenantId: string, id: string) {
+  const row = await liveRows(knex, 'qualification_frameworks', 'q', tenantId).where('q.id', id).first('q.*');
+  return row ? frameworkShape(row) : null;
 }
 
 // ---------------------------------------------------------------------------------------

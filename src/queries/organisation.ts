@@ -85,6 +85,13 @@ const teamShape = (t: any) => ({
   createdAt: t.created_at,
 });
 
+/** The teams to pick from (the web client's `/teams/lookup`), optionally of one department; every live team is active. */
+export async function teamLookup(knex: Knex, tenantId: string, departmentId?: string) {
+  const query = teamsOf(knex, tenantId).orderBy('t.name');
+  if (departmentId) query.where('t.department_id', departmentId);
+  return (await query).map((t: any) => ({ id: t.id, name: t.name, departmentId: t.department_id, departmentName: t.department_name, isActive: true }));
+}
+
 export async function listTeams(knex: Knex, tenantId: string) {
   return (await teamsOf(knex, tenantId).orderBy('t.name')).map(teamShape);
 }

@@ -46,9 +46,35 @@ const listItem = (r: any) => ({
   createdAt: r.created_at,
 });
 
+/**
+ * The reference web client's user list item (the spec's keys, then what that client reads:
+ * role, department and manager as objects, and the contact details).
+ */
+const referenceListItem = (r: any) => ({
+  ...listItem(r),
+  role: { id: r.role_id, name: r.role_name, level: r.role_level },
+  department: r.department_id ? { id: r.department_id, name: r.department_name } : null,
+  departmentId: r.department_id,
+  manager: r.manager_id ? { id: r.manager_id, firstName: r.manager_first_name, lastName: r.manager_last_name } : null,
+  managerId: r.manager_id,
+  jobTitle: r.title,
+  phone: r.phone,
+  avatarUrl: r.avatar_url ?? r.avatar,
+  timezone: r.timezone ?? null,
+  employeeId: null,
+  lastLoginAt: r.last_login_at,
+  updatedAt: r.updated_at,
+});
+
 export const SORTS = sortableColumns('u', ['first_name', 'last_name', 'email', 'status', 'created_at', 'last_login_at']);
 
-export async function listUsers(knex: Knex, tenantId: string, q: UserListQuery, basePath: string): Promise<Page<ReturnType<typeof listItem>>> {
+export async function listUsers(
+  knex: Knex,
+  tenantId: string,
+  q: UserListQuery,
+  basePath: string,
+  shape: 'spec' | 'reference' = 'spec',
+): Promise<Page<ReturnType<typeof listItem>>> {
   const query = usersOf(knex, tenantId).select(
     'u.id',
     'u.email',
@@ -61,6 +87,9 @@ export async function listUsers(knex: Knex, tenantId: string, q: UserListQuery, 
     'r.name as role_name',
     'r.level as role_level',
     'd.name as department_name',
+    ...(shape === 'spec'
+      ? []
+      : ['u.role_id', 'u.department_id', 'u.manager_id', 'u.title', 'u.phone', 'u.last_login_at', 'u.updated_at', 'm.first_name as manager_first_name', 'm.last_name as manager_last_name']),
   );
   if (q.search) {
     const like = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -79,7 +108,7 @@ export async function listUsers(knex: Knex, tenantId: string, q: UserListQuery, 
   if (q.teamId) query.whereRaw('u.id = any(select unnest(member_ids) from teams where tenant_id = ? and id = ? and deleted_at is null)', [tenantId, q.teamId]);
   const sort = sortOf(q, SORTS, 'first_name', 'asc');
   query.orderByRaw(`${sort.column} ${sort.dir} nulls last, u.id`);
-  return paginate(query, q.page, q.limit, listItem);
+  return paginate(query, q.page, q.limit, shape === 'spec' ? listItem : referenceListItem);
 }
 
 export async function getUser(knex: Knex, tenantId: string, id: string, basePath: string) {
@@ -122,7 +151,8 @@ export async function getUser(knex: Knex, tenantId: string, id: string, basePath
 
 export async function roleLookup(knex: Knex, tenantId: string) {
   const rows = await knex('roles').where({ tenant_id: tenantId }).whereNull('deleted_at').orderBy([{ column: 'level', order: 'desc' }, 'name']);
-  return rows.map((r: any) => ({ id: r.id, name: r.name, level: r.level, description: r.description, isSystem: r.is_system }));
+  // `is_system`, `is_custom`: the keys the existing web client reads beside the spec's.
+  return rows.map((r: any) => ({ id: r.id, name: r.name, level: r.level, description: r.description, isSystem: r.is_system, is_system: r.is_system, is_custom: !r.is_system }));
 }
 
 export async function nameLookup(knex: Knex, table: 'departments' | 'teams', tenantId: string) {

@@ -4,7 +4,7 @@ import type { Aggregate, DomainEvent } from '../../src/commands/aggregate.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { leadAggregate, type LeadCommand } from '../../src/commands/leads/leads.js';
 import { leadSettingsAggregate, type LeadSettingsCommand } from '../../src/commands/lead-settings/lead-settings.js';
-import { leadSettingsSeed } from '../../src/commands/lead-settings/lead-settings-seed.js';
+import { leadSettingsSeed, qualificationFrameworkSeed } from '../../src/commands/lead-settings/lead-settings-seed.js';
 import { CONTACTED, LEAD, NEW, P, after, at, changeStage, checkSla, created, createCommand, ctx, disqualify, note, remove, ruleEvent, settings, update } from '../support/lead-decider.js';
 import { seedEvents, withSettings } from '../support/lead-settings.js';
 import type { LeadSettingsEvent } from '../../src/events/lead-settings.js';
@@ -77,6 +77,7 @@ describe('commands are plain data: logged as JSON and replayed, they decide the 
     const withSource: typeof seeded = [...seeded, { type: 'LeadSourceCreated', data: { id: SOURCE, name: 'Podcast', description: null, isSystem: false, sortOrder: 12 } }];
     const cases: [history: typeof seeded, command: LeadSettingsCommand][] = [
       [[], { kind: 'seed', events: leadSettingsSeed(randomUUID) }],
+      [seeded.filter((e) => !e.type.startsWith('QualificationFramework')), { kind: 'seed-frameworks', events: qualificationFrameworkSeed(randomUUID) }],
       [seeded, { kind: 'create', collection: 'stages', id: randomUUID(), fields: { name: 'Demo', color: '#123456' } }],
       [seeded, { kind: 'update', collection: 'pipelines', id: P, changes: { stageMovement: 'sequential' } }],
       [withSource, { kind: 'delete', collection: 'sources', id: SOURCE, inUse: 0 }],
@@ -88,7 +89,7 @@ describe('commands are plain data: logged as JSON and replayed, they decide the 
       [seeded, { kind: 'change-settings', values: { sla: { firstContactHours: 2 }, general: { autoScoring: false } } }],
     ];
     const kinds: Record<LeadSettingsCommand['kind'], true> = {
-      seed: true, create: true, update: true, delete: true, 'reorder-stages': true,
+      seed: true, 'seed-frameworks': true, create: true, update: true, delete: true, 'reorder-stages': true,
       'add-stage-field': true, 'replace-stage-fields': true, 'update-stage-field': true, 'remove-stage-field': true, 'change-settings': true,
     };
 

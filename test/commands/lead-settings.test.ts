@@ -537,3 +537,39 @@ describe('lead settings decider', () => {
     });
   });
 });
+
+describe('qualification frameworks', () => {
+  const frameworks = (history: LeadSettingsEvent[]) => stateOf(history).collections.qualificationFrameworks;
+  const idOf = (history: LeadSettingsEvent[], name: string) => idWhere(frameworks(history), (f) => f.name === name, 'framework');
+  const withoutFrameworks = seeded.filter((e) => !e.type.startsWith('QualificationFramework'));
+
+  it('a new tenant gets BANT (active, named by general.activeQualificationFramework) and MEDDIC, with their questions', () => {
+    const all = Object.values(frameworks(seeded));
+    expect(all.map((f) => [f.name, f.slug, f.isActive, f.isSystem])).to.have.deep.members([['BANT', 'bant', true, true], ['MEDDIC', 'meddic', false, true]]);
+    expect(frameworks(seeded)[idOf(seeded, 'BANT')].fields.map((q) => [q.fieldKey, q.scoreWeight])).to.deep.equal([['budget', 25], ['authority', 20], ['need', 15], ['timeline', 15]]);
+    expect(settingOf(seededState, 'general').activeQualificationFramework).to.equal('bant');
+  });
+
+  it('seed-frameworks gives a tenant whose settings predate frameworks BANT and MEDDIC once; never an unseeded tenant or one that ever had one', () => {
+    const command = { kind: 'seed-frameworks', events: seeded.filter((e) => e.type.startsWith('QualificationFramework')) } as const;
+    expect(spec.given(withoutFrameworks).when(command).events).to.have.length(2);
+    spec.given(seeded).when(command).then([]);
+    spec.given([]).when(command).then([]);
+    const own = after(withoutFrameworks, { kind: 'create', collection: 'qualificationFrameworks', id: randomUUID(), fields: { name: 'Mine' } });
+    const gone = after(own, { kind: 'delete', collection: 'qualificationFrameworks', id: idOf(own, 'Mine'), inUse: 0 });
+    expect(Object.keys(frameworks(gone))).to.have.length(0);
+    spec.given(gone).when(command).then([]);
+  });
+
+  it('exactly one is active: activating one deactivates the other and names it in general; the active one is neither deactivated nor deleted', () => {
+    const BANT = idOf(seeded, 'BANT');
+    const MEDDIC = idOf(seeded, 'MEDDIC');
+    const activated = after(seeded, { kind: 'update', collection: 'qualificationFrameworks', id: MEDDIC, changes: { isActive: true } });
+    expect(frameworks(activated)[BANT].isActive).to.equal(false);
+    expect(frameworks(activated)[MEDDIC].isActive).to.equal(true);
+    expect(settingOf(stateOf(activated), 'general').activeQualificationFramework).to.equal('meddic');
+    spec.given(activated).when({ kind: 'update', collection: 'qualificationFrameworks', id: MEDDIC, changes: { isActive: false } }).then(refused('invalid'));
+    spec.given(activated).when({ kind: 'delete', collection: 'qualificationFrameworks', id: MEDDIC, inUse: 0 }).then(refused('invalid'));
+    expect(spec.given(activated).when({ kind: 'delete', collection: 'qualificationFrameworks', id: BANT, inUse: 0 }).events).to.have.length(1);
+  });
+});

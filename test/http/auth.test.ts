@@ -91,7 +91,7 @@ describe('authentication', () => {
       const res = await service.request('POST', '/api/auth/login', { tenantSlug: admin.tenant.slug, email: admin.user.email.toUpperCase(), password: PASSWORD });
       expect(res.status).to.equal(200);
       expect(res.body.user).to.include({ id: admin.user.id, role: 'admin', roleLevel: 100 });
-      expect(res.body.user).to.have.keys('id', 'email', 'firstName', 'lastName', 'role', 'roleLevel', 'avatar', 'departmentId', 'teamIds', 'permissions');
+      expect(res.body.user).to.have.keys('id', 'email', 'firstName', 'lastName', 'role', 'roleId', 'roleLevel', 'avatar', 'departmentId', 'teamIds', 'permissions');
     });
 
     it('answers an unknown tenant with 404, a wrong password or unknown email with the same 401', async () => {

@@ -58,7 +58,7 @@ describe('list limits', () => {
       { path: '/time-entries', max: 500, shape: 'meta' },
       { path: '/work-requests', max: 200, shape: 'meta' },
       { path: `/work-requests/${request.id}/activities`, max: 200, shape: 'array' },
-      { path: '/workflows', max: 100, shape: 'meta' },
+      { path: '/workflows', max: 1000, shape: 'array' },
       { path: `/workflows/${workflow.id}/runs`, max: 100, shape: 'runs' },
       { path: '/forms', max: 100, shape: 'meta' },
       { path: `/forms/${form.id}/submissions`, max: 100, shape: 'meta' },
@@ -71,6 +71,7 @@ describe('list limits', () => {
       { path: '/admin/audit-trail', max: 100, shape: 'meta' },
       { path: '/admin/outbox', max: 100, shape: 'meta' },
       { path: `/associations/search?type=contacts&q=${tag}`, max: 50, shape: 'array' },
+      { path: `/search?q=${tag}`, max: 50, shape: 'array' },
       { path: '/events', max: 1000, shape: 'feed' },
       { path: '/dashboard/top-performers', max: 100, shape: 'array' },
       { path: '/dashboard/recent-activities', max: 100, shape: 'array' },
@@ -120,6 +121,7 @@ describe('list limits', () => {
     expect((await call('GET', `/contacts?search=${tag}&limit=1000&page=2`)).body.data).to.have.length(1);
     const found = (await call('GET', `/associations/search?type=contacts&q=${tag}&limit=1000`)).body;
     expect(Array.isArray(found) ? found : found.data).to.have.length(50);
+    expect((await call('GET', `/search?q=${tag}&limit=1000`)).body, 'global search').to.have.length(50);
   });
 
   it('a limit within the maximum is used as given', async () => {

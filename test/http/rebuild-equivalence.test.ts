@@ -527,6 +527,12 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'PUT', `/lead-settings/priorities/${urgent.body.id}`, { icon: null, scoreMin: null, scoreMax: null, sortOrder: 0 });
       const doomedPriority = await call(t, 'POST', '/lead-settings/priorities', { name: `Temp ${unique()}` });
       await call(t, 'DELETE', `/lead-settings/priorities/${doomedPriority.body.id}`);
+      // Qualification frameworks: one made, its questions changed, made active (the seeded one goes inactive), one deleted.
+      const framework = await call(t, 'POST', '/lead-settings/qualification', { name: `Framework ${unique()}`, description: optionalOddText(r, 500), fields: [{ fieldKey: 'pain', fieldLabel: oddText(r, 100).trim() || 'Pain' }] });
+      await call(t, 'PUT', `/lead-settings/qualification/${framework.body.id}`, { fields: [{ id: framework.body.fields[0].id, fieldKey: 'pain', fieldLabel: 'Pain', scoreWeight: 40 }] });
+      await call(t, 'POST', `/lead-settings/qualification/${framework.body.id}/activate`);
+      const doomedFramework = await call(t, 'POST', '/lead-settings/qualification', { name: `Temp ${unique()}` });
+      await call(t, 'DELETE', `/lead-settings/qualification/${doomedFramework.body.id}`);
       for (const [path, collection] of [
         ['sources', 'sources'],
         ['disqualification-reasons', 'disqualificationReasons'],

@@ -98,7 +98,7 @@ describe('secrets at rest (SECRETS_ENCRYPTION_KEY)', () => {
     expect(verifyVapid(push.headers.authorization, pushService.origin).publicKey).to.equal(publicKey);
     expect(JSON.parse(browser.decrypt(push.body))).to.include({ title: 'Sealed', message: 'still arrives' });
     // The definition still shows the placeholder, never the credential.
-    const [workflow] = (await ok('GET', '/workflows')).data;
+    const [workflow] = await ok('GET', '/workflows');
     expect(JSON.stringify(await ok('GET', `/workflows/${workflow.id}`))).to.not.contain(credential.slice(7));
     await service.stop();
 

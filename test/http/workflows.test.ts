@@ -68,10 +68,13 @@ describe('workflows', () => {
       expect(yes).to.include({ parentActionId: branch.id, branch: 'yes' });
       expect(no).to.include({ parentActionId: branch.id, branch: 'no' });
       expect((await call('GET', `/workflows/${wf.id}`)).body).to.deep.equal(wf);
-      const listed = (await call('GET', '/workflows?module=leads&limit=100')).body;
-      expect(listed.data.map((w: any) => w.id)).to.include(wf.id);
-      expect(listed.data[0]).to.not.have.property('actions');
-      expect((await call('GET', '/workflows?module=tasks')).body.data.map((w: any) => w.id)).to.not.include(wf.id);
+      // The spec says only "list": an array, as the web client reads it, with the total in X-Total-Count.
+      const listed = await call('GET', '/workflows?module=leads&limit=100');
+      expect(listed.body).to.be.an('array');
+      expect(listed.body.map((w: any) => w.id)).to.include(wf.id);
+      expect(listed.body[0]).to.not.have.property('actions');
+      expect(Number(listed.headers.get('x-total-count'))).to.be.at.least(listed.body.length);
+      expect((await call('GET', '/workflows?module=tasks')).body.map((w: any) => w.id)).to.not.include(wf.id);
     });
 
     it('PUT makes a new version; toggle flips isActive; DELETE hides it; events record each change', async () => {
@@ -100,13 +103,13 @@ describe('workflows', () => {
         { actions: [{ actionType: 'wait', config: { days: 400 } }] },
         { name: '' },
       ];
-      const before = (await call('GET', '/workflows?limit=100')).body.meta.total;
+      const before = (await call('GET', '/workflows?limit=100')).headers.get('x-total-count');
       for (const body of bad) {
         const res = await call('POST', '/workflows', { name: 'bad', triggerModule: 'leads', triggerType: 'lead_updated', ...body });
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.message).to.be.a('string');
       }
-      expect((await call('GET', '/workflows?limit=100')).body.meta.total).to.equal(before);
+      expect((await call('GET', '/workflows?limit=100')).headers.get('x-total-count')).to.equal(before);
     });
 
     it("triggerFilters are answered as they were written (logic and all), and logic OR fires when only one filter holds", async () => {
@@ -119,7 +122,7 @@ describe('workflows', () => {
       await newWorkflow({ triggerFilters: { logic: 'AND', conditions: [{ field: 'id', operator: 'equals', value: lead.id }, both] }, actions: [{ actionType: 'create_task', config: { title: `${marker} both` } }] });
       expect(anyWf.triggerFilters).to.deep.equal(nested);
       expect((await call('GET', `/workflows/${anyWf.id}`)).body.triggerFilters).to.deep.equal(nested);
-      const listed = (await call('GET', '/workflows?limit=100')).body.data.find((w: any) => w.id === anyWf.id);
+      const listed = (await call('GET', '/workflows?limit=100')).body.find((w: any) => w.id === anyWf.id);
       expect(listed.triggerFilters).to.deep.equal(nested);
 
       expect((await call('PUT', `/leads/${lead.id}`, { title: `Buyer ${marker}` })).status).to.equal(200);
@@ -187,7 +190,7 @@ describe('workflows', () => {
       for (const [method, path] of [['GET', `/workflows/${wf.id}`], ['GET', `/workflows/${wf.id}/runs`], ['PATCH', `/workflows/${wf.id}/toggle`], ['DELETE', `/workflows/${wf.id}`]]) {
         expect((await call(method, path, method === 'PATCH' ? {} : undefined, other)).status, `${method} ${path}`).to.equal(404);
       }
-      expect((await call('GET', '/workflows?limit=100', undefined, other)).body.data.map((w: any) => w.id)).to.not.include(wf.id);
+      expect((await call('GET', '/workflows?limit=100', undefined, other)).body.map((w: any) => w.id)).to.not.include(wf.id);
     });
   });
 

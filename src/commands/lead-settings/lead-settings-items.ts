@@ -52,6 +52,7 @@ export const NEW_ITEM_DEFAULTS: Record<Exclude<SettingsCollection, 'stages'>, Re
   disqualificationReasons: CATALOGUE_DEFAULTS,
   teamRoles: CATALOGUE_DEFAULTS,
   scoringRules: { category: null, value: null, isActive: true },
+  qualificationFrameworks: { description: null, isActive: false, isSystem: false, fields: [] },
 };
 
 /** A stage field as a command gives it: key and label, the rest optional (defaults: text, no options, optional, visible, last). */

@@ -43,10 +43,63 @@ const TEAM_ROLES: [string, string][] = [
   ['Collaborator', 'Active participant with edit access'],
 ];
 
+type QuestionSeed = [fieldKey: string, fieldLabel: string, scoreWeight: number, options: [value: string, label: string][]];
+
+const FRAMEWORKS: { name: string; description: string; active: boolean; questions: QuestionSeed[] }[] = [
+  {
+    name: 'BANT',
+    description: 'Budget, Authority, Need, Timeline',
+    active: true,
+    questions: [
+      ['budget', 'Budget', 25, [['confirmed', 'Confirmed'], ['estimated', 'Estimated'], ['unknown', 'Unknown'], ['no_budget', 'No budget']]],
+      ['authority', 'Authority', 20, [['decision_maker', 'Decision maker'], ['influencer', 'Influencer'], ['champion', 'Champion'], ['end_user', 'End user'], ['unknown', 'Unknown']]],
+      ['need', 'Need', 15, [['confirmed', 'Confirmed'], ['implied', 'Implied'], ['not_confirmed', 'Not confirmed']]],
+      ['timeline', 'Timeline', 15, [['immediate', 'Immediate'], ['short_term', 'Short term'], ['medium_term', 'Medium term'], ['long_term', 'Long term'], ['none', 'None']]],
+    ],
+  },
+  {
+    name: 'MEDDIC',
+    description: 'Metrics, Economic buyer, Decision criteria, Decision process, Identify pain, Champion',
+    active: false,
+    questions: [
+      ['metrics', 'Metrics', 20, [['quantified', 'Quantified'], ['estimated', 'Estimated'], ['unknown', 'Unknown']]],
+      ['economic_buyer', 'Economic buyer', 20, [['engaged', 'Engaged'], ['identified', 'Identified'], ['unknown', 'Unknown']]],
+      ['decision_criteria', 'Decision criteria', 15, [['documented', 'Documented'], ['understood', 'Understood'], ['unknown', 'Unknown']]],
+      ['decision_process', 'Decision process', 15, [['mapped', 'Mapped'], ['partial', 'Partly known'], ['unknown', 'Unknown']]],
+      ['identify_pain', 'Identify pain', 15, [['confirmed', 'Confirmed'], ['implied', 'Implied'], ['none', 'None found']]],
+      ['champion', 'Champion', 15, [['active', 'Active'], ['potential', 'Potential'], ['none', 'None']]],
+    ],
+  },
+];
+
+/** The qualification frameworks every tenant starts with: BANT (the active one) and MEDDIC, their questions pick lists. */
+export function qualificationFrameworkSeed(newId: () => string): LeadSettingsEvent[] {
+  return FRAMEWORKS.map((framework, i) =>
+    created('qualificationFrameworks', newId(), {
+      name: framework.name,
+      slug: slugOf(framework.name),
+      description: framework.description,
+      isActive: framework.active,
+      isSystem: true,
+      sortOrder: i + 1,
+      fields: framework.questions.map(([fieldKey, fieldLabel, scoreWeight, options], j) => ({
+        id: newId(),
+        fieldKey,
+        fieldLabel,
+        fieldType: 'select',
+        fieldOptions: options.map(([value, label]) => ({ label, value })),
+        scoreWeight,
+        isRequired: false,
+        sortOrder: j + 1,
+      })),
+    }),
+  );
+}
+
 /**
  * What a new tenant's lead settings start with: one default pipeline shared by leads and
  * opportunities with their stages, priorities, sources, disqualification reasons, record
- * team roles and keyed settings (including the SLA policy and qualification threshold).
+ * team roles, qualification frameworks and keyed settings (including the SLA policy and qualification threshold).
  * No scoring rules: every lead scores 0 until an admin adds some.
  */
 export function leadSettingsSeed(newId: () => string): LeadSettingsEvent[] {
@@ -75,6 +128,7 @@ export function leadSettingsSeed(newId: () => string): LeadSettingsEvent[] {
     ...SOURCES.map((name, i) => created('sources', newId(), { name, description: null, isSystem: true, sortOrder: i + 1 })),
     ...DISQUALIFICATION_REASONS.map((name, i) => created('disqualificationReasons', newId(), { name, description: null, isSystem: true, sortOrder: i + 1 })),
     ...TEAM_ROLES.map(([name, description], i) => created('teamRoles', newId(), { name, description, isSystem: true, sortOrder: i + 1 })),
+    ...qualificationFrameworkSeed(newId),
     ...Object.entries(DEFAULT_SETTINGS).map(([key, value]): LeadSettingsEvent => ({ type: 'LeadSettingChanged', data: { key, value } })),
   );
   return events;

@@ -19,6 +19,8 @@ type Collections = { [K in SettingsCollection]: Record<string, CollectionFields[
 
 export interface LeadSettingsState {
   seeded: boolean;
+  /** Qualification frameworks were given once (seeded or made): tenants registered before them get BANT and MEDDIC once, never again. */
+  frameworksSeeded?: boolean;
   collections: Collections;
   settings: Record<string, unknown>;
 }
@@ -32,6 +34,8 @@ const EVENT_KIND = /^(.*)(Created|Updated|Deleted)$/;
 /** Plain, serialisable data; the lead-settings decider needs no context beside it. */
 export type LeadSettingsCommand =
   | { kind: 'seed'; events: LeadSettingsEvent[] }
+  /** The seeded qualification frameworks, for a tenant whose settings predate them (nothing when it ever had one). */
+  | { kind: 'seed-frameworks'; events: LeadSettingsEvent[] }
   /**
    * Fields left out take the collection's defaults (a stage: `newStage`, in the default
    * pipeline unless `pipelineId` is given); `sortOrder` absent: after the last; `slug`
@@ -54,6 +58,7 @@ const WHAT: Record<SettingsCollection, string> = {
   disqualificationReasons: 'Disqualification reason',
   teamRoles: 'Team role',
   scoringRules: 'Scoring rule',
+  qualificationFrameworks: 'Qualification framework',
 };
 
 export const settingsStreamId = (tenantId: string) => `lead_settings-${tenantId}`;
@@ -96,7 +101,8 @@ function evolve(state: LeadSettingsState, event: LeadSettingsEvent): LeadSetting
   } else if (match[2] === 'Deleted') {
     delete items[data.id];
   }
-  return { ...state, seeded: true, collections: { ...state.collections, [collection]: items } };
+  const frameworksSeeded = state.frameworksSeeded || collection === 'qualificationFrameworks';
+  return { ...state, seeded: true, frameworksSeeded, collections: { ...state.collections, [collection]: items } };
 }
 
 const created = (collection: SettingsCollection, id: string, fields: Record<string, unknown>): LeadSettingsEvent =>
@@ -139,10 +145,23 @@ function checkItem(state: LeadSettingsState, collection: SettingsCollection, id:
     const problems = ruleValueProblems(next.operator as ScoringOperator, next.value);
     if (problems.length) throw invalid(`Invalid scoring rule: ${problems.join('; ')}`, problems.map((message) => ({ path: 'value', message, code: 'invalid_value' })));
   }
-  if (collection === 'stages') {
+  if (collection === 'stages' || collection === 'qualificationFrameworks') {
     const keys = (next.fields as { fieldKey: string }[]).map((f) => f.fieldKey);
-    if (new Set(keys).size !== keys.length) throw conflict('Each field key appears once per stage');
+    if (new Set(keys).size !== keys.length) throw conflict(`Each field key appears once per ${collection === 'stages' ? 'stage' : 'framework'}`);
   }
+}
+
+/**
+ * Exactly one qualification framework is the active one (the lead form asks its questions):
+ * activating one deactivates the others and names it in `general.activeQualificationFramework`.
+ */
+function activatedFramework(state: LeadSettingsState, id: string, slug: string): LeadSettingsEvent[] {
+  const events = Object.entries(state.collections.qualificationFrameworks)
+    .filter(([otherId, other]) => otherId !== id && other.isActive)
+    .map(([otherId]) => updated('qualificationFrameworks', otherId, { isActive: false }));
+  const general = settingOf(state, 'general');
+  if (general.activeQualificationFramework !== slug) events.push({ type: 'LeadSettingChanged', data: { key: 'general', value: { ...general, activeQualificationFramework: slug } } });
+  return events;
 }
 
 /** Only one default per collection (pipelines, priorities): setting one unsets the others. */
@@ -152,7 +171,7 @@ function unsetOtherDefaults(state: LeadSettingsState, collection: 'pipelines' | 
     .map(([otherId]) => updated(collection, otherId, { isDefault: false }));
 }
 
-const SLUGGED = new Set<SettingsCollection>(['stages', 'priorities']);
+const SLUGGED = new Set<SettingsCollection>(['stages', 'priorities', 'qualificationFrameworks']);
 /** Slugs follow names. */
 const withSlug = (collection: SettingsCollection, fields: Record<string, unknown>) =>
   SLUGGED.has(collection) && typeof fields.name === 'string' ? { ...fields, slug: slugOf(fields.name) } : fields;
@@ -179,6 +198,7 @@ function decideCreate(state: LeadSettingsState, command: Extract<LeadSettingsCom
   checkItem(state, collection, id, fields);
   const events = [created(collection, id, fields)];
   if ((collection === 'pipelines' || collection === 'priorities') && fields.isDefault) events.push(...unsetOtherDefaults(state, collection, id));
+  if (collection === 'qualificationFrameworks' && fields.isActive) events.push(...activatedFramework(state, id, fields.slug as string));
   return events;
 }
 
@@ -193,6 +213,7 @@ function decideUpdate(state: LeadSettingsState, command: Extract<LeadSettingsCom
   if (collection === 'pipelines' || collection === 'priorities') {
     if (current.isDefault && changes.isDefault === false) throw invalid(`Set another ${WHAT[collection].toLowerCase()} as default first`);
   }
+  if (collection === 'qualificationFrameworks' && current.isActive && changes.isActive === false) throw invalid('Activate another framework first');
   if (collection === 'stages' && changes.isActive === false && isLastOpenStage(state, id)) {
     throw invalid('The default pipeline keeps at least one open stage for new records');
   }
@@ -201,6 +222,7 @@ function decideUpdate(state: LeadSettingsState, command: Extract<LeadSettingsCom
   }
   const events = [updated(collection, id, changes)];
   if ((collection === 'pipelines' || collection === 'priorities') && changes.isDefault) events.push(...unsetOtherDefaults(state, collection, id));
+  if (collection === 'qualificationFrameworks' && next.isActive && (changes.isActive || changes.slug)) events.push(...activatedFramework(state, id, next.slug as string));
   return events;
 }
 
@@ -210,6 +232,7 @@ function decideDelete(state: LeadSettingsState, command: Extract<LeadSettingsCom
   if (!current) throw notFound(WHAT[collection]);
   if (current.isDefault) throw invalid(`This is the default ${WHAT[collection].toLowerCase()}: set another one as default first`);
   if (current.isSystem && collection === 'stages') throw invalid('The won and lost stages the service relies on cannot be deleted');
+  if (collection === 'qualificationFrameworks' && current.isActive) throw invalid('This is the active framework: activate another one first');
   if (command.inUse > 0) throw invalid(`${WHAT[collection]} is used by ${command.inUse} record(s): move them first`);
   if (collection === 'stages' && isLastOpenStage(state, id)) throw invalid('The default pipeline keeps at least one open stage for new records');
   const events = [deleted(collection, id)];
@@ -269,6 +292,9 @@ export const leadSettingsAggregate: Aggregate<LeadSettingsState, LeadSettingsEve
     switch (command.kind) {
       case 'seed':
         return state.seeded ? [] : command.events;
+      case 'seed-frameworks':
+        // A tenant not seeded at all gets the frameworks with the whole seed.
+        return !state.seeded || state.frameworksSeeded ? [] : command.events;
       case 'create':
         return decideCreate(state, command);
       case 'update':

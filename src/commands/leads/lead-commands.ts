@@ -7,7 +7,7 @@ import { DomainError, invalid } from '../../domain/errors.js';
 import { leadAggregate, type LeadChanges, type LeadCommand, type LeadDecideContext, type LeadInput } from './leads.js';
 import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type LeadSettingsState } from '../lead-settings/lead-settings.js';
 import { lastPosition } from '../identity/identity-deps.js';
-import { leadSettingsSeed } from '../lead-settings/lead-settings-seed.js';
+import { leadSettingsSeed, qualificationFrameworkSeed } from '../lead-settings/lead-settings-seed.js';
 import { assertOwner } from '../records/record-commands.js';
 import { assertTeamUser } from '../records/record-team.js';
 import { eachLimited } from '../../infra/each-limited.js';
@@ -137,6 +137,11 @@ export const rescoreLead = (deps: Deps, ctx: CommandContext, id: string) => runA
 export const seedMissingLeadSettings = (deps: Deps): Promise<number> =>
   seedTenantsWithout(deps, (knex) => knex('lead_settings as s').whereRaw('s.tenant_id = t.id'), (ctx) =>
     handleCommand(deps, leadSettingsAggregate, ctx.tenantId, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx));
+
+/** BANT and MEDDIC for tenants whose lead settings predate qualification frameworks (once: a tenant that ever had one gets none). */
+export const seedMissingQualificationFrameworks = (deps: Deps): Promise<number> =>
+  seedTenantsWithout(deps, (knex) => knex('qualification_frameworks as q').whereRaw('q.tenant_id = t.id'), (ctx) =>
+    handleCommand(deps, leadSettingsAggregate, ctx.tenantId, { kind: 'seed-frameworks', events: qualificationFrameworkSeed(randomUUID) }, ctx));
 
 /**
  * A settings change. A delete counts the item's users (every module's, see

@@ -3,6 +3,7 @@ import { getPipeline, getPriority, getScoringRule, getStage } from '../../querie
 import type { Services } from '../../service.js';
 import { mountPrioritiesAndCatalogues } from './catalogues.js';
 import { mountPipelines } from './pipelines.js';
+import { mountQualification } from './qualification.js';
 import { pipelineUpdate, priorityUpdate, ruleUpdate, stageUpdate } from './schemas.js';
 import { mountScoringAndSettings } from './scoring.js';
 import { leadSettingsRoutes } from './shared.js';
@@ -12,7 +13,7 @@ import { mountStages } from './stages.js';
 /**
  * Lead settings (`/lead-settings`): pipelines and stages shared by leads and opportunities
  * (`module`), stage fields, stage ownership and field visibility, priorities, pick lists,
- * scoring rules, the qualification threshold and the keyed settings. Reading needs
+ * scoring rules, qualification frameworks, the qualification threshold and the keyed settings. Reading needs
  * `leads.view`; every write is for administrators.
  */
 export function leadSettingsRouter(services: Services): Router {
@@ -23,6 +24,7 @@ export function leadSettingsRouter(services: Services): Router {
   mountStageOwnership(router, routes);
   mountPrioritiesAndCatalogues(router, routes);
   mountScoringAndSettings(router, routes);
+  mountQualification(router, routes);
 
   // After `/stages/reorder`, which `/stages/:id` would otherwise take for an id.
   routes.itemRoutes(router, 'pipelines', 'pipelines', 'Pipeline', pipelineUpdate, (tenantId, id) => getPipeline(services.knex, tenantId, id));

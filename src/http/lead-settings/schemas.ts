@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { STAGE_FIELD_KEY_RULE, isStageFieldKey } from '../../domain/field-rules.js';
 import { SETTING_KEYS, type SettingKey } from '../../domain/lead-settings.js';
-import { FIELD_ACCESS, PIPELINE_MODULES, SCORING_OPERATORS, STAGE_FIELD_TYPES, STAGE_MOVEMENTS, STAGE_OWNER_TYPES } from '../../events/lead-settings.js';
+import { FIELD_ACCESS, PIPELINE_MODULES, QUALIFICATION_FIELD_TYPES, SCORING_OPERATORS, STAGE_FIELD_TYPES, STAGE_MOVEMENTS, STAGE_OWNER_TYPES } from '../../events/lead-settings.js';
 import { optionalText } from '../record-schemas.js';
 
 /**
@@ -204,3 +204,30 @@ export const settingsBody = z.object(Object.fromEntries(SETTING_KEYS.map((key) =
 export const thresholdBody = z.object(thresholdShape).partial().strict();
 
 export type SettingChanges = Partial<Record<SettingKey, Record<string, unknown>>>;
+
+/** A question of a qualification framework; its key names the lead's answer (`qualification.<fieldKey>`). */
+const qualificationQuestion = z
+  .object({
+    id: uuid.optional(),
+    fieldKey: z
+      .string()
+      .trim()
+      .regex(/^[a-z][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _, starting with a letter')
+      .refine((key) => key !== 'constructor' && key !== 'prototype', 'a reserved name'),
+    fieldLabel: z.string().trim().min(1).max(200),
+    fieldType: z.enum(QUALIFICATION_FIELD_TYPES).optional(),
+    fieldOptions: z.array(fieldOption).max(200).optional(),
+    scoreWeight: z.number().int().min(0).max(100).optional(),
+    isRequired: z.boolean().optional(),
+    sortOrder: sortOrder.optional(),
+  })
+  .strict();
+const frameworkShape = {
+  name,
+  description: optionalText(1000),
+  isActive: z.boolean(),
+  sortOrder,
+  fields: z.array(qualificationQuestion).max(50),
+};
+export const frameworkBody = z.object(frameworkShape).partial().required({ name: true }).strict();
+export const frameworkUpdate = z.object(frameworkShape).partial().strict();

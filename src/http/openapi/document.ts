@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { errorBodySchema } from '../errors.js';
 import { asOfQuery, hasRecordVersioning, historyQuery } from '../record-versioning.js';
+import { activityPage } from '../record-subresources.js';
 import { mountedRoutes, openApiPath } from './routes.js';
 
 /**
@@ -141,6 +142,7 @@ function sharedBehaviour(mount: DocumentedMount, method: string, relative: strin
     detail: underRecord && method === 'GET' && /^\/:[^/]+$/.test(relative),
     guardedWrite: underRecord && method !== 'GET',
     history: method === 'GET' && /^\/:[^/]+\/history$/.test(relative),
+    activities: method === 'GET' && /^\/:[^/]+\/activities$/.test(relative),
     idempotent: !mount.public && method === 'POST',
   };
 }
@@ -151,7 +153,7 @@ function operation(mount: DocumentedMount, method: string, expressPath: string, 
   const declared = Object.entries(mount.schemas).find(([declaredKey]) => normalisedKey(declaredKey) === key)?.[1] ?? {};
   const id = operationId(method, path);
   const shared = sharedBehaviour(mount, method.toUpperCase(), relativePath(mount, expressPath));
-  const query = [...(declared.query === undefined ? [] : [declared.query].flat()), ...(shared.detail ? [asOfQuery] : []), ...(shared.history ? [historyQuery] : [])];
+  const query = [...(declared.query === undefined ? [] : [declared.query].flat()), ...(shared.detail ? [asOfQuery] : []), ...(shared.history ? [historyQuery] : []), ...(shared.activities && declared.query === undefined ? [activityPage] : [])];
   const parameters = [
     ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
     ...queryParameters(query, id, components),

@@ -11,7 +11,8 @@ import { checkFilter } from '../../queries/reports/definition.js';
 import { adhocExecuteBody, clientFilter, savedExecuteQuery } from '../dashboard/layout-schemas.js';
 import { z } from 'zod';
 import { EXPORT_TYPES, exportFileName, streamExport } from '../../queries/reports/export.js';
-import { LIBRARY, libraryItem, libraryTemplate } from '../../domain/report-library.js';
+import { LIBRARY, LIBRARY_FOLDERS, libraryItem, libraryTemplate } from '../../domain/report-library.js';
+import { responseShape } from '../response-shape.js';
 import * as reads from '../../queries/reports/reports.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
@@ -86,7 +87,15 @@ export function reportsRouter(services: Services): Router {
     res.json(dataSources().map(dataSourceShape));
   });
   router.get('/library', requirePermission('reports', 'view'), (_req, res) => {
-    res.json(LIBRARY.map(libraryItem));
+    const items = LIBRARY.map(libraryItem);
+    // The spec's array; the reference client reads the templates grouped by folder name.
+    if (responseShape(res) === 'spec') {
+      res.json(items);
+      return;
+    }
+    const byFolder: Record<string, typeof items> = {};
+    for (const item of items) (byFolder[LIBRARY_FOLDERS[item.category]] ??= []).push(item);
+    res.json(byFolder);
   });
 
   /** The web client's ad-hoc run (report builder preview, dashboard widgets): its config shape, its answer `{ data, columns, totalRows }`. */

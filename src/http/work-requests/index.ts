@@ -10,11 +10,12 @@ import { invalid, notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
 import { recordKind, recordVisible } from '../../queries/record-registry.js';
 import { recordActivities } from '../../queries/record-subresources.js';
+import { responseShape } from '../response-shape.js';
 import { workRequestAccess, workRequestActor, workRequestVisible } from '../../queries/work-request-access.js';
 import { countWorkRequests, getWorkRequest, listWorkRequests, workRequestStageHistory } from '../../queries/work-requests.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
-import { mountRecordSubresources } from '../record-subresources.js';
+import { activitiesIn, mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
 import { activitiesQuery, assignBody, changeStageBody, createBody, declineBody, emptyBody, listQuery, noteBody, reasonBody, updateBody, type CreateBody } from './schemas.js';
@@ -140,7 +141,7 @@ export function workRequestsRouter(services: Services): Router {
     const id = idParam(req, 'id', WHAT);
     const paging = parseQuery(activitiesQuery, req);
     await accessOr404(res, id);
-    res.json(await recordActivities(knex, principalOf(res).tenantId, 'work_request', id, paging));
+    res.json((await recordActivities(knex, principalOf(res).tenantId, 'work_request', id, paging)).map(activitiesIn(responseShape(res))));
   });
   // Spec: removing a file from a request is for its uploader, assignee, requester or a manager.
   router.delete('/:id/documents/:documentId', requirePermission('work_requests', 'edit'), async (req, res) => {

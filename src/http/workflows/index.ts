@@ -69,7 +69,9 @@ export function workflowsRouter(services: Services): Router {
   };
 
   router.get('/', requirePermission('workflows', 'view'), async (req, res) => {
-    res.json(await listWorkflows(knex, tenantOf(res), parseQuery(listQuery, req)));
+    // The spec says only "list": the web client's array, the page asked for; its total in X-Total-Count.
+    const { data, meta } = await listWorkflows(knex, tenantOf(res), parseQuery(listQuery, req));
+    res.set('X-Total-Count', String(meta.total)).json(data);
   });
   // Before `/:id`, which would take `runs`.
   router.get('/runs/:runId', requirePermission('workflows', 'view'), async (req, res) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACTION_TYPES, CONDITION_OPERATORS, WORKFLOW_MODULES, WORKFLOW_TRIGGERS, type ConditionGroupInput, type WorkflowModule } from '../../domain/workflows.js';
 import { LONG_TEXT_MAX } from '../../domain/field-rules.js';
 import { optionalText } from '../record-schemas.js';
-import { paginationQuery } from '../validate.js';
+import { listLimit, paginationQuery } from '../validate.js';
 import { emailConfigSchema, textConfigSchema } from '../../sagas/workflows/actions/messages.js';
 import { WEBHOOK_MAX_TIMEOUT_SECONDS, webhookConfigSchema } from '../../sagas/workflows/actions/webhook.js';
 import { SECRET_NAME } from '../../commands/workflows/workflow-secrets.js';
@@ -134,5 +134,5 @@ export const updateBody = z.object({ ...definition, isActive: z.boolean().option
 export const toggleBody = z.object({ isActive: z.boolean().optional() }).strict();
 
 const booleanText = z.enum(['true', 'false']).transform((v) => v === 'true');
-export const listQuery = paginationQuery.extend({ module: z.enum(WORKFLOW_MODULES).optional(), isActive: booleanText.optional(), search: z.string().trim().max(200).optional() });
+export const listQuery = paginationQuery.extend({ limit: listLimit(1000, 100), module: z.enum(WORKFLOW_MODULES).optional(), isActive: booleanText.optional(), search: z.string().trim().max(200).optional() });
 export const runsQuery = paginationQuery.extend({ status: z.enum(['running', 'waiting', 'completed', 'failed']).optional(), entityId: z.uuid().optional() });

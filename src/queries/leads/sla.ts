@@ -26,6 +26,11 @@ export async function leadSla(knex: Knex, principal: Principal, id: string, now:
   const remaining = r.sla_due_at && !r.first_response_at ? r.sla_due_at.getTime() - now.getTime() : null;
   return {
     leadId: r.id,
+    // The web client's names (its SLA panel): the same facts as responseDeadline, firstResponseAt and breachedAt.
+    hasSla: r.sla_due_at !== null,
+    dueAt: r.sla_due_at,
+    metAt: r.first_response_at,
+    breached: r.sla_breached_at !== null,
     slaPolicy: slaPolicyText(policy),
     responseDeadline: r.sla_due_at,
     status,

@@ -1,6 +1,6 @@
 import { auditQuery } from '../../admin.js';
 import { acceptBody, changeBody, forgotBody, loginBody, refreshBody, registerBody, resetBody, tokenQuery } from '../../auth.js';
-import { departmentBody, departmentUpdate, memberBody, roleBody, roleUpdate, teamBody, teamUpdate } from '../../organisation.js';
+import { departmentBody, departmentUpdate, memberBody, roleBody, roleUpdate, teamBody, teamLookupQuery, teamUpdate } from '../../organisation.js';
 import { createBody, inviteBody, listQuery, signatureBody, updateBody } from '../../users.js';
 import { paginationQuery } from '../../validate.js';
 import type { ModuleSchemas } from '../document.js';
@@ -34,6 +34,7 @@ export const identitySchemas: ModuleSchemas = {
     'PUT /:id': { body: departmentUpdate },
   },
   '/teams': {
+    'GET /lookup': { query: teamLookupQuery },
     'POST /': { body: teamBody },
     'PUT /:id': { body: teamUpdate },
     'POST /:id/members': { body: memberBody },

@@ -16,6 +16,7 @@ import { productsSchemas } from './products.js';
 import { reportsSchemas } from './reports.js';
 import { taskSettingsSchemas } from './task-settings.js';
 import { tasksSchemas } from './tasks.js';
+import { searchSchemas } from './web-client.js';
 import { timeEntriesSchemas } from './time-entries.js';
 import { workRequestSettingsSchemas } from './work-request-settings.js';
 import { workRequestsSchemas } from './work-requests.js';
@@ -49,4 +50,5 @@ export const moduleSchemas: Record<string, ModuleSchemas> = {
   webhooks: webhooksSchemas,
   'api-keys': apiKeysSchemas,
   customisation: customisationSchemas,
+  search: searchSchemas,
 };

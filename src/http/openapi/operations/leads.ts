@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { catalogueBody, ownershipBody, ownershipQuery, pipelineBody, pipelinesQuery, pipelineUpdate, priorityBody, priorityUpdate, reorderBody, ruleBody, ruleUpdate, settingPartial, settingsBody, stageBody, stageFieldBody, stageFieldUpdate, stageFieldsReplace, stagesQuery, stageUpdate, thresholdBody, visibilityBody } from '../../lead-settings/schemas.js';
+import { catalogueBody, frameworkBody, frameworkUpdate, ownershipBody, ownershipQuery, pipelineBody, pipelinesQuery, pipelineUpdate, priorityBody, priorityUpdate, reorderBody, ruleBody, ruleUpdate, settingPartial, settingsBody, stageBody, stageFieldBody, stageFieldUpdate, stageFieldsReplace, stagesQuery, stageUpdate, thresholdBody, visibilityBody } from '../../lead-settings/schemas.js';
 import { convertBody } from '../../leads/conversion.js';
 import { addProductBody, bulkDeleteBody, bulkUpdateBody, changeStageBody, createBody, disqualifyBody, duplicatesBody, listQuery, summaryQuery, updateBody, updateProductBody } from '../../leads/schemas.js';
 import { noteBody, teamBody } from '../../record-schemas.js';
@@ -50,5 +50,7 @@ export const leadsSchemas: ModuleSchemas = {
     'PUT /stages/:id': { body: stageUpdate },
     'PUT /priorities/:id': { body: priorityUpdate },
     'PUT /scoring-rules/:id': { body: ruleUpdate },
+    'POST /qualification': { body: frameworkBody },
+    'PUT /qualification/:id': { body: frameworkUpdate },
   },
 };
