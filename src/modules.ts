@@ -92,6 +92,10 @@ import { reportsProjection } from './projections/reports.js';
 import { runDueSchedules } from './sagas/report-schedules.js';
 import { dashboardRouter } from './http/dashboard/index.js';
 import { publicDashboardRouter } from './http/dashboard/shares.js';
+import { dashboardLayoutRouter } from './http/dashboard/layout.js';
+import { dashboardLayoutProjection } from './projections/dashboard-layout.js';
+import { migration0061DashboardLayouts } from './projections/migrations/0061_dashboard_layouts.js';
+import { seedMissingSystemReports } from './commands/reports/system-reports.js';
 import { dashboardSettingsProjection } from './projections/dashboard-settings.js';
 import { migration0044SalesAnalytics } from './projections/migrations/0044_sales_analytics.js';
 import { migration0045DashboardSettings } from './projections/migrations/0045_dashboard_settings.js';
@@ -208,8 +212,8 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
-    // Registration also seeds the tenant's lead, task and opportunity settings, its Standard price book, notification templates and industries, which a client reads next.
-    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings', 'notifications', 'general-settings'],
+    // Registration also seeds the tenant's lead, task and opportunity settings, its Standard price book, notification templates, industries and system reports, which a client reads next.
+    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings', 'notifications', 'general-settings', 'reports'],
   },
   {
     // The record timeline (activities, notes) that every record kind shares.
@@ -387,6 +391,7 @@ export const modules: ModuleManifest[] = [
       },
     ],
     reads: ['reports'],
+    upgradeSeeds: [{ what: 'system reports', run: seedMissingSystemReports }],
   },
   {
     // Forms (issue 16): forms of a tenant, and their public render and submit by tenant slug and token (no authentication).
@@ -434,16 +439,19 @@ export const modules: ModuleManifest[] = [
     reads: ['notifications'],
   },
   {
-    // Dashboard figures (issue 17) from the `sales-analytics` projection; quarter targets and share tokens (`dashboard-settings`).
+    // Dashboard figures (issue 17) from the `sales-analytics` projection; quarter targets and share tokens (`dashboard-settings`);
+    // each user's own dashboards and widgets (issue 30, `dashboard-layout`), whose widgets run POST /reports/execute.
     name: 'dashboard',
     routes: [
+      { path: '/dashboard/layout', router: dashboardLayoutRouter },
       // Before `/dashboard`, whose authentication would otherwise answer a shared link first.
       { path: '/dashboard/public', router: publicDashboardRouter, public: true },
       { path: '/dashboard', router: dashboardRouter },
     ],
-    projections: [salesAnalyticsProjection, dashboardSettingsProjection],
-    migrations: [migration0044SalesAnalytics, migration0045DashboardSettings],
-    reads: ['dashboard-settings'],
+    projections: [salesAnalyticsProjection, dashboardSettingsProjection, dashboardLayoutProjection],
+    // 0061 also adds the reports table's is_system and category (system reports, the reports module's).
+    migrations: [migration0044SalesAnalytics, migration0045DashboardSettings, migration0061DashboardLayouts],
+    reads: ['dashboard-settings', 'dashboard-layout'],
   },
   {
     // The tenant's change feed (issue 18): its events in log order, paged and as Server-Sent Events. Reads the event store only.

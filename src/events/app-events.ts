@@ -5,6 +5,7 @@ import type { ApiKeyEvent } from './api-keys.js';
 import type { AssociationEvent } from './associations.js';
 import type { ContactEvent } from './contacts.js';
 import type { DashboardShareEvent, TargetEvent } from './dashboard.js';
+import type { UserDashboardEvent } from './dashboard-layout.js';
 import type { FormEvent, FormSubmissionEvent } from './forms.js';
 import type { GeneralSettingsEvent } from './general-settings.js';
 import type { LeadSettingsEvent } from './lead-settings.js';
@@ -16,7 +17,7 @@ import type { DepartmentEvent, RoleEvent, TeamEvent } from './organisation.js';
 import type { OpportunitySettingsEvent } from './opportunity-settings.js';
 import type { PriceBookEvent, ProductBundleEvent, ProductCategoryEvent, ProductEvent } from './products.js';
 import type { PushKeysEvent, PushSubscriptionEvent } from './push.js';
-import type { ReportEvent, ReportFolderEvent, ReportScheduleEvent } from './reports.js';
+import type { ReportEvent, ReportFolderEvent, ReportScheduleEvent, SystemReportsEvent } from './reports.js';
 import type { TablePreferencesEvent } from './table-preferences.js';
 import type { TaskSettingsEvent } from './task-settings.js';
 import type { TaskEvent } from './tasks.js';
@@ -40,6 +41,7 @@ export type AppEvent =
   | ContactEvent
   | DashboardShareEvent
   | TargetEvent
+  | UserDashboardEvent
   | FormEvent
   | FormSubmissionEvent
   | GeneralSettingsEvent
@@ -63,6 +65,7 @@ export type AppEvent =
   | ReportEvent
   | ReportFolderEvent
   | ReportScheduleEvent
+  | SystemReportsEvent
   | TablePreferencesEvent
   | TaskSettingsEvent
   | TaskEvent
@@ -126,6 +129,10 @@ const EVERY_EVENT_TYPE: Record<AppEventType, true> = {
   CustomTabUpdated: true,
   CustomTabsReordered: true,
   DashboardShareCreated: true,
+  DashboardWidgetAdded: true,
+  DashboardWidgetRemoved: true,
+  DashboardWidgetUpdated: true,
+  DashboardWidgetsMoved: true,
   DashboardShareRevoked: true,
   DepartmentCreated: true,
   DepartmentDeleted: true,
@@ -254,6 +261,7 @@ const EVERY_EVENT_TYPE: Record<AppEventType, true> = {
   ScoringRuleCreated: true,
   ScoringRuleDeleted: true,
   ScoringRuleUpdated: true,
+  SystemReportsSeeded: true,
   TablePreferencesReset: true,
   TablePreferencesSaved: true,
   TargetCreated: true,
@@ -288,6 +296,9 @@ const EVERY_EVENT_TYPE: Record<AppEventType, true> = {
   UserActivated: true,
   UserCreated: true,
   UserDeactivated: true,
+  UserDashboardCreated: true,
+  UserDashboardDeleted: true,
+  UserDashboardUpdated: true,
   UserDeleted: true,
   UserEmailSignatureSet: true,
   UserLoggedIn: true,

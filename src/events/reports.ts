@@ -78,3 +78,13 @@ export type ReportScheduleEvent =
   | DomainEvent<'ReportScheduleRemoved', { reportId: string; scheduleId: string }>
   /** A run for the due time `dueAt` mailed its export; `nextRunAt` is the following due time. */
   | DomainEvent<'ReportScheduleSent', { reportId: string; scheduleId: string; dueAt: string; sentAt: string; nextRunAt: string; rows: number }>;
+
+/** A system report: a library template given to every tenant, readable by all, changed or deleted by none. */
+export interface SystemReportFields extends Omit<ReportFields, 'isPublic' | 'createdBy' | 'folderId'> {
+  id: string;
+  templateId: string;
+  category: string;
+}
+
+/** The tenant's system reports (stream `system_reports-<tenantId>`): written at registration, or at worker start for older tenants. */
+export type SystemReportsEvent = DomainEvent<'SystemReportsSeeded', { reports: SystemReportFields[] }>;

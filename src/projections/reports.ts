@@ -25,6 +25,20 @@ export const reportsProjection = defineProjection({
       await reportRecord.ReportCreated(e, w);
       w.update('reports', { id: e.data.id }, { created_by_api_key: apiKeyOf(e) });
     },
+    // System reports: public to the tenant, nobody's (created_by null), changed or deleted by no one.
+    SystemReportsSeeded: (e, w) => {
+      for (const r of e.data.reports) {
+        w.insert('reports', {
+          id: r.id,
+          tenant_id: e.metadata.tenantId,
+          ...toColumns({ ...r, folderId: null, isPublic: true, createdBy: null }, REPORT_FIELDS),
+          is_system: true,
+          category: r.category,
+          created_at: e.createdAt,
+          updated_at: e.createdAt,
+        });
+      }
+    },
     ReportScheduleAdded: (e: RecordedEvent<ScheduleFields & { reportId: string; scheduleId: string }>, w) =>
       w.insert('report_schedules', {
         id: e.data.scheduleId,

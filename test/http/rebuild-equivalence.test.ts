@@ -804,6 +804,20 @@ describe('rebuild equals live, for every event type', () => {
       const share = await call(t, 'POST', '/dashboard/share', { scope: 'team' });
       await call(t, 'DELETE', `/dashboard/share/${share.body.id}`);
       await call(t, 'POST', '/dashboard/share', { scope: 'all' });
+      // Dashboard layouts (issue 30): the default made on the first visit; a tab made, renamed and made default, widgets
+      // added, changed, moved, copied and removed; another tab deleted with its widgets. (Registration wrote the system reports.)
+      const [defaultTab] = (await call(t, 'GET', '/dashboard/layout/dashboards')).body;
+      const tab = await call(t, 'POST', '/dashboard/layout/dashboards', { name: `Tableau 📊 ${unique()}` });
+      await call(t, 'PATCH', `/dashboard/layout/dashboards/${tab.body.id}`, { name: `Ventes ${unique()}`, isDefault: true });
+      const tile = await call(t, 'POST', `/dashboard/layout/dashboards/${tab.body.id}/widgets`, {
+        title: `Étapes ${unique()}`, widgetType: 'chart', dataSource: 'opportunities', chartType: 'bar', position: { x: 0, y: 0, w: 6, h: 4 },
+        config: { measures: [{ field: 'amount', aggregate: 'sum' }], dimensions: [{ field: 'stage_name', type: 'field' }], filters: [] }, displayConfig: { showLegend: true },
+      });
+      await call(t, 'PUT', `/dashboard/layout/widgets/${tile.body.id}`, { chartType: 'pie', refreshInterval: 300 });
+      const tileCopy = await call(t, 'POST', `/dashboard/layout/widgets/${tile.body.id}/duplicate`, {});
+      await call(t, 'POST', `/dashboard/layout/dashboards/${tab.body.id}/positions`, { updates: [{ id: tile.body.id, position: { x: 6, y: 0, w: 6, h: 3 } }] });
+      await call(t, 'DELETE', `/dashboard/layout/widgets/${tileCopy.body.id}`);
+      await call(t, 'DELETE', `/dashboard/layout/dashboards/${defaultTab.id}`);
       // Webhook subscriptions: made, changed, its secret rotated, deleted; one kept (a private address: deliveries are refused, nothing is sent).
       const hook = await call(t, 'POST', '/webhooks', { url: 'http://10.0.0.1/crm-hook', eventTypes: ['LeadCreated', 'ContactCreated'], description: `Crochet ${unique()}` });
       await call(t, 'PUT', `/webhooks/${hook.body.id}`, { eventTypes: ['*'], active: false, description: null });

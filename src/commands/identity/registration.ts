@@ -11,6 +11,7 @@ import { priceBooksAggregate } from '../products/price-books.js';
 import { opportunitySettingsAggregate } from '../opportunity-settings/opportunity-settings.js';
 import { opportunitySettingsSeed } from '../opportunity-settings/opportunity-settings-seed.js';
 import { notificationSettingsAggregate, notificationSettingsSeed } from '../notifications/notification-settings.js';
+import { systemReportsAggregate, systemReportsSeed } from '../reports/system-reports.js';
 import { generalSettingsAggregate, industriesSeed } from '../general-settings/general-settings.js';
 import { issueTokens, principalOrFail } from './auth.js';
 import { claimUnique, userEmailClaim, type CommandContext, type IdentityDeps } from './identity-deps.js';
@@ -96,6 +97,7 @@ function registrationPlan(tenantId: string, userId: string, slug: string, email:
   writes.push(newStreamWrite(opportunitySettingsAggregate, tenantId, { kind: 'seed', events: opportunitySettingsSeed(randomUUID) }, ctx, now));
   writes.push(newStreamWrite(notificationSettingsAggregate, tenantId, { kind: 'seed', events: notificationSettingsSeed(randomUUID) }, ctx, now));
   writes.push(newStreamWrite(generalSettingsAggregate, tenantId, { kind: 'seed_industries', events: industriesSeed(randomUUID) }, ctx, now));
+  writes.push(newStreamWrite(systemReportsAggregate, tenantId, systemReportsSeed(), ctx, now));
   writes.push(
     newStreamWrite(userAggregate, userId, {
       kind: 'create',

@@ -6,8 +6,12 @@ import type { ReportFields, ReportFilter } from '../../events/reports.js';
 import { dataSources, dataSourceShape } from '../../queries/reports/data-sources.js';
 import { checkDefinition, sourceOrFail, storedDefinition, type DefinitionInput } from '../../queries/reports/definition.js';
 import { executeReport } from '../../queries/reports/execute.js';
+import { adhocDefinition, engineFilters, executeForClient } from '../../queries/reports/adhoc.js';
+import { checkFilter } from '../../queries/reports/definition.js';
+import { adhocExecuteBody, clientFilter, savedExecuteQuery } from '../dashboard/layout-schemas.js';
+import { z } from 'zod';
 import { EXPORT_TYPES, exportFileName, streamExport } from '../../queries/reports/export.js';
-import { LIBRARY, LIBRARY_FOLDERS, libraryItem, libraryTemplate } from '../../queries/reports/library.js';
+import { LIBRARY, LIBRARY_FOLDERS, libraryItem, libraryTemplate } from '../../domain/report-library.js';
 import { responseShape } from '../response-shape.js';
 import * as reads from '../../queries/reports/reports.js';
 import type { Services } from '../../service.js';
@@ -34,6 +38,19 @@ export function checkedDefinition(body: Pick<CreateBody, 'dataSource' | 'columns
   return { source, definition: checkDefinition(source, input) };
 }
 
+/** `?filters=` of GET /reports/:id/execute: a JSON list of the client's filters, or a 400. */
+function parseJsonFilters(text: string) {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid('Invalid query: filters: a JSON list of filters', [{ path: 'filters', message: 'not JSON', code: 'invalid_json' }]);
+  }
+  const result = z.array(clientFilter).max(50).safeParse(parsed);
+  if (!result.success) throw invalid('Invalid query: filters: a JSON list of { field, operator, value }', [{ path: 'filters', message: result.error.message.slice(0, 300), code: 'invalid_filters' }]);
+  return result.data;
+}
+
 export function reportsRouter(services: Services): Router {
   const router = Router();
   mountRecordVersioning(router, services, reportAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
@@ -50,9 +67,10 @@ export function reportsRouter(services: Services): Router {
     if (!report) throw notFound('Report');
     return report;
   };
-  /** A report the caller may change: seen (else 404) and created within their reports scope (else 403). */
+  /** A report the caller may change: seen (else 404), not a system report and created within their reports scope (else 403). */
   const editable = async (principal: Principal, id: string) => {
     const report = await visible(principal, id);
+    if (report.isSystem) throw forbidden('System reports cannot be changed or deleted; clone the report to customise it');
     if (!(await reads.reportEditable(knex, principal, id))) throw forbidden('Only the creator of this report may change it; clone it to make your own');
     return report;
   };
@@ -78,6 +96,15 @@ export function reportsRouter(services: Services): Router {
     const byFolder: Record<string, typeof items> = {};
     for (const item of items) (byFolder[LIBRARY_FOLDERS[item.category]] ??= []).push(item);
     res.json(byFolder);
+  });
+
+  /** The web client's ad-hoc run (report builder preview, dashboard widgets): its config shape, its answer `{ data, columns, totalRows }`. */
+  router.post('/execute', requirePermission('reports', 'view'), async (req, res) => {
+    const principal = principalOf(res);
+    const body = parseBody(adhocExecuteBody, req);
+    const { source, definition, formats, limit } = adhocDefinition(body.dataSource, body.reportType, body.config, body.runtimeFilters);
+    if (!can(principal, source.module, 'view')) throw forbidden(`You don't have permission to view ${source.module}`);
+    res.json(await executeForClient(knex, principal, { source, definition, formats, limit: limit ?? EXECUTE_LIMIT_DEFAULT, now: services.clock.now() }, timeoutMs));
   });
 
   router.get('/folders', requirePermission('reports', 'view'), async (_req, res) => {
@@ -183,6 +210,18 @@ export function reportsRouter(services: Services): Router {
     const { report, input } = await runInput(principal, id, { ...body, limit: body.limit ?? EXECUTE_LIMIT_DEFAULT });
     const result = await executeReport(knex, principal, input, timeoutMs);
     res.json({ reportId: report.id, reportName: report.name, executedAt: input.now.toISOString(), ...result });
+  });
+
+  /** The web client's run of a saved report: `?filters=` a JSON list of its filters, added to the report's; its answer shape. */
+  router.get('/:id/execute', requirePermission('reports', 'view'), async (req, res) => {
+    const principal = principalOf(res);
+    const id = idParam(req, 'id', 'Report');
+    const { filters: text } = parseQuery(savedExecuteQuery, req);
+    const { input } = await runInput(principal, id, {});
+    const extra = text === undefined ? [] : parseJsonFilters(text);
+    const added = engineFilters(input.source, extra, 'filters').map((f, i) => checkFilter(input.source, f, `filters.${i}`));
+    const definition = { ...input.definition, filters: [...input.definition.filters, ...added] };
+    res.json(await executeForClient(knex, principal, { source: input.source, definition, limit: EXECUTE_LIMIT_DEFAULT, now: input.now }, timeoutMs));
   });
 
   router.post('/:id/export', requirePermission('reports', 'export'), async (req, res) => {

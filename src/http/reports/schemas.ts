@@ -73,6 +73,9 @@ export const folderBody = z.object({ name: z.string().trim().min(1).max(200) }).
 
 export const listQuery = z.object({
   folderId: z.uuid().optional(),
+  category: z.string().trim().min(1).max(40).optional(),
+  /** The web client's filter: `true` system reports only, `false` none. */
+  isSystem: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
   search: z.string().trim().max(200).optional(),
   page: z.coerce.number().int().min(1).default(1),
   limit: listLimit(100, 25),

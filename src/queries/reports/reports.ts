@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { scopeOf, type Principal } from '../../domain/principal.js';
 import { paginate } from '../pagination.js';
 import { applyRecordScope } from '../record-scope.js';
+import { clientConfigOf } from './adhoc.js';
 
 /**
  * Reports a caller may see: the tenant's public reports and those created by someone in
@@ -11,6 +12,7 @@ export function visibleReports(knex: Knex, principal: Principal): Knex.QueryBuil
   const query = knex('reports as r').where('r.tenant_id', principal.tenantId).whereNull('r.deleted_at');
   // Scope `all` adds no condition (an empty group would vanish and leave only is_public).
   if (scopeOf(principal, 'reports') === 'all') return query;
+  // System reports are public (is_public), so everyone of the tenant sees them.
   return query.where((q) => q.where('r.is_public', true).orWhere((own) => applyRecordScope(own, principal, 'reports', 'r.created_by')));
 }
 
@@ -23,7 +25,17 @@ export async function reportEditable(knex: Knex, principal: Principal, id: strin
 const creatorName = `(select nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') from users u where u.id = r.created_by and u.tenant_id = r.tenant_id)`;
 const folderName = '(select f.name from report_folders f where f.id = r.folder_id and f.deleted_at is null)';
 
+/** The web client's view of a definition (`reportType`, `config`), beside the spec's `columns`, `groupBy`…; null if the code no longer knows its source. */
+function clientView(r: any) {
+  try {
+    return clientConfigOf(r.data_source, { columns: r.columns, filters: r.filters, groupBy: r.group_by, orderBy: r.order_by });
+  } catch {
+    return { reportType: null, config: null };
+  }
+}
+
 const definitionOf = (r: any) => ({
+  ...clientView(r),
   id: r.id,
   name: r.name,
   description: r.description,
@@ -36,6 +48,8 @@ const definitionOf = (r: any) => ({
   groupBy: r.group_by,
   orderBy: r.order_by.length === 1 ? r.order_by[0] : r.order_by.length === 0 ? null : r.order_by,
   isPublic: r.is_public,
+  isSystem: r.is_system,
+  category: r.category,
   templateId: r.template_id,
   createdBy: r.created_by ? { id: r.created_by, name: r.created_by_name } : null,
   lastRunAt: r.last_run_at,
@@ -52,11 +66,16 @@ export async function getReport(knex: Knex, principal: Principal, id: string) {
 export async function reportDefinition(knex: Knex, principal: Principal, id: string) {
   const row = await visibleReports(knex, principal).where('r.id', id).first('r.*');
   if (!row) return null;
-  return { id: row.id as string, name: row.name as string, dataSource: row.data_source as string, columns: row.columns, filters: row.filters, groupBy: row.group_by, orderBy: row.order_by };
+  return {
+    id: row.id as string, name: row.name as string, isSystem: row.is_system as boolean, dataSource: row.data_source as string,
+    columns: row.columns, filters: row.filters, groupBy: row.group_by, orderBy: row.order_by,
+  };
 }
 
 export interface ReportListQuery {
   folderId?: string;
+  category?: string;
+  isSystem?: boolean;
   search?: string;
   page: number;
   limit: number;
@@ -66,6 +85,8 @@ export interface ReportListQuery {
 export function listReports(knex: Knex, principal: Principal, q: ReportListQuery) {
   const query = visibleReports(knex, principal).select('r.*', knex.raw(`${folderName} as folder_name`), knex.raw(`${creatorName} as created_by_name`));
   if (q.folderId) query.where('r.folder_id', q.folderId);
+  if (q.category) query.where('r.category', q.category);
+  if (q.isSystem !== undefined) query.where('r.is_system', q.isSystem);
   if (q.search) query.whereRaw(`r.name ilike ? escape '\\'`, [`%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`]);
   query.orderBy([{ column: 'r.created_at', order: 'desc' }, { column: 'r.id', order: 'asc' }]);
   return paginate(query, q.page, q.limit, (r) => ({
@@ -77,6 +98,8 @@ export function listReports(knex: Knex, principal: Principal, q: ReportListQuery
     folderId: r.folder_id,
     folderName: r.folder_name,
     isPublic: r.is_public,
+    isSystem: r.is_system,
+    category: r.category,
     createdBy: r.created_by ? { id: r.created_by, name: r.created_by_name } : null,
     lastRunAt: r.last_run_at,
     createdAt: r.created_at,

@@ -3,6 +3,9 @@ import {
   topPerformersQuery, updateTargetBody, upcomingTasksQuery,
 } from '../../dashboard/schemas.js';
 import type { z } from 'zod';
+import {
+  createDashboardBody, createWidgetBody, duplicateWidgetBody, importDashboardBody, positionsBody, reorderDashboardsBody, updateDashboardBody, updateWidgetBody,
+} from '../../dashboard/layout-schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
 /** Every figure reads the common query (scope, period, pipeline, asOf); some read one of their own as well. */
@@ -33,4 +36,14 @@ export const dashboardSchemas: ModuleSchemas = {
     ['PUT /targets/:id', { body: updateTargetBody }],
     ['POST /share', { body: shareBody }],
   ]),
+  '/dashboard/layout': {
+    'POST /dashboards': { body: createDashboardBody },
+    'POST /dashboards/import': { body: importDashboardBody },
+    'POST /dashboards/reorder': { body: reorderDashboardsBody },
+    'PATCH /dashboards/:id': { body: updateDashboardBody },
+    'POST /dashboards/:id/widgets': { body: createWidgetBody },
+    'POST /dashboards/:id/positions': { body: positionsBody },
+    'PUT /widgets/:id': { body: updateWidgetBody },
+    'POST /widgets/:id/duplicate': { body: duplicateWidgetBody },
+  },
 };

@@ -1,11 +1,15 @@
-import type { DefinitionInput } from './definition.js';
-
 /**
- * The report library: ready-made reports over the data sources, code constants (not
- * events), listed flat as the spec shows and cloned into a real report with
- * `POST /reports/<template id>/clone`. A test checks each against its source's whitelist.
+ * The report library: ready-made reports over the data sources, code constants, listed
+ * flat as the spec shows and cloned into a real report with `POST /reports/<template id>/clone`.
+ * Every tenant also gets each as a system report (copied into its `SystemReportsSeeded`
+ * event, so a later change here never rewrites what a tenant was given). A test checks
+ * each against its source's whitelist.
  */
-export interface LibraryTemplate extends DefinitionInput {
+export interface LibraryTemplate {
+  columns: { field: string; label: string; aggregate: 'count' | 'count_distinct' | 'sum' | 'avg' | 'min' | 'max' | null }[];
+  filters: { field: string; operator: string; value?: unknown }[];
+  groupBy: string[];
+  orderBy: { field: string; direction: 'asc' | 'desc' }[];
   id: string;
   name: string;
   description: string;
@@ -14,10 +18,10 @@ export interface LibraryTemplate extends DefinitionInput {
   dataSource: string;
 }
 
-const sum = (field: string, label: string) => ({ field, label, aggregate: 'sum' });
-const count = (label = 'Count') => ({ field: 'id', label, aggregate: 'count' });
+const sum = (field: string, label: string) => ({ field, label, aggregate: 'sum' as const });
+const count = (label = 'Count') => ({ field: 'id', label, aggregate: 'count' as const });
 const plain = (field: string, label: string) => ({ field, label, aggregate: null });
-const desc = (field: string) => [{ field, direction: 'desc' }];
+const desc = (field: string) => [{ field, direction: 'desc' as const }];
 
 export const LIBRARY: readonly LibraryTemplate[] = [
   { id: 'pipeline-by-stage', name: 'Pipeline by Stage', description: 'Open deals and their amount per stage', category: 'pipeline', chartType: 'bar', dataSource: 'opportunities',
