@@ -79,6 +79,8 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
   const stop = withListenerRoom(new AbortController());
   const onAbort = () => stop.abort();
   options.abort.addEventListener('abort', onAbort, { once: true });
+  // Aborted while the checkpoint was being read: the event has fired already, and would never stop this run.
+  if (options.abort.aborted) stop.abort();
   let failure: unknown = null;
   const fail = (error: unknown) => {
     failure ??= error;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { isAtOrAfter } from '../../src/events/store/position.js';
-import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { loadSagaCheckpoint } from '../../src/events/subscriptions/saga-shards.js';
 import { allProjections } from '../../src/modules.js';
 import { freshDatabaseUrl } from '../support/database.js';
 import { HttpReceiver } from '../support/http-receiver.js';
@@ -100,7 +100,7 @@ describe('sagas after their worker process is killed in a burst of triggers', fu
 
     await startWorker();
     const head = (await store.headPosition())!;
-    for (const name of SAGAS) await until(async () => isAtOrAfter(await loadCheckpoint(knex, 'saga_checkpoints', name), head), 120_000);
+    for (const name of SAGAS) await until(async () => isAtOrAfter(await loadSagaCheckpoint(knex, name), head), 120_000);
     const completedRuns = async () => Number((await knex('workflow_runs').where({ status: 'completed' }).count<{ n: string }[]>('* as n'))[0].n);
     await until(async () => (await tasks()) >= LEADS && (await completedRuns()) >= LEADS, 120_000).catch(async (error) => {
       const runs = await knex('workflow_runs').select('status', 'error');

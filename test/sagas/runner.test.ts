@@ -47,6 +47,17 @@ describe('sagas', () => {
     expect(seen).to.deep.equal(['1', '3']);
   });
 
+  it('stops when it is stopped while still reading its checkpoint (a worker shutting down right after taking the shard)', async function () {
+    this.timeout(10_000);
+    const saga: Saga = { name: 'stopped-early', handles: ['Wanted'], handle: async () => undefined };
+    const abort = new AbortController();
+    const running = runSaga(sagaDepsOf(db), saga, { abort: abort.signal, batchSize: 10, retry: fastRetry });
+    // Before its first read of the database has answered.
+    abort.abort();
+    const outcome = await Promise.race([running.then(() => 'stopped'), new Promise((resolve) => setTimeout(() => resolve('still running'), 5000))]);
+    expect(outcome).to.equal('stopped');
+  });
+
   it('retries a failing handler with backoff, then parks the event with its error and goes on with the next', async () => {
     const attempts = new Map<number, number>();
     const saga: Saga = {
