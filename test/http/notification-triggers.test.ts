@@ -67,8 +67,9 @@ describe('notification triggers', () => {
     const notice = await noticeFor(plain, 'lead_assigned', lead.id);
     expect(notice).to.include({ entityType: 'leads', title: 'Lead assigned to you' });
     expect(notice.message).to.match(/Ann Lee/);
-    const outbox = await service.services.knex('mail_outbox').where({ to_address: plain.user.email, kind: 'notification' });
-    expect(outbox.map((m: any) => m.subject)).to.include('New lead assigned: Ann Lee');
+    // The mail is queued by the same delivery, just after the notification is stored.
+    const subjects = async () => (await service.services.knex('mail_outbox').where({ to_address: plain.user.email, kind: 'notification' })).map((m: any) => m.subject);
+    await until(async () => (await subjects()).includes('New lead assigned: Ann Lee'), SAGA_WAIT_MS);
 
     await ok('PUT', `/leads/${lead.id}`, { ownerId: colleague.user.id });
     await noticeFor(colleague, 'lead_assigned', lead.id);
@@ -111,8 +112,8 @@ describe('notification triggers', () => {
     const notice = await noticeFor(plain, 'opportunity_assigned', deal.id);
     expect(notice).to.include({ entityType: 'opportunities', title: 'Opportunity assigned to you' });
     expect(notice.message).to.equal('Ada Admin assigned the opportunity Handed deal to you');
-    const outbox = await service.services.knex('mail_outbox').where({ to_address: plain.user.email, kind: 'notification' });
-    expect(outbox.map((m: any) => m.subject)).to.include('New opportunity assigned: Handed deal');
+    const subjects = async () => (await service.services.knex('mail_outbox').where({ to_address: plain.user.email, kind: 'notification' })).map((m: any) => m.subject);
+    await until(async () => (await subjects()).includes('New opportunity assigned: Handed deal'), SAGA_WAIT_MS);
 
     await ok('PUT', `/opportunities/${deal.id}`, { ownerId: colleague.user.id, name: 'Renamed deal' });
     expect((await noticeFor(colleague, 'opportunity_assigned', deal.id)).message).to.match(/Renamed deal/);
