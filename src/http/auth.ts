@@ -1,3 +1,4 @@
+import type { Principal } from '../domain/principal.js';
 import { Router } from 'express';
 import { z } from 'zod';
 import { changePassword, forgotPassword, login, refresh, resetPassword, validateResetToken } from '../commands/identity/auth.js';
@@ -42,27 +43,21 @@ const RESET_MESSAGE = 'If an account exists with that email, a reset link has be
 export function authRouter(services: Services): Router {
   const router = Router();
   const requestId = (res: { locals: Record<string, unknown> }) => String(res.locals.requestId);
+  /** A signed-in session's answer: tokens, the user (short: the six fields registration and invitation answer with), tenant, app config. */
+  const session = (result: Awaited<ReturnType<typeof login>>, user: (p: Principal) => object) => ({
+    accessToken: result.accessToken,
+    refreshToken: result.refreshToken,
+    user: user(result.principal),
+    tenant: tenantShape(result.principal),
+    appConfig: appConfigOf(services.config),
+  });
 
   router.post('/register', async (req, res) => {
-    const result = await register(services, parseBody(registerBody, req), requestId(res));
-    res.status(201).json({
-      accessToken: result.accessToken,
-      refreshToken: result.refreshToken,
-      user: authUserShort(result.principal),
-      tenant: tenantShape(result.principal),
-      appConfig: appConfigOf(services.config),
-    });
+    res.status(201).json(session(await register(services, parseBody(registerBody, req), requestId(res)), authUserShort));
   });
 
   router.post('/login', async (req, res) => {
-    const result = await login(services, parseBody(loginBody, req), req.ip ?? 'unknown', requestId(res));
-    res.json({
-      accessToken: result.accessToken,
-      refreshToken: result.refreshToken,
-      user: authUser(result.principal),
-      tenant: tenantShape(result.principal),
-      appConfig: appConfigOf(services.config),
-    });
+    res.json(session(await login(services, parseBody(loginBody, req), req.ip ?? 'unknown', requestId(res)), authUser));
   });
 
   router.post('/refresh', async (req, res) => {
@@ -74,14 +69,7 @@ export function authRouter(services: Services): Router {
   });
 
   router.post('/invite/accept', async (req, res) => {
-    const result = await acceptInvitation(services, parseBody(acceptBody, req), requestId(res));
-    res.status(201).json({
-      accessToken: result.accessToken,
-      refreshToken: result.refreshToken,
-      user: authUserShort(result.principal),
-      tenant: tenantShape(result.principal),
-      appConfig: appConfigOf(services.config),
-    });
+    res.status(201).json(session(await acceptInvitation(services, parseBody(acceptBody, req), requestId(res)), authUserShort));
   });
 
   router.post('/forgot-password', async (req, res) => {
