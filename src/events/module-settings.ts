@@ -1,6 +1,5 @@
-import type { CustomFieldModule, CustomFieldType, FieldOption, FieldValidation } from '../domain/custom-fields.js';
+import type { CustomFieldModule, CustomFieldSpec } from '../domain/custom-fields.js';
 import type { FieldValidationRule } from '../domain/field-validation-rules.js';
-import type { RegistryType } from '../domain/record-types.js';
 import type { DomainEvent } from './domain-event.js';
 
 /**
@@ -15,16 +14,8 @@ import type { DomainEvent } from './domain-event.js';
  * `…Reordered` the new order of the module's items (positions 1, 2, … in that order).
  * The layout, the form field order and the rules change as a whole.
  */
-export interface CustomFieldFields {
+export interface CustomFieldFields extends CustomFieldSpec {
   module: CustomFieldModule;
-  key: string;
-  label: string;
-  type: CustomFieldType;
-  required: boolean;
-  defaultValue: unknown;
-  options: FieldOption[];
-  validation: FieldValidation;
-  lookupModule: RegistryType | null;
   helpText: string | null;
   placeholder: string | null;
   position: number;
