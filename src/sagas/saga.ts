@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { deterministicId } from '../infra/deterministic-id.js';
 import type { Clock } from '../infra/clock.js';
 import type { CommandContext } from '../commands/aggregate.js';
-import type { EventStore, RecordedEvent } from '../events/store/types.js';
+import { comparePositions } from '../events/store/position.js';
+import type { EventStore, Position, RecordedEvent } from '../events/store/types.js';
 import type { Config } from '../infra/config.js';
 import type { Logger } from '../infra/logger.js';
 import type { Mailer } from '../infra/mailer.js';
@@ -47,9 +48,10 @@ export interface SagaContext {
    * Waits until `projection` has applied every event before this one (`inclusive`: this
    * one too), so the saga reads its tables as of the event. Bounded by
    * SAGA_PROJECTION_WAIT_MS, then throws `ProjectionBehind`: the runner waits and delivers
-   * the event again without counting that as a failed attempt.
+   * the event again without counting that as a failed attempt. `through`: a later position
+   * it must have applied too (the other streams of a multi-stream write the event began).
    */
-  awaitProjection(projection: Projection, options?: { inclusive?: boolean }): Promise<void>;
+  awaitProjection(projection: Projection, options?: { inclusive?: boolean; through?: Position }): Promise<void>;
   /**
    * What `load` answers for this event's tenant, remembered between the tenant's events:
    * `load` runs again only after an event of a type the saga `watches` in that tenant (or
@@ -94,9 +96,12 @@ export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, d
     idFor: (n = 0) => deterministicId(saga.name, event.id, String(n)),
     eventIds: (n = 0) => (index) => deterministicId(saga.name, event.id, 'command', String(n), String(index)),
     awaitProjection: async (projection, options = {}) => {
+      const through = options.through && comparePositions(options.through, event.position) > 0 ? options.through : null;
+      const position = through ?? event.position;
+      const inclusive = through ? true : options.inclusive;
       // Known to be there (the usual case): no query, and the delivery keeps its slot.
-      if (knownToHavePassed(deps.progress, projection, event.position)) return;
-      await waiting(() => awaitProjection(deps, projection, event.position, { timeoutMs: deps.config.SAGA_PROJECTION_WAIT_MS, inclusive: options.inclusive, abort }));
+      if (knownToHavePassed(deps.progress, projection, position)) return;
+      await waiting(() => awaitProjection(deps, projection, position, { timeoutMs: deps.config.SAGA_PROJECTION_WAIT_MS, inclusive, abort }));
     },
     remember: (key, load) => (run.memo ? run.memo.read(event.metadata.tenantId, key, event.position, load) : load()),
   };

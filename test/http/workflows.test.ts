@@ -631,6 +631,38 @@ describe('workflow webhooks and messages, end to end', () => {
     expect(deal).to.include({ accountId, amount: 800, name: `Analytical ${marker} Opportunity` });
   });
 
+  it('create_opportunity on a conversion whose account is written late waits for it instead of failing', async () => {
+    const marker = `late-${randomUUID().slice(0, 8)}`;
+    const wf = (
+      await call('POST', '/workflows', {
+        name: 'deal on slow conversion',
+        triggerModule: 'leads',
+        triggerType: 'lead_converted',
+        triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
+        actions: [{ actionType: 'create_opportunity', config: { amount: 900 } }],
+      })
+    ).body;
+    const lead = (await call('POST', '/leads', { firstName: 'Late', lastName: 'Writer', company: `Slow ${marker}`, source: marker })).body;
+    // The conversion's plan writes the lead first; its account lands 1.5 s later, after the saga has seen the lead's event.
+    const store = service.services.store;
+    const append = store.appendToStream.bind(store);
+    store.appendToStream = async (streamId, events, options) => {
+      if (streamId.startsWith('account-') && events.some((e) => e.type === 'AccountCreated')) await new Promise((r) => setTimeout(r, 1500));
+      return append(streamId, events, options);
+    };
+    try {
+      const converted = await call('POST', `/leads/${lead.id}/convert`, {});
+      expect(converted.status, JSON.stringify(converted.body)).to.be.oneOf([200, 201]);
+    } finally {
+      store.appendToStream = append;
+    }
+    const accountId = (await call('GET', `/leads/${lead.id}`)).body.convertedAccountId;
+    const run = await onlyRun(wf.id);
+    expect(run.status, JSON.stringify(run)).to.equal('completed');
+    const deal = (await call('GET', `/opportunities/${run.steps[0].result.opportunityId}`)).body;
+    expect(deal).to.include({ accountId, amount: 900 });
+  });
+
   it('a webhook to a private, link-local or metadata address is refused and fails its run; nothing is sent', async () => {
     for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data/', `http://127.0.0.1:${receiver.port + 1}/other-port`]) {
       const marker = `ssrf-${randomUUID().slice(0, 8)}`;

@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import { conflict, invalid, notFound, unavailable } from '../../domain/errors.js';
 import type { AccountFields } from '../../events/accounts.js';
 import type { ContactFields, CopiedActivity, CopiedNote } from '../../events/contacts.js';
-import type { Position } from '../../events/store/types.js';
+import { comparePositions } from '../../events/store/position.js';
+import type { Position, RecordedEvent } from '../../events/store/types.js';
 import type { Logger } from '../../infra/logger.js';
 import { foldRecorded, stale, streamIdOf, type Aggregate, type CommandContext, type CommandDeps, type DomainEvent } from '../aggregate.js';
 import { accountAggregate } from '../accounts.js';
@@ -337,4 +338,23 @@ async function decidePlan(deps: Deps, ctx: CommandContext, leadId: string, reque
     writes.push(streamWrite(streamIdOf(opportunityAggregate, opportunityId), 'no_stream', events, ctx, now));
   }
   return { id: randomUUID(), tenantId: ctx.tenantId, kind: CONVERSION_PLAN, subject: leadStream(leadId), writes };
+}
+
+/**
+ * Where the conversion that `converted` (a LeadConverted event) began is written through:
+ * the latest position of the records it made or touched, or 'pending' while its plan is
+ * still being carried out (the lead's write comes first, the rest after). A saga acting on
+ * the conversion reads those records, so it waits for this, not only for the lead's event.
+ */
+export async function conversionWrittenThrough(deps: { store: CommandDeps['store']; knex: Knex }, converted: RecordedEvent): Promise<Position | 'pending'> {
+  const pending = await pendingPlanAbout(deps.knex, converted.metadata.tenantId, CONVERSION_PLAN, converted.streamId);
+  if (pending?.writes[0]?.events.some((e) => e.id === converted.id)) return 'pending';
+  const data = converted.data as { contactId?: string | null; accountId?: string | null; opportunityId?: string | null };
+  const streams = [
+    data.contactId && streamIdOf(contactAggregate, data.contactId),
+    data.accountId && streamIdOf(accountAggregate, data.accountId),
+    data.opportunityId && streamIdOf(opportunityAggregate, data.opportunityId),
+  ].filter((s): s is string => !!s);
+  const lasts = await Promise.all(streams.map((s) => deps.store.readLastEvent(s)));
+  return lasts.reduce<Position>((latest, e) => (e && comparePositions(e.position, latest) > 0 ? e.position : latest), converted.position);
 }

@@ -1,5 +1,7 @@
 import { groupHolds, normaliseConditions, type WorkflowAction } from '../../domain/workflows.js';
-import type { RecordedEvent } from '../../events/store/types.js';
+import { CONVERSION_PLAN, conversionWrittenThrough } from '../../commands/leads/lead-conversion.js';
+import type { Position, RecordedEvent } from '../../events/store/types.js';
+import { ProjectionBehind } from '../../queries/projection-progress.js';
 import { WORKFLOW_DEFINITION_EVENT_TYPES } from '../../events/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { workflowsProjection } from '../../projections/workflows.js';
@@ -37,6 +39,18 @@ async function depthOf(context: SagaContext, event: RecordedEvent): Promise<numb
   await context.awaitProjection(workflowsProjection);
   const row = await context.deps.knex('workflow_runs').where({ tenant_id: event.metadata.tenantId, trigger_event_id: cause }).max<{ depth: number | null }>('depth as depth').first();
   return row?.depth ?? 0;
+}
+
+/**
+ * A lead's conversion writes the lead first, then the contact, account and opportunity it
+ * makes, which its actions use (create_opportunity on the new account): those too must be
+ * written and projected. While its plan is still running, the event is delivered again later.
+ */
+async function writtenThrough(deps: SagaDeps, event: RecordedEvent): Promise<Position | undefined> {
+  if (event.type !== 'LeadConverted') return undefined;
+  const through = await conversionWrittenThrough(deps, event);
+  if (through === 'pending') throw new ProjectionBehind(`${CONVERSION_PLAN} write plan`, event.position);
+  return through;
 }
 
 interface ActiveWorkflow {
@@ -91,7 +105,8 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
       const workflows = candidates.filter((w) => match.types.includes(w.trigger_type));
       if (workflows.length === 0) return;
       // The record's view names its owner and account, and actions check references against the record read models (an opportunity's account, an assignee, an owner's load): as of this event at least.
-      await Promise.all(RECORD_PROJECTIONS.map((projection) => context.awaitProjection(projection, { inclusive: true })));
+      const through = await writtenThrough(deps, event);
+      await Promise.all(RECORD_PROJECTIONS.map((projection) => context.awaitProjection(projection, { inclusive: true, through })));
       const [{ record, previous }, depth] = await Promise.all([triggerRecords(deps, match, event), depthOf(context, event)]);
       for (const workflow of workflows) {
         if (!groupHolds(normaliseConditions(workflow.trigger_filters), record, previous)) continue;
