@@ -59,6 +59,12 @@ export const customFields = jsonObject
   .describe("The record's custom field values by key: the tenant's custom field definitions of this record kind (GET /admin/custom-fields?module=<kind>) say which keys, types and options there are")
   .optional();
 
+/** A record's tags: short labels, each kept once in the order first given (case as given). */
+export const tags = z
+  .array(z.string().trim().min(1).max(50))
+  .max(50)
+  .transform((list) => [...new Set(list)]);
+
 /** A record team member (leads, opportunities): a user of the tenant and a free role name. */
 export const teamBody = z.object({ userId: z.uuid(), role: z.string().trim().min(1).max(50).default('member') }).strict();
 

@@ -3,7 +3,7 @@ import { LONG_TEXT_MAX, parseDateText } from '../../domain/field-rules.js';
 import { ASSIGNMENT_MODES } from '../../events/work-request-settings.js';
 import { WORK_REQUEST_PRIORITIES, WORK_REQUEST_STATUSES } from '../../events/work-requests.js';
 import { REGISTRY_TYPES } from '../../queries/record-registry.js';
-import { customFields, money, optionalText } from '../record-schemas.js';
+import { customFields, money, optionalText, tags } from '../record-schemas.js';
 import { listLimit } from '../validate.js';
 
 /** The request bodies and queries of `/work-requests` (shapes; the decider owns the rules). */
@@ -18,7 +18,6 @@ const timestamp = z
   .transform((v) => parseDateText(v)!.toISOString());
 
 const requestData = z.record(z.string().max(100), z.unknown()).refine((v) => JSON.stringify(v).length <= 16_384, 'requestData must be at most 16 KB of JSON');
-const tags = z.array(z.string().trim().min(1).max(50)).max(50);
 const title = z.string().trim().min(1).max(255);
 const estimatedMinutes = z.number().int().min(0).max(1_000_000).nullable();
 const currency = z.string().regex(/^[A-Z]{3}$/, 'a three-letter currency code');
