@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { distribution } from './stats.js';
 import { runWriters, WARM_UP_SECONDS } from './writers.js';
@@ -71,7 +72,27 @@ export interface LoadResult {
   p50: number;
   p99: number;
   rps: number;
+  /**
+   * CPU time (user + system) the service's processes spent per completed request in the
+   * timed part, when their ids were given: what a request costs, whatever else loads the
+   * machine (a busy machine lowers req/s far more than this).
+   */
+  serviceCpuMs?: number;
 }
+
+/** User plus system CPU time of a process so far, in ms (Linux: /proc/<pid>/stat). */
+function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat times, is 100 on every mainstream build. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /**
  * `connections` closed loops of `makeRequest` for `seconds`, after an unmeasured warm-up
@@ -82,6 +103,8 @@ export async function loadTest(
   seconds: number,
   connections: number,
   makeRequest: (connection: number) => Promise<HttpResponse>,
+  /** The service's process ids, for `serviceCpuMs`. */
+  servicePids: number[] = [],
 ): Promise<LoadResult> {
   let errors = 0;
   let firstError: string | null = null;
@@ -101,7 +124,11 @@ export async function loadTest(
   await runWriters({ writers: connections, seconds: Math.min(WARM_UP_SECONDS, seconds) }, operation);
   errors = 0;
   firstError = null;
+  const cpuNow = () => servicePids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
+  const cpuBefore = cpuNow();
   const run = await runWriters({ writers: connections, seconds }, operation);
+  const cpu = cpuNow() - cpuBefore;
   const { p50, p99 } = distribution(run.latenciesMs);
-  return { count: run.operations, errors, firstError, p50, p99, rps: run.operationsPerSecond };
+  const serviceCpuMs = servicePids.length && run.operations && Number.isFinite(cpu) ? cpu / run.operations : undefined;
+  return { count: run.operations, errors, firstError, p50, p99, rps: run.operationsPerSecond, serviceCpuMs };
 }

@@ -105,6 +105,9 @@ function httpFigures(key: string, label: string, load: LoadResult, notes: string
     { key: `${key}PerSecond`, label, value: load.rps, decimals: 0, unit: 'req/s', notes: `${notes}; ${load.count} requests${failed}`, atLeast: bounds.atLeast },
     { key: `${key}P50Ms`, label: '  latency p50', value: load.p50, decimals: 1, unit: 'ms' },
     { key: `${key}P99Ms`, label: '  latency p99', value: load.p99, decimals: 1, unit: 'ms', below: bounds.p99Below },
+    ...(load.serviceCpuMs === undefined
+      ? []
+      : [{ key: `${key}ServiceCpuMs`, label: '  service CPU per request', value: load.serviceCpuMs, decimals: 2, unit: 'ms', notes: 'user + system time of the service process(es); steadier than req/s on a shared machine' }]),
   ];
 }
 

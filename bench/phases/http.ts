@@ -4,6 +4,7 @@ import { HttpClient, loadTest, type HttpResponse, type LoadResult } from '../htt
 import { elapsedSeconds, log } from '../log.js';
 import { pick } from '../record-events.js';
 import { startServiceProcess, type ServiceProcess } from '../service-process.js';
+import { describeLoad } from './timed-load.js';
 
 /** Concurrent callers for the untimed seeding: more than the timed 10, below the service's pool of 20. */
 const SEED_CONNECTIONS = 16;
@@ -92,7 +93,7 @@ function checkErrors(what: string, result: LoadResult, service: ServiceProcess):
     if (share > MAX_ERROR_SHARE) throw new Error(message);
     log(`WARNING ${message}`);
   }
-  log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
+  log(`  ${describeLoad(result)}`);
   return result;
 }
 
@@ -185,7 +186,7 @@ export async function measureHttp(
 
   const timed = async (what: string, makeRequest: () => Promise<HttpResponse>) => {
     log(`${what}: ${connections} connections for ${seconds} s`);
-    return checkErrors(what, await loadTest(seconds, connections, makeRequest), service);
+    return checkErrors(what, await loadTest(seconds, connections, makeRequest, [service.pid]), service);
   };
   const read = await timed('GET /api/contacts/:id', () => client.request('GET', `/api/contacts/${pick(ids)}`));
   const list = await timed(`GET ${listPath}`, () => client.request('GET', listPath));

@@ -6,17 +6,23 @@ import { log } from '../log.js';
  * completed, more than 1 % failed, or the service process died meanwhile.
  */
 export async function timedLoad(
-  service: { assertRunning(): void },
+  service: { assertRunning(): void; pid?: number; pids?: number[] },
   what: string,
   options: { seconds: number; connections: number },
   /** Gets the connection's number (0 … connections − 1), for loads with a client per connection. */
   makeRequest: (connection: number) => Promise<HttpResponse>,
 ): Promise<LoadResult> {
   log(`${what}: ${options.connections} connections for ${options.seconds} s`);
-  const result = await loadTest(options.seconds, options.connections, makeRequest);
+  const result = await loadTest(options.seconds, options.connections, makeRequest, service.pids ?? (service.pid ? [service.pid] : []));
   service.assertRunning();
   if (result.count === 0) throw new Error(`${what}: no request completed`);
   if (result.errors / result.count > 0.01) throw new Error(`${what}: ${result.errors} of ${result.count} requests failed, first: ${result.firstError}`);
-  log(`  ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms`);
+  log(`  ${describeLoad(result)}`);
   return result;
+}
+
+/** A load's figures in one line: rate, latency and (when measured) the service's CPU per request. */
+export function describeLoad(result: LoadResult): string {
+  const cpu = result.serviceCpuMs === undefined ? '' : `, service CPU ${result.serviceCpuMs.toFixed(2)} ms/request`;
+  return `${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms${cpu}`;
 }

@@ -3,7 +3,7 @@ import { assertReadable } from '../events/versions.js';
 import { followAll } from '../events/store/catch-up.js';
 import type { Position, RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
-import { backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
+import { anyParked, backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep, withListenerRoom } from '../infra/signal.js';
 import { Slots } from '../infra/slots.js';
 import type { Lease } from '../infra/unit-leases.js';
@@ -18,6 +18,12 @@ const MIN_BEHIND_PAUSE_MS = 50;
 const MAX_BEHIND_PAUSE_MS = 5_000;
 /** How often the checkpoint is stored while events finish: one transaction for all finished since. */
 const CHECKPOINT_EVERY_MS = 100;
+/**
+ * When only events the saga does not handle passed, its checkpoint moves this seldom: a
+ * restart reads them again (and skips them), while every saga moving its checkpoint for
+ * every event of the log cost more statements than the writes themselves.
+ */
+const IDLE_CHECKPOINT_EVERY_MS = 1_000;
 /** Events taken from the log and not finished, per slot: room for events queued behind their stream while the slots work on others. */
 const TAKEN_PER_SLOT = 4;
 
@@ -95,8 +101,14 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
   const streams = new Map<string, Promise<void>>();
   /** Streams with an event parked or held by this run (stored with the checkpoint). */
   const blockedHere = new Set<string>();
+  /**
+   * The saga had no parked event when last asked, and this run has parked none since: only
+   * its holder parks its events (operators only release them), so no page needs to ask.
+   */
+  let clearOfParked = false;
 
   const checkpoint = new CheckpointWriter(deps.knex, {
+    due: () => log.ready() !== null,
     async write(trx) {
       const ready = log.ready();
       if (!ready) return;
@@ -163,6 +175,7 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
     const outcome = await deliver(event).finally(() => wait.end(event));
     if ('aborted' in outcome) return;
     if ('parked' in outcome) {
+      clearOfParked = false;
       blockedHere.add(event.streamId);
       log.finish(entry, { park: { event, ...outcome.parked } });
     } else {
@@ -173,7 +186,11 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
 
   const take = async (page: RecordedEvent[]) => {
     const ours = page.filter(mine);
-    const blocked = ours.length ? await blockedStreams(deps.knex, 'saga', name, ours.map((e) => e.streamId)) : new Set<string>();
+    let blocked = new Set<string>();
+    if (ours.length && !clearOfParked) {
+      clearOfParked = !(await anyParked(deps.knex, 'saga', name));
+      if (!clearOfParked) blocked = await blockedStreams(deps.knex, 'saga', name, ours.map((e) => e.streamId));
+    }
     for (const event of page) {
       // Told before any later event is handed to the saga: what it remembers for the tenant is read again.
       if (watched.has(event.type)) memo.changed(event.metadata.tenantId, event.position);
@@ -191,7 +208,8 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
       streams.set(event.streamId, done);
     }
     log.passed(page[page.length - 1].position);
-    checkpoint.soon();
+    // Events of its own store the checkpoint soon once they finish (`turn`); the rest can wait.
+    checkpoint.soon(IDLE_CHECKPOINT_EVERY_MS);
   };
 
   try {
@@ -239,27 +257,38 @@ async function setAside(trx: Knex.Transaction, name: string, events: SetAside[])
 }
 
 /**
- * Stores the checkpoint at most every CHECKPOINT_EVERY_MS, one write at a time, each in its
- * own transaction: `write` stores what finished and answers what to note once committed
- * (nothing when nothing new finished). A failed write stops the writer and goes to `onError`.
+ * Stores the checkpoint at most every CHECKPOINT_EVERY_MS (or later, as `soon` is asked),
+ * one write at a time, each in its own transaction, and none when nothing new finished
+ * (`due`): `write` stores what finished and answers what to note once committed. A failed
+ * write stops the writer and goes to `onError`.
  */
 class CheckpointWriter {
   private timer: NodeJS.Timeout | null = null;
+  /** When the timer fires (ms since the epoch). */
+  private timerDue = 0;
   private writing: Promise<void> | null = null;
-  private dirty = false;
+  /** The shortest delay asked for since the last write began; Infinity when none. */
+  private wanted = Infinity;
   private stopped = false;
   private lastWrite = 0;
 
   constructor(
     private readonly knex: Knex,
-    private readonly hooks: { write: (trx: Knex.Transaction) => Promise<(() => void) | undefined>; onError: (error: unknown) => void },
+    private readonly hooks: {
+      due: () => boolean;
+      write: (trx: Knex.Transaction) => Promise<(() => void) | undefined>;
+      onError: (error: unknown) => void;
+    },
   ) {}
 
-  /** Something finished: store it within CHECKPOINT_EVERY_MS. */
-  soon(): void {
-    this.dirty = true;
-    if (this.timer || this.writing || this.stopped) return;
-    const due = Math.max(0, this.lastWrite + CHECKPOINT_EVERY_MS - Date.now());
+  /** Something finished: store it within `delayMs` of the last write. */
+  soon(delayMs = CHECKPOINT_EVERY_MS): void {
+    this.wanted = Math.min(this.wanted, delayMs);
+    if (this.writing || this.stopped) return;
+    const due = this.lastWrite + this.wanted;
+    if (this.timer && this.timerDue <= due) return;
+    this.cancelTimer();
+    this.timerDue = due;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.writing = this.writeNow()
@@ -269,9 +298,9 @@ class CheckpointWriter {
         })
         .finally(() => {
           this.writing = null;
-          if (this.dirty && !this.stopped) this.soon();
+          if (this.wanted !== Infinity && !this.stopped) this.soon(this.wanted);
         });
-    }, due);
+    }, Math.max(0, due - Date.now()));
   }
 
   /** The last write: stores what finished by now, after a write under way; no write after it. */
@@ -288,8 +317,9 @@ class CheckpointWriter {
   }
 
   private async writeNow(): Promise<void> {
-    this.dirty = false;
+    this.wanted = Infinity;
     this.lastWrite = Date.now();
+    if (!this.hooks.due()) return;
     const committed = await this.knex.transaction((trx) => this.hooks.write(trx));
     committed?.();
   }

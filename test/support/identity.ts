@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { slugify } from '../../src/commands/identity/tenants.js';
 import type { TestService } from './service.js';
 
 export const PASSWORD = 'Sup3rSecret';
@@ -24,8 +25,21 @@ export async function registerTenant(service: Pick<TestService, 'request'>, over
     lastName: 'Admin',
     ...overrides,
   });
+  // 202: stored, but its read models were not there within PROJECTION_WAIT_MS (a loaded machine, a short wait): log in once they are.
+  if (res.status === 202) return loginOnceReadable(service, overrides.companySlug ?? slugify(overrides.companyName ?? `Company ${unique}`), overrides.email ?? `admin-${unique}@example.com`, overrides.password);
   if (res.status !== 201) throw new Error(`register failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { ...res.body, auth: withAuth(res.body) };
+}
+
+async function loginOnceReadable(service: Pick<TestService, 'request'>, tenantSlug: string, email: string, password = PASSWORD): Promise<Session> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await login(service, tenantSlug, email, password);
+    } catch (error) {
+      if (attempt >= 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
 
 export async function login(service: Pick<TestService, 'request'>, tenantSlug: string, email: string, password = PASSWORD): Promise<Session> {

@@ -74,11 +74,15 @@ export const holdEvent = (db: Knex | Knex.Transaction, held: { kind: ParkedKind;
  * The streams among `streamIds` that have a parked event for the subscriber: their events
  * must be held, not handled. Costs one index probe when the subscriber has none parked.
  */
+/** Whether the subscription has any parked (or held) event at all. */
+export async function anyParked(db: Knex | Knex.Transaction, kind: ParkedKind, name: string): Promise<boolean> {
+  return !!(await db('parked_events').where({ kind, name }).first(db.raw('1 as one')));
+}
+
 export async function blockedStreams(db: Knex | Knex.Transaction, kind: ParkedKind, name: string, streamIds: Iterable<string>): Promise<Set<string>> {
   const unique = [...new Set(streamIds)];
   if (unique.length === 0) return new Set();
-  const any = await db('parked_events').where({ kind, name }).first(db.raw('1 as one'));
-  if (!any) return new Set();
+  if (!(await anyParked(db, kind, name))) return new Set();
   const rows: { stream_id: string }[] = await db('parked_events')
     .where({ kind, name })
     .whereRaw('stream_id = any(?::text[])', [unique])
