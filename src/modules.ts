@@ -50,6 +50,7 @@ import { leadsProjection } from './projections/leads.js';
 import { migration0001Runtime } from './projections/migrations/0001_runtime.js';
 import { migration0002AuditTrail } from './projections/migrations/0002_audit_trail.js';
 import { migration0003ProjectionRebuilds } from './projections/migrations/0003_projection_rebuilds.js';
+import { migration0066JsonStatementRuns } from './projections/migrations/0066_json_statement_runs.js';
 import { migration0004MailOutbox } from './projections/migrations/0004_mail_outbox.js';
 import { migration0005Identity } from './projections/migrations/0005_identity.js';
 import { migration0006Records } from './projections/migrations/0006_records.js';
@@ -190,7 +191,7 @@ export const modules: ModuleManifest[] = [
     projections: [auditTrailProjection],
     // The audit trail is written with every append (inline): an auditor never reads a trail behind the log.
     reads: ['audit-trail'],
-    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections, migration0058WorkerLeases],
+    migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections, migration0058WorkerLeases, migration0066JsonStatementRuns],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
       { name: 'text-retry', cron: '* * * * *', run: () => services.textMessages.retryFailed(50) },

@@ -7,7 +7,8 @@ import type { Logger } from '../infra/logger.js';
 import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { takeOverFromRunners } from './online-rebuild.js';
 import type { TakeOver } from './rebuild.js';
-import { applyEvents, handles, type Projection } from './projection.js';
+import { handles, statementsFor, type Projection } from './projection.js';
+import { sendStatements, type Statement } from './writer.js';
 import { CHECKPOINT_CHANNEL, forgetInlineProjections, inlineNotification, inlineProjectionNames } from './progress.js';
 import { catchUp } from './runner.js';
 
@@ -37,19 +38,22 @@ export class InlineProjections implements InlineApplier {
     return this.knex.transaction(
       async (trx) => {
         const { value, events, projections } = await append();
-        for (const name of projections) await this.apply(trx, name, events);
+        // Every inline projection's writes in one round trip (sendStatements), in the list's order.
+        const statements: Statement[] = [];
+        for (const name of projections) statements.push(...(await this.statementsOf(trx, name, events)));
+        await sendStatements(trx, statements);
         return value;
       },
       { connection: client },
     );
   }
 
-  private async apply(trx: Knex.Transaction, name: string, events: RecordedEvent[]): Promise<void> {
+  private async statementsOf(trx: Knex.Transaction, name: string, events: RecordedEvent[]): Promise<Statement[]> {
     const projection = this.byName.get(name);
     // Every process must run the same projections: one that applied nothing would lose events for good.
     if (!projection) throw new Error(`inline projection ${name} is unknown to this process (every process must run the same version)`);
     const mine = events.filter((e) => handles(projection, e.type));
-    if (mine.length) await applyEvents(projection, trx, mine);
+    return mine.length ? statementsFor(projection, trx, mine) : [];
   }
 }
 

@@ -3,7 +3,7 @@ import type { AnyRecorded, AppEvent, RecordedOf } from '../events/app-events.js'
 import type { DomainEvent } from '../events/domain-event.js';
 import type { RecordedEvent } from '../events/store/types.js';
 import { assertReadable } from '../events/versions.js';
-import { ReadModelWriter, type WriterOptions } from './writer.js';
+import { ReadModelWriter, type Statement, type WriterOptions } from './writer.js';
 
 /**
  * Says what one event does to the read model, through the batch's writer. Usually
@@ -61,6 +61,13 @@ export async function applyEvents(projection: Projection, trx: Knex.Transaction,
   const writer = await ReadModelWriter.open(trx, projection.tables, options);
   await handleAll(projection, writer, events);
   await writer.flush();
+}
+
+/** What `applyEvents` would send for these events, worked out (handlers only state writes) for the caller to send with others. */
+export async function statementsFor(projection: Projection, db: Knex | Knex.Transaction, events: RecordedEvent[]): Promise<Statement[]> {
+  const writer = await ReadModelWriter.prepare(db, projection.tables);
+  await handleAll(projection, writer, events);
+  return writer.takeStatements();
 }
 
 /** Events handled between two turns of the event loop while a page is prepared. */

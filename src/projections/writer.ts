@@ -3,8 +3,15 @@ import { copyData, copyFromStdin, type ColumnKind } from './copy-in.js';
 
 type Row = Record<string, unknown>;
 
-/** What a flush sends, worked out before anything is sent: SQL with bindings, or rows copied in. */
-type Statement = { sql: string; bindings: readonly Knex.RawBinding[] } | { copy: string; chunks: Buffer[] };
+/**
+ * What a flush sends, worked out before anything is sent: SQL with bindings, or rows copied
+ * in. The writer's own statements take their rows as one JSON value (`json`, the `?` of
+ * their SQL), which lets several of them go to the database in one call (`sendStatements`).
+ */
+export type Statement = { sql: string; bindings: readonly Knex.RawBinding[]; json?: true } | { copy: string; chunks: Buffer[] };
+
+/** A statement whose only binding, `?::json`, is its rows. */
+const jsonStatement = (sql: string, rows: unknown): Statement => ({ sql, bindings: [JSON.stringify(rows)], json: true });
 
 export interface WriterOptions {
   /**
@@ -106,7 +113,7 @@ export class ReadModelWriter {
   }
 
   /** A writer that keeps its statements until `writeTo` sends them in a transaction. */
-  static async prepare(db: Knex, tables: string[], options: WriterOptions = {}): Promise<ReadModelWriter> {
+  static async prepare(db: Knex | Knex.Transaction, tables: string[], options: WriterOptions = {}): Promise<ReadModelWriter> {
     return new ReadModelWriter(null, await shapesOf(db, tables), options);
   }
 
@@ -114,10 +121,15 @@ export class ReadModelWriter {
   async writeTo(trx: Knex.Transaction): Promise<void> {
     if (this.trx) throw new Error('writeTo is for a prepared writer');
     // Its statements leave with the first transaction: a second one would write nothing.
+    await sendStatements(trx, this.takeStatements());
+  }
+
+  /** A prepared writer's statements (and what is still pending), to be sent by the caller: it is then written. */
+  takeStatements(): Statement[] {
+    if (this.trx) throw new Error('takeStatements is for a prepared writer');
     if (this.written) throw new Error('a prepared writer is written once');
     this.written = true;
-    this.queued.push(...this.statements());
-    for (const statement of this.queued.splice(0)) await send(trx, statement);
+    return [...this.queued.splice(0), ...this.statements()];
   }
 
   insert(table: string, row: Row): void {
@@ -203,7 +215,7 @@ export class ReadModelWriter {
   async flush(): Promise<void> {
     const statements = this.statements();
     if (!this.trx) this.queued.push(...statements);
-    else for (const statement of statements) await send(this.trx, statement);
+    else await sendStatements(this.trx, statements);
   }
 
   /** The statements that write what is pending, which they take over. */
@@ -228,11 +240,11 @@ export class ReadModelWriter {
       const all = [...shape.primaryKey, ...columns];
       const list = all.map(checkIdentifier).join(', ');
       const additions = columns.map((c) => `${c} = t.${c} + excluded.${c}`).join(', ');
-      return {
-        sql: `insert into ${checkIdentifier(table)} as t (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, all)})
+      return jsonStatement(
+        `insert into ${checkIdentifier(table)} as t (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, all)})
          on conflict (${shape.primaryKey.join(', ')}) do update set ${additions}`,
-        bindings: [JSON.stringify(group)],
-      };
+        group,
+      );
     });
   }
 
@@ -311,10 +323,10 @@ export class ReadModelWriter {
       if (this.options.shadow) {
         return { copy: `copy ${checkIdentifier(table)} (${list}) from stdin`, chunks: copyData(columns, columns.map((c) => shape.kinds.get(c) ?? unknownColumn(c)), group) };
       }
-      return {
-        sql: `insert into ${checkIdentifier(table)} (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, columns)})`,
-        bindings: [JSON.stringify(group)],
-      };
+      return jsonStatement(
+        `insert into ${checkIdentifier(table)} (${list}) select ${list} from json_to_recordset(?::json) as x(${this.recordset(shape, columns)})`,
+        group,
+      );
     });
   }
 
@@ -322,18 +334,18 @@ export class ReadModelWriter {
     const all = [...columns, ...shape.primaryKey.filter((k) => !columns.includes(k))];
     const assignments = columns.map((c) => (add ? `${c} = t.${c} + x.${c}` : `${c} = x.${c}`)).join(', ');
     const match = shape.primaryKey.map((k) => `t.${k} = x.${k}`).join(' and ');
-    return {
-      sql: `update ${checkIdentifier(table)} as t set ${assignments} from json_to_recordset(?::json) as x(${this.recordset(shape, all)}) where ${match}`,
-      bindings: [JSON.stringify(rows)],
-    };
+    return jsonStatement(
+      `update ${checkIdentifier(table)} as t set ${assignments} from json_to_recordset(?::json) as x(${this.recordset(shape, all)}) where ${match}`,
+      rows,
+    );
   }
 
   private deleteStatement(table: string, shape: TableShape, keys: Row[]): Statement {
     const match = shape.primaryKey.map((k) => `t.${k} = x.${k}`).join(' and ');
-    return {
-      sql: `delete from ${checkIdentifier(table)} as t using json_to_recordset(?::json) as x(${this.recordset(shape, shape.primaryKey)}) where ${match}`,
-      bindings: [JSON.stringify(keys)],
-    };
+    return jsonStatement(
+      `delete from ${checkIdentifier(table)} as t using json_to_recordset(?::json) as x(${this.recordset(shape, shape.primaryKey)}) where ${match}`,
+      keys,
+    );
   }
 }
 
@@ -352,6 +364,32 @@ async function shapesOf(db: Knex | Knex.Transaction, tables: string[]): Promise<
 
 function send(trx: Knex.Transaction, statement: Statement): Promise<unknown> {
   return 'copy' in statement ? copyFromStdin(trx, statement.copy, statement.chunks) : trx.raw(statement.sql, statement.bindings);
+}
+
+/**
+ * Sends statements in order. Consecutive writer statements (one JSON binding each) go in
+ * one call of es_run_json_statements (migration 0066), which runs them in turn: one round
+ * trip to the database instead of one each, which on this kind of machine is most of what
+ * a small statement costs the service.
+ */
+export async function sendStatements(trx: Knex.Transaction, statements: readonly Statement[]): Promise<void> {
+  let run: { sql: string; json: string }[] = [];
+  const sendRun = async () => {
+    if (run.length === 1) await trx.raw(run[0].sql, [run[0].json]);
+    else if (run.length > 1) {
+      await trx.raw('select es_run_json_statements(?::text[], ?::json[])', [run.map((r) => r.sql.replace('?::json', '$1::json')), run.map((r) => r.json)]);
+    }
+    run = [];
+  };
+  for (const statement of statements) {
+    if ('sql' in statement && statement.json) {
+      run.push({ sql: statement.sql, json: statement.bindings[0] as string });
+      continue;
+    }
+    await sendRun();
+    await send(trx, statement);
+  }
+  await sendRun();
 }
 
 // The default sort compares strings by UTF-16 code units, as `<` does, without a callback per comparison.

@@ -16,10 +16,12 @@ describe('the read-model writer', () => {
   after(async () => db.close());
   beforeEach(async () => db.knex('things').delete());
 
-  /** Runs one batch and counts the statements it sent. */
+  /** Runs one batch and counts the statements it sent (those sent together in one es_run_json_statements call each count). */
   async function batch(write: (w: ReadModelWriter) => void | Promise<void>): Promise<number> {
     let statements = 0;
-    const count = () => statements++;
+    const count = (query: { sql: string; bindings?: unknown[] }) => {
+      statements += query.sql.startsWith('select es_run_json_statements') ? (query.bindings![0] as unknown[]).length : 1;
+    };
     db.knex.on('query', count);
     try {
       await db.knex.transaction(async (trx: Knex.Transaction) => {
@@ -90,6 +92,36 @@ describe('the read-model writer', () => {
       w.increment('things', { tenant_id: 't', id: old }, 'hits', 1);
     });
     expect((await all()).map((r) => [r.name, r.hits])).to.deep.equal([['reborn', 1]]);
+  });
+
+  it('sends the statements of a batch to the database in one call, run in order; one that fails undoes the batch with its own error', async () => {
+    const [a, b] = [randomUUID(), randomUUID()];
+    await batch((w) => w.insert('things', { tenant_id: 't', id: a, name: 'a', hits: 5 }));
+    const calls: string[] = [];
+    const onQuery = (query: { sql: string }) => calls.push(query.sql);
+    db.knex.on('query', onQuery);
+    try {
+      await batch((w) => {
+        w.delete('things', { tenant_id: 't', id: a });
+        w.insert('things', { tenant_id: 't', id: a, name: 'a again' });
+        w.insert('things', { tenant_id: 't', id: b, name: 'b' });
+        w.tally('things', { tenant_id: 't', id: b }, 'hits', 2);
+      });
+    } finally {
+      db.knex.off('query', onQuery);
+    }
+    expect(calls.filter((sql) => !/^(BEGIN|COMMIT)/i.test(sql.trim()))).to.have.length(1);
+    expect((await all()).map((r) => [r.name, r.hits])).to.deep.equal([['a again', 0], ['b', 2]]);
+    // The same id twice: the second insert violates the key, and nothing of the batch stays.
+    const c = randomUUID();
+    const failed = await batch(async (w) => {
+      w.insert('things', { tenant_id: 't', id: c, name: 'c' });
+      await w.flush();
+      w.update('things', { tenant_id: 't', id: a }, { name: 'changed' });
+      w.insert('things', { tenant_id: 't', id: c, name: 'c twice' });
+    }).catch((error: { code?: string }) => error);
+    expect(failed).to.have.property('code', '23505');
+    expect((await all()).map((r) => r.name)).to.deep.equal(['a again', 'b']);
   });
 
   it('ignores changes to a row after it was deleted in the batch', async () => {
