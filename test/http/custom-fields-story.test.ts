@@ -109,6 +109,10 @@ describe('custom fields: the whole story on leads', () => {
     await ok('PUT', `/leads/${ann.id}`, { customFields: { tier: 'silver', legacy_code: 'L-1' } });
     const history = await ok('GET', `/leads/${ann.id}/history`);
     expect(JSON.stringify(history)).to.contain('silver');
+    // The change feed shows the change, and the definition's creation.
+    const feed = await ok('GET', '/events?types=LeadUpdated,CustomFieldCreated&limit=1000');
+    expect(feed.data.some((e: any) => e.type === 'LeadUpdated' && e.data.id === ann.id && e.data.changes.customFields?.tier === 'silver')).to.equal(true);
+    expect(feed.data.some((e: any) => e.type === 'CustomFieldCreated' && e.data.id === tier.id)).to.equal(true);
     const then = await ok('GET', `/leads/${ann.id}?asOf=${encodeURIComponent(beforeChange.toISOString())}`);
     expect(then.customFields).to.deep.equal({ tier: 'gold', legacy_code: 'L-1' });
 
