@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { isAtOrAfter } from '../../src/events/store/position.js';
+import { loadSagaCheckpoint } from '../../src/events/subscriptions/saga-shards.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -87,6 +89,15 @@ describe('custom fields: the whole story on leads', () => {
     });
     const run = await ok('POST', `/reports/${report.id}/execute`, {});
     expect(run.data).to.deep.equal([{ Tier: 'gold', Leads: 2 }, { Tier: 'silver', Leads: 1 }]);
+    // Its export carries the field's column; a dashboard widget may name it too.
+    const csv = await call('POST', `/reports/${report.id}/export`, { format: 'csv' });
+    expect(csv.status).to.equal(200);
+    expect(String(csv.body)).to.contain('Tier').and.contain('gold');
+    const dashboards = await ok('GET', '/dashboard/layout/dashboards');
+    const widget = await call('POST', `/dashboard/layout/dashboards/${dashboards[0].id}/widgets`, {
+      title: 'By tier', dataSource: 'leads', config: { dimensions: [{ field: 'cf_tier', type: 'field' }], measures: [{ field: 'id', aggregate: 'count' }] },
+    });
+    expect(widget.status, JSON.stringify(widget.body)).to.equal(201);
     // Another tenant's leads source has no such field: a 400 names it, nothing is read.
     const foreign = await call('POST', '/reports/execute', { dataSource: 'leads', config: { dimensions: [{ field: 'cf_tier', type: 'field' }] } }, other);
     expect(foreign.status).to.equal(400);
@@ -124,5 +135,28 @@ describe('custom fields: the whole story on leads', () => {
     // A report naming the deleted field is a 400 naming it, not a 500.
     const gone = await call('POST', '/reports/execute', { dataSource: 'leads', config: { dimensions: [{ field: 'cf_legacy_code', type: 'field' }] } });
     expect(gone.status).to.equal(400);
+  });
+
+  it('hostile names reach nothing: prototype keys in report columns and workflow conditions; another tenant\'s field', async () => {
+    await ok('POST', '/admin/custom-fields', { module: 'contacts', fieldKey: 'region', fieldLabel: 'Region', fieldType: 'text' });
+    for (const field of ['cf___proto__', 'customFields.__proto__', 'cf_constructor', 'customFields.region', 'cf_hasOwnProperty']) {
+      const reply = await call('POST', '/reports/execute', { dataSource: 'leads', config: { dimensions: [{ field, type: 'field' }] } });
+      expect(reply.status, `${field}: ${JSON.stringify(reply.body)}`).to.equal(400);
+    }
+    // The contacts source has it; another tenant's has not.
+    expect((await call('POST', '/reports/execute', { dataSource: 'contacts', config: { dimensions: [{ field: 'cf_region', type: 'field' }] } })).status).to.equal(200);
+    expect((await call('POST', '/reports/execute', { dataSource: 'contacts', config: { dimensions: [{ field: 'cf_region', type: 'field' }] } }, other)).status).to.equal(400);
+    // A condition on a prototype name is just an empty field: the workflow is saved and matches nothing, the lead is written.
+    const wf = await ok('POST', '/workflows', {
+      name: 'Hostile', triggerModule: 'leads', triggerType: 'lead_created',
+      triggerFilters: { match: 'any', items: [{ field: '__proto__', fieldType: 'custom', operator: 'is_not_empty' }, { field: 'customFields.constructor', operator: 'is_not_empty' }] },
+      actions: [{ actionType: 'create_task', config: { title: 'never' } }],
+    });
+    const lead = await ok('POST', '/leads', { firstName: 'Proto', lastName: 'Type' });
+    // The workflow saga has handled the lead's creation.
+    const position = (await service.services.store.headPosition())!;
+    await until(async () => isAtOrAfter(await loadSagaCheckpoint(service.services.knex, 'workflows'), position), 30_000);
+    expect((await ok('GET', `/workflows/${wf.id}/runs`)).data).to.deep.equal([]);
+    expect((await ok('GET', `/leads/${lead.id}`)).id).to.equal(lead.id);
   });
 });

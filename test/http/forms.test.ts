@@ -209,6 +209,11 @@ describe('forms', () => {
       const bad = ok(await submit(admin.tenant.slug, form.token, goodValues({ plan: 'basic' })), 201);
       expect(bad.actionResults[0].status).to.equal('error');
       expect(bad.actionResults[0].error).to.contain(`customFields.${tier}`);
+      // A prototype key as a mapped custom field is refused when the form is saved.
+      for (const target of ['customFields.__proto__', 'customFields.constructor', 'constructor']) {
+        const hostile = await call('POST', '/forms', leadForm({ submitActions: [{ type: 'create_lead', fieldMapping: { lastName: 'last', [target]: 'plan' } }] }));
+        expect(hostile.status, target).to.equal(400);
+      }
     });
 
     it('a submit creates a lead as the form’s creator, emails the submitter through SMTP, notifies, and records FormSubmitted', async () => {
