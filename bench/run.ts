@@ -16,6 +16,7 @@
  * (BENCH_WORKFLOW_RATE lead events/s offered over 20 tenants, default 100; BENCH_WORKERS=n runs it on an api process and n worker processes),
  * BENCH_ONLY=reports the reports phase (BENCH_REPORT_OPPORTUNITIES deals, 83000: about 100,000 events),
  * BENCH_ONLY=forms the public form submit phase,
+ * BENCH_ONLY=custom-fields the lead list filtered by a custom field alone (BENCH_LEADS leads with it; the full run's contacts phase has the same figure),
  * BENCH_ONLY=appends the raw-commit and single-event append phases (their ratio),
  * BENCH_ONLY=rebuild the rebuild phase (its log all from 100-event appends).
  */
@@ -36,6 +37,7 @@ import { measureWorkRequestHttp, WORK_REQUEST_LIST_PATH, type WorkRequestHttpRes
 import { measureWorkflowLatency, type WorkflowLatencyResult } from './phases/workflows.js';
 import { measureReportHttp, type ReportHttpResult } from './phases/reports-http.js';
 import { measureFormSubmitHttp, type FormSubmitHttpResult } from './phases/forms-http.js';
+import { measureCustomFieldHttp, type CustomFieldHttpResult } from './phases/custom-fields-http.js';
 import { measureRebuilds, type ProjectionRebuild, type RebuildsResult } from './phases/rebuild.js';
 import { RecordCommands } from './record-events.js';
 import { formatTable, writeJson, type Figure } from './report.js';
@@ -195,6 +197,12 @@ function taskFigures(tasks: TaskHttpResult): Figure[] {
     ...reference(httpFigures('httpTaskOverdueList', `GET /api/tasks?overdue=true&limit=25, of ${of}`, tasks.overdueList, `${tasks.overdue} overdue, counted; names by join and settings`, {})),
     ...reference(httpFigures('httpTaskCreate', 'POST /api/tasks', tasks.create, `${tasks.connections} connections; lookups checked, waits for the projections`, {})),
   ];
+}
+
+/** The custom fields phase: the lead list filtered by a select field. */
+function customFieldFigures(result: CustomFieldHttpResult): Figure[] {
+  const of = result.leads.toLocaleString('en-US');
+  return reference(httpFigures('httpLeadCustomFieldList', `GET ${result.path}, 25 of ${of}`, result.filteredList, `${result.matches} match; GIN containment, total counted`, {}));
 }
 
 /** The contacts phase: creates, reads, lists and search of contacts, lead creates and a stage list. */
@@ -431,6 +439,12 @@ async function main(): Promise<void> {
       const opportunities = Math.round(Number(process.env.BENCH_REPORT_OPPORTUNITIES ?? 83_000));
       const reports = await measureReportHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities });
       process.stdout.write(formatTable(reportFigures(reports)));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'custom-fields') {
+      const { freshDatabase } = await openBenchEnvironment(cleanup);
+      const result = await measureCustomFieldHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, leads: settings.leads });
+      process.stdout.write(formatTable(customFieldFigures(result)));
       return;
     }
     if (process.env.BENCH_ONLY === 'forms') {

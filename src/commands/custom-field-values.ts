@@ -1,9 +1,11 @@
 import type { Knex } from 'knex';
 import { checkCustomFieldValues, type CustomFieldModule, type ReferenceLookup } from '../domain/custom-fields.js';
-import { invalid } from '../domain/errors.js';
+import { DomainError, invalid } from '../domain/errors.js';
 import { fieldRuleViolations, type RuleViolation } from '../domain/field-validation-rules.js';
 import type { RegistryType } from '../domain/record-types.js';
+import { PROTOTYPE_KEYS } from '../domain/values.js';
 import type { EventStore } from '../events/store/types.js';
+import { customFieldKey } from './leads/lead-stages.js';
 import { activeDefinitionsOf, fieldRulesOf, loadModuleSettings } from './module-settings/module-settings.js';
 
 /**
@@ -97,4 +99,47 @@ function brokenRules(rules: Parameters<typeof fieldRuleViolations>[0], write: Re
     if (type === 'required') return sent(v.fields[0]);
     return type === 'all' ? v.fields.some(sent) : v.fields.every(sent);
   });
+}
+
+/**
+ * A stage move's values with those it writes into `customFields` (`isCustom`: `custom.<k>`,
+ * `customFields.<k>` or a bare key that is not the record's own field) checked against the
+ * module's active definitions as an update of just those keys, and normalised; the others as
+ * given (the stage's own checks take them). A 400 names `customFields.<key>`.
+ */
+export async function checkedStageValues(deps: Deps, tenantId: string, module: CustomFieldModule, values: Record<string, unknown>, isCustom: (key: string) => boolean): Promise<Record<string, unknown>> {
+  // Prototype keys are left to the stage's own check, which refuses them.
+  const keys = Object.keys(values).filter((key) => isCustom(key) && !PROTOTYPE_KEYS.has(customFieldKey(key)));
+  if (!keys.length) return values;
+  const custom = Object.fromEntries(keys.map((key) => [customFieldKey(key), values[key]]));
+  const checked = (await checkedRecordWrite(deps, tenantId, module, { fields: {}, customFields: custom, mode: 'merge' }))!;
+  return { ...values, ...Object.fromEntries(keys.map((key) => [key, checked[customFieldKey(key)]])) };
+}
+
+/**
+ * The custom fields a record of `module` made from another kind's record takes (lead
+ * conversion): the values under keys `module` has an active definition for, checked and
+ * normalised as a create of that module (defaults filled in, required fields and rules held).
+ * A value that does not fit the target's definition (another type, an option it lacks) is
+ * not carried; values under keys the target does not define are not carried either. What
+ * still fails (a required field the source lacks, a rule) is a 400 whose paths start with
+ * `what` (`contact.customFields.<key>`).
+ */
+export async function carriedCustomFields(deps: Deps, tenantId: string, module: CustomFieldModule, from: Readonly<Record<string, unknown>>, fields: object, what: string): Promise<Record<string, unknown>> {
+  const defined = new Set(activeDefinitionsOf(await loadModuleSettings(deps.store, tenantId, module)).map((d) => d.key));
+  let carried = Object.fromEntries(Object.entries(from ?? {}).filter(([key]) => defined.has(key)));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return (await checkedRecordWrite(deps, tenantId, module, { fields, customFields: carried, mode: 'create' }))!;
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.kind !== 'invalid' || !Array.isArray(error.details)) throw error;
+      const details = error.details as { path: string; message: string; code: string }[];
+      const unfit = new Set(details.filter((d) => d.code !== 'required' && d.code !== 'field_rule' && d.path.startsWith('customFields.')).map((d) => d.path.slice('customFields.'.length)));
+      if (attempt === 0 && unfit.size) {
+        carried = Object.fromEntries(Object.entries(carried).filter(([key]) => !unfit.has(key)));
+        continue;
+      }
+      throw invalid(`The new ${what} cannot be made: ${error.message}`, details.map((d) => ({ ...d, path: `${what}.${d.path}` })), error.body);
+    }
+  }
 }

@@ -22,6 +22,10 @@ export function customFieldModuleNamed(text: unknown): CustomFieldModule | null 
   return (CUSTOM_FIELD_MODULES as readonly string[]).includes(name) ? (name as CustomFieldModule) : null;
 }
 
+/** The module whose custom fields a record stream (`lead`, `work_request`, `opportunity`…) holds, or null. */
+export const customFieldModuleOfStream = (streamPrefix: string): CustomFieldModule | null =>
+  customFieldModuleNamed(streamPrefix === 'opportunity' ? 'opportunities' : `${streamPrefix}s`);
+
 export const CUSTOM_FIELD_TYPES = [
   'text', 'textarea', 'number', 'currency', 'percent', 'date', 'datetime', 'boolean', 'select', 'multi_select', 'email', 'phone', 'url', 'user', 'lookup',
 ] as const;

@@ -1,10 +1,13 @@
 /**
  * `{{trigger.field}}` placeholders in workflow action configs. A field is looked up as
- * written, then in snake_case and camelCase, then inside `customFields`; a missing value
+ * written, then in snake_case and camelCase, then inside `customFields`
+ * (`{{trigger.customFields.<key>}}` and `cf_<key>` read only the custom field); a missing value
  * becomes "". Every value goes through the channel's escaper (HTML for mail bodies, JSON
  * for webhook bodies…), never the template's own text.
  */
-const PLACEHOLDER = /\{\{\s*trigger\.([A-Za-z0-9_]{1,100})\s*\}\}/g;
+const PLACEHOLDER = /\{\{\s*trigger\.((?:customFields\.)?[A-Za-z0-9_]{1,100})\s*\}\}/g;
+/** `customFields.<key>` or `cf_<key>`: a custom field by its key, never one of the record's own fields. */
+const CUSTOM_NAME = /^(?:customFields\.|cf_)([A-Za-z0-9_]{1,100})$/;
 
 export type Escaper = (value: string) => string;
 export const plainText: Escaper = (value) => value;
@@ -19,11 +22,20 @@ export function toSnakeCase(name: string): string {
 
 /** A field of the trigger record by any of its accepted spellings (own properties only: `__proto__` names nothing). */
 export function fieldOf(record: Record<string, unknown>, name: string): unknown {
+  const named = CUSTOM_NAME.exec(name);
+  if (named) return customValueOf(record, named[1]);
   for (const key of [name, toCamelCase(name), toSnakeCase(name)]) {
     if (Object.hasOwn(record, key)) return record[key];
   }
+  return customValueOf(record, name);
+}
+
+/** Whether a field name reads a custom field only (`customFields.<key>`, `cf_<key>`). */
+export const isCustomFieldName = (name: string): boolean => CUSTOM_NAME.test(name);
+
+function customValueOf(record: Record<string, unknown>, key: string): unknown {
   const custom = record.customFields;
-  if (custom && typeof custom === 'object' && Object.hasOwn(custom, name)) return (custom as Record<string, unknown>)[name];
+  if (custom && typeof custom === 'object' && Object.hasOwn(custom, key)) return (custom as Record<string, unknown>)[key];
   return undefined;
 }
 

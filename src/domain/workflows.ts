@@ -1,4 +1,4 @@
-import { fieldOf, isReference, shownField, toCamelCase } from './workflow-templates.js';
+import { fieldOf, isCustomFieldName, isReference, shownField, toCamelCase } from './workflow-templates.js';
 
 /** Spec B§6: the event names a workflow of each module may be triggered by. */
 export const WORKFLOW_TRIGGERS = {
@@ -99,6 +99,12 @@ const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : type
  * named `<x>Id` is also `<x>`. A field with none of them set is its own (empty) value.
  */
 function identitiesOf(record: Record<string, unknown>, field: string): unknown[] {
+  if (isCustomFieldName(field)) {
+    // A multi-select's value is each of its options.
+    const value = fieldOf(record, field);
+    const set = (Array.isArray(value) ? value : [value]).filter((v) => v !== undefined && v !== null && v !== '');
+    return set.length ? set : [value];
+  }
   const name = toCamelCase(field);
   const base = /^.+Id$/.test(name) ? name.slice(0, -2) : name;
   const values: unknown[] = [];
@@ -168,6 +174,12 @@ export function groupHolds(group: ConditionGroup, current: Record<string, unknow
 
 const EMPTY: ConditionGroup = { match: 'all', items: [] };
 
+/** A condition's field: the client's `{ field: '<key>', fieldType: 'custom' }` names the custom field `customFields.<key>`. */
+function conditionField(item: Record<string, unknown>): string {
+  const field = String(item.field ?? '');
+  return item.fieldType === 'custom' && !isCustomFieldName(field) ? `customFields.${field}` : field;
+}
+
 /**
  * Trigger filters and branch conditions as stored: the spec's `{logic: "AND"|"OR",
  * conditions}` and the reference's `{match: "all"|"any", items}` (nestable) are one shape.
@@ -185,7 +197,7 @@ export function normaliseConditions(value: unknown): ConditionGroup {
       .map((item) =>
         'items' in item || 'conditions' in item
           ? normaliseConditions(item)
-          : { field: String(item.field ?? ''), operator: item.operator as ConditionOperator, ...('value' in item ? { value: item.value } : {}) },
+          : { field: conditionField(item), operator: item.operator as ConditionOperator, ...('value' in item ? { value: item.value } : {}) },
       ),
   };
 }

@@ -1,7 +1,9 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { foldRecorded, streamIdOf, type EventFold, type StreamVersion } from '../commands/aggregate.js';
+import { customFieldModuleOfStream } from '../domain/custom-fields.js';
 import { invalid } from '../domain/errors.js';
+import { deletedCustomFieldKeys, withoutDeleted } from '../queries/custom-field-listing.js';
 import type { RecordedEvent } from '../events/store/types.js';
 import type { TimeRange } from '../queries/history.js';
 import type { Services } from '../service.js';
@@ -105,6 +107,9 @@ async function versionedDetail<S, E>(
   const state = folded as unknown as { status?: string };
   const existed = then.length > 0 && state.status !== 'absent' && state.status !== 'deleted';
   const fields = existed ? await pastFields(folded, { tenantId, id, at: asOf }) : {};
+  // As the detail now: values of custom fields deleted since are shown nowhere but in the history.
+  const module = customFieldModuleOfStream(aggregate.streamPrefix);
+  if (module && 'customFields' in fields) fields.customFields = withoutDeleted(fields.customFields, await deletedCustomFieldKeys(services.knex, tenantId, module));
   if (then.length) res.setHeader('ETag', etag(then[then.length - 1].revision));
   onSuccessHeaders(res, () => undefined);
   const json = res.json;

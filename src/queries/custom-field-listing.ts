@@ -22,7 +22,7 @@ const NUMERIC = new Set(['number', 'currency', 'percent']);
 const RANGED = new Set([...NUMERIC, 'date', 'datetime']);
 
 /** The SQL of a definition's value in the row aliased `alias`, typed so numbers sort as numbers. */
-function valueSql(alias: string, d: CustomFieldDefinition): string {
+export function valueSql(alias: string, d: CustomFieldDefinition): string {
   if (!KEY_PATTERN.test(d.key)) throw new Error('custom field key outside its pattern');
   const json = `${alias}.custom_fields->'${d.key}'`;
   const text = `(${alias}.custom_fields->>'${d.key}')`;
@@ -128,3 +128,15 @@ export const shownCustomFields = (knex: Knex, alias: string, tenantId: string, m
        where d.tenant_id = ? and d.module = ? and d.deleted_at is not null)) as custom_fields`,
     [tenantId, module],
   );
+
+/** The keys of the module's deleted definitions in the tenant: values a record read (detail, list, `asOf`) leaves out. */
+export async function deletedCustomFieldKeys(knex: Knex, tenantId: string, module: CustomFieldModule): Promise<Set<string>> {
+  const keys: string[] = await knex('custom_field_definitions').where({ tenant_id: tenantId, module }).whereNotNull('deleted_at').pluck('field_key');
+  return new Set(keys);
+}
+
+/** A stored `customFields` object without the values of deleted definitions (own keys only). */
+export function withoutDeleted(values: unknown, deleted: ReadonlySet<string>): unknown {
+  if (!values || typeof values !== 'object' || Array.isArray(values) || deleted.size === 0) return values;
+  return Object.fromEntries(Object.entries(values).filter(([key]) => !deleted.has(key)));
+}

@@ -9,7 +9,7 @@ import type { Logger } from '../infra/logger.js';
 import type { Mailer } from '../infra/mailer.js';
 import { loadApiKeyPrincipal } from '../queries/api-keys.js';
 import { loadPrincipal } from '../queries/principal.js';
-import { storedDefinition } from '../queries/reports/definition.js';
+import { storedDefinition, tenantSourceOrFail } from '../queries/reports/definition.js';
 import { EXPORT_TYPES, exportBuffer, exportFileName } from '../queries/reports/export.js';
 import { dueSchedules, reportDefinition } from '../queries/reports/reports.js';
 
@@ -47,7 +47,7 @@ export async function runDueSchedules(deps: Deps): Promise<number> {
     try {
       const principal = await runAs(deps, s, now);
       const report = principal ? await reportDefinition(deps.knex, principal, s.report_id) : null;
-      const checked = report ? storedDefinition(report) : null;
+      const checked = report ? storedDefinition(report, await tenantSourceOrFail(deps.knex, s.tenant_id, report.dataSource)) : null;
       if (!principal || principal.status !== 'active' || !report || !checked || !can(principal, 'reports', 'view') || !can(principal, checked.source.module, 'view')) {
         // Sent as nobody: the schedule is paused (its owner or an admin may switch it back on), rather than retried every minute.
         await updateSchedule(deps, ctx, s.report_id, s.id, { isActive: false }, deterministicId('report-schedule-paused', s.id, dueAt));

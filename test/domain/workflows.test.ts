@@ -18,6 +18,20 @@ describe('workflow conditions', () => {
     expect(conditionHolds({ field: 'constructor', operator: 'is_empty' }, now, before)).to.equal(true);
     expect(conditionHolds({ field: '__proto__', operator: 'is_empty' }, now, before)).to.equal(true);
   });
+  it('a custom field named by fieldType custom, customFields.<key> or cf_<key> is read from customFields only, even where the record has a field of that name', () => {
+    const record = { company: 'Acme', customFields: { company: 'Custom Co', topics: ['a', 'b'] } };
+    const custom = normaliseConditions({ match: 'all', items: [{ field: 'company', fieldType: 'custom', operator: 'equals', value: 'custom co' }] });
+    expect(custom.items[0]).to.deep.include({ field: 'customFields.company' });
+    expect(groupHolds(custom, record, null)).to.equal(true);
+    expect(conditionHolds({ field: 'company', operator: 'equals', value: 'acme' }, record, null)).to.equal(true);
+    expect(conditionHolds({ field: 'cf_company', operator: 'equals', value: 'acme' }, record, null)).to.equal(false);
+    // A multi-select holds each of its options.
+    expect(conditionHolds({ field: 'customFields.topics', operator: 'equals', value: 'b' }, record, null)).to.equal(true);
+    expect(conditionHolds({ field: 'cf_topics', operator: 'in', value: ['c', 'a'] }, record, null)).to.equal(true);
+    expect(conditionHolds({ field: 'cf_topics', operator: 'not_in', value: ['c'] }, record, null)).to.equal(true);
+    expect(conditionHolds({ field: 'customFields.__proto__', operator: 'is_empty' }, record, null)).to.equal(true);
+    expect(interpolate('{{trigger.customFields.company}} / {{trigger.cf_company}} / {{trigger.company}}', record)).to.equal('Custom Co / Custom Co / Acme');
+  });
   it('changes compare with the record before the event; on create everything has changed', () => {
     expect(conditionHolds({ field: 'company', operator: 'changed_from', value: 'old' }, now, before)).to.equal(true);
     expect(conditionHolds({ field: 'score', operator: 'any_change' }, now, before)).to.equal(false);

@@ -27,6 +27,12 @@ describe('custom field values on records', () => {
     expect(reply.body.details.map((d: { path: string }) => d.path)).to.include(field);
     return reply.body;
   }
+  /** A POST that acts on a record (stage moves, conversion): 200. */
+  async function acted(path: string, body: unknown) {
+    const reply = await request('POST', path, body);
+    expect(reply.status, `POST ${path} answered ${JSON.stringify(reply.body)}`).to.equal(200);
+    return reply.body;
+  }
   const define = (module: string, spec: Record<string, unknown>, session = admin) =>
     ok('POST', '/admin/custom-fields', { module, fieldLabel: 'Field', fieldType: 'text', ...spec }, session);
 
@@ -242,6 +248,65 @@ describe('custom field values on records', () => {
       expect(JSON.stringify(history)).to.contain('old value');
       // The deleted field's key is no filter any more.
       await refused('GET', `/contacts?cf_${gone}=old%20value`, undefined, `cf_${gone}`);
+    });
+  });
+
+  describe('writes beside create and update (lead conversion, stage moves)', () => {
+    it('a stage move of a lead or a deal checks the values it writes into customFields; a good one is stored normalised', async () => {
+      const tier = key('tier');
+      const seats = key('seats');
+      for (const module of ['leads', 'opportunities']) {
+        await define(module, { fieldKey: tier, fieldType: 'select', fieldOptions: ['gold', 'silver'] });
+        await define(module, { fieldKey: seats, fieldType: 'number', validationRules: { max: 10 } });
+      }
+      const leadStages = await ok('GET', '/lead-settings/stages?module=leads');
+      const lead = await ok('POST', '/leads', { firstName: 'Stage', lastName: 'Mover' });
+      const target = leadStages.find((s: any) => s.id !== lead.stageId && !s.isWon && !s.isLost && s.pipelineId === lead.pipelineId);
+      await refused('POST', `/leads/${lead.id}/change-stage`, { stageId: target.id, stageFieldValues: { [`custom.${tier}`]: 'bronze' } }, `customFields.${tier}`);
+      await refused('POST', `/leads/${lead.id}/change-stage`, { stageId: target.id, stageFieldValues: { [seats]: 11 } }, `customFields.${seats}`);
+      expect((await ok('GET', `/leads/${lead.id}`)).stageId).to.equal(lead.stageId);
+      const moved = await acted(`/leads/${lead.id}/change-stage`, { stageId: target.id, stageFieldValues: { [`customFields.${tier}`]: 'gold', [seats]: '4' } });
+      expect(moved.customFields).to.include({ [tier]: 'gold', [seats]: 4 });
+
+      const dealStages = await ok('GET', '/lead-settings/stages?module=opportunities');
+      const deal = await ok('POST', '/opportunities', { name: `Deal ${key()}`, accountId: await accountOf(admin) });
+      const next = dealStages.find((s: any) => s.id !== deal.stageId && !s.isWon && !s.isLost && s.pipelineId === deal.pipelineId);
+      await refused('POST', `/opportunities/${deal.id}/change-stage`, { stageId: next.id, stageFieldValues: { [tier]: 'bronze' } }, `customFields.${tier}`);
+      const dealMoved = await acted(`/opportunities/${deal.id}/change-stage`, { stageId: next.id, stageFieldValues: { [tier]: 'silver', [seats]: 2 } });
+      expect(dealMoved.customFields).to.include({ [tier]: 'silver', [seats]: 2 });
+    });
+
+    it('lead conversion gives the new contact, account and opportunity the values their own definitions take, checked; a required one the lead lacks is a 400', async () => {
+      const shared = key('shared');
+      const leadOnly = key('leadonly');
+      const size = key('size');
+      await define('leads', { fieldKey: shared, fieldType: 'select', fieldOptions: ['a', 'b'] });
+      await define('leads', { fieldKey: leadOnly });
+      await define('leads', { fieldKey: size, fieldType: 'number' });
+      // The contact knows `shared` with other options: the lead's `b` does not fit and is not carried; `rank`, unknown to the lead, takes its default.
+      const rank = key('rank');
+      await define('contacts', { fieldKey: shared, fieldType: 'select', fieldOptions: ['a'] });
+      await define('contacts', { fieldKey: size, fieldType: 'number' });
+      await define('contacts', { fieldKey: rank, fieldType: 'number', defaultValue: 7 });
+      await define('accounts', { fieldKey: size, fieldType: 'number' });
+      await define('opportunities', { fieldKey: shared, fieldType: 'select', fieldOptions: ['a', 'b'] });
+      const lead = await ok('POST', '/leads', { firstName: 'Conv', lastName: `Lead ${key()}`, company: `Co ${key()}`, customFields: { [shared]: 'b', [leadOnly]: 'x', [size]: 3 } });
+      const converted = await acted(`/leads/${lead.id}/convert`, { createOpportunity: true });
+      const contact = await ok('GET', `/contacts/${converted.contactId}`);
+      expect(contact.customFields).to.deep.include({ [size]: 3, [rank]: 7 });
+      expect(contact.customFields).to.not.have.any.keys(shared, leadOnly);
+      expect((await ok('GET', `/accounts/${converted.accountId}`)).customFields).to.deep.include({ [size]: 3 });
+      const deal = await ok('GET', `/opportunities/${converted.opportunityId}`);
+      expect(deal.customFields).to.deep.include({ [shared]: 'b' });
+      expect(deal.customFields).to.not.have.any.keys(leadOnly, size);
+
+      // A field the new contact requires and the lead lacks: 400 naming it, nothing written.
+      const needed = key('needed');
+      await define('contacts', { fieldKey: needed, isRequired: true });
+      const second = await ok('POST', '/leads', { firstName: 'Conv', lastName: `Lead ${key()}`, company: `Co ${key()}` });
+      await refused('POST', `/leads/${second.id}/convert`, {}, `contact.customFields.${needed}`);
+      expect((await ok('GET', `/leads/${second.id}`)).status).to.not.equal('converted');
+      await ok('PUT', `/admin/custom-fields/${(await ok('GET', '/admin/custom-fields?module=contacts')).find((d: any) => d.fieldKey === needed).id}/toggle`, {});
     });
   });
 

@@ -191,6 +191,31 @@ describe('forms', () => {
       expect(ok(await call('GET', `/forms/${form.id}/analytics`)).views).to.equal(1);
     });
 
+    it('field mappings onto custom fields are checked against the lead’s definitions: a multi-select takes the checkbox list, a value the definition refuses fails the action naming the field', async () => {
+      const suffix = randomUUID().slice(0, 4);
+      const [tier, topics, seats] = [`tier_${suffix}`, `topics_${suffix}`, `seats_${suffix}`];
+      const define = async (spec: Record<string, unknown>) => ok(await call('POST', '/admin/custom-fields', { module: 'leads', fieldLabel: spec.fieldKey, ...spec }), 201);
+      await define({ fieldKey: tier, fieldType: 'select', fieldOptions: ['pro'] });
+      await define({ fieldKey: topics, fieldType: 'multi_select', fieldOptions: ['a', 'b'] });
+      await define({ fieldKey: seats, fieldType: 'number' });
+      const form = await newForm(leadForm({
+        submitActions: [{ type: 'create_lead', fieldMapping: { lastName: 'last', email: 'email', [`customFields.${tier}`]: 'plan', [`customFields.${topics}`]: 'topics', [`customFields.${seats}`]: 'seats' } }],
+      }));
+      const good = ok(await submit(admin.tenant.slug, form.token, goodValues()), 201);
+      expect(good.actionResults.map((r: any) => r.status)).to.deep.equal(['success']);
+      const lead = ok(await call('GET', `/leads/${good.createdEntities.leadId}`));
+      expect(lead.customFields).to.deep.include({ [tier]: 'pro', [topics]: ['a', 'b'], [seats]: 12 });
+      // `basic` is one of the form's options but not of the lead's field.
+      const bad = ok(await submit(admin.tenant.slug, form.token, goodValues({ plan: 'basic' })), 201);
+      expect(bad.actionResults[0].status).to.equal('error');
+      expect(bad.actionResults[0].error).to.contain(`customFields.${tier}`);
+      // A prototype key as a mapped custom field is refused when the form is saved.
+      for (const target of ['customFields.__proto__', 'customFields.constructor', 'constructor']) {
+        const hostile = await call('POST', '/forms', leadForm({ submitActions: [{ type: 'create_lead', fieldMapping: { lastName: 'last', [target]: 'plan' } }] }));
+        expect(hostile.status, target).to.equal(400);
+      }
+    });
+
     it('a submit creates a lead as the form’s creator, emails the submitter through SMTP, notifies, and records FormSubmitted', async () => {
       const form = await newForm();
       const values = goodValues({ first: '<b>Grace</b>', __captchaToken: 'ignored', unknownKey: 'dropped', cf_source: 'ad' });

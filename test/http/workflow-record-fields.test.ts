@@ -121,6 +121,42 @@ describe('workflows speak the API field names of their trigger record', () => {
       expect(await taskTitles('lead', lead.id, m)).to.deep.equal([`${m} high ${qualified.name} ${olive.user.firstName} ${olive.user.lastName}`]);
     });
 
+    it('update_field on a custom field is checked against its definition (a number from text; a refused value fails the step); tasks take custom fields too', async () => {
+      const m = marker();
+      const seats = `seats_${m}`;
+      const tier = `tier_${m}`;
+      await ok('POST', '/admin/custom-fields', { module: 'leads', fieldKey: seats, fieldLabel: 'Seats', fieldType: 'number' });
+      await ok('POST', '/admin/custom-fields', { module: 'leads', fieldKey: tier, fieldLabel: 'Tier', fieldType: 'select', fieldOptions: ['gold'] });
+      await ok('POST', '/admin/custom-fields', { module: 'tasks', fieldKey: tier, fieldLabel: 'Tier', fieldType: 'select', fieldOptions: ['gold'] });
+      const good = await workflow('leads', 'lead_updated', [{ field: 'description', operator: 'changed_to', value: `seats ${m}` }], [
+        { actionType: 'update_field', config: { fieldKey: `cf_${seats}`, value: '{{trigger.estimatedValue}}' } },
+        { actionType: 'create_task', config: { title: `${m} {{trigger.customFields.${seats}}}` } },
+      ]);
+      const lead = await ok('POST', '/leads', { lastName: `Cf ${m}`, estimatedValue: 12 });
+      await ok('PUT', `/leads/${lead.id}`, { description: `seats ${m}` });
+      const run = await onlyRun(good.id);
+      expect(run.status, JSON.stringify(run)).to.equal('completed');
+      expect((await ok('GET', `/leads/${lead.id}`)).customFields).to.include({ [seats]: 12 });
+      expect(await taskTitles('lead', lead.id, m)).to.deep.equal([`${m} 12`]);
+
+      const bad = await workflow('leads', 'lead_updated', [{ field: 'description', operator: 'changed_to', value: `tier ${m}` }], [
+        { actionType: 'update_field', config: { fieldKey: `customFields.${tier}`, value: 'bronze' } },
+      ]);
+      await ok('PUT', `/leads/${lead.id}`, { description: `tier ${m}` });
+      const refused = await onlyRun(bad.id);
+      expect(refused.status).to.equal('failed');
+      expect(JSON.stringify(refused)).to.contain(`customFields.${tier}`);
+      expect((await ok('GET', `/leads/${lead.id}`)).customFields).to.not.have.property(tier);
+
+      const task = await ok('POST', '/tasks', { title: `Task ${m}` });
+      const onTask = await workflow('tasks', 'task_updated', [{ field: 'description', operator: 'changed_to', value: `task ${m}` }], [
+        { actionType: 'update_field', config: { fieldKey: `cf_${tier}`, value: 'gold' } },
+      ]);
+      await ok('PUT', `/tasks/${task.id}`, { description: `task ${m}` });
+      expect((await onlyRun(onTask.id)).status).to.equal('completed');
+      expect((await ok('GET', `/tasks/${task.id}`)).customFields).to.include({ [tier]: 'gold' });
+    });
+
     it('asOf answers the lead with its priority and owner name as they were then', async () => {
       const lead = await ok('POST', '/leads', { lastName: `Past ${marker()}`, priority: 'low' });
       clock.advance(60_000);

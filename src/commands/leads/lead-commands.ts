@@ -9,7 +9,8 @@ import { leadSettingsAggregate, settingsStreamId, type LeadSettingsCommand, type
 import { lastPosition } from '../identity/identity-deps.js';
 import { leadSettingsSeed, qualificationFrameworkSeed } from '../lead-settings/lead-settings-seed.js';
 import { assertOwner, withCheckedCustomFields } from '../records/record-commands.js';
-import { checkedRecordWrite } from '../custom-field-values.js';
+import { checkedRecordWrite, checkedStageValues } from '../custom-field-values.js';
+import { isLeadColumn } from '../../domain/field-rules.js';
 import { assertTeamUser } from '../records/record-team.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import { tenantStreamCache } from '../tenant-stream-cache.js';
@@ -60,8 +61,11 @@ export async function updateLead(deps: Deps, ctx: CommandContext, id: string, gi
 
 export const deleteLead = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, id, { kind: 'delete', id });
 
-export const changeLeadStage = (deps: Deps, ctx: CommandContext, id: string, body: { stageId: string; values: Record<string, unknown>; unlockReason: string | null }) =>
-  runAssigning(deps, ctx, id, { kind: 'change-stage', id, ...body });
+export async function changeLeadStage(deps: Deps, ctx: CommandContext, id: string, body: { stageId: string; values: Record<string, unknown>; unlockReason: string | null }) {
+  // Values that land in customFields are checked as any other write of them.
+  const values = await checkedStageValues(deps, ctx.tenantId, 'leads', body.values, (key) => !isLeadColumn(key) && !key.startsWith('qualification.'));
+  return runAssigning(deps, ctx, id, { kind: 'change-stage', id, ...body, values });
+}
 
 export const disqualifyLead = (deps: Deps, ctx: CommandContext, id: string, reason: string, notes: string | null) =>
   runAssigning(deps, ctx, id, { kind: 'disqualify', id, reason, notes });

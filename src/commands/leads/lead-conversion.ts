@@ -15,6 +15,7 @@ import { opportunityAggregate, type OpportunityCommand, type OpportunityContext 
 import { loadOpportunitySettings } from '../opportunity-settings/opportunity-settings.js';
 import { assigningAllOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
 import { assertOwner } from '../records/record-commands.js';
+import { carriedCustomFields } from '../custom-field-values.js';
 import { executePlan, pendingPlanAbout, planLockKey, PlanSupersededError, savePlan, streamWrite, type StreamWrite, type WritePlan } from '../write-plan.js';
 import { oneAtATime } from '../../infra/key-locks.js';
 import { loadLeadSettings } from './lead-commands.js';
@@ -272,14 +273,18 @@ async function decidePlan(deps: Deps, ctx: CommandContext, leadId: string, reque
   const writes: StreamWrite[] = [streamWrite(leadStream(leadId), last.revision, leadEvents, ctx, now)];
 
   if (accountId && created.account) {
-    const fields = accountFieldsOf(lead, 'create' in request.account! ? request.account.name : null, ownerId);
+    const given = accountFieldsOf(lead, 'create' in request.account! ? request.account.name : null, ownerId);
+    const fields = { ...given, customFields: await carriedCustomFields(deps, ctx.tenantId, 'accounts', lead.customFields, given, 'account') };
     writes.push(streamWrite(streamIdOf(accountAggregate, accountId), 'no_stream', accountAggregate.decide({ kind: 'create', id: accountId, fields }, accountAggregate.initialState), ctx, now));
   }
   if (contactId) {
     const copy = settingOf(pipelines, 'conversion');
     const history = await leadHistory(deps, ctx.tenantId, leadId, recorded);
     const commands: ContactCommand[] = [];
-    if (created.contact) commands.push({ kind: 'create', id: contactId, fields: contactFieldsOf(lead, ownerId) });
+    if (created.contact) {
+      const given = contactFieldsOf(lead, ownerId);
+      commands.push({ kind: 'create', id: contactId, fields: { ...given, customFields: await carriedCustomFields(deps, ctx.tenantId, 'contacts', lead.customFields, given, 'contact') } });
+    }
     if (accountId) commands.push({ kind: 'link-account', id: contactId, accountId, role: 'primary' });
     commands.push({
       kind: 'copy-timeline',
@@ -312,6 +317,7 @@ async function decidePlan(deps: Deps, ctx: CommandContext, leadId: string, reque
       customFields: {},
       ownerId,
     };
+    input.customFields = await carriedCustomFields(deps, ctx.tenantId, 'opportunities', lead.customFields, input, 'opportunity');
     const commands: OpportunityCommand[] = [{ kind: 'create', id: opportunityId, input }];
     // The contact becomes the deal's primary contact; the lead's products its line items (the amount follows them).
     if (contactId) commands.push({ kind: 'set-contact-role', id: opportunityId, contactRoleId: randomUUID(), contactId, role: 'primary_contact', isPrimary: true });

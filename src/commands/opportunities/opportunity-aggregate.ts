@@ -100,6 +100,8 @@ const defaultPriority = (settings: OpportunitySettingsState) => Object.entries(s
 
 /** The value a stage-field key names on an opportunity: `amount`, `closeDate`/`expectedCloseDate`, else a custom field. */
 const COLUMN_KEYS: Record<string, 'amount' | 'expectedCloseDate'> = { amount: 'amount', closeDate: 'expectedCloseDate', expectedCloseDate: 'expectedCloseDate' };
+/** Whether a stage-field key names the deal's own amount or close date (any other key is a custom field). */
+export const isOpportunityStageColumn = (key: string): boolean => Object.hasOwn(COLUMN_KEYS, key);
 const reader = (opportunity: Partial<OpportunityView>) => (key: string) =>
   COLUMN_KEYS[key] ? opportunity[COLUMN_KEYS[key]] : opportunity.customFields?.[customFieldKey(key)];
 

@@ -9,6 +9,7 @@ import { assertOwner } from '../records/record-commands.js';
 import { assertTeamUser } from '../records/record-team.js';
 import { invalid } from '../../domain/errors.js';
 import {
+  isOpportunityStageColumn,
   opportunityAggregate,
   type OpportunityChanges,
   type OpportunityCommand,
@@ -16,7 +17,7 @@ import {
   type OpportunityInput,
 } from './opportunity-aggregate.js';
 import type { LineItemInput } from './opportunity-lines.js';
-import { checkedRecordWrite } from '../custom-field-values.js';
+import { checkedRecordWrite, checkedStageValues } from '../custom-field-values.js';
 import { withCheckedCustomFields } from '../records/record-commands.js';
 
 type Deps = CommandDeps & { knex: Knex };
@@ -70,7 +71,11 @@ export async function updateOpportunity(deps: Deps, ctx: CommandContext, id: str
 type Body<K extends OpportunityCommand['kind']> = Omit<Extract<OpportunityCommand, { kind: K }>, 'kind' | 'id'>;
 
 export const deleteOpportunity = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, id, { kind: 'delete', id });
-export const changeOpportunityStage = (deps: Deps, ctx: CommandContext, id: string, body: Body<'change-stage'>) => run(deps, ctx, id, { kind: 'change-stage', id, ...body });
+export async function changeOpportunityStage(deps: Deps, ctx: CommandContext, id: string, body: Body<'change-stage'>) {
+  // Values that land in customFields are checked as any other write of them.
+  const values = await checkedStageValues(deps, ctx.tenantId, 'opportunities', body.values, (key) => !isOpportunityStageColumn(key));
+  return run(deps, ctx, id, { kind: 'change-stage', id, ...body, values });
+}
 export const closeOpportunityWon = (deps: Deps, ctx: CommandContext, id: string, body: Body<'close-won'>) => run(deps, ctx, id, { kind: 'close-won', id, ...body });
 export const closeOpportunityLost = (deps: Deps, ctx: CommandContext, id: string, body: Body<'close-lost'>) => run(deps, ctx, id, { kind: 'close-lost', id, ...body });
 export const reopenOpportunity = (deps: Deps, ctx: CommandContext, id: string, body: Body<'reopen'>) => run(deps, ctx, id, { kind: 'reopen', id, ...body });

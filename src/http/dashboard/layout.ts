@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { Router, type Response } from 'express';
 import type { z } from 'zod';
 import * as commands from '../../commands/dashboard-layout/dashboard-commands.js';
@@ -6,6 +7,7 @@ import { notFound } from '../../domain/errors.js';
 import type { DashboardWidgetFields } from '../../events/dashboard-layout.js';
 import * as reads from '../../queries/dashboard-layout.js';
 import { adhocDefinition } from '../../queries/reports/adhoc.js';
+import { tenantSourceOrFail } from '../../queries/reports/definition.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { idParam, parseBody } from '../validate.js';
@@ -14,9 +16,10 @@ import {
 } from './layout-schemas.js';
 
 /** A widget's report is checked against its data source's whitelist when it is written (400 naming what is wrong), not first when it runs. */
-function checkedWidget<W extends Partial<DashboardWidgetFields>>(widget: W, current?: DashboardWidgetFields | null): W {
+async function checkedWidget<W extends Partial<DashboardWidgetFields>>(knex: Knex, tenantId: string, widget: W, current?: DashboardWidgetFields | null): Promise<W> {
   const dataSource = widget.dataSource === undefined ? current?.dataSource : widget.dataSource;
-  if (dataSource) adhocDefinition(dataSource, widget.reportType ?? current?.reportType ?? 'summary', (widget.config ?? current?.config ?? {}) as never);
+  // The tenant's source: a widget may name its custom fields (cf_<key>), as POST /reports/execute does.
+  if (dataSource) adhocDefinition(await tenantSourceOrFail(knex, tenantId, dataSource), widget.reportType ?? current?.reportType ?? 'summary', (widget.config ?? current?.config ?? {}) as never);
   return widget;
 }
 
@@ -64,7 +67,7 @@ export function dashboardLayoutRouter(services: Services): Router {
   });
   router.post('/dashboards/import', async (req, res) => {
     const body = parseBody(importDashboardBody, req);
-    body.widgets.forEach((w) => checkedWidget(w));
+    for (const w of body.widgets) await checkedWidget(knex, principalOf(res).tenantId, w);
     const { live } = await reads.dashboardCounts(knex, ownerOf(res));
     const fields = { userId: principalOf(res).userId, name: body.dashboard.name, sortOrder: live, isDefault: live === 0, tabFilters: body.dashboard.tabFilters ?? DEFAULT_TAB_FILTERS };
     const { id, position } = await commands.createDashboard(services, ctxOf(res), fields, body.widgets);
@@ -108,7 +111,7 @@ export function dashboardLayoutRouter(services: Services): Router {
   });
   router.post('/dashboards/:id/widgets', async (req, res) => {
     const id = idParam(req, 'id', 'Dashboard');
-    const body = checkedWidget(parseBody(createWidgetBody, req) as z.infer<typeof createWidgetBody> & DashboardWidgetFields);
+    const body = await checkedWidget(knex, principalOf(res).tenantId, parseBody(createWidgetBody, req) as z.infer<typeof createWidgetBody> & DashboardWidgetFields);
     await dashboard(res, id);
     const { widgetId, position } = await commands.addWidget(services, ctxOf(res), id, body);
     await services.waitForProjections(position, { id: widgetId, location: `${req.baseUrl}/widgets/${widgetId}` });
@@ -129,7 +132,7 @@ export function dashboardLayoutRouter(services: Services): Router {
     const id = idParam(req, 'id', 'Widget');
     const changes = parseBody(updateWidgetBody, req) as Partial<DashboardWidgetFields>;
     const current = await widget(res, id);
-    checkedWidget(changes, widgetFieldsOf(current));
+    await checkedWidget(knex, principalOf(res).tenantId, changes, widgetFieldsOf(current));
     await services.waitForProjections((await commands.updateWidget(services, ctxOf(res), current.dashboardId, id, changes)).position);
     res.json(await widget(res, id));
   });

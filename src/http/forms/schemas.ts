@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { EMAIL_MAX, isEmail, LONG_TEXT_MAX } from '../../domain/field-rules.js';
 import { DISPLAY_FIELD_TYPES, FORM_FIELD_TYPES, FORM_STATUSES } from '../../domain/forms.js';
+import { PROTOTYPE_KEYS } from '../../domain/values.js';
 import { optionalText } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
 
@@ -48,7 +49,11 @@ const SETTINGS_DEFAULTS = { successMessage: 'Thank you for your submission!', re
 const settingsGiven = z.object(settingsFields).partial().strict();
 
 /** CRM field (a column the create command takes, or `customFields.<key>`) → form field name. */
-const fieldMapping = z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,99}(\.[A-Za-z0-9_-]{1,100})?$/, 'a field name'), fieldName).refine((m) => Object.keys(m).length <= 100, 'at most 100 mappings');
+const fieldMapping = z
+  .record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,99}(\.[A-Za-z0-9_-]{1,100})?$/, 'a field name'), fieldName)
+  .refine((m) => Object.keys(m).length <= 100, 'at most 100 mappings')
+  // `customFields.__proto__` would name an object's prototype, not a field.
+  .refine((m) => Object.keys(m).every((target) => !target.split('.').some((part) => PROTOTYPE_KEYS.has(part))), 'a mapped field cannot be named __proto__, constructor or prototype');
 const enabled = z.boolean().default(true);
 const submitAction = z.discriminatedUnion('type', [
   z.object({ type: z.enum(['create_lead', 'create_contact', 'create_account']), enabled, fieldMapping: fieldMapping.default({}) }).strict(),

@@ -37,8 +37,9 @@ function mapped(mapping: Record<string, string>, data: Record<string, unknown>):
   const body: Record<string, unknown> = {};
   for (const [target, source] of Object.entries(mapping)) {
     if (!Object.hasOwn(data, source)) continue;
-    const value = Array.isArray(data[source]) ? (data[source] as unknown[]).join(', ') : data[source];
     const [column, key] = target.split('.');
+    // A list (checkboxes) is one text for a record's own field; a custom field takes it as a list (a multi-select), its definition checks it.
+    const value = Array.isArray(data[source]) && column !== 'customFields' ? (data[source] as unknown[]).join(', ') : data[source];
     if (key === undefined) body[column] = value;
     else body[column] = { ...(body[column] as Record<string, unknown> | undefined), [key]: value };
   }

@@ -3,8 +3,9 @@ import * as commands from '../../commands/reports/report-commands.js';
 import { forbidden, invalid, notFound } from '../../domain/errors.js';
 import { can, type Principal } from '../../domain/principal.js';
 import type { ReportFields, ReportFilter } from '../../events/reports.js';
-import { dataSources, dataSourceShape } from '../../queries/reports/data-sources.js';
-import { checkDefinition, sourceOrFail, storedDefinition, type DefinitionInput } from '../../queries/reports/definition.js';
+import { dataSourceShape, tenantDataSources } from '../../queries/reports/data-sources.js';
+import { checkDefinition, storedDefinition, tenantSourceOrFail, type DefinitionInput } from '../../queries/reports/definition.js';
+import type { Knex } from 'knex';
 import { executeReport } from '../../queries/reports/execute.js';
 import { adhocDefinition, engineFilters, executeForClient } from '../../queries/reports/adhoc.js';
 import { checkFilter } from '../../queries/reports/definition.js';
@@ -25,9 +26,9 @@ import { mountRecordVersioning } from '../record-versioning.js';
 
 const orders = (o: CreateBody['orderBy']) => (o ? (Array.isArray(o) ? o : [o]) : []);
 
-/** A body's definition checked against its data source (a column's own `filter` joins the report's filters). */
-export function checkedDefinition(body: Pick<CreateBody, 'dataSource' | 'columns' | 'filters' | 'groupBy' | 'orderBy'>) {
-  const source = sourceOrFail(body.dataSource);
+/** A body's definition checked against its data source as the tenant has it (custom fields included; a column's own `filter` joins the report's filters). */
+export async function checkedDefinition(knex: Knex, tenantId: string, body: Pick<CreateBody, 'dataSource' | 'columns' | 'filters' | 'groupBy' | 'orderBy'>) {
+  const source = await tenantSourceOrFail(knex, tenantId, body.dataSource);
   const columnFilters = body.columns.flatMap((c) => (c.filter ? [{ field: c.field, operator: c.filter.operator, value: c.filter.value }] : []));
   const input: DefinitionInput = {
     columns: body.columns.map((c) => ({ field: c.field, label: c.label, aggregate: c.aggregate })),
@@ -77,14 +78,14 @@ export function reportsRouter(services: Services): Router {
   /** The run of a visible report with the body's date range; reading its source needs that module's view permission. */
   const runInput = async (principal: Principal, id: string, body: { filters?: { dateRange?: { from?: string; to?: string } }; limit?: number }) => {
     const report = await visible(principal, id);
-    const { source, definition } = storedDefinition(report);
+    const { source, definition } = storedDefinition(report, await tenantSourceOrFail(knex, principal.tenantId, report.dataSource));
     if (!can(principal, source.module, 'view')) throw forbidden(`You don't have permission to view ${source.module}`);
     return { report, input: { source, definition, dateRange: body.filters?.dateRange, limit: body.limit, now: services.clock.now() } };
   };
   const timeoutMs = services.config.REPORT_STATEMENT_TIMEOUT_MS;
 
-  router.get('/data-sources', requirePermission('reports', 'view'), (_req, res) => {
-    res.json(dataSources().map(dataSourceShape));
+  router.get('/data-sources', requirePermission('reports', 'view'), async (_req, res) => {
+    res.json((await tenantDataSources(knex, principalOf(res).tenantId)).map(dataSourceShape));
   });
   router.get('/library', requirePermission('reports', 'view'), (_req, res) => {
     const items = LIBRARY.map(libraryItem);
@@ -102,7 +103,7 @@ export function reportsRouter(services: Services): Router {
   router.post('/execute', requirePermission('reports', 'view'), async (req, res) => {
     const principal = principalOf(res);
     const body = parseBody(adhocExecuteBody, req);
-    const { source, definition, formats, limit } = adhocDefinition(body.dataSource, body.reportType, body.config, body.runtimeFilters);
+    const { source, definition, formats, limit } = adhocDefinition(await tenantSourceOrFail(knex, principal.tenantId, body.dataSource), body.reportType, body.config, body.runtimeFilters);
     if (!can(principal, source.module, 'view')) throw forbidden(`You don't have permission to view ${source.module}`);
     res.json(await executeForClient(knex, principal, { source, definition, formats, limit: limit ?? EXECUTE_LIMIT_DEFAULT, now: services.clock.now() }, timeoutMs));
   });
@@ -136,7 +137,7 @@ export function reportsRouter(services: Services): Router {
   router.post('/', requirePermission('reports', 'create'), async (req, res) => {
     const principal = principalOf(res);
     const body = parseBody(createBody, req);
-    const { source, definition } = checkedDefinition(body);
+    const { source, definition } = await checkedDefinition(knex, principal.tenantId, body);
     await assertFolder(principal, body.folderId);
     const fields: ReportFields = {
       name: body.name, description: body.description ?? null, folderId: body.folderId ?? null, dataSource: source.name, chartType: body.chartType,
@@ -164,7 +165,7 @@ export function reportsRouter(services: Services): Router {
       groupBy: body.groupBy ?? current.groupBy,
       orderBy: body.orderBy === undefined ? current.orderBy : body.orderBy,
     };
-    const { source, definition } = checkedDefinition(merged);
+    const { source, definition } = await checkedDefinition(knex, principal.tenantId, merged);
     await assertFolder(principal, body.folderId);
     const changes: Partial<ReportFields> = { dataSource: source.name, ...definition };
     for (const key of ['name', 'description', 'folderId', 'chartType', 'isPublic'] as const) if (body[key] !== undefined) (changes as Record<string, unknown>)[key] = body[key];
@@ -192,7 +193,7 @@ export function reportsRouter(services: Services): Router {
       const row = (await reads.getReport(knex, principal, id))!;
       origin = { ...row, orderBy: row.orderBy ? (Array.isArray(row.orderBy) ? row.orderBy : [row.orderBy]) : [] };
     }
-    const { source, definition } = checkedDefinition(origin);
+    const { source, definition } = await checkedDefinition(knex, principal.tenantId, origin);
     const folderId = body.folderId === undefined ? origin.folderId : body.folderId;
     await assertFolder(principal, folderId);
     const { id, position } = await commands.createReport(services, commandContextOf(res), {

@@ -74,7 +74,7 @@ export function engineFilters(source: DataSource, filters: ClientFilter[], path:
 }
 
 /** Maps and checks an ad-hoc definition; anything unknown or ill-typed is a 400 naming it. */
-export function adhocDefinition(dataSource: string, reportType: ClientReportType, config: ClientConfig, runtimeFilters: ClientFilter[] = []): AdhocDefinition {
+export function adhocDefinition(dataSource: string | DataSource, reportType: ClientReportType, config: ClientConfig, runtimeFilters: ClientFilter[] = []): AdhocDefinition {
   const source = sourceOrFail(dataSource);
   const columns: DefinitionInput['columns'] = [];
   const groupBy: string[] = [];

@@ -1,5 +1,8 @@
 import type { Knex } from 'knex';
+import type { CustomFieldDefinition, CustomFieldModule } from '../../domain/custom-fields.js';
 import type { Principal } from '../../domain/principal.js';
+import { valueSql } from '../custom-field-listing.js';
+import { activeCustomFieldDefinitions } from '../custom-fields.js';
 import { recordKind } from '../record-registry.js';
 import { applyRecordScope } from '../record-scope.js';
 
@@ -180,11 +183,46 @@ const SOURCES: DataSource[] = [
 
 // Maps, so prototype names (`__proto__`, `constructor`) name nothing.
 const BY_NAME = new Map(SOURCES.map((s) => [s.name, s]));
-const FIELDS = new Map(SOURCES.map((s) => [s.name, new Map(s.fields.map((f) => [f.name, f]))]));
+const FIELDS = new WeakMap<DataSource, Map<string, SourceField>>();
 
 export const dataSources = (): readonly DataSource[] => SOURCES;
 export const dataSource = (name: string): DataSource | undefined => BY_NAME.get(name);
-export const sourceField = (source: DataSource, name: string): SourceField | undefined => FIELDS.get(source.name)!.get(name);
+/** A field of the source by its name; a custom field also as `customFields.<key>` (its name is `cf_<key>`). */
+export function sourceField(source: DataSource, name: string): SourceField | undefined {
+  let fields = FIELDS.get(source);
+  if (!fields) FIELDS.set(source, (fields = new Map(source.fields.map((f) => [f.name, f]))));
+  return fields.get(name.startsWith('customFields.') ? `cf_${name.slice('customFields.'.length)}` : name);
+}
+
+/** The custom field module whose records a source's rows are (activities and time entries have none). */
+const CUSTOM_FIELD_MODULE: ReadonlyMap<string, CustomFieldModule> = new Map([
+  ['opportunities', 'opportunities'], ['leads', 'leads'], ['contacts', 'contacts'], ['accounts', 'accounts'], ['tasks', 'tasks'], ['work_requests', 'work_requests'],
+] as const);
+
+/** How a report reads a custom field's type: numbers and yes/no as such, anything else (dates are ISO text, ordered as text) as text. */
+const REPORT_TYPE: Partial<Record<CustomFieldDefinition['type'], FieldType>> = { number: 'number', percent: 'number', currency: 'currency', boolean: 'boolean' };
+
+/**
+ * The source with the tenant's active custom fields of its module as fields `cf_<key>`
+ * (columns, filters, groupings, orders like any other), their SQL built from definitions
+ * whose key matched `KEY_PATTERN`. A field deleted or deactivated since a report named it
+ * is an unknown field (400) when the report is run.
+ */
+export function withCustomFields(source: DataSource, definitions: readonly CustomFieldDefinition[]): DataSource {
+  if (!definitions.length) return source;
+  const custom = definitions.map((d): SourceField => ({ name: `cf_${d.key}`, label: d.label, type: REPORT_TYPE[d.type] ?? 'text', sql: valueSql('r', d) }));
+  return { ...source, fields: [...source.fields, ...custom] };
+}
+
+/** A data source as the tenant sees it (its custom fields included), or undefined. */
+export async function tenantDataSource(knex: Knex, tenantId: string, name: string): Promise<DataSource | undefined> {
+  const source = dataSource(name);
+  const module = source && CUSTOM_FIELD_MODULE.get(source.name);
+  return module ? withCustomFields(source, await activeCustomFieldDefinitions(knex, tenantId, module)) : source;
+}
+
+/** Every data source as the tenant sees it. */
+export const tenantDataSources = (knex: Knex, tenantId: string): Promise<DataSource[]> => Promise.all(SOURCES.map(async (s) => (await tenantDataSource(knex, tenantId, s.name))!));
 
 /** Aggregates each field type allows. */
 export function aggregatesOf(type: FieldType): string[] {

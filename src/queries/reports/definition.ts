@@ -1,7 +1,8 @@
+import type { Knex } from 'knex';
 import { invalid } from '../../domain/errors.js';
 import { parseDateText } from '../../domain/field-rules.js';
 import type { ReportColumn, ReportFilter, ReportOrder } from '../../events/reports.js';
-import { aggregatesOf, dataSource, sourceField, type DataSource, type SourceField } from './data-sources.js';
+import { aggregatesOf, dataSource, sourceField, tenantDataSource, type DataSource, type SourceField } from './data-sources.js';
 
 /**
  * The whitelist check of a report definition: every field, aggregate, operator and
@@ -48,10 +49,16 @@ export interface CheckedDefinition {
 const show = (v: unknown) => JSON.stringify(v)?.slice(0, 60);
 const bad = (path: string, message: string) => invalid(message, [{ path, message, code: 'invalid_report' }]);
 
-export function sourceOrFail(name: string): DataSource {
+export function sourceOrFail(name: string | DataSource): DataSource {
+  if (typeof name !== 'string') return name;
   const source = dataSource(name);
   if (!source) throw bad('dataSource', `Unknown data source ${show(name)}`);
   return source;
+}
+
+/** A data source name as the tenant sees it (with its custom fields), or a 400. */
+export async function tenantSourceOrFail(knex: Knex, tenantId: string, name: string): Promise<DataSource> {
+  return (await tenantDataSource(knex, tenantId, name)) ?? sourceOrFail(name);
 }
 
 export function fieldOrFail(source: DataSource, name: string, path: string): SourceField {
@@ -216,7 +223,11 @@ export function orderPosition(out: OutputColumn[], name: string, path: string): 
 }
 
 /** A stored report's definition, checked again against the source as the code now has it. */
-export function storedDefinition(report: { dataSource: string; columns: DefinitionInput['columns']; filters: DefinitionInput['filters']; groupBy: string[]; orderBy: DefinitionInput['orderBy'] }) {
-  const source = sourceOrFail(report.dataSource);
+export function storedDefinition(
+  report: { dataSource: string; columns: DefinitionInput['columns']; filters: DefinitionInput['filters']; groupBy: string[]; orderBy: DefinitionInput['orderBy'] },
+  /** The tenant's source (`tenantDataSource`): with its custom fields. */
+  tenantSource?: DataSource,
+) {
+  const source = tenantSource ?? sourceOrFail(report.dataSource);
   return { source, definition: checkDefinition(source, report) };
 }

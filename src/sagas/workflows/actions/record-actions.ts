@@ -180,7 +180,6 @@ export const updateField: ActionHandler = {
     const value = interpolate(displayValue(input.config.value), input.trigger.record);
     const custom = /^(cf_|customFields\.)/.exec(name);
     if (custom) {
-      if (module === 'tasks') throw new ActionFailed('tasks have no custom fields');
       const key = name.slice(custom[0].length);
       const customFields = { ...(await currentCustomFields(input)), [key]: value };
       const { changed, changes } = await updateRecord(input, { changes: { customFields } });
