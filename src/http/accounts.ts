@@ -59,27 +59,27 @@ export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B
 export const withDefaults = (given: z.infer<typeof createBody>) => {
   const b = canonical(given);
   return {
-  name: b.name,
-  type: b.type ?? null,
-  industry: b.industry ?? null,
-  website: b.website ?? null,
-  phone: b.phone ?? null,
-  email: b.email ?? null,
-  annualRevenue: b.annualRevenue ?? null,
-  employees: b.employees ?? null,
-  parentAccountId: b.parentAccountId ?? null,
-  billingAddress: b.billingAddress ?? null,
-  shippingAddress: b.shippingAddress ?? null,
-  description: b.description ?? null,
-  customFields: b.customFields ?? {},
-  accountType: b.accountType ?? null,
-  // The decider makes `email` and `emails` (and the phones) agree.
-  emails: b.emails ?? [],
-  phones: b.phones ?? [],
-  addresses: b.addresses ?? [],
-  socialProfiles: b.socialProfiles ?? {},
-  tags: b.tags ?? [],
-  ownerId: b.ownerId,
+    name: b.name,
+    type: b.type ?? null,
+    industry: b.industry ?? null,
+    website: b.website ?? null,
+    phone: b.phone ?? null,
+    email: b.email ?? null,
+    annualRevenue: b.annualRevenue ?? null,
+    employees: b.employees ?? null,
+    parentAccountId: b.parentAccountId ?? null,
+    billingAddress: b.billingAddress ?? null,
+    shippingAddress: b.shippingAddress ?? null,
+    description: b.description ?? null,
+    customFields: b.customFields ?? {},
+    accountType: b.accountType ?? null,
+    // The decider makes `email` and `emails` (and the phones) agree.
+    emails: b.emails ?? [],
+    phones: b.phones ?? [],
+    addresses: b.addresses ?? [],
+    socialProfiles: b.socialProfiles ?? {},
+    tags: b.tags ?? [],
+    ownerId: b.ownerId,
   };
 };
 

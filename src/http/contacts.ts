@@ -60,27 +60,27 @@ export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B
 export const withDefaults = (given: z.infer<typeof createBody>) => {
   const body = canonical(given);
   return {
-  firstName: body.firstName ?? null,
-  lastName: body.lastName,
-  email: body.email ?? null,
-  phone: body.phone ?? null,
-  mobile: body.mobile ?? null,
-  title: body.title ?? null,
-  department: body.department ?? null,
-  source: body.source ?? null,
-  description: body.description ?? null,
-  mailingAddress: body.mailingAddress ?? null,
-  customFields: body.customFields ?? {},
-  // The decider makes `email` and `emails` (and the phones) agree.
-  emails: body.emails ?? [],
-  phones: body.phones ?? [],
-  addresses: body.addresses ?? [],
-  socialProfiles: body.socialProfiles ?? {},
-  tags: body.tags ?? [],
-  doNotContact: body.doNotContact ?? false,
-  doNotEmail: body.doNotEmail ?? false,
-  doNotCall: body.doNotCall ?? false,
-  ownerId: body.ownerId,
+    firstName: body.firstName ?? null,
+    lastName: body.lastName,
+    email: body.email ?? null,
+    phone: body.phone ?? null,
+    mobile: body.mobile ?? null,
+    title: body.title ?? null,
+    department: body.department ?? null,
+    source: body.source ?? null,
+    description: body.description ?? null,
+    mailingAddress: body.mailingAddress ?? null,
+    customFields: body.customFields ?? {},
+    // The decider makes `email` and `emails` (and the phones) agree.
+    emails: body.emails ?? [],
+    phones: body.phones ?? [],
+    addresses: body.addresses ?? [],
+    socialProfiles: body.socialProfiles ?? {},
+    tags: body.tags ?? [],
+    doNotContact: body.doNotContact ?? false,
+    doNotEmail: body.doNotEmail ?? false,
+    doNotCall: body.doNotCall ?? false,
+    ownerId: body.ownerId,
   };
 };
 
