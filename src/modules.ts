@@ -56,6 +56,7 @@ import { migration0005Identity } from './projections/migrations/0005_identity.js
 import { migration0006Records } from './projections/migrations/0006_records.js';
 import { migration0007RecordTotals } from './projections/migrations/0007_record_totals.js';
 import { migration0054OpportunityStageChangeActivities } from './projections/migrations/0054_opportunity_stage_change_activities.js';
+import { migration0062ContactPoints } from './projections/migrations/0062_contact_points.js';
 import { migration0008Leads } from './projections/migrations/0008_leads.js';
 import { migration0009ParkedEvents } from './projections/migrations/0009_parked_events.js';
 import { migration0055ParkedStreams } from './projections/migrations/0055_parked_streams.js';
@@ -220,7 +221,7 @@ export const modules: ModuleManifest[] = [
     // The record timeline (activities, notes) that every record kind shares.
     name: 'records',
     projections: [recordTimelineProjection],
-    migrations: [migration0006Records, migration0007RecordTotals, migration0054OpportunityStageChangeActivities],
+    migrations: [migration0006Records, migration0007RecordTotals, migration0054OpportunityStageChangeActivities, migration0062ContactPoints],
   },
   {
     name: 'contacts',

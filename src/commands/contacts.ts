@@ -1,6 +1,7 @@
 import type { ContactEvent, ContactFields, CopiedActivity, CopiedNote } from '../events/contacts.js';
 import type { Aggregate } from './aggregate.js';
 import { notFound } from '../domain/errors.js';
+import { syncContactPoints } from '../domain/contact-points.js';
 import { decideRecord, evolveRecord, liveFields, type NoteCommand, type RecordCommand, type RecordState } from './records/record-aggregate.js';
 
 export type ContactCommand =
@@ -46,6 +47,11 @@ export const contactAggregate: Aggregate<ContactState, ContactEvent, ContactComm
         const { kind: _kind, ...data } = command;
         return data.notes.length || data.activities.length ? [{ type: 'ContactTimelineCopied', data }] : [];
       }
+      case 'create':
+        return decideRecord('Contact', { ...command, fields: syncContactPoints(null, command.fields) }, state);
+      case 'update':
+        // `email`/`phone` and their lists stay in step with what the contact has now.
+        return decideRecord('Contact', { ...command, changes: syncContactPoints(liveFields(state, 'Contact'), command.changes) }, state);
       default:
         return decideRecord('Contact', command, state);
     }

@@ -1,3 +1,4 @@
+import type { AddressPoint, EmailPoint, PhonePoint, SocialProfiles } from '../domain/contact-points.js';
 import type { Address, CustomFields, NoteAdded, RecordEvent } from './records.js';
 
 export interface AccountFields {
@@ -14,6 +15,15 @@ export interface AccountFields {
   shippingAddress: Address | null;
   description: string | null;
   customFields: CustomFields;
+  /** The reference's account type (prospect, customer, partner…); `type` is the spec's B2B/B2C (the client's `accountClassification`). */
+  accountType: string | null;
+  /** Every email; the primary one is `email` (src/domain/contact-points.ts keeps them in step). */
+  emails: EmailPoint[];
+  /** Every phone; the primary one is `phone`. */
+  phones: PhonePoint[];
+  addresses: AddressPoint[];
+  socialProfiles: SocialProfiles;
+  tags: string[];
   ownerId: string;
 }
 

@@ -1,4 +1,5 @@
 import type { DomainEvent } from './domain-event.js';
+import type { AddressPoint, EmailPoint, PhonePoint, SocialProfiles } from '../domain/contact-points.js';
 import type { Address, CustomFields, NoteAdded, RecordEvent } from './records.js';
 
 export interface ContactFields {
@@ -13,6 +14,16 @@ export interface ContactFields {
   description: string | null;
   mailingAddress: Address | null;
   customFields: CustomFields;
+  /** Every email; the primary one is `email` (src/domain/contact-points.ts keeps them in step). */
+  emails: EmailPoint[];
+  /** Every phone; the primary one is `phone`. */
+  phones: PhonePoint[];
+  addresses: AddressPoint[];
+  socialProfiles: SocialProfiles;
+  tags: string[];
+  doNotContact: boolean;
+  doNotEmail: boolean;
+  doNotCall: boolean;
   /** Whose record it is for record-access scopes; the creator unless set. */
   ownerId: string;
 }

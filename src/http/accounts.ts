@@ -7,7 +7,8 @@ import { accountChildren, getAccount, listAccounts, visibleAccounts } from '../q
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
-import { address, customFieldParams, customFields, email, listQueryBase, optionalText, phone, url } from './record-schemas.js';
+import { address, contactPoints, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags, url } from './record-schemas.js';
+import { aliasValues, assertPrimaryAgreement, withoutAliases } from '../domain/field-aliases.js';
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
@@ -18,6 +19,10 @@ const uuid = z.uuid();
 const accountFields = {
   name: z.string().trim().min(1).max(200),
   type: z.enum(['B2B', 'B2C']).nullable().optional(),
+  /** The web client's name of `type`: business is B2B, individual B2C (src/domain/field-aliases.ts). */
+  accountClassification: z.enum(aliasValues('accounts', 'accountClassification') as [string, ...string[]]).nullable().optional(),
+  /** The reference's account type: prospect, customer, partner, vendor… (free text). */
+  accountType: optionalText(50),
   industry: optionalText(100),
   website: url,
   phone,
@@ -29,6 +34,8 @@ const accountFields = {
   shippingAddress: address,
   description: optionalText(10_000),
   customFields,
+  ...contactPoints,
+  tags: tags.optional(),
   ownerId: uuid.optional(),
 };
 /** Also what a form's create action checks its mapped values with. */
@@ -42,22 +49,39 @@ export const listQuery = paginationQuery.extend({
   ownerId: uuid.optional(),
 });
 
-export const withDefaults = (b: z.infer<typeof createBody>) => ({
-  name: b.name,
-  type: b.type ?? null,
-  industry: b.industry ?? null,
-  website: b.website ?? null,
-  phone: b.phone ?? null,
-  email: b.email ?? null,
-  annualRevenue: b.annualRevenue ?? null,
-  employees: b.employees ?? null,
-  parentAccountId: b.parentAccountId ?? null,
-  billingAddress: b.billingAddress ?? null,
-  shippingAddress: b.shippingAddress ?? null,
-  description: b.description ?? null,
-  customFields: b.customFields ?? {},
-  ownerId: b.ownerId,
-});
+/** A parsed create or update body in the spec's terms: `accountClassification` is `type`; `email`/`phone` agree with their lists' primaries. */
+export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B) {
+  const { accountClassification: _alias, ...fields } = withoutAliases('accounts', body);
+  assertPrimaryAgreement(fields);
+  return fields as Omit<B, 'accountClassification' | 'type'> & { type?: 'B2B' | 'B2C' | null };
+}
+
+export const withDefaults = (given: z.infer<typeof createBody>) => {
+  const b = canonical(given);
+  return {
+    name: b.name,
+    type: b.type ?? null,
+    industry: b.industry ?? null,
+    website: b.website ?? null,
+    phone: b.phone ?? null,
+    email: b.email ?? null,
+    annualRevenue: b.annualRevenue ?? null,
+    employees: b.employees ?? null,
+    parentAccountId: b.parentAccountId ?? null,
+    billingAddress: b.billingAddress ?? null,
+    shippingAddress: b.shippingAddress ?? null,
+    description: b.description ?? null,
+    customFields: b.customFields ?? {},
+    accountType: b.accountType ?? null,
+    // The decider makes `email` and `emails` (and the phones) agree.
+    emails: b.emails ?? [],
+    phones: b.phones ?? [],
+    addresses: b.addresses ?? [],
+    socialProfiles: b.socialProfiles ?? {},
+    tags: b.tags ?? [],
+    ownerId: b.ownerId,
+  };
+};
 
 export function accountsRouter(services: Services): Router {
   const router = Router();
@@ -89,7 +113,7 @@ export function accountsRouter(services: Services): Router {
   });
   router.put('/:id', requirePermission('accounts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Account');
-    const changes = parseBody(updateBody, req);
+    const changes = canonical(parseBody(updateBody, req));
     await visibleOr404(principalOf(res), id);
     const result = await updateAccount(services, commandContextOf(res), id, changes);
     await services.waitForProjections(result.position);

@@ -7,7 +7,8 @@ import { contactAccounts, getContact, listContacts, visibleContacts } from '../q
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
-import { address, customFieldParams, customFields, email, listQueryBase, optionalText, phone } from './record-schemas.js';
+import { address, contactPoints, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags } from './record-schemas.js';
+import { assertPrimaryAgreement, withoutAliases } from '../domain/field-aliases.js';
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
@@ -22,11 +23,18 @@ const contactFields = {
   phone,
   mobile: phone,
   title: optionalText(200),
+  /** The web client's name of `title` (src/domain/field-aliases.ts). */
+  jobTitle: optionalText(200),
   department: optionalText(100),
   source: optionalText(100),
   description: optionalText(10_000),
   mailingAddress: address,
   customFields,
+  ...contactPoints,
+  tags: tags.optional(),
+  doNotContact: z.boolean().optional(),
+  doNotEmail: z.boolean().optional(),
+  doNotCall: z.boolean().optional(),
   ownerId: uuid.optional(),
 };
 /** Unknown fields are refused (400): a misspelt field never silently does nothing. */
@@ -42,20 +50,39 @@ export const listQuery = paginationQuery.extend({
 });
 export const linkBody = z.object({ role: z.string().trim().min(1).max(50).default('primary') }).strict();
 
-export const withDefaults = (body: z.infer<typeof createBody>) => ({
-  firstName: body.firstName ?? null,
-  lastName: body.lastName,
-  email: body.email ?? null,
-  phone: body.phone ?? null,
-  mobile: body.mobile ?? null,
-  title: body.title ?? null,
-  department: body.department ?? null,
-  source: body.source ?? null,
-  description: body.description ?? null,
-  mailingAddress: body.mailingAddress ?? null,
-  customFields: body.customFields ?? {},
-  ownerId: body.ownerId,
-});
+/** A parsed create or update body in the spec's terms: `jobTitle` is `title`; `email`/`phone` agree with their lists' primaries. */
+export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B): Omit<B, 'jobTitle'> {
+  const { jobTitle: _alias, ...fields } = withoutAliases('contacts', body);
+  assertPrimaryAgreement(fields);
+  return fields;
+}
+
+export const withDefaults = (given: z.infer<typeof createBody>) => {
+  const body = canonical(given);
+  return {
+    firstName: body.firstName ?? null,
+    lastName: body.lastName,
+    email: body.email ?? null,
+    phone: body.phone ?? null,
+    mobile: body.mobile ?? null,
+    title: body.title ?? null,
+    department: body.department ?? null,
+    source: body.source ?? null,
+    description: body.description ?? null,
+    mailingAddress: body.mailingAddress ?? null,
+    customFields: body.customFields ?? {},
+    // The decider makes `email` and `emails` (and the phones) agree.
+    emails: body.emails ?? [],
+    phones: body.phones ?? [],
+    addresses: body.addresses ?? [],
+    socialProfiles: body.socialProfiles ?? {},
+    tags: body.tags ?? [],
+    doNotContact: body.doNotContact ?? false,
+    doNotEmail: body.doNotEmail ?? false,
+    doNotCall: body.doNotCall ?? false,
+    ownerId: body.ownerId,
+  };
+};
 
 export function contactsRouter(services: Services): Router {
   const router = Router();
@@ -88,7 +115,7 @@ export function contactsRouter(services: Services): Router {
   });
   router.put('/:id', requirePermission('contacts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');
-    const changes = parseBody(updateBody, req);
+    const changes = canonical(parseBody(updateBody, req));
     await visibleOr404(principalOf(res), id);
     const result = await updateContact(services, commandContextOf(res), id, changes);
     await services.waitForProjections(result.position);

@@ -4,6 +4,7 @@ import { recordHandlers } from './record-handlers.js';
 export const ACCOUNT_FIELDS = [
   'name', 'type', 'industry', 'website', 'phone', 'email', 'annualRevenue', 'employees', 'parentAccountId',
   'billingAddress', 'shippingAddress', 'description', 'customFields', 'ownerId',
+  'accountType', 'emails', 'phones', 'addresses', 'socialProfiles', 'tags',
 ] as const;
 
 export const accountsProjection = defineProjection({

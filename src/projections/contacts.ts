@@ -4,6 +4,7 @@ import { recordHandlers } from './record-handlers.js';
 export const CONTACT_FIELDS = [
   'firstName', 'lastName', 'email', 'phone', 'mobile', 'title', 'department', 'source',
   'description', 'mailingAddress', 'customFields', 'ownerId',
+  'emails', 'phones', 'addresses', 'socialProfiles', 'tags', 'doNotContact', 'doNotEmail', 'doNotCall',
 ] as const;
 
 export const contactsProjection = defineProjection({

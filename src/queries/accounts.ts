@@ -6,6 +6,7 @@ import type { Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
 import { avatarUrlSql } from './avatars.js';
 import { containsPattern } from './search.js';
+import { withAliases } from '../domain/field-aliases.js';
 
 export interface AccountListQuery {
   search?: string;
@@ -29,6 +30,17 @@ export function visibleAccounts(knex: Knex, principal: Principal) {
   return applyRecordScope(query, principal, 'accounts', 'a.owner_id');
 }
 
+/** An account's type and contact points, as its detail and list items show them. */
+const POINT_COLUMNS = ['account_type', 'emails', 'phones', 'addresses', 'social_profiles', 'tags'];
+const contactPointsOf = (r: any) => ({
+  accountType: r.account_type,
+  emails: r.emails,
+  phones: r.phones,
+  addresses: r.addresses,
+  socialProfiles: r.social_profiles,
+  tags: r.tags,
+});
+
 const contactCount = (knex: Knex) =>
   knex.raw(`(select count(*) from contact_accounts ca join contacts c on c.id = ca.contact_id and c.deleted_at is null
      where ca.account_id = a.id)::int as contact_count`);
@@ -36,7 +48,8 @@ const contactCount = (knex: Knex) =>
 export async function listAccounts(knex: Knex, principal: Principal, q: AccountListQuery) {
   const cf = await customFieldListing(knex, principal.tenantId, 'accounts', 'a', q.cf);
   const query = visibleAccounts(knex, principal).select(
-    'a.id', 'a.name', 'a.type', 'a.industry', 'a.website', 'a.phone', 'a.annual_revenue', 'a.employees', 'a.created_at', contactCount(knex),
+    'a.id', 'a.name', 'a.type', 'a.industry', 'a.website', 'a.phone', 'a.email', 'a.annual_revenue', 'a.employees', 'a.created_at', contactCount(knex),
+    ...POINT_COLUMNS.map((c) => `a.${c}`),
     shownCustomFields(knex, 'a', principal.tenantId, 'accounts'),
   );
   cf.apply(query);
@@ -50,16 +63,22 @@ export async function listAccounts(knex: Knex, principal: Principal, q: AccountL
   // Unfiltered and unscoped, the total is the tenant's tally: no counting as the tenant grows.
   const unfiltered = !(q.search || q.type || q.industry || q.parentAccountId || q.ownerId || cf.filtered) && scopeOf(principal, 'accounts') === 'all';
   const knownTotal = unfiltered ? () => tallied(knex, 'account_totals', principal.tenantId) : undefined;
-  return paginate(query, q.page, q.limit, (r) => ({
+  return paginate(query, q.page, q.limit, (r) => withAliases('accounts', {
     id: r.id,
     name: r.name,
     type: r.type,
     industry: r.industry,
     website: r.website,
     phone: r.phone,
+    email: r.email,
     annualRevenue: r.annual_revenue,
     employees: r.employees,
     contactCount: r.contact_count,
+    ...contactPointsOf(r),
+    // The web client's names of `email`, `phone` and `contactCount` in a list item.
+    primaryEmail: r.email,
+    primaryPhone: r.phone,
+    contactsCount: r.contact_count,
     customFields: r.custom_fields,
     createdAt: r.created_at,
   }), knownTotal);
@@ -79,7 +98,7 @@ export async function getAccount(knex: Knex, principal: Principal, id: string, b
     .whereNull('c.deleted_at')
     .orderBy(['c.last_name', 'c.first_name'])
     .select('c.id', 'c.first_name', 'c.last_name', 'c.title', 'ca.role');
-  return {
+  return withAliases('accounts', {
     id: r.id,
     name: r.name,
     type: r.type,
@@ -94,6 +113,7 @@ export async function getAccount(knex: Knex, principal: Principal, id: string, b
     billingAddress: r.billing_address,
     shippingAddress: r.shipping_address,
     description: r.description,
+    ...contactPointsOf(r),
     customFields: r.custom_fields,
     ownerId: r.owner_id,
     avatarUrl: r.avatar_url,
@@ -102,7 +122,7 @@ export async function getAccount(knex: Knex, principal: Principal, id: string, b
     createdByName: r.created_by_name,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-  };
+  });
 }
 
 export async function accountChildren(knex: Knex, principal: Principal, id: string) {

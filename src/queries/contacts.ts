@@ -6,6 +6,7 @@ import type { Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
 import { avatarUrlSql } from './avatars.js';
 import { containsPattern } from './search.js';
+import { withAliases } from '../domain/field-aliases.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 
 export interface ContactListQuery {
@@ -25,6 +26,19 @@ export interface ContactListQuery {
 
 export const SORTS = sortableColumns('c', ['created_at', 'updated_at', 'first_name', 'last_name', 'email']);
 
+/** A contact's contact points, flags and tags, as its detail and list items show them. */
+const POINT_COLUMNS = ['emails', 'phones', 'addresses', 'social_profiles', 'tags', 'do_not_contact', 'do_not_email', 'do_not_call'];
+const contactPointsOf = (r: any) => ({
+  emails: r.emails,
+  phones: r.phones,
+  addresses: r.addresses,
+  socialProfiles: r.social_profiles,
+  tags: r.tags,
+  doNotContact: r.do_not_contact,
+  doNotEmail: r.do_not_email,
+  doNotCall: r.do_not_call,
+});
+
 /** Live contacts of the tenant that the caller's scope lets them see. */
 export function visibleContacts(knex: Knex, principal: Principal) {
   const query = knex('contacts as c').where('c.tenant_id', principal.tenantId).whereNull('c.deleted_at');
@@ -38,7 +52,7 @@ const accountName = (knex: Knex) =>
 
 export async function listContacts(knex: Knex, principal: Principal, q: ContactListQuery) {
   const cf = await customFieldListing(knex, principal.tenantId, 'contacts', 'c', q.cf);
-  const query = visibleContacts(knex, principal).select('c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.phone', 'c.title', 'c.source', 'c.created_at', accountName(knex), shownCustomFields(knex, 'c', principal.tenantId, 'contacts'));
+  const query = visibleContacts(knex, principal).select('c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.phone', 'c.title', 'c.source', 'c.created_at', ...POINT_COLUMNS.map((c) => `c.${c}`), accountName(knex), shownCustomFields(knex, 'c', principal.tenantId, 'contacts'));
   cf.apply(query);
   if (q.search) query.where('c.search_text', 'like', containsPattern(q.search));
   if (q.source) query.where('c.source', q.source);
@@ -51,7 +65,7 @@ export async function listContacts(knex: Knex, principal: Principal, q: ContactL
   // Unfiltered and unscoped, the total is the tenant's tally: no counting as the tenant grows.
   const unfiltered = !(q.search || q.source || q.createdBy || q.ownerId || q.accountId || cf.filtered) && scopeOf(principal, 'contacts') === 'all';
   const knownTotal = unfiltered ? () => tallied(knex, 'contact_totals', principal.tenantId) : undefined;
-  return paginate(query, q.page, q.limit, (r) => ({
+  return paginate(query, q.page, q.limit, (r) => withAliases('contacts', {
     id: r.id,
     firstName: r.first_name,
     lastName: r.last_name,
@@ -60,6 +74,7 @@ export async function listContacts(knex: Knex, principal: Principal, q: ContactL
     title: r.title,
     accountName: r.account_name,
     source: r.source,
+    ...contactPointsOf(r),
     customFields: r.custom_fields,
     createdAt: r.created_at,
   }), knownTotal);
@@ -78,7 +93,7 @@ export async function contactAccounts(knex: Knex, tenantId: string, contactId: s
 /** Named, not `c.*`: a prepared statement's row shape must not change when a migration adds a column. */
 const CONTACT_COLUMNS = [
   'id', 'first_name', 'last_name', 'email', 'phone', 'mobile', 'title', 'department', 'source', 'description', 'mailing_address',
-  'owner_id', 'created_by', 'created_at', 'updated_at',
+  'owner_id', 'created_by', 'created_at', 'updated_at', ...POINT_COLUMNS,
 ].map((c) => `c.${c}`);
 
 export async function getContact(knex: Knex, principal: Principal, id: string, basePath: string) {
@@ -99,7 +114,7 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
   );
   if (!r) return null;
   const accounts: { id: string; name: string; role: string | null }[] = r.accounts;
-  return {
+  return withAliases('contacts', {
     id: r.id,
     firstName: r.first_name,
     lastName: r.last_name,
@@ -111,6 +126,7 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
     source: r.source,
     description: r.description,
     mailingAddress: r.mailing_address,
+    ...contactPointsOf(r),
     customFields: r.custom_fields,
     ownerId: r.owner_id,
     avatarUrl: r.avatar_url,
@@ -119,5 +135,5 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
     createdByName: r.created_by_name,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-  };
+  });
 }

@@ -9,6 +9,7 @@ import { loadOpportunitySettings } from '../commands/opportunity-settings/opport
 import { taskAggregate, type TaskState } from '../commands/tasks/task-aggregate.js';
 import { loadTaskSettings } from '../commands/task-settings/task-settings.js';
 import { roundMoney } from '../domain/field-rules.js';
+import { withAliases } from '../domain/field-aliases.js';
 import type { AccountFields } from '../events/accounts.js';
 import type { ContactFields } from '../events/contacts.js';
 import type { EventStore } from '../events/store/types.js';
@@ -144,12 +145,12 @@ const contacts: ModuleView<typeof contactAggregate.initialState> = {
   async fields(state, id, ctx) {
     const links = Object.entries(state.links ?? {});
     const names = await accountNames(ctx, links.map(([accountId]) => accountId), true);
-    return {
+    return withAliases('contacts', {
       id,
       ...(state.fields as ContactFields),
       // As the detail lists them: live accounts only.
       accounts: links.filter(([accountId]) => names.has(accountId)).map(([accountId, role]) => ({ id: accountId, name: names.get(accountId)!, role })),
-    };
+    });
   },
 };
 
@@ -159,7 +160,7 @@ const accounts: ModuleView<typeof accountAggregate.initialState> = {
   async fields(state, id, ctx) {
     const account = state.fields as AccountFields;
     const parents = await accountNames(ctx, [account.parentAccountId], true);
-    return { id, ...account, parentAccountName: named(parents, account.parentAccountId) };
+    return withAliases('accounts', { id, ...account, parentAccountName: named(parents, account.parentAccountId) });
   },
 };
 

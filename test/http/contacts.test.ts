@@ -97,7 +97,10 @@ describe('contacts and accounts', () => {
       const byAccount = (await call('GET', `/contacts?accountId=${account.id}`)).body.data;
       expect(byAccount).to.have.length(1);
       expect(byAccount[0]).to.include({ lastName: 'Linked', accountName: 'Listco' });
-      expect(byAccount[0]).to.have.keys('id', 'firstName', 'lastName', 'email', 'phone', 'title', 'accountName', 'source', 'customFields', 'createdAt');
+      expect(byAccount[0]).to.have.keys(
+        'id', 'firstName', 'lastName', 'email', 'phone', 'title', 'jobTitle', 'accountName', 'source', 'customFields', 'createdAt',
+        'emails', 'phones', 'addresses', 'socialProfiles', 'tags', 'doNotContact', 'doNotEmail', 'doNotCall',
+      );
       expect((await call('GET', `/contacts?createdBy=${admin.user.id}&limit=1`)).body.meta.total).to.be.greaterThan(2);
       expect((await call('GET', `/contacts?createdBy=${randomUUID()}`)).body.meta.total).to.equal(0);
     });
@@ -130,12 +133,16 @@ describe('contacts and accounts', () => {
       expect(second.body).to.include({ title: 'Lead Engineer', email: 'hank@new.example.com', firstName: 'Hank' });
       const history = (await call('GET', `/contacts/${contact.id}/history`)).body;
       expect(history.map((h: { action: string }) => h.action)).to.deep.equal(['update', 'update', 'create']);
-      expect(history[0].changes).to.deep.equal({ before: { email: 'hank@example.com', customFields: {} }, after: { email: 'hank@new.example.com', customFields: { a: 1 } } });
+      // The primary email is `email` and the first of `emails`: both change together.
+      expect(history[0].changes).to.deep.equal({
+        before: { email: 'hank@example.com', emails: [{ type: 'work', email: 'hank@example.com', primary: true }], customFields: {} },
+        after: { email: 'hank@new.example.com', emails: [{ type: 'work', email: 'hank@new.example.com', primary: true }], customFields: { a: 1 } },
+      });
       expect(history[1].changes).to.deep.equal({ before: { title: 'Engineer' }, after: { title: 'Lead Engineer' } });
       expect(history[0]).to.include({ performedBy: 'Ada Admin' });
       const activities = (await call('GET', `/contacts/${contact.id}/activities`)).body;
       expect(activities.map((a: { activityType: string; title: string }) => [a.activityType, a.title])).to.deep.equal([
-        ['updated', 'Updated: email, customFields'],
+        ['updated', 'Updated: email, emails, customFields'],
         ['updated', 'Updated: title'],
         ['created', 'Contact created'],
       ]);
@@ -241,7 +248,10 @@ describe('contacts and accounts', () => {
       expect(await names('type=B2B&sortBy=name')).to.deep.equal(['Beta', 'Gamma']);
       const page = (await call('GET', `/accounts?industry=${industry}&limit=2`)).body;
       expect(page.meta).to.deep.equal({ total: 3, page: 1, limit: 2, totalPages: 2 });
-      expect(page.data[0]).to.have.keys('id', 'name', 'type', 'industry', 'website', 'phone', 'annualRevenue', 'employees', 'contactCount', 'customFields', 'createdAt');
+      expect(page.data[0]).to.have.keys(
+        'id', 'name', 'type', 'industry', 'website', 'phone', 'email', 'annualRevenue', 'employees', 'contactCount', 'customFields', 'createdAt',
+        'accountClassification', 'accountType', 'emails', 'phones', 'addresses', 'socialProfiles', 'tags', 'primaryEmail', 'primaryPhone', 'contactsCount',
+      );
       expect((await call('GET', '/accounts?type=B2X')).status).to.equal(400);
     });
 

@@ -206,6 +206,32 @@ describe('rebuild equals live, for every event type', () => {
     };
 
     // ---- records of every kind, odd values included ----------------------------------------
+    // Contact points: lists whose primary agrees with the body's single email/phone when it has one.
+    const emailPoints = (r: Random, primary: unknown) => [
+      ...(typeof primary === 'string' && primary ? [{ type: 'work', email: primary, primary: true }] : []),
+      ...r.some([{ type: 'home', email: oddEmail(r, unique()) }, { type: 'other', email: oddEmail(r, unique()), primary: false }, { type: 'work', email: '' }]),
+    ];
+    const phonePoints = (r: Random, primary: unknown) => [
+      ...(typeof primary === 'string' && primary ? [{ type: 'work', number: primary, primary: true }] : []),
+      ...r.some([{ type: 'mobile', number: '+49 30 1234567' }, { type: 'fax', number: '+81 3-1234-5678' }, { type: 'home', number: '' }]),
+    ];
+    const addressPoints = (r: Random) =>
+      r.some([
+        { type: 'work', line1: oddText(r, 200), city: 'Zürich', postalCode: '8001', country: 'CH', countryCode: 'CH', primary: true },
+        { type: 'home', line1: '', line2: oddText(r, 200), city: oddText(r, 100), state: '' },
+        { type: 'other', line1: '' },
+      ]);
+    const socialPoints = (r: Random) => Object.fromEntries(r.some([['linkedin', 'https://linkedin.com/in/ø'], ['twitter', '@x_y'], ['facebook', ''], ['x-1', oddText(r, 500)]]));
+    /** A single email/phone and its list in one body must agree: the single one is the list's primary (a blank one is left out). */
+    const agreeing = (r: Random, body: Record<string, unknown>) => {
+      for (const [single, list, make] of [['email', 'emails', emailPoints], ['phone', 'phones', phonePoints]] as const) {
+        if (body[list] === undefined || body[single] === undefined) continue;
+        if (body[single]) body[list] = make(r, body[single]);
+        else delete body[single];
+      }
+      return body;
+    };
+    const tagList = (r: Random) => r.some(['vip', 'Ünïcode ✅', 'vip', oddText(r, 50).trim() || 't', 'a'.repeat(50)]);
     const contactBody = (t: TenantRun, all: boolean) => {
       const r = t.r;
       const body: Record<string, unknown> = { lastName: oddText(r, 100).trim() || 'Ø' };
@@ -221,9 +247,17 @@ describe('rebuild equals live, for every event type', () => {
         ['mailingAddress', () => oddAddress(r)],
         ['customFields', () => oddCustomFields(r)],
         ['ownerId', () => r.pick(t.activeUsers).id],
+        ['emails', () => emailPoints(r, null)],
+        ['phones', () => phonePoints(r, null)],
+        ['addresses', () => addressPoints(r)],
+        ['socialProfiles', () => socialPoints(r)],
+        ['tags', () => tagList(r)],
+        ['doNotContact', () => r.chance(0.5)],
+        ['doNotEmail', () => r.chance(0.5)],
+        ['doNotCall', () => r.chance(0.5)],
       ];
       for (const [key, make] of all ? optional : r.some(optional)) body[key] = make();
-      return body;
+      return agreeing(r, body);
     };
     const accountBody = (t: TenantRun, all: boolean) => {
       const r = t.r;
@@ -242,9 +276,15 @@ describe('rebuild equals live, for every event type', () => {
         ['description', () => optionalOddText(r, 10_000)],
         ['customFields', () => oddCustomFields(r)],
         ['ownerId', () => r.pick(t.activeUsers).id],
+        ['accountType', () => r.pick([null, '', 'prospect', oddText(r, 50)])],
+        ['emails', () => emailPoints(r, null)],
+        ['phones', () => phonePoints(r, null)],
+        ['addresses', () => addressPoints(r)],
+        ['socialProfiles', () => socialPoints(r)],
+        ['tags', () => tagList(r)],
       ];
       for (const [key, make] of all ? optional : r.some(optional)) body[key] = make();
-      return body;
+      return agreeing(r, body);
     };
     const leadBody = (t: TenantRun, all: boolean) => {
       const r = t.r;
@@ -403,6 +443,10 @@ describe('rebuild equals live, for every event type', () => {
       const plain = await call(t, 'POST', '/contacts', { lastName: 'Ø' });
       t.contacts.push(plain.body.id);
       await call(t, 'PUT', `/contacts/${contact.body.id}`, { mailingAddress: { city: 'Köln' }, customFields: oddCustomFields(r), firstName: '' });
+      // The client's names, and a single email or phone moving the lists' primaries.
+      await call(t, 'PUT', `/contacts/${contact.body.id}`, { jobTitle: optionalOddText(r, 200), email: oddEmail(r, unique()), doNotEmail: true, tags: tagList(r) });
+      await call(t, 'PUT', `/contacts/${contact.body.id}`, { phone: null, emails: emailPoints(r, null), socialProfiles: {} });
+      await call(t, 'PUT', `/accounts/${parent.body.id}`, { accountClassification: r.pick(['business', 'individual', null]), accountType: 'customer', phone: oddPhone(r), addresses: addressPoints(r) });
       await call(t, 'POST', `/contacts/${contact.body.id}/accounts/${parent.body.id}`, {});
       await call(t, 'POST', `/contacts/${contact.body.id}/accounts/${child.body.id}`, { role: 'billing' });
       await call(t, 'POST', `/contacts/${contact.body.id}/accounts/${parent.body.id}`, { role: 'décideur ✅' });

@@ -82,6 +82,15 @@ function contactFieldsOf(lead: LeadView, ownerId: string): ContactFields {
     description: lead.description,
     mailingAddress: lead.address,
     customFields: lead.customFields,
+    // The lead's email and phone become the contact's primary ones (the decider makes the lists).
+    emails: [],
+    phones: [],
+    addresses: [],
+    socialProfiles: {},
+    tags: [],
+    doNotContact: false,
+    doNotEmail: false,
+    doNotCall: false,
     ownerId,
   };
 }
@@ -105,6 +114,12 @@ function accountFieldsOf(lead: LeadView, name: string | null, ownerId: string): 
     shippingAddress: null,
     description: null,
     customFields: {},
+    accountType: null,
+    emails: [],
+    phones: [],
+    addresses: [],
+    socialProfiles: {},
+    tags: [],
     ownerId,
   };
 }

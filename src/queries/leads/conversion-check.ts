@@ -3,6 +3,8 @@ import { missingFields } from '../../commands/leads/lead-conversion.js';
 import type { Principal } from '../../domain/principal.js';
 import { recordKind } from '../record-registry.js';
 import { visibleLeads } from './leads.js';
+import { hasEmail, hasPhoneDigits, matchedEmails } from '../contact-points.js';
+import { phoneKey, type PhonePoint } from '../../domain/contact-points.js';
 
 /** Mail providers whose domain says nothing about a company. */
 const FREE_MAIL = new Set(['gmail.com', 'googlemail.com', 'yahoo.com', 'hotmail.com', 'outlook.com', 'live.com', 'aol.com', 'icloud.com', 'mail.com', 'gmx.com', 'proton.me', 'protonmail.com']);
@@ -12,7 +14,7 @@ const MATCH_LIMIT = 10;
 
 /**
  * What converting a lead would meet (spec: Conversion check): contacts that look like the
- * lead (same email, case-insensitive, or the same phone digits) and accounts that look like
+ * lead (same email, case-insensitive, or the same phone digits, among all of the contact's) and accounts that look like
  * its company (same name, case-insensitive, or a website on the lead's email domain), within
  * the caller's scope; `existingContact`/`existingAccount` are the best of each (email before
  * phone, name before domain). `requiredFields` lists what a new contact would lack.
@@ -43,21 +45,21 @@ async function matchingContacts(knex: Knex, principal: Principal, lead: { email:
   const phones = [digits(lead.phone), digits(lead.mobile)].filter((d) => d.length >= 5);
   if (!lead.email && phones.length === 0) return [];
   const email = lead.email?.toLowerCase() ?? null;
-  const rows: { id: string; first_name: string | null; last_name: string; email: string | null; phone: string | null; mobile: string | null }[] = await recordKind('contacts')!
+  type Row = { id: string; first_name: string | null; last_name: string; email: string | null; phone: string | null; mobile: string | null; emails: { email: string }[]; phones: PhonePoint[] };
+  // Any of a contact's emails and phones counts, not only its primary ones.
+  const rows: Row[] = await recordKind('contacts')!
     .visible(knex, principal)
     .where((q) => {
-      if (email) q.orWhereRaw('lower(r.email) = ?', [email]);
-      for (const column of ['phone', 'mobile']) {
-        if (phones.length) q.orWhereRaw(`nullif(regexp_replace(coalesce(r.${column}, ''), '[^0-9]', '', 'g'), '') = any(?::text[])`, [`{${phones.join(',')}}`]);
-      }
+      if (email) q.orWhere(hasEmail(knex, 'r', [email]));
+      if (phones.length) q.orWhere(hasPhoneDigits(knex, 'r', phones, ['phone', 'mobile']));
     })
     .orderBy([{ column: 'r.created_at' }, { column: 'r.id' }])
     .limit(MATCH_LIMIT * 2)
-    .select('r.id', 'r.first_name', 'r.last_name', 'r.email', 'r.phone', 'r.mobile');
+    .select('r.id', 'r.first_name', 'r.last_name', 'r.email', 'r.phone', 'r.mobile', 'r.emails', 'r.phones');
   const matches = rows.map((r) => {
     const types = [];
-    if (email && r.email?.toLowerCase() === email) types.push('email');
-    if ([digits(r.phone), digits(r.mobile)].some((d) => d && phones.includes(d))) types.push('phone');
+    if (email && (r.email?.toLowerCase() === email || matchedEmails(r.emails, [email]))) types.push('email');
+    if ([digits(r.phone), digits(r.mobile), ...r.phones.map((p) => phoneKey(p.number))].some((d) => d && phones.includes(d))) types.push('phone');
     return { id: r.id, firstName: r.first_name, lastName: r.last_name, email: r.email, phone: r.phone, matchType: types.join(',') };
   });
   // Email matches first: they are the stronger sign of the same person.

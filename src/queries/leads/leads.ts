@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { hasEmail, hasPhoneDigits, matchedEmails } from '../contact-points.js';
 import { lineTotal } from '../../domain/sales-lines.js';
 import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
@@ -235,7 +236,7 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
   };
 }
 
-/** Leads and contacts with the same email (case-insensitive) or phone (digits only), within the caller's scope. */
+/** Leads and contacts with the same email (case-insensitive) or phone (digits only), within the caller's scope; any of a contact's emails and phones. */
 export async function findDuplicates(knex: Knex, principal: Principal, q: { email?: string | null; phone?: string | null; excludeId?: string }) {
   const email = q.email?.trim().toLowerCase() || null;
   const digits = q.phone?.replace(/[^0-9]/g, '') || null;
@@ -248,16 +249,17 @@ export async function findDuplicates(knex: Knex, principal: Principal, q: { emai
     .limit(20)
     .select('l.id', 'l.first_name', 'l.last_name', 'l.email', 'l.phone_digits', 'l.mobile_digits');
   if (q.excludeId) leads.whereNot('l.id', q.excludeId);
+  // Every email and phone of a contact counts, not only its primary ones.
   const contacts = applyRecordScope(knex('contacts as c').where('c.tenant_id', principal.tenantId).whereNull('c.deleted_at'), principal, 'contacts', 'c.owner_id')
     .where((w) => {
-      if (email) w.orWhereRaw('lower(c.email) = ?', [email]);
-      if (digits) w.orWhereRaw(`regexp_replace(coalesce(c.phone, ''), '[^0-9]', '', 'g') = ?`, [digits]).orWhereRaw(`regexp_replace(coalesce(c.mobile, ''), '[^0-9]', '', 'g') = ?`, [digits]);
+      if (email) w.orWhere(hasEmail(knex, 'c', [email]));
+      if (digits) w.orWhere(hasPhoneDigits(knex, 'c', [digits], ['phone', 'mobile']));
     })
     .limit(20)
-    .select('c.id', 'c.first_name', 'c.last_name', 'c.email');
+    .select('c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.emails');
   const canSeeContacts = principal.permissions.contacts?.view === true;
   const [leadRows, contactRows] = await Promise.all([leads, canSeeContacts ? contacts : Promise.resolve([])]);
-  const matchOf = (r: any) => (email && r.email?.toLowerCase() === email ? 'email' : 'phone');
+  const matchOf = (r: any) => (email && (r.email?.toLowerCase() === email || matchedEmails(r.emails, [email])) ? 'email' : 'phone');
   return {
     duplicates: [
       ...leadRows.map((r: any) => ({ id: r.id, firstName: r.first_name, lastName: r.last_name, email: r.email, matchField: matchOf(r), entityType: 'lead' })),
