@@ -7,6 +7,7 @@ import { customFieldListing, shownCustomFields, type CustomFieldParams } from '.
 import { opportunityContacts, opportunityLineItems, opportunityTeam } from './opportunity-lines.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
+import { withRelated, withRelatedPage } from './related-records.js';
 
 /** What opportunity responses read besides the row: stage names and order, priority, type and close-reason names. */
 export interface OpportunityLookups {
@@ -138,7 +139,7 @@ export async function listOpportunities(knex: Knex, principal: Principal, lookup
   } else {
     query.orderByRaw(`${sort.column} ${sort.dir} nulls last, o.id ${sort.dir}`);
   }
-  return paginate(query, q.page, q.limit, opportunityOf(lookups));
+  return withRelatedPage(knex, principal.tenantId, await paginate(query, q.page, q.limit, opportunityOf(lookups)));
 }
 
 /** The opportunity with its contact roles, line items and team (the list shows none of them). */
@@ -150,7 +151,8 @@ export async function getOpportunity(knex: Knex, principal: Principal, lookups: 
     opportunityLineItems(knex, principal.tenantId, id),
     opportunityTeam(knex, principal.tenantId, id),
   ]);
-  return { ...opportunityOf(lookups)(row), contacts, lineItems, team };
+  // `teamMembers` as on a lead; `team` is the record's team (set by `teamId`), null when it has none.
+  return withRelated(knex, principal.tenantId, { ...opportunityOf(lookups)(row), contacts, lineItems, teamMembers: team, team: null });
 }
 
 /** "2d 3h 4m": the non-zero whole days, hours and minutes of a span ("0m" under a minute). */
