@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { createUserAs, registerTenant, type Session } from '../support/identity.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+/**
+ * The related objects the reference web client reads on details, lists and boards (issue 30):
+ * `owner`, `account`, `createdByUser`, the lead page's stage bar, stage history, SLA and
+ * qualification keys, the conversion check's `lead` and `relationships`.
+ */
+describe('web client: related objects on records', () => {
+  let service: TestService;
+  let admin: Session;
+  let rep: Session;
+  let other: Session;
+
+  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
+  const ok = async (method: string, path: string, body?: unknown, session: Session = admin) => {
+    const res = await call(method, path, body, session);
+    expect(res.status, `${method} ${path} ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);
+    return res.body;
+  };
+  const person = (s: Session) => ({ id: s.user.id, firstName: s.user.firstName, lastName: s.user.lastName, email: s.user.email });
+
+  before(async () => {
+    service = await startTestService({}, { schedule: false });
+    admin = await registerTenant(service);
+    other = await registerTenant(service);
+    rep = await createUserAs(service, admin, 'user');
+  });
+  after(() => service.stop());
+
+  it('contacts and accounts: owner, createdByUser, the contact’s account and the parent account, on details and list items', async () => {
+    const parent = await ok('POST', '/accounts', { name: `Parent ${randomUUID().slice(0, 6)}`, email: 'hq@parent.example', website: 'https://parent.example' });
+    const account = await ok('POST', '/accounts', { name: `Child ${randomUUID().slice(0, 6)}`, parentAccountId: parent.id, ownerId: rep.user.id });
+    expect(account.owner).to.deep.equal(person(rep));
+    expect(account.createdByUser).to.deep.equal(person(admin));
+    expect(account.parentAccount).to.include({ id: parent.id, name: parent.name, email: 'hq@parent.example', website: 'https://parent.example' });
+
+    const contact = await ok('POST', '/contacts', { firstName: 'Ann', lastName: 'Lee', ownerId: rep.user.id });
+    expect(contact).to.include({ accountId: null, accountName: null, account: null });
+    await ok('POST', `/contacts/${contact.id}/accounts/${account.id}`, { role: 'primary' });
+    const detail = await ok('GET', `/contacts/${contact.id}`);
+    expect(detail.owner).to.deep.equal(person(rep));
+    expect(detail).to.include({ accountId: account.id, accountName: account.name });
+    expect(detail.account).to.include({ id: account.id, name: account.name });
+
+    const contacts = await ok('GET', '/contacts?limit=100');
+    expect(contacts.data.find((c: { id: string }) => c.id === contact.id).owner).to.deep.equal(person(rep));
+    const accounts = await ok('GET', '/accounts?limit=100');
+    const item = accounts.data.find((a: { id: string }) => a.id === account.id);
+    expect(item).to.include({ ownerId: rep.user.id, parentAccountId: parent.id, contactsCount: 1 });
+    expect(item.owner).to.deep.equal(person(rep));
+    expect(item.parentAccount).to.include({ id: parent.id, name: parent.name });
+    // The rest of the list keeps the spec's keys and values.
+    expect(item).to.include({ name: account.name, contactCount: 1 });
+  });
+
+  it('opportunities and tasks: owner and account objects; a task’s assignee and its owner (the creator)', async () => {
+    const account = await ok('POST', '/accounts', { name: `Buyer ${randomUUID().slice(0, 6)}`, email: 'buy@buyer.example', industry: 'Retail' });
+    const deal = await ok('POST', '/opportunities', { name: 'Big deal', accountId: account.id, ownerId: rep.user.id, amount: 1000 });
+    expect(deal.owner).to.deep.equal(person(rep));
+    expect(deal.account).to.deep.equal({ id: account.id, name: account.name, email: 'buy@buyer.example', phone: null, website: null, industry: 'Retail' });
+    expect(deal.teamMembers).to.deep.equal([]);
+    const listed = (await ok('GET', `/opportunities?accountId=${account.id}`)).data[0];
+    expect(listed.owner).to.deep.equal(person(rep));
+    expect(listed.account.name).to.equal(account.name);
+    expect(listed).to.include({ accountName: account.name, ownerId: rep.user.id });
+
+    const task = await ok('POST', '/tasks', { title: 'Call the buyer', assignedTo: rep.user.id });
+    expect(task.assignee).to.deep.equal(person(rep));
+    expect(task.owner).to.deep.equal(person(admin));
+    const tasks = await ok('GET', `/tasks?assignedTo=${rep.user.id}`);
+    expect(tasks.data.find((t: { id: string }) => t.id === task.id).assignee).to.deep.equal(person(rep));
+    expect((await ok('GET', `/tasks/${task.id}`)).owner).to.deep.equal(person(admin));
+  });
+
+  it('a lead’s detail: owner, stage bar, stage settings, stage history, SLA and qualification keys; list and board items carry the owner', async () => {
+    const lead = await ok('POST', '/leads', { firstName: 'Lena', lastName: 'Stage', email: `lena-${randomUUID().slice(0, 6)}@corp.example`, ownerId: rep.user.id });
+    expect(lead.owner).to.deep.equal(person(rep));
+    expect(lead.createdByUser).to.deep.equal(person(admin));
+    expect(lead.team).to.equal(null);
+    const stages = (await ok('GET', `/lead-settings/stages?module=leads&pipelineId=${lead.pipelineId}`)).filter((s: { isActive: boolean }) => s.isActive);
+    expect(lead.allStages.map((s: { id: string }) => s.id)).to.deep.equal(stages.map((s: { id: string }) => s.id));
+    expect(lead.allStages[0]).to.have.keys('id', 'name', 'slug', 'color', 'sortOrder', 'isWon', 'isLost', 'requiredFields', 'lockPreviousFields');
+    expect(lead.stageSettings).to.deep.equal({ lockPreviousStages: false, showUpcomingStages: true, requireUnlockReason: false });
+    expect(lead.stageHistory).to.have.length(1);
+    expect(lead.stageHistory[0]).to.include({ event: 'created', stageId: lead.stageId, previousStageId: null, enteredBy: admin.user.id });
+    expect(lead.stageHistory[0].enteredByUser).to.deep.equal(person(admin));
+    expect(lead.slaFirstContactDueAt).to.equal(lead.slaDueAt);
+    expect(lead).to.include({ slaFirstContactMetAt: null, slaBreached: false, slaEscalated: false });
+    expect(lead.qualificationFramework).to.include({ slug: 'bant', name: 'BANT' });
+    expect(lead.qualificationFields.map((f: { fieldKey: string }) => f.fieldKey)).to.include.members(['budget', 'authority', 'need', 'timeline']);
+    expect(lead.duplicates).to.deep.equal([]);
+    expect(lead.lastActivityAt).to.be.a('string');
+
+    await ok('PUT', '/lead-settings/settings', { stages: { lockPreviousStages: true } });
+    const next = stages.find((s: { sortOrder: number; isWon: boolean; isLost: boolean }) => !s.isWon && !s.isLost && s.sortOrder > lead.stage.sortOrder);
+    const moved = await ok('POST', `/leads/${lead.id}/change-stage`, { stageId: next.id }, rep);
+    expect(moved.stageHistory.map((h: { event: string }) => h.event)).to.deep.equal(['created', 'stage_changed']);
+    expect(moved.stageHistory[1]).to.include({ stageId: next.id, stageName: next.name, previousStageId: lead.stageId, enteredBy: rep.user.id });
+    expect(moved.stageSettings.lockPreviousStages).to.equal(true);
+    const detail = await ok('GET', `/leads/${lead.id}`);
+    expect(detail.stageHistory).to.deep.equal(moved.stageHistory);
+
+    const twin = await ok('POST', '/leads', { lastName: 'Twin', email: lead.email });
+    expect(twin.duplicates.map((d: { id: string }) => d.id)).to.include(lead.id);
+
+    const list = await ok('GET', '/leads?limit=100');
+    expect(list.data.find((l: { id: string }) => l.id === lead.id).owner).to.deep.equal(person(rep));
+    const board = await ok('GET', `/leads?view=kanban&pipelineId=${lead.pipelineId}`);
+    const onBoard = board.stages.flatMap((s: { leads: unknown[] }) => s.leads).find((l: { id: string }) => l.id === lead.id);
+    expect(onBoard.owner).to.deep.equal(person(rep));
+    expect(onBoard).to.not.have.property('stage_count');
+  });
+
+  it('conversion check: the lead as the form pre-fills it, and each matching contact’s linked accounts', async () => {
+    const email = `match-${randomUUID().slice(0, 6)}@gmail.com`;
+    const account = await ok('POST', '/accounts', { name: `Linked ${randomUUID().slice(0, 6)}` });
+    const contact = await ok('POST', '/contacts', { lastName: 'Match', email });
+    await ok('POST', `/contacts/${contact.id}/accounts/${account.id}`, { role: 'primary' });
+    const lead = await ok('POST', '/leads', { firstName: 'Mo', lastName: 'Match', email, company: 'Nothing Alike', website: 'https://mo.example' });
+    const check = await ok('GET', `/leads/${lead.id}/conversion-check`);
+    expect(check.lead).to.deep.equal({ id: lead.id, firstName: 'Mo', lastName: 'Match', email, phone: null, mobile: null, company: 'Nothing Alike', website: 'https://mo.example' });
+    expect(check.relationships).to.deep.equal({ [contact.id]: [account.id] });
+    expect(check.matchingAccounts).to.deep.include({ id: account.id, name: account.name, website: null, matchType: 'linked' });
+    expect(check).to.include({ hasMatches: true, canConvert: true });
+    expect(check.existingContact.id).to.equal(contact.id);
+    expect(check.existingAccount, 'only a name match is the spec’s existing account').to.equal(null);
+  });
+
+  it('another tenant’s users and accounts never show, and a lead of theirs stays 404', async () => {
+    const theirs = await ok('POST', '/leads', { lastName: 'Theirs' }, other);
+    expect((await call('GET', `/leads/${theirs.id}`)).status).to.equal(404);
+    expect((await call('GET', `/leads/${theirs.id}/conversion-check`)).status).to.equal(404);
+    const res = await call('POST', '/contacts', { lastName: 'Foreign owner', ownerId: other.user.id });
+    if (res.status < 300) expect((await ok('GET', `/contacts/${res.body.id}`)).owner).to.equal(null);
+    else expect(res.status).to.be.within(400, 499);
+    const deal = await call('POST', '/opportunities', { name: 'Foreign account', accountId: (await ok('POST', '/accounts', { name: 'Theirs Inc' }, other)).id });
+    if (deal.status < 300) expect(deal.body.account).to.equal(null);
+    else expect(deal.status).to.be.within(400, 499);
+  });
+});
