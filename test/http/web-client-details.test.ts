@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { until } from '../support/wait.js';
 
 /**
  * The related objects the reference web client reads on details, lists and boards (issue 30):
@@ -139,5 +140,58 @@ describe('web client: related objects on records', () => {
     const deal = await call('POST', '/opportunities', { name: 'Foreign account', accountId: (await ok('POST', '/accounts', { name: 'Theirs Inc' }, other)).id });
     if (deal.status < 300) expect(deal.body.account).to.equal(null);
     else expect(deal.status).to.be.within(400, 499);
+  });
+
+  it('notifications answer total; task statuses count their tasks (tenant-scoped); opportunity types say isDefault', async () => {
+    const lead = await ok('POST', '/leads', { lastName: 'Handed over', ownerId: rep.user.id });
+    await until(async () => (await ok('GET', '/notifications?page=1&limit=20', undefined, rep)).data.some((n: { entityId: string }) => n.entityId === lead.id), 30_000);
+    const page = await ok('GET', '/notifications?page=1&limit=20', undefined, rep);
+    expect(page.total).to.equal(page.meta.total).and.to.be.greaterThan(0);
+
+    const statuses = await ok('GET', '/tasks/statuses');
+    const counts = () => ok('GET', '/tasks/statuses').then((list) => Object.fromEntries(list.map((s: { id: string; taskCount: number }) => [s.id, s.taskCount])));
+    const before = await counts();
+    const task = await ok('POST', '/tasks', { title: 'Counted' });
+    await ok('POST', '/tasks', { title: 'Not ours' }, other);
+    const after = await counts();
+    expect(after[task.statusId]).to.equal(before[task.statusId] + 1);
+    for (const s of statuses) if (s.id !== task.statusId) expect(after[s.id]).to.equal(before[s.id]);
+    expect((await ok('GET', `/tasks/statuses/${task.statusId}`)).taskCount).to.equal(after[task.statusId]);
+    await ok('DELETE', `/tasks/${task.id}`);
+    expect((await counts())[task.statusId]).to.equal(before[task.statusId]);
+    // Another tenant's statuses count their own tasks only.
+    const theirs = await ok('GET', '/tasks/statuses', undefined, other);
+    expect(theirs.reduce((n: number, s: { taskCount: number }) => n + s.taskCount, 0)).to.equal(1);
+
+    const types = await ok('GET', '/opportunity-settings/types/all');
+    expect(types.length).to.be.greaterThan(0);
+    for (const t of types) expect(t.isDefault).to.equal(false);
+  });
+
+  it('/lead-settings/scoring: the tenant’s rules as one template the client reads and edits; /scoring-rules unchanged', async () => {
+    const [template] = await ok('GET', '/lead-settings/scoring');
+    expect(template).to.include({ isActive: true, isDefault: true, maxScore: 100 });
+    expect(template).to.have.keys('id', 'name', 'description', 'isActive', 'isDefault', 'maxScore', 'rules');
+    const spec = await ok('GET', '/lead-settings/scoring-rules');
+    expect(template.rules.map((r: { id: string }) => r.id)).to.deep.equal(spec.map((r: { id: string }) => r.id));
+    const rule = { name: 'Has company', category: 'demographic', fieldKey: 'company', operator: 'is_not_empty', scoreDelta: 7 };
+    const added = await call('POST', `/lead-settings/scoring/${template.id}/rules`, rule);
+    expect(added.status).to.equal(201);
+    expect(added.body).to.include(rule);
+    const [again] = await ok('GET', '/lead-settings/scoring');
+    expect(again.id).to.equal(template.id);
+    expect(again.rules.find((r: { id: string }) => r.id === added.body.id)).to.include({ ...rule, templateId: template.id });
+    // The rule scores leads like any other.
+    expect((await ok('POST', '/leads', { lastName: 'Scored', company: 'Acme' })).scoreBreakdown).to.have.property('Has company');
+    expect((await ok('PUT', `/lead-settings/scoring/rules/${added.body.id}`, { scoreDelta: 9 })).scoreDelta).to.equal(9);
+    expect((await ok('DELETE', `/lead-settings/scoring/rules/${added.body.id}`))).to.deep.equal({ success: true });
+    expect((await ok('GET', '/lead-settings/scoring-rules')).map((r: { id: string }) => r.id)).to.not.include(added.body.id);
+    // Another tenant's template id, a made-up one, a plain user: refused.
+    const [theirs] = await ok('GET', '/lead-settings/scoring', undefined, other);
+    expect(theirs.id).to.not.equal(template.id);
+    expect((await call('POST', `/lead-settings/scoring/${theirs.id}/rules`, rule)).status).to.equal(404);
+    expect((await call('POST', `/lead-settings/scoring/${randomUUID()}/rules`, rule)).status).to.equal(404);
+    expect((await call('POST', `/lead-settings/scoring/${template.id}/rules`, rule, rep)).status).to.equal(403);
+    expect((await call('POST', `/lead-settings/scoring/${template.id}/rules`, { ...rule, bogus: 1 })).status).to.equal(400);
   });
 });
