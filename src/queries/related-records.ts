@@ -48,7 +48,7 @@ export interface RelatedLinks {
 export const RECORD_LINKS: RelatedLinks = {
   users: { owner: 'ownerId', createdByUser: 'createdBy' },
   accounts: { account: 'accountId', parentAccount: 'parentAccountId' },
-  contacts: { contact: 'contactId' },
+  contacts: { contact: 'contactId', primaryContact: 'primaryContactId' },
   teams: { team: 'teamId' },
 };
 
@@ -150,4 +150,10 @@ export async function withRelated<T extends object>(knex: Knex, tenantId: string
 /** A list page (`{ data, meta }`) whose items carry the objects they point at. */
 export async function withRelatedPage<P extends { data: object[] }>(knex: Knex, tenantId: string, page: P, links: RelatedLinks = RECORD_LINKS): Promise<P> {
   return { ...page, data: await withRelatedAll(knex, tenantId, page.data, links) };
+}
+
+/** When something last happened on a record: the newest entry of its timeline, or null. */
+export async function lastActivityAt(knex: Knex, tenantId: string, recordId: string): Promise<Date | null> {
+  const row = await knex('record_activities').where({ tenant_id: tenantId, record_id: recordId }).max('created_at as at').first();
+  return (row?.at as Date | null | undefined) ?? null;
 }

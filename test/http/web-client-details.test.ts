@@ -63,6 +63,16 @@ describe('web client: related objects on records', () => {
     expect(deal.owner).to.deep.equal(person(rep));
     expect(deal.account).to.deep.equal({ id: account.id, name: account.name, email: 'buy@buyer.example', phone: null, website: null, industry: 'Retail' });
     expect(deal.teamMembers).to.deep.equal([]);
+    expect(deal).to.include({ team: null, primaryContactId: null, primaryContact: null });
+    expect(deal.lastActivityAt).to.be.a('string');
+    const oppStages = (await ok('GET', `/lead-settings/stages?module=opportunities&pipelineId=${deal.pipelineId}`)).filter((s: { isActive: boolean }) => s.isActive);
+    expect(deal.allStages.map((s: { id: string }) => s.id)).to.deep.equal(oppStages.map((s: { id: string }) => s.id));
+    expect(deal.allStages[0]).to.have.keys('id', 'name', 'slug', 'color', 'sortOrder', 'probability', 'isWon', 'isLost', 'isActive');
+    const buyer = await ok('POST', '/contacts', { firstName: 'Pat', lastName: 'Primary', email: 'pat@buyer.example' });
+    await ok('POST', `/opportunities/${deal.id}/contacts`, { contactId: buyer.id, role: 'decision_maker', isPrimary: true });
+    const withContact = await ok('GET', `/opportunities/${deal.id}`);
+    expect(withContact.primaryContactId).to.equal(buyer.id);
+    expect(withContact.primaryContact).to.deep.equal({ id: buyer.id, firstName: 'Pat', lastName: 'Primary', email: 'pat@buyer.example' });
     const listed = (await ok('GET', `/opportunities?accountId=${account.id}`)).data[0];
     expect(listed.owner).to.deep.equal(person(rep));
     expect(listed.account.name).to.equal(account.name);

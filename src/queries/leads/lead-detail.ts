@@ -4,7 +4,7 @@ import type { Principal } from '../../domain/principal.js';
 import type { QualificationField } from '../../events/lead-settings.js';
 import type { EventStore } from '../../events/store/types.js';
 import { listQualificationFrameworks, listStages } from '../lead-settings.js';
-import { userRefs, type UserRef } from '../related-records.js';
+import { lastActivityAt, userRefs, type UserRef } from '../related-records.js';
 import { findDuplicates } from './leads.js';
 
 /** The events that put a lead into a stage (creation included). */
@@ -75,13 +75,12 @@ export async function leadDetailExtras(deps: { knex: Knex; store: EventStore }, 
   const { knex, store } = deps;
   const tenantId = principal.tenantId;
   const settingValue = async (key: string): Promise<Record<string, unknown>> => (await knex('lead_settings').where({ tenant_id: tenantId, key }).first('value'))?.value ?? {};
-  const lastActivity = async (): Promise<Date | null> => (await knex('record_activities').where({ tenant_id: tenantId, record_id: lead.id }).max('created_at as at').first())?.at ?? null;
   const duplicatesOf = async (): Promise<Duplicates> =>
     lead.email || lead.phone ? (await findDuplicates(knex, principal, { email: lead.email, phone: lead.phone, excludeId: lead.id })).duplicates : [];
   const stagesP: Promise<Stage[]> = listStages(knex, tenantId, lead.pipelineId, 'leads');
   const frameworksP: Promise<Framework[]> = listQualificationFrameworks(knex, tenantId);
   const [stages, frameworks, history, duplicates] = await Promise.all([stagesP, frameworksP, leadStageHistory(knex, store, tenantId, lead.id), duplicatesOf()]);
-  const [stageSetting, general, lastActivityAt] = await Promise.all([settingValue('stages'), settingValue('general'), lastActivity()]);
+  const [stageSetting, general, lastActivity] = await Promise.all([settingValue('stages'), settingValue('general'), lastActivityAt(knex, tenantId, lead.id)]);
   const ownFramework = (lead as { qualificationFrameworkId?: string | null }).qualificationFrameworkId;
   const activeSlug = { ...DEFAULT_SETTINGS.general, ...general }.activeQualificationFramework;
   const framework = frameworks.find((f) => (ownFramework ? f.id === ownFramework : f.slug === activeSlug)) ?? null;
@@ -96,6 +95,6 @@ export async function leadDetailExtras(deps: { knex: Knex; store: EventStore }, 
       ? framework.fields.map((f: QualificationField) => ({ fieldKey: f.fieldKey, fieldLabel: f.fieldLabel, fieldType: f.fieldType, fieldOptions: f.fieldOptions, scoreWeight: f.scoreWeight, sortOrder: f.sortOrder, isRequired: f.isRequired }))
       : [],
     duplicates,
-    lastActivityAt,
+    lastActivityAt: lastActivity,
   };
 }
