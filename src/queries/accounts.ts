@@ -7,6 +7,7 @@ import { applyRecordScope } from './record-scope.js';
 import { avatarUrlSql } from './avatars.js';
 import { containsPattern } from './search.js';
 import { withAliases } from '../domain/field-aliases.js';
+import { withRelated, withRelatedPage } from './related-records.js';
 
 export interface AccountListQuery {
   search?: string;
@@ -48,7 +49,7 @@ const contactCount = (knex: Knex) =>
 export async function listAccounts(knex: Knex, principal: Principal, q: AccountListQuery) {
   const cf = await customFieldListing(knex, principal.tenantId, 'accounts', 'a', q.cf);
   const query = visibleAccounts(knex, principal).select(
-    'a.id', 'a.name', 'a.type', 'a.industry', 'a.website', 'a.phone', 'a.email', 'a.annual_revenue', 'a.employees', 'a.created_at', contactCount(knex),
+    'a.id', 'a.name', 'a.type', 'a.industry', 'a.website', 'a.phone', 'a.email', 'a.annual_revenue', 'a.employees', 'a.description', 'a.owner_id', 'a.parent_account_id', 'a.created_at', 'a.updated_at', contactCount(knex),
     ...POINT_COLUMNS.map((c) => `a.${c}`),
     shownCustomFields(knex, 'a', principal.tenantId, 'accounts'),
   );
@@ -63,7 +64,7 @@ export async function listAccounts(knex: Knex, principal: Principal, q: AccountL
   // Unfiltered and unscoped, the total is the tenant's tally: no counting as the tenant grows.
   const unfiltered = !(q.search || q.type || q.industry || q.parentAccountId || q.ownerId || cf.filtered) && scopeOf(principal, 'accounts') === 'all';
   const knownTotal = unfiltered ? () => tallied(knex, 'account_totals', principal.tenantId) : undefined;
-  return paginate(query, q.page, q.limit, (r) => withAliases('accounts', {
+  const page = await paginate(query, q.page, q.limit, (r) => withAliases('accounts', {
     id: r.id,
     name: r.name,
     type: r.type,
@@ -79,9 +80,14 @@ export async function listAccounts(knex: Knex, principal: Principal, q: AccountL
     primaryEmail: r.email,
     primaryPhone: r.phone,
     contactsCount: r.contact_count,
+    description: r.description,
     customFields: r.custom_fields,
+    ownerId: r.owner_id,
+    parentAccountId: r.parent_account_id,
     createdAt: r.created_at,
+    updatedAt: r.updated_at,
   }), knownTotal);
+  return withRelatedPage(knex, principal.tenantId, page);
 }
 
 export async function getAccount(knex: Knex, principal: Principal, id: string, basePath: string) {
@@ -98,7 +104,7 @@ export async function getAccount(knex: Knex, principal: Principal, id: string, b
     .whereNull('c.deleted_at')
     .orderBy(['c.last_name', 'c.first_name'])
     .select('c.id', 'c.first_name', 'c.last_name', 'c.title', 'ca.role');
-  return withAliases('accounts', {
+  return withRelated(knex, principal.tenantId, withAliases('accounts', {
     id: r.id,
     name: r.name,
     type: r.type,
@@ -122,7 +128,7 @@ export async function getAccount(knex: Knex, principal: Principal, id: string, b
     createdByName: r.created_by_name,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-  });
+  }));
 }
 
 export async function accountChildren(knex: Knex, principal: Principal, id: string) {

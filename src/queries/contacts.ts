@@ -8,6 +8,7 @@ import { avatarUrlSql } from './avatars.js';
 import { containsPattern } from './search.js';
 import { withAliases } from '../domain/field-aliases.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
+import { withRelated, withRelatedPage } from './related-records.js';
 
 export interface ContactListQuery {
   search?: string;
@@ -52,7 +53,7 @@ const accountName = (knex: Knex) =>
 
 export async function listContacts(knex: Knex, principal: Principal, q: ContactListQuery) {
   const cf = await customFieldListing(knex, principal.tenantId, 'contacts', 'c', q.cf);
-  const query = visibleContacts(knex, principal).select('c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.phone', 'c.title', 'c.source', 'c.created_at', ...POINT_COLUMNS.map((c) => `c.${c}`), accountName(knex), shownCustomFields(knex, 'c', principal.tenantId, 'contacts'));
+  const query = visibleContacts(knex, principal).select('c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.phone', 'c.title', 'c.source', 'c.owner_id', 'c.created_at', ...POINT_COLUMNS.map((c) => `c.${c}`), accountName(knex), shownCustomFields(knex, 'c', principal.tenantId, 'contacts'));
   cf.apply(query);
   if (q.search) query.where('c.search_text', 'like', containsPattern(q.search));
   if (q.source) query.where('c.source', q.source);
@@ -65,7 +66,7 @@ export async function listContacts(knex: Knex, principal: Principal, q: ContactL
   // Unfiltered and unscoped, the total is the tenant's tally: no counting as the tenant grows.
   const unfiltered = !(q.search || q.source || q.createdBy || q.ownerId || q.accountId || cf.filtered) && scopeOf(principal, 'contacts') === 'all';
   const knownTotal = unfiltered ? () => tallied(knex, 'contact_totals', principal.tenantId) : undefined;
-  return paginate(query, q.page, q.limit, (r) => withAliases('contacts', {
+  const page = await paginate(query, q.page, q.limit, (r) => withAliases('contacts', {
     id: r.id,
     firstName: r.first_name,
     lastName: r.last_name,
@@ -76,8 +77,10 @@ export async function listContacts(knex: Knex, principal: Principal, q: ContactL
     source: r.source,
     ...contactPointsOf(r),
     customFields: r.custom_fields,
+    ownerId: r.owner_id,
     createdAt: r.created_at,
   }), knownTotal);
+  return withRelatedPage(knex, principal.tenantId, page);
 }
 
 export async function contactAccounts(knex: Knex, tenantId: string, contactId: string) {
@@ -114,7 +117,9 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
   );
   if (!r) return null;
   const accounts: { id: string; name: string; role: string | null }[] = r.accounts;
-  return withAliases('contacts', {
+  // The contact's account (the web client's `accountId`/`account`): the primary link, else the oldest.
+  const main = accounts.find((a) => a.role === 'primary') ?? accounts[0];
+  return withRelated(knex, principal.tenantId, withAliases('contacts', {
     id: r.id,
     firstName: r.first_name,
     lastName: r.last_name,
@@ -131,9 +136,11 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
     ownerId: r.owner_id,
     avatarUrl: r.avatar_url,
     accounts: accounts.map(({ id: accountId, name, role }) => ({ id: accountId, name, role })),
+    accountId: main?.id ?? null,
+    accountName: main?.name ?? null,
     createdBy: r.created_by,
     createdByName: r.created_by_name,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-  });
+  }));
 }

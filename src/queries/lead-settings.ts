@@ -166,6 +166,8 @@ const ownershipOf = (knex: Knex, tenantId: string) =>
     );
 
 const ownershipShape = (s: any) => ({
+  // `id` is the reference's name of the same stage id (the web client's stage bar reads it).
+  id: s.id as string,
   stageId: s.id as string,
   stageOwnerType: (s.ownership as StageOwnership).stageOwnerType,
   stageOwnerUser: s.user_id ? { id: s.user_id as string, firstName: s.user_first_name as string, lastName: s.user_last_name as string } : null,

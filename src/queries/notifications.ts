@@ -25,7 +25,8 @@ export async function listNotifications(knex: Knex, tenantId: string, userId: st
   if (filter.unreadOnly) query.where('n.is_read', false);
   if (filter.type) query.where('n.type', filter.type);
   const [page, unreadCount] = await Promise.all([paginate(query, filter.page, filter.limit, toNotification), countUnread(knex, tenantId, userId)]);
-  return { ...page, unreadCount };
+  // `total` beside meta.total: the web client's notifications page reads it at the top level.
+  return { ...page, total: page.meta.total, unreadCount };
 }
 
 export async function getNotification(knex: Knex, tenantId: string, id: string) {

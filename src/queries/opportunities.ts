@@ -7,6 +7,7 @@ import { customFieldListing, shownCustomFields, type CustomFieldParams } from '.
 import { opportunityContacts, opportunityLineItems, opportunityTeam } from './opportunity-lines.js';
 import { applyRecordScope } from './record-scope.js';
 import { containsPattern } from './search.js';
+import { lastActivityAt, withRelated, withRelatedPage } from './related-records.js';
 
 /** What opportunity responses read besides the row: stage names and order, priority, type and close-reason names. */
 export interface OpportunityLookups {
@@ -138,19 +139,39 @@ export async function listOpportunities(knex: Knex, principal: Principal, lookup
   } else {
     query.orderByRaw(`${sort.column} ${sort.dir} nulls last, o.id ${sort.dir}`);
   }
-  return paginate(query, q.page, q.limit, opportunityOf(lookups));
+  return withRelatedPage(knex, principal.tenantId, await paginate(query, q.page, q.limit, opportunityOf(lookups)));
+}
+
+/** The active opportunity stages of a pipeline, in board order. */
+function opportunityStages(pipelines: LeadSettingsState, pipelineId: string) {
+  return Object.entries(pipelines.collections.stages)
+    .filter(([, s]) => s.pipelineId === pipelineId && s.module === 'opportunities' && s.isActive)
+    .sort(([, a], [, b]) => a.sortOrder - b.sortOrder || a.name.localeCompare(b.name))
+    .map(([id, s]) => ({ id, name: s.name, slug: s.slug, color: s.color, sortOrder: s.sortOrder, probability: s.probability, isWon: s.isWon, isLost: s.isLost, isActive: s.isActive }));
 }
 
 /** The opportunity with its contact roles, line items and team (the list shows none of them). */
 export async function getOpportunity(knex: Knex, principal: Principal, lookups: OpportunityLookups, id: string) {
   const row = await selectRows(knex, principal).where('o.id', id).first();
   if (!row) return null;
-  const [contacts, lineItems, team] = await Promise.all([
+  const [contacts, lineItems, team, lastActivity] = await Promise.all([
     opportunityContacts(knex, principal.tenantId, id),
     opportunityLineItems(knex, principal.tenantId, id),
     opportunityTeam(knex, principal.tenantId, id),
+    lastActivityAt(knex, principal.tenantId, id),
   ]);
-  return { ...opportunityOf(lookups)(row), contacts, lineItems, team };
+  // `teamMembers` as on a lead; `team` is the record's team (set by `teamId`), null when it has none.
+  // The web client's detail page also reads its stage bar (`allStages`), the primary contact and when something last happened.
+  return withRelated(knex, principal.tenantId, {
+    ...opportunityOf(lookups)(row),
+    contacts,
+    lineItems,
+    teamMembers: team,
+    team: null,
+    primaryContactId: contacts.find((c) => c.isPrimary)?.contactId ?? null,
+    allStages: opportunityStages(lookups.pipelines, row.pipeline_id),
+    lastActivityAt: lastActivity,
+  });
 }
 
 /** "2d 3h 4m": the non-zero whole days, hours and minutes of a span ("0m" under a minute). */

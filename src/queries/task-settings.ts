@@ -8,13 +8,21 @@ import { TASK_LOOKUP_TABLES } from '../projections/task-settings.js';
  * Read models of a tenant's task settings: lookups as camelCase records in list order
  * (`position`, then name), and keyed settings over their defaults.
  */
-const liveLookups = (knex: Knex, tenantId: string, lookup: TaskLookupKind) =>
-  knex(TASK_LOOKUP_TABLES[lookup][0]).where('tenant_id', tenantId).whereNull('deleted_at');
+const liveLookups = (knex: Knex, tenantId: string, lookup: TaskLookupKind) => {
+  const table = TASK_LOOKUP_TABLES[lookup][0];
+  const query = knex(table).where(`${table}.tenant_id`, tenantId).whereNull(`${table}.deleted_at`).select(`${table}.*`);
+  // A status carries how many of the tenant's live tasks are in it (the web client's `taskCount`).
+  if (lookup === 'statuses') {
+    query.select(knex.raw(`(select count(*)::int from tasks t where t.tenant_id = ${table}.tenant_id and t.status_id = ${table}.id and t.deleted_at is null) as task_count`));
+  }
+  return query;
+};
 
 /** One item: its fields, and `sortOrder` (the reference's name of `position`). */
 const lookupShape = (lookup: TaskLookupKind) => (row: any) => {
   const fields = fromColumns(row, TASK_LOOKUP_TABLES[lookup][1]);
-  return { id: row.id as string, ...fields, sortOrder: fields.position as number, createdAt: row.created_at as Date, updatedAt: row.updated_at as Date };
+  const count = row.task_count === undefined ? {} : { taskCount: row.task_count as number };
+  return { id: row.id as string, ...fields, sortOrder: fields.position as number, ...count, createdAt: row.created_at as Date, updatedAt: row.updated_at as Date };
 };
 
 export async function listTaskLookups(knex: Knex, tenantId: string, lookup: TaskLookupKind) {
@@ -23,7 +31,7 @@ export async function listTaskLookups(knex: Knex, tenantId: string, lookup: Task
 }
 
 export async function getTaskLookup(knex: Knex, tenantId: string, lookup: TaskLookupKind, id: string) {
-  const row = await liveLookups(knex, tenantId, lookup).where('id', id).first();
+  const row = await liveLookups(knex, tenantId, lookup).where(`${TASK_LOOKUP_TABLES[lookup][0]}.id`, id).first();
   return row ? lookupShape(lookup)(row) : null;
 }
 

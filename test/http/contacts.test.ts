@@ -97,7 +97,7 @@ describe('contacts and accounts', () => {
       const byAccount = (await call('GET', `/contacts?accountId=${account.id}`)).body.data;
       expect(byAccount).to.have.length(1);
       expect(byAccount[0]).to.include({ lastName: 'Linked', accountName: 'Listco' });
-      expect(byAccount[0]).to.have.keys(
+      expect(byAccount[0]).to.include.keys(
         'id', 'firstName', 'lastName', 'email', 'phone', 'title', 'jobTitle', 'accountName', 'source', 'customFields', 'createdAt',
         'emails', 'phones', 'addresses', 'socialProfiles', 'tags', 'doNotContact', 'doNotEmail', 'doNotCall',
       );
@@ -248,7 +248,7 @@ describe('contacts and accounts', () => {
       expect(await names('type=B2B&sortBy=name')).to.deep.equal(['Beta', 'Gamma']);
       const page = (await call('GET', `/accounts?industry=${industry}&limit=2`)).body;
       expect(page.meta).to.deep.equal({ total: 3, page: 1, limit: 2, totalPages: 2 });
-      expect(page.data[0]).to.have.keys(
+      expect(page.data[0]).to.include.keys(
         'id', 'name', 'type', 'industry', 'website', 'phone', 'email', 'annualRevenue', 'employees', 'contactCount', 'customFields', 'createdAt',
         'accountClassification', 'accountType', 'emails', 'phones', 'addresses', 'socialProfiles', 'tags', 'primaryEmail', 'primaryPhone', 'contactsCount',
       );

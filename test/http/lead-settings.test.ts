@@ -763,6 +763,7 @@ describe('lead settings', () => {
 
     it('starts as inherit, with no owner and no field visibility', async () => {
       expect(await ok('GET', `/stage-ownership/${stage.id}`)).to.deep.equal({
+        id: stage.id,
         stageId: stage.id,
         stageOwnerType: 'inherit',
         stageOwnerUser: null,
@@ -780,6 +781,7 @@ describe('lead settings', () => {
         stageOwnerRoleId: role.id,
       });
       expect(owned).to.deep.equal({
+        id: stage.id,
         stageId: stage.id,
         stageOwnerType: 'user',
         stageOwnerUser: { id: user.user.id, firstName: 'user', lastName: 'Tester' },

@@ -236,7 +236,7 @@ describe('opportunity contact roles, line items and team', () => {
       expect(added.body[0]).to.deep.include({ userId: viewer.user.id, firstName: 'opp-viewer', lastName: 'Tester', email: viewer.user.email, role: 'sales_rep', addedBy: 'Ada Admin' });
       const again = await call('POST', `/opportunities/${o.id}/team`, { userId: viewer.user.id, role: 'Observer' });
       expect(again.body.map((m: { role: string }) => m.role)).to.deep.equal(['Observer']);
-      expect((await call('GET', `/opportunities/${o.id}`)).body.team).to.deep.equal(again.body);
+      expect((await call('GET', `/opportunities/${o.id}`)).body.teamMembers).to.deep.equal(again.body);
       expect((await call('GET', `/opportunities/${o.id}/team`)).body).to.deep.equal(again.body);
       for (const body of [{}, { userId: other.user.id }, { userId: randomUUID() }, { userId: viewer.user.id, role: '' }, { userId: viewer.user.id, role: 'x'.repeat(51) }]) {
         expect((await call('POST', `/opportunities/${o.id}/team`, body)).status, JSON.stringify(body)).to.equal(400);

@@ -31,5 +31,7 @@ export function leadSettingsRouter(services: Services): Router {
   routes.itemRoutes(router, 'stages', 'stages', 'Stage', stageUpdate, (tenantId, id) => getStage(services.knex, tenantId, id));
   routes.itemRoutes(router, 'priorities', 'priorities', 'Priority', priorityUpdate, (tenantId, id) => getPriority(services.knex, tenantId, id));
   routes.itemRoutes(router, 'scoring-rules', 'scoringRules', 'Scoring rule', ruleUpdate, (tenantId, id) => getScoringRule(services.knex, tenantId, id));
+  // The web client's path of the same rules.
+  routes.itemRoutes(router, 'scoring/rules', 'scoringRules', 'Scoring rule', ruleUpdate, (tenantId, id) => getScoringRule(services.knex, tenantId, id));
   return router;
 }

@@ -3,8 +3,10 @@ import type { Response, Router } from 'express';
 import { invalid } from '../../domain/errors.js';
 import { SETTING_KEYS, type SettingKey } from '../../domain/lead-settings.js';
 import { getLeadSettingValues, getQualificationThreshold, getScoringRule, listScoringRules } from '../../queries/lead-settings.js';
+import { scoringTemplateId, scoringTemplates } from '../../queries/lead-scoring-templates.js';
+import { notFound } from '../../domain/errors.js';
 import { requireAdmin } from '../authenticate.js';
-import { parseBody } from '../validate.js';
+import { idParam, parseBody } from '../validate.js';
 import { ruleBody, settingPartial, settingsBody, thresholdBody, type SettingChanges } from './schemas.js';
 import type { LeadSettingsRoutes } from './shared.js';
 
@@ -13,6 +15,16 @@ export function mountScoringAndSettings(router: Router, { knex, view, tenant, ch
   // ---- scoring rules -------------------------------------------------------------------
   router.get('/scoring-rules', view, async (_req, res) => res.json(await listScoringRules(knex, tenant(res))));
   router.post('/scoring-rules', requireAdmin, async (req, res) => {
+    const id = randomUUID();
+    await change(res, { kind: 'create', collection: 'scoringRules', id, fields: parseBody(ruleBody, req) });
+    res.status(201).json(await getScoringRule(knex, tenant(res), id));
+  });
+
+  // The web client's scoring page: the rules as one template (queries/lead-scoring-templates.ts).
+  // GET/PUT/DELETE /scoring/rules/:id are the item routes of the same rules (index.ts).
+  router.get('/scoring', view, async (_req, res) => res.json(await scoringTemplates(knex, tenant(res))));
+  router.post('/scoring/:templateId/rules', requireAdmin, async (req, res) => {
+    if (idParam(req, 'templateId', 'Scoring template') !== scoringTemplateId(tenant(res))) throw notFound('Scoring template');
     const id = randomUUID();
     await change(res, { kind: 'create', collection: 'scoringRules', id, fields: parseBody(ruleBody, req) });
     res.status(201).json(await getScoringRule(knex, tenant(res), id));

@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import { notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
 import { getLead, visibleLeads } from '../../queries/leads/leads.js';
+import { leadDetailExtras } from '../../queries/leads/lead-detail.js';
 import type { Services } from '../../service.js';
 import { principalOf, requirePermission } from '../authenticate.js';
 import { idParam } from '../validate.js';
@@ -14,13 +15,18 @@ export function leadAccess(services: Services) {
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await visible(principal, id))) throw notFound('Lead');
   };
-  const detail = async (principal: Principal, id: string) => {
+  /** The lead as its detail page reads it: the record, its stage bar, stage history, qualification framework and duplicates. */
+  const fullLead = async (principal: Principal, id: string) => {
     const lead = await getLead(knex, principal, id);
+    return lead && { ...lead, ...(await leadDetailExtras(services, principal, lead)) };
+  };
+  const detail = async (principal: Principal, id: string) => {
+    const lead = await fullLead(principal, id);
     if (!lead) throw notFound('Lead');
     return lead;
   };
   /** The lead as the answer to the caller's own write (shown once even if it left their scope). */
-  const written = (principal: Principal, id: string) => writtenRecord(principal, 'leads', 'Lead', (as) => getLead(knex, as, id));
+  const written = (principal: Principal, id: string) => writtenRecord(principal, 'leads', 'Lead', (as) => fullLead(as, id));
   /** The lead id of the path, 404 unless the caller may see it. */
   const leadId = async (req: Parameters<typeof idParam>[0], res: Response) => {
     const id = idParam(req, 'id', 'Lead');

@@ -147,11 +147,15 @@ function sharedBehaviour(mount: DocumentedMount, method: string, relative: strin
   };
 }
 
-function operation(mount: DocumentedMount, method: string, expressPath: string, components: Record<string, JsonSchema>) {
+function operation(mount: DocumentedMount, method: string, expressPath: string, components: Record<string, JsonSchema>, taken: Set<string>) {
   const { path, params } = openApiPath(expressPath);
   const key = routeKey(method, relativePath(mount, expressPath));
   const declared = Object.entries(mount.schemas).find(([declaredKey]) => normalisedKey(declaredKey) === key)?.[1] ?? {};
-  const id = operationId(method, path);
+  // Paths that differ only in punctuation (`/scoring-rules/:id`, `/scoring/rules/:id`) give the same words: the later one is numbered.
+  const base = operationId(method, path);
+  let id = base;
+  for (let n = 2; taken.has(id); n++) id = `${base}${n}`;
+  taken.add(id);
   const shared = sharedBehaviour(mount, method.toUpperCase(), relativePath(mount, expressPath));
   const query = [...(declared.query === undefined ? [] : [declared.query].flat()), ...(shared.detail ? [asOfQuery] : []), ...(shared.history ? [historyQuery] : []), ...(shared.activities && declared.query === undefined ? [activityPage] : [])];
   const parameters = [
@@ -200,11 +204,12 @@ function operation(mount: DocumentedMount, method: string, expressPath: string, 
 export function openApiDocument(mounts: DocumentedMount[]): OpenApiDocument {
   const components: Record<string, JsonSchema> = { ErrorBody: toJsonSchema(errorBodySchema, 'ErrorBody', {}) };
   const paths: OpenApiDocument['paths'] = {};
+  const taken = new Set<string>();
   for (const mount of mounts) {
     for (const route of mountedRoutes(mount.router, mount.prefix)) {
-      const { path, operation: op } = operation(mount, route.method, route.path, components);
+      const { path } = openApiPath(route.path);
       const item = (paths[path] ??= {});
-      item[route.method.toLowerCase()] ??= op;
+      item[route.method.toLowerCase()] ??= operation(mount, route.method, route.path, components, taken).operation;
     }
   }
   return {

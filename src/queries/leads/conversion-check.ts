@@ -22,10 +22,11 @@ const MATCH_LIMIT = 10;
 export async function conversionCheck(knex: Knex, principal: Principal, leadId: string) {
   const lead = await visibleLeads(knex, principal)
     .where('l.id', leadId)
-    .first('l.id', 'l.first_name', 'l.last_name', 'l.email', 'l.phone', 'l.mobile', 'l.company', 'l.status');
+    .first('l.id', 'l.first_name', 'l.last_name', 'l.email', 'l.phone', 'l.mobile', 'l.company', 'l.website', 'l.status');
   if (!lead) return null;
   const contacts = await matchingContacts(knex, principal, lead);
-  const accounts = await matchingAccounts(knex, principal, lead);
+  const accounts: MatchingAccount[] = await matchingAccounts(knex, principal, lead);
+  const relationships = await linkedAccounts(knex, principal, contacts.map((c) => c.id), accounts);
   const requiredFields = missingFields({ lastName: lead.last_name }, true);
   const nameMatch = accounts.find((a) => a.matchType.split(',').includes('name'));
   return {
@@ -34,7 +35,11 @@ export async function conversionCheck(knex: Knex, principal: Principal, leadId: 
     existingContact: contacts[0] ?? null,
     existingAccount: nameMatch ? { id: nameMatch.id, name: nameMatch.name } : null,
     requiredFields,
-    // The reference implementation's fuller answer, for its clients.
+    // The reference implementation's fuller answer, for its clients: the lead as the convert
+    // form pre-fills it, and for each matching contact the accounts it is linked to (those
+    // accounts are among matchingAccounts, `matchType: "linked"` when nothing else matched).
+    lead: { id: lead.id, firstName: lead.first_name, lastName: lead.last_name, email: lead.email, phone: lead.phone, mobile: lead.mobile, company: lead.company, website: lead.website },
+    relationships,
     matchingContacts: contacts,
     matchingAccounts: accounts,
     hasMatches: contacts.length > 0 || accounts.length > 0,
@@ -64,6 +69,30 @@ async function matchingContacts(knex: Knex, principal: Principal, lead: { email:
   });
   // Email matches first: they are the stronger sign of the same person.
   return matches.sort((a, b) => Number(b.matchType.startsWith('email')) - Number(a.matchType.startsWith('email'))).slice(0, MATCH_LIMIT);
+}
+
+interface MatchingAccount {
+  id: string;
+  name: string;
+  website: string | null;
+  matchType: string;
+}
+
+/** Matching contacts → the ids of the live accounts each is linked to (the caller may see), adding those accounts to `accounts`. */
+async function linkedAccounts(knex: Knex, principal: Principal, contactIds: string[], accounts: MatchingAccount[]): Promise<Record<string, string[]>> {
+  const relationships: Record<string, string[]> = {};
+  if (contactIds.length === 0) return relationships;
+  const rows: { contact_id: string; id: string; name: string; website: string | null }[] = await recordKind('accounts')!
+    .visible(knex, principal)
+    .join('contact_accounts as ca', (j) => j.on('ca.account_id', 'r.id').andOn('ca.tenant_id', 'r.tenant_id'))
+    .whereIn('ca.contact_id', contactIds)
+    .orderBy([{ column: 'ca.associated_at' }, { column: 'r.id' }])
+    .select('ca.contact_id', 'r.id', 'r.name', 'r.website');
+  for (const r of rows) {
+    (relationships[r.contact_id] ??= []).push(r.id);
+    if (!accounts.some((a) => a.id === r.id)) accounts.push({ id: r.id, name: r.name, website: r.website, matchType: 'linked' });
+  }
+  return relationships;
 }
 
 async function matchingAccounts(knex: Knex, principal: Principal, lead: { company: string | null; email: string | null }) {

@@ -8,6 +8,7 @@ import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';
 import { recordTeam } from '../record-team.js';
 import { containsPattern } from '../search.js';
+import { RECORD_LINKS, withRelated, withRelatedAll, withRelatedPage, type RelatedLinks } from '../related-records.js';
 
 export interface LeadListQuery {
   search?: string;
@@ -115,7 +116,7 @@ export async function listLeads(knex: Knex, principal: Principal, q: LeadListQue
   if (!others && !q.stageId) knownTotal = () => tallied(knex, 'lead_totals', principal.tenantId);
   const stageId = q.stageId;
   if (!others && stageId) knownTotal = () => tallied(knex, 'lead_stage_totals', principal.tenantId, { stage_id: stageId });
-  return paginate(query, q.page, q.limit, listItem, knownTotal);
+  return withRelatedPage(knex, principal.tenantId, await paginate(query, q.page, q.limit, listItem, knownTotal));
 }
 
 /** The board: one pipeline's lead stages, each with its count and its best leads (score, then newest). */
@@ -137,10 +138,12 @@ export async function leadBoard(knex: Knex, principal: Principal, q: Omit<LeadLi
     .where('r.rank', '<=', q.limit)
     .orderBy('r.rank')
     .select([...listColumns(knex, principal.tenantId), 'r.stage_count']);
+  // Every shown lead's owner in one lookup.
+  const items = await withRelatedAll(knex, principal.tenantId, (rows as any[]).map((r) => ({ ...listItem(r), stage_count: r.stage_count as string })));
   return {
     pipelineId: q.pipelineId,
     stages: stages.map((s: any) => {
-      const leads = rows.filter((r: any) => r.stage_id === s.id);
+      const leads = items.filter((r) => r.stageId === s.id);
       return {
         id: s.id,
         name: s.name,
@@ -150,7 +153,7 @@ export async function leadBoard(knex: Knex, principal: Principal, q: Omit<LeadLi
         isWon: s.is_won,
         isLost: s.is_lost,
         count: leads.length ? Number(leads[0].stage_count) : 0,
-        leads: leads.map(listItem),
+        leads: leads.map(({ stage_count: _count, ...lead }) => lead),
       };
     }),
   };
@@ -182,6 +185,9 @@ export async function leadProducts(knex: Knex, tenantId: string, leadId: string)
 
 export const leadTeam = (knex: Knex, tenantId: string, leadId: string) => recordTeam(knex, 'lead_team', 'lead_id', tenantId, leadId);
 
+/** A lead's `contact` and `account` are what it became when converted (a lead points at no account before). */
+const LEAD_LINKS: RelatedLinks = { ...RECORD_LINKS, accounts: { account: 'convertedAccountId' }, contacts: { contact: 'convertedContactId' } };
+
 export async function getLead(knex: Knex, principal: Principal, id: string) {
   const r = await prepared(
     withNames(visibleLeads(knex, principal))
@@ -199,7 +205,7 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
   if (!r) return null;
   // Separate small queries, side by side: one query joining them all costs more to plan than to run.
   const [products, team] = await Promise.all([leadProducts(knex, principal.tenantId, id), leadTeam(knex, principal.tenantId, id)]);
-  return {
+  return withRelated(knex, principal.tenantId, {
     ...listItem(r),
     mobile: r.mobile,
     website: r.website,
@@ -233,7 +239,15 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
     products,
     teamMembers: team,
     createdByName: r.created_by_name,
-  };
+    // The web client's names of the same SLA facts (as GET /leads/:id/sla has them).
+    slaFirstContactDueAt: r.sla_due_at,
+    slaFirstContactMetAt: r.first_response_at,
+    slaBreached: r.sla_breached_at !== null,
+    slaEscalated: r.sla_escalated_at !== null,
+    disqualificationReasonName: r.disqualification_reason,
+    // The record's team (set by `teamId`), beside its members; null when it has none.
+    team: null,
+  }, LEAD_LINKS);
 }
 
 /** Leads and contacts with the same email (case-insensitive) or phone (digits only), within the caller's scope; any of a contact's emails and phones. */

@@ -5,6 +5,7 @@ import { paginate, sortOf } from '../pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
 import { containsPattern } from '../search.js';
 import { linkedNameSql, visibleTasks } from './task-scope.js';
+import { TASK_LINKS, withRelated, withRelatedPage } from '../related-records.js';
 
 export interface TaskListQuery {
   search?: string;
@@ -111,7 +112,7 @@ export async function listTasks(knex: Knex, principal: Principal, settings: Task
   } else {
     query.orderByRaw(`${sort.column} ${sort.dir}, t.id ${sort.dir}`);
   }
-  return paginate(query, q.page, q.limit, taskOf(settings, now));
+  return withRelatedPage(knex, principal.tenantId, await paginate(query, q.page, q.limit, taskOf(settings, now)), TASK_LINKS);
 }
 
 /** A task's detail: the list item plus its linked record's name, who created and completed it, and the completion notes. */
@@ -132,14 +133,14 @@ export async function getTask(knex: Knex, principal: Principal, settings: TaskSe
       knex.raw(`(select count(*)::int from tasks s where s.tenant_id = t.tenant_id and s.parent_task_id = t.id and s.deleted_at is null) as subtask_count`),
     );
   if (!r) return null;
-  return {
+  return withRelated(knex, principal.tenantId, {
     ...taskOf(settings, now)(r),
     entityName: r.entity_name,
     createdByName: r.created_by_name,
     completedByName: r.completed_by_name,
     completionNotes: r.completion_notes,
     subtaskCount: r.subtask_count,
-  };
+  }, TASK_LINKS);
 }
 
 /** The subtasks of a task, oldest first (spec: Subtask). */

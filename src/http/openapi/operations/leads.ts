@@ -50,6 +50,9 @@ export const leadsSchemas: ModuleSchemas = {
     'PUT /stages/:id': { body: stageUpdate },
     'PUT /priorities/:id': { body: priorityUpdate },
     'PUT /scoring-rules/:id': { body: ruleUpdate },
+    // The web client's paths of the same rules.
+    'POST /scoring/:templateId/rules': { body: ruleBody },
+    'PUT /scoring/rules/:id': { body: ruleUpdate },
     'POST /qualification': { body: frameworkBody },
     'PUT /qualification/:id': { body: frameworkUpdate },
   },
