@@ -1,3 +1,4 @@
+import type { AppEventType } from './events/app-events.js';
 import { randomUUID } from 'node:crypto';
 import type { Router } from 'express';
 import { completePendingPlans } from './commands/write-plan.js';
@@ -524,6 +525,8 @@ export const allUpgradeSeeds = (list = modules) => list.flatMap((m) => m.upgrade
 /** The projections some module's responses read after a command: applied inline on the PostgreSQL log (src/projections/inline.ts). */
 export const inlineProjectionCandidates = (list = modules) => [...new Set(list.flatMap((m) => m.reads ?? []))];
 
-let eventTypes: string[] | undefined;
+let eventTypes: AppEventType[] | undefined;
 /** Every event type a projection of the service handles: what a webhook subscription may name (asked after start-up, so every module is in). */
-export const knownEventTypes = (): string[] => (eventTypes ??= [...new Set(allProjections().flatMap((p) => Object.keys(p.handlers)))].sort());
+export const knownEventTypes = (): AppEventType[] =>
+  // Handlers are keyed by the event union's types (defineProjection), so each key is one.
+  (eventTypes ??= [...new Set(allProjections().flatMap((p) => Object.keys(p.handlers) as AppEventType[]))].sort());

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { roleExists } from '../facts/identity.js';
 import type { Knex } from 'knex';
 import { apiKeyHash, newApiKey } from '../domain/api-keys.js';
 import { conflict, DomainError, forbidden, invalid, notFound } from '../domain/errors.js';
@@ -44,8 +45,7 @@ export const apiKeyAggregate: Aggregate<ApiKeyState, ApiKeyEvent, ApiKeyCommand,
 
 /** A key's role must be a live role of the caller's tenant (400 unknown reference otherwise). */
 async function assertRoleOfTenant(knex: Knex, tenantId: string, roleId: string): Promise<void> {
-  const role = await knex('roles').where({ tenant_id: tenantId, id: roleId }).whereNull('deleted_at').first('id');
-  if (!role) throw invalid('roleId does not name a role of this tenant', [{ path: 'roleId', message: 'not found', code: 'unknown_reference' }]);
+  if (!(await roleExists(knex, tenantId, roleId))) throw invalid('roleId does not name a role of this tenant', [{ path: 'roleId', message: 'not found', code: 'unknown_reference' }]);
 }
 
 /**

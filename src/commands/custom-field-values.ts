@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { checkCustomFieldValues, type CustomFieldModule, type ReferenceLookup } from '../domain/custom-fields.js';
 import { DomainError, invalid } from '../domain/errors.js';
 import { fieldRuleViolations, type RuleViolation } from '../domain/field-validation-rules.js';
-import type { RegistryType } from '../domain/record-types.js';
 import { PROTOTYPE_KEYS } from '../domain/values.js';
+import { tenantReferences } from '../facts/records.js';
 import type { EventStore } from '../events/store/types.js';
 import { customFieldKey } from './leads/lead-stages.js';
 import { activeDefinitionsOf, fieldRulesOf, loadModuleSettings } from './module-settings/module-settings.js';
@@ -18,18 +18,8 @@ import { activeDefinitionsOf, fieldRulesOf, loadModuleSettings } from './module-
  * named lookup below.
  */
 
-/** Tables of the record kinds a lookup field may point at (projects have none: nothing is found). */
-const LOOKUP_TABLES: Partial<Record<RegistryType, string>> = {
-  leads: 'leads', opportunities: 'opportunities', accounts: 'accounts', contacts: 'contacts', tasks: 'tasks', work_requests: 'work_requests', products: 'products',
-};
-
-/** Which ids are live users or records of `tenantId`: another tenant's id is simply not found. */
-export const tenantReferences = (knex: Knex, tenantId: string): ReferenceLookup => async (target, ids) => {
-  const table = target === 'users' ? 'users' : LOOKUP_TABLES[target];
-  if (!table || ids.length === 0) return new Set();
-  const found: string[] = await knex(table).where({ tenant_id: tenantId }).whereIn('id', ids).whereNull('deleted_at').pluck('id');
-  return new Set(found);
-};
+/** Which ids are live users or records of `tenantId` (src/facts/records.ts). */
+export { tenantReferences };
 
 export type CustomFieldWriteMode =
   /** A new record: every active definition counts, missing keys take their default. */

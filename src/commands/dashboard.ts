@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { teamExists } from '../facts/identity.js';
 import type { Knex } from 'knex';
 import { conflict, invalid, notFound } from '../domain/errors.js';
 import type { DashboardShareEvent, DashboardShareFields, TargetFields } from '../events/dashboard.js';
@@ -41,25 +42,25 @@ export const dashboardShareAggregate: Aggregate<ShareState, DashboardShareEvent,
 export const shareTokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /** A target's user must be a user of the tenant and its team a live team of the tenant (400 unknown reference otherwise). */
-async function assertTargetSubject(knex: Knex, tenantId: string, fields: Partial<TargetFields>): Promise<void> {
-  if (fields.userId) await assertOwner(knex, tenantId, fields.userId).catch(() => {
+async function assertTargetSubject(deps: Deps, tenantId: string, fields: Partial<TargetFields>): Promise<void> {
+  const { knex } = deps;
+  if (fields.userId) await assertOwner(deps.store, tenantId, fields.userId).catch(() => {
     throw invalid('userId does not name a user of this tenant', [{ path: 'userId', message: 'not found', code: 'unknown_reference' }]);
   });
   if (fields.teamId) {
-    const team = await knex('teams').where({ tenant_id: tenantId, id: fields.teamId }).whereNull('deleted_at').first('id');
-    if (!team) throw invalid('teamId does not name a team of this tenant', [{ path: 'teamId', message: 'not found', code: 'unknown_reference' }]);
+    if (!(await teamExists(knex, tenantId, fields.teamId))) throw invalid('teamId does not name a team of this tenant', [{ path: 'teamId', message: 'not found', code: 'unknown_reference' }]);
   }
 }
 
 export async function createTarget(deps: Deps, ctx: CommandContext, fields: TargetFields) {
-  await assertTargetSubject(deps.knex, ctx.tenantId, fields);
+  await assertTargetSubject(deps, ctx.tenantId, fields);
   const id = randomUUID();
   const result = await handleCommand(deps, targetAggregate, id, { kind: 'create', id, fields }, ctx, { newStream: true });
   return { id, position: result.position };
 }
 
 export async function updateTarget(deps: Deps, ctx: CommandContext, id: string, changes: Partial<TargetFields>) {
-  await assertTargetSubject(deps.knex, ctx.tenantId, changes);
+  await assertTargetSubject(deps, ctx.tenantId, changes);
   return handleCommand(deps, targetAggregate, id, { kind: 'update', id, changes }, ctx);
 }
 

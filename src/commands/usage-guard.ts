@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { liveReferences, type CountedModule } from '../facts/usage.js';
 import type { Position } from '../events/store/types.js';
 import { alongside, serially } from '../infra/serial-lock.js';
 import type { CommandDeps } from './aggregate.js';
@@ -63,19 +64,13 @@ export interface UsageCounter<Item> {
   count(knex: Knex | Knex.Transaction, tenantId: string, item: Item): Promise<number>;
 }
 
-/** Live (not deleted) rows of the tenant in `table` whose `column` names the item: what most counters count. */
-export async function liveReferences(knex: Knex | Knex.Transaction, table: string, tenantId: string, column: string, id: string): Promise<number> {
-  const row = await knex(table).where({ tenant_id: tenantId, [column]: id }).whereNull('deleted_at').count<{ count: string }[]>('* as count').first();
-  return Number(row?.count ?? 0);
-}
-
-/** The counter most modules need: live rows of `table` whose column for the item's kind (none: 0) names it. */
-export function columnUsage<Item extends { id: string }>(module: string, table: string, columnOf: (item: Item) => string | null | undefined): UsageCounter<Item> {
+/** The counter most modules need: live records of `module` whose column for the item's kind (none: 0) names it. */
+export function columnUsage<Item extends { id: string }>(module: CountedModule, columnOf: (item: Item) => string | null | undefined): UsageCounter<Item> {
   return {
     module,
     async count(knex, tenantId, item) {
       const column = columnOf(item);
-      return column ? liveReferences(knex, table, tenantId, column, item.id) : 0;
+      return column ? liveReferences(knex, module, tenantId, column, item.id) : 0;
     },
   };
 }

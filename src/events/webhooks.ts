@@ -26,4 +26,4 @@ const SUBSCRIPTION_EVENTS: Record<WebhookSubscriptionEvent['type'], true> = {
   WebhookSecretRotated: true,
   WebhookSubscriptionDeleted: true,
 };
-export const WEBHOOK_SUBSCRIPTION_EVENT_TYPES = Object.keys(SUBSCRIPTION_EVENTS);
+export const WEBHOOK_SUBSCRIPTION_EVENT_TYPES = Object.keys(SUBSCRIPTION_EVENTS) as WebhookSubscriptionEvent['type'][];

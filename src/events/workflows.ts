@@ -12,7 +12,7 @@ export type WorkflowEvent =
 
 /** Every type of definition event: what the workflow saga remembers of a tenant's workflows changes with these only (a type added above must be listed). */
 const DEFINITION_EVENTS: Record<WorkflowEvent['type'], true> = { WorkflowCreated: true, WorkflowRevised: true, WorkflowToggled: true, WorkflowDeleted: true };
-export const WORKFLOW_DEFINITION_EVENT_TYPES = Object.keys(DEFINITION_EVENTS);
+export const WORKFLOW_DEFINITION_EVENT_TYPES = Object.keys(DEFINITION_EVENTS) as WorkflowEvent['type'][];
 
 /** The record event a run reacts to, and the record just after and just before it. */
 export interface RunTrigger {

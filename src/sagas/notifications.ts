@@ -1,5 +1,6 @@
 import { notifyUser, type NotificationInput } from '../commands/notifications/notify-user.js';
 import { mentionsIn } from '../domain/notifications.js';
+import type { AppEventType } from '../events/app-events.js';
 import type { RecordedEvent } from '../events/store/types.js';
 import { identityProjection } from '../projections/identity.js';
 import { leadsProjection } from '../projections/leads.js';
@@ -10,9 +11,11 @@ import { workRequestsProjection } from '../projections/work-requests.js';
 import {
   activeUsersNamed, escalationRecipients, leadSummary, opportunitySummary, recordLabel, taskSummary, userName, workRequestSummary,
 } from '../queries/notification-recipients.js';
-import type { Saga, SagaContext } from './saga.js';
+import { defineSaga, type RecordedAmong, type SagaContext, type SagaHandlers } from './saga.js';
 
-type Trigger = (event: RecordedEvent<any>, context: SagaContext) => Promise<NotificationInput[]>;
+/** Who hears of an event of one of the types `T`, and what they are told. */
+type Trigger<T extends AppEventType> = (event: RecordedAmong<T>, context: SagaContext) => Promise<NotificationInput[]>;
+type StoredTrigger = (event: RecordedEvent, context: SagaContext) => Promise<NotificationInput[]>;
 
 /** The read models a trigger reads, as of the event (each waits only for what it reads). */
 const readsAsOf = (context: SagaContext, ...projections: Projection[]) =>
@@ -51,11 +54,11 @@ const opportunityAssigned = async (context: SagaContext, opportunityId: string, 
 };
 
 /** Stage moves, wins and losses of an opportunity tell its owner when someone else made them. */
-const opportunityMoved = (type: 'opportunity_stage_change' | 'opportunity_won' | 'opportunity_lost', verb: (stage: string) => string): Trigger => async (event, context) => {
+const opportunityMoved = (type: 'opportunity_stage_change' | 'opportunity_won' | 'opportunity_lost', verb: (stage: string) => string) => async (event: RecordedAmong<'OpportunityStageChanged' | 'OpportunityWon' | 'OpportunityLost'>, context: SagaContext): Promise<NotificationInput[]> => {
   await readsAsOf(context, opportunitiesProjection, identityProjection);
   const deal = await opportunitySummary(context.deps.knex, context.command.tenantId, event.data.id);
   if (!deal) return [];
-  const stage = event.data.toStageName as string;
+  const stage = event.data.toStageName;
   const by = await actorName(context);
   return [{
     userId: deal.ownerId, type, title: `${deal.name}: ${verb(stage)}`, message: `${by} ${verb(stage)} the opportunity ${deal.name}`,
@@ -63,15 +66,17 @@ const opportunityMoved = (type: 'opportunity_stage_change' | 'opportunity_won' |
   }];
 };
 
+type WorkRequestStep = 'WorkRequestCreated' | 'WorkRequestAssigned' | 'WorkRequestAccepted' | 'WorkRequestCompleted';
+
 /** A work request's lifecycle step tells `who` (its assignee or requester). */
 const workRequestStep = (
   type: 'work_request_assigned' | 'work_request_accepted' | 'work_request_completed',
-  who: (event: RecordedEvent<any>, request: { requestedBy: string }) => string | null,
+  who: 'assignee' | 'requester',
   what: string,
-): Trigger => async (event, context) => {
+) => async (event: RecordedAmong<WorkRequestStep>, context: SagaContext): Promise<NotificationInput[]> => {
   await readsAsOf(context, workRequestsProjection, identityProjection);
   const request = await workRequestSummary(context.deps.knex, context.command.tenantId, event.data.id);
-  const userId = request && who(event, request);
+  const userId = request && (who === 'requester' ? request.requestedBy : 'assignedTo' in event.data ? event.data.assignedTo : null);
   if (!request || !userId) return [];
   return [{
     userId, type, title: `${request.requestNumber} ${what}`, message: `${await actorName(context)}: ${request.requestNumber} "${request.title}" ${what}`,
@@ -79,7 +84,7 @@ const workRequestStep = (
   }];
 };
 
-const slaNotice = (type: 'lead_sla_breached' | 'lead_sla_escalated', what: string, escalate: boolean): Trigger => async (event, context) => {
+const slaNotice = (type: 'lead_sla_breached' | 'lead_sla_escalated', what: string, escalate: boolean) => async (event: RecordedAmong<'LeadSlaBreached' | 'LeadSlaEscalated'>, context: SagaContext): Promise<NotificationInput[]> => {
   await readsAsOf(context, leadsProjection, identityProjection);
   const { knex } = context.deps;
   const lead = await leadSummary(knex, context.command.tenantId, event.data.id);
@@ -91,7 +96,18 @@ const slaNotice = (type: 'lead_sla_breached' | 'lead_sla_escalated', what: strin
   }));
 };
 
-const TRIGGERS: Record<string, Trigger> = {
+/** Tells each user a trigger names, except the one who caused the event. */
+async function notifyAll(notices: NotificationInput[], context: SagaContext): Promise<void> {
+    const actor = context.command.userId;
+    let n = 0;
+    for (const notice of notices) {
+      const index = n++;
+      if (notice.userId === actor) continue;
+      await notifyUser(context.deps, context.command, notice, { id: context.idFor(index), eventIds: context.eventIds(index) });
+    }
+}
+
+const TRIGGERS: { [T in AppEventType]?: Trigger<T> } = {
   LeadCreated: async (event, context) =>
     (byOther(context, event.data.ownerId) ? [await leadAssigned(context, event.data.id, event.data.ownerId, leadName(event.data))] : []),
   LeadUpdated: async (event, context) => {
@@ -129,10 +145,10 @@ const TRIGGERS: Record<string, Trigger> = {
   OpportunityStageChanged: opportunityMoved('opportunity_stage_change', (stage) => `moved to ${stage}`),
   OpportunityWon: opportunityMoved('opportunity_won', () => 'won'),
   OpportunityLost: opportunityMoved('opportunity_lost', () => 'lost'),
-  WorkRequestCreated: workRequestStep('work_request_assigned', (e) => e.data.assignedTo, 'was assigned to you'),
-  WorkRequestAssigned: workRequestStep('work_request_assigned', (e) => e.data.assignedTo, 'was assigned to you'),
-  WorkRequestAccepted: workRequestStep('work_request_accepted', (_e, r) => r.requestedBy, 'was accepted'),
-  WorkRequestCompleted: workRequestStep('work_request_completed', (_e, r) => r.requestedBy, 'was completed'),
+  WorkRequestCreated: workRequestStep('work_request_assigned', 'assignee', 'was assigned to you'),
+  WorkRequestAssigned: workRequestStep('work_request_assigned', 'assignee', 'was assigned to you'),
+  WorkRequestAccepted: workRequestStep('work_request_accepted', 'requester', 'was accepted'),
+  WorkRequestCompleted: workRequestStep('work_request_completed', 'requester', 'was completed'),
   LeadSlaBreached: slaNotice('lead_sla_breached', 'SLA breached', false),
   LeadSlaEscalated: slaNotice('lead_sla_escalated', 'SLA escalated', true),
   NoteAdded: async (event, context) => {
@@ -170,17 +186,10 @@ const TRIGGERS: Record<string, Trigger> = {
  * the users it concerns except the one who caused it. Ids derive from (saga, event, n), so
  * a redelivered event creates no second notification and sends no second email.
  */
-export const notificationsSaga: Saga = {
+export const notificationsSaga = defineSaga({
   name: 'notifications',
-  handles: Object.keys(TRIGGERS),
-  async handle(event, context) {
-    const notices = await TRIGGERS[event.type](event, context);
-    const actor = context.command.userId;
-    let n = 0;
-    for (const notice of notices) {
-      const index = n++;
-      if (notice.userId === actor) continue;
-      await notifyUser(context.deps, context.command, notice, { id: context.idFor(index), eventIds: context.eventIds(index) });
-    }
-  },
-};
+  // Each trigger is typed on its key's event type; the saga runs the one of the event's type.
+  handlers: Object.fromEntries(
+    Object.entries(TRIGGERS).map(([type, trigger]) => [type, async (event: RecordedEvent, context: SagaContext) => notifyAll(await (trigger as StoredTrigger)(event, context), context)]),
+  ) as SagaHandlers,
+});

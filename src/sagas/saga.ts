@@ -3,6 +3,8 @@ import { deterministicId } from '../infra/deterministic-id.js';
 import type { Clock } from '../infra/clock.js';
 import type { CommandContext } from '../commands/aggregate.js';
 import { comparePositions } from '../events/store/position.js';
+import type { AnyRecorded, AppEvent, RecordedOf } from '../events/app-events.js';
+import type { DomainEvent } from '../events/domain-event.js';
 import type { EventStore, Position, RecordedEvent } from '../events/store/types.js';
 import type { Config } from '../infra/config.js';
 import type { Logger } from '../infra/logger.js';
@@ -61,7 +63,7 @@ export interface SagaContext {
   remember<T>(key: string, load: () => Promise<T>): Promise<T>;
 }
 
-/** Reacts to events by issuing commands or sending messages; never writes read models. */
+/** Reacts to events by issuing commands or sending messages; never writes read models. As the runner sees it: made by `defineSaga`. */
 export interface Saga {
   name: string;
   handles: string[];
@@ -71,7 +73,55 @@ export interface Saga {
    * through) and forgets what was remembered for their tenant. Need not be handled.
    */
   watches?: string[];
-  handle(event: RecordedEvent<any>, context: SagaContext): Promise<void>;
+  handle(event: RecordedEvent, context: SagaContext): Promise<void>;
+}
+
+/** What a saga does with one event type: typed on it, so its data is narrowed and a misspelt field does not compile. */
+export type SagaHandler<T extends E['type'], E extends DomainEvent = AppEvent> = (event: RecordedOf<T, E>, context: SagaContext) => Promise<void>;
+
+/** One handler per event type, keyed by the type: an unknown type does not compile. */
+export type SagaHandlers<E extends DomainEvent = AppEvent> = { [T in E['type']]?: SagaHandler<T, E> };
+
+/** How a saga is written, beside `defineProjection`: handlers keyed by the event union's types (the service's, by default). */
+export interface SagaDefinition<E extends DomainEvent = AppEvent> {
+  name: string;
+  /** One handler per event type; a function when the types are only known once the service's modules are (asked once, when first needed). */
+  handlers: SagaHandlers<E> | (() => SagaHandlers<E>);
+  /** See `Saga.watches`. */
+  watches?: readonly E['type'][];
+}
+
+/** A stored event's handler, past the type check. */
+type StoredSagaHandler = (event: RecordedEvent, context: SagaContext) => Promise<void>;
+
+/** The one way to define a saga: typed handlers in, a saga the runner can run out. */
+export function defineSaga<E extends DomainEvent = AppEvent>(definition: SagaDefinition<E>): Saga {
+  const { handlers } = definition;
+  let table: Readonly<Record<string, StoredSagaHandler | undefined>> | undefined;
+  // Sound by construction: the runner hands each handler only events of its key's type.
+  const byType = () => (table ??= (typeof handlers === 'function' ? handlers() : handlers) as unknown as Record<string, StoredSagaHandler | undefined>);
+  return {
+    name: definition.name,
+    get handles() {
+      return Object.keys(byType());
+    },
+    ...(definition.watches ? { watches: [...definition.watches] } : {}),
+    handle: async (event, context) => {
+      const handler = byType()[event.type];
+      if (handler) await handler(event, context);
+    },
+  };
+}
+
+/** The event types of a union that `T` names, as stored events: what one handler of several types receives. */
+export type RecordedAmong<T extends E['type'], E extends DomainEvent = AppEvent> = AnyRecorded<Extract<E, { type: T }>>;
+
+/** The same handler for each of `types` (a saga that treats them alike), its event narrowed to those types. */
+export function eachOf<T extends E['type'], E extends DomainEvent = AppEvent>(
+  types: readonly T[],
+  handler: (event: RecordedAmong<T, E>, context: SagaContext) => Promise<void>,
+): SagaHandlers<E> {
+  return Object.fromEntries(types.map((type) => [type, handler])) as unknown as SagaHandlers<E>;
 }
 
 /** What the runner lends one delivery: its memo, and a way to give its slot back while it waits. */

@@ -14,5 +14,5 @@ export const changeGeneralSettings = (deps: CommandDeps & { knex: Knex }, ctx: C
  * start; idempotent: a tenant whose stream already holds industries is left as it is).
  */
 export const seedMissingIndustries = (deps: CommandDeps & { knex: Knex }): Promise<number> =>
-  seedTenantsWithout(deps, (knex) => knex('industries as i').whereRaw('i.tenant_id = t.id'), (ctx) =>
+  seedTenantsWithout(deps, 'industries', (ctx) =>
     handleCommand(deps, generalSettingsAggregate, ctx.tenantId, { kind: 'seed_industries', events: industriesSeed(randomUUID) }, ctx));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { liveUserById, tenantBySlug, userCredentialsByEmail } from '../../facts/identity.js';
 import type { Knex } from 'knex';
 import { hashPassword, verifyPassword } from '../../infra/passwords.js';
 import { hashToken, newOpaqueToken } from '../../infra/tokens.js';
@@ -56,7 +57,7 @@ export async function login(deps: IdentityDeps, input: { tenantSlug: string; ema
   const failures = { key: `login:failures:${input.tenantSlug.toLowerCase()}:${email}:${ip}`, limit: deps.config.LOGIN_LIMIT_PER_ACCOUNT, windowSeconds: window };
   const at = deps.clock.now();
   await deps.rateLimiter.hit([{ key: `login:ip:${ip}`, limit: deps.config.LOGIN_LIMIT_PER_IP, windowSeconds: window }, failures], at);
-  const tenant = await deps.knex('tenants').where({ slug: input.tenantSlug.toLowerCase() }).first('id');
+  const tenant = await tenantBySlug(deps.knex, input.tenantSlug);
   if (!tenant) throw notFound('Tenant');
   const user = await findUserCredentials(deps.knex, tenant.id, email);
   // Unknown email and wrong password take the same path and the same time.
@@ -70,14 +71,7 @@ export async function login(deps: IdentityDeps, input: { tenantSlug: string; ema
   return { ...(await issueTokens(deps, principal)), principal };
 }
 
-async function findUserCredentials(knex: Knex, tenantId: string, email: string) {
-  return knex('users as u')
-    .leftJoin('user_credentials as c', 'c.user_id', 'u.id')
-    .where('u.tenant_id', tenantId)
-    .whereRaw('lower(u.email) = ?', [email])
-    .whereNull('u.deleted_at')
-    .first('u.id', 'u.status', 'c.password_hash');
-}
+const findUserCredentials = userCredentialsByEmail;
 
 /**
  * Exchanges a refresh token for a new pair. Each refresh token works once: presenting a
@@ -161,7 +155,7 @@ export async function forgotPassword(deps: IdentityDeps, input: { email: string;
     { key: `forgot:ip:${ip}`, limit: deps.config.LOGIN_LIMIT_PER_IP, windowSeconds: window },
     { key: `forgot:account:${input.tenantSlug.toLowerCase()}:${email}`, limit: deps.config.LOGIN_LIMIT_PER_ACCOUNT, windowSeconds: window },
   ]);
-  const tenant = await deps.knex('tenants').where({ slug: input.tenantSlug.toLowerCase() }).first('id', 'company_name', 'slug');
+  const tenant = await tenantBySlug(deps.knex, input.tenantSlug);
   if (!tenant) return;
   const user = await findUserCredentials(deps.knex, tenant.id, email);
   if (!user || user.status !== 'active') return;
@@ -192,7 +186,7 @@ async function usableResetToken(deps: IdentityDeps, token: string) {
   const row = await findOneTimeToken(deps.knex, RESET, token);
   if (!row || row.used_at) throw invalid('Invalid or expired reset link');
   if (row.expires_at <= deps.clock.now()) throw invalid('This reset link has expired; ask for a new one');
-  const user = await deps.knex('users').where({ id: row.subject_id }).whereNull('deleted_at').first('id', 'email', 'tenant_id', 'status');
+  const user = await liveUserById(deps.knex, row.subject_id);
   if (!user || user.status !== 'active') throw invalid('Invalid or expired reset link');
   return { row, user };
 }

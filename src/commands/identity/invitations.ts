@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { liveUserIdByEmail, roleName, tenantNaming, userNaming } from '../../facts/identity.js';
 import { newOpaqueToken } from '../../infra/tokens.js';
 import type { Principal } from '../../domain/principal.js';
 import { handleCommand, loadAggregate, type CommandResult } from '../aggregate.js';
@@ -41,7 +42,7 @@ const releaseInvitationEmail = (deps: IdentityDeps, tenantId: string, email: str
   releaseUnique(deps.knex, INVITATION_EMAIL, userEmailClaim(tenantId, email), invitationId);
 
 async function mailInvitation(deps: IdentityDeps, tenantId: string, email: string, token: string, inviter: string) {
-  const tenant = await deps.knex('tenants').where({ id: tenantId }).first('slug', 'company_name');
+  const tenant = (await tenantNaming(deps.knex, tenantId))!;
   const link = `${deps.config.APP_URL}/invite/accept?token=${token}&tenant=${tenant.slug}`;
   await deps.mailer.send({
     tenantId,
@@ -74,7 +75,7 @@ export async function invite(
   const email = input.email.trim().toLowerCase();
   await assertReferences(deps.knex, principal.tenantId, { roleId: input.roleId, departmentId: input.departmentId, teamIds: input.teamIds });
   assertMayAssign(await loadActor(deps, ctx), await loadAssignedRole(deps, ctx.tenantId, input.roleId));
-  const existing = await deps.knex('users').where({ tenant_id: principal.tenantId }).whereRaw('lower(email) = ?', [email]).whereNull('deleted_at').first('id');
+  const existing = await liveUserIdByEmail(deps.knex, principal.tenantId, email);
   if (existing) throw conflict('A user with this email already exists');
   const id = randomUUID();
   const expiresAt = expiryFrom(deps);
@@ -129,17 +130,13 @@ async function usableInvitation(deps: IdentityDeps, token: string) {
 
 export async function validateInvitation(deps: IdentityDeps, token: string) {
   const { invitation, tenantId } = await usableInvitation(deps, token);
-  const [tenant, inviter, role] = await Promise.all([
-    deps.knex('tenants').where({ id: tenantId }).first('company_name'),
-    deps.knex('users').where({ id: invitation.invitedBy }).first('first_name', 'last_name'),
-    deps.knex('roles').where({ id: invitation.roleId }).first('name'),
-  ]);
+  const [tenant, inviter, role] = await Promise.all([tenantNaming(deps.knex, tenantId), userNaming(deps.knex, invitation.invitedBy), roleName(deps.knex, invitation.roleId)]);
   return {
     valid: true,
     email: invitation.email,
-    tenantName: tenant.company_name,
+    tenantName: tenant!.company_name,
     invitedBy: inviter ? `${inviter.first_name} ${inviter.last_name}`.trim() : null,
-    roleName: role?.name ?? null,
+    roleName: role,
   };
 }
 

@@ -5,7 +5,9 @@ import { conflict, invalid } from '../../domain/errors.js';
 import type { CommandContext, IdentityDeps } from './identity-deps.js';
 import { departmentAggregate, roleAggregate, teamAggregate } from './organisation.js';
 import { completePermissions, completeRecordAccess } from '../../domain/permissions.js';
-import { assertReferences, wouldLoop } from '../records/references.js';
+import { assertReferences } from '../records/references.js';
+import { wouldLoop } from '../../facts/hierarchy.js';
+import { departmentInUse, roleInUse } from '../../facts/identity.js';
 import { activeAdminExists, underAccessLock } from './user-access.js';
 import { assertAdminRemains, isAdminRole } from './user-authority.js';
 
@@ -44,15 +46,14 @@ export async function updateRole(deps: Deps, ctx: CommandContext, id: string, ch
 export async function deleteRole(deps: Deps, ctx: CommandContext, id: string) {
   const { state } = await loadAggregate(deps.store, roleAggregate, id, ctx.tenantId);
   if (state.status !== 'absent' && state.fields.isSystem) throw invalid('A built-in role cannot be deleted');
-  const inUse = await deps.knex('users').where({ tenant_id: ctx.tenantId, role_id: id }).whereNull('deleted_at').first('id');
-  if (inUse) throw conflict('Users still hold this role: give them another one first');
+  if (await roleInUse(deps.knex, ctx.tenantId, id)) throw conflict('Users still hold this role: give them another one first');
   return handleCommand(deps, roleAggregate, id, { kind: 'delete', id }, ctx);
 }
 
 async function assertNoDepartmentCycle(deps: Deps, tenantId: string, id: string, parentId: string | null | undefined) {
   if (!parentId) return;
   if (parentId === id) throw invalid('A department cannot be its own parent');
-  if (await wouldLoop(deps.knex, 'departments', 'parent_id', tenantId, id, parentId)) {
+  if (await wouldLoop(deps.knex, 'departments', tenantId, id, parentId)) {
     throw invalid('That parent is inside this department: the tree would loop');
   }
 }
@@ -73,11 +74,8 @@ export async function updateDepartment(deps: Deps, ctx: CommandContext, id: stri
 }
 
 export async function deleteDepartment(deps: Deps, ctx: CommandContext, id: string) {
-  const [member, child] = await Promise.all([
-    deps.knex('users').where({ tenant_id: ctx.tenantId, department_id: id }).whereNull('deleted_at').first('id'),
-    deps.knex('departments').where({ tenant_id: ctx.tenantId, parent_id: id }).whereNull('deleted_at').first('id'),
-  ]);
-  if (member || child) throw conflict('The department still has users or sub-departments');
+  const { users, children } = await departmentInUse(deps.knex, ctx.tenantId, id);
+  if (users || children) throw conflict('The department still has users or sub-departments');
   return handleCommand(deps, departmentAggregate, id, { kind: 'delete', id }, ctx);
 }
 

@@ -1,4 +1,5 @@
 import { serially } from '../../infra/serial-lock.js';
+import { activeUsersWithRoleLevel } from '../../facts/identity.js';
 import { loadAggregate } from '../aggregate.js';
 import { forbidden, invalid } from '../../domain/errors.js';
 import type { CommandContext, IdentityDeps } from './identity-deps.js';
@@ -57,15 +58,7 @@ export async function activeAdminExists(
   counts: (user: { id: string; roleId: string }) => boolean,
   roles: Map<string, Promise<RoleGrant>> = new Map(),
 ): Promise<boolean> {
-  const candidates: { id: string }[] = await deps
-    .knex('users as u')
-    .join('roles as r', 'r.id', 'u.role_id')
-    .where({ 'u.tenant_id': tenantId, 'u.status': 'active' })
-    .whereNull('u.deleted_at')
-    .where('r.level', '>=', ADMIN_LEVEL)
-    .orderBy('u.created_at')
-    .select('u.id');
-  for (const { id } of candidates) {
+  for (const id of await activeUsersWithRoleLevel(deps.knex, tenantId, ADMIN_LEVEL)) {
     const { state } = await loadAggregate(deps.store, userAggregate, id, tenantId);
     if (state.status !== 'active' || !counts({ id, roleId: state.fields.roleId })) continue;
     const roleId = state.fields.roleId;

@@ -11,11 +11,11 @@ export type SettingsUsage = UsageCounter<{ collection: SettingsCollection; id: s
 
 const LEAD_REFERENCES: Partial<Record<SettingsCollection, string>> = { pipelines: 'pipeline_id', stages: 'stage_id', priorities: 'priority_id' };
 
-const leadUsage: SettingsUsage = columnUsage('leads', 'leads', ({ collection }) => LEAD_REFERENCES[collection]);
+const leadUsage: SettingsUsage = columnUsage('leads', ({ collection }) => LEAD_REFERENCES[collection]);
 
 /** Opportunities use pipelines and their opportunity stages; their commands run inside `assigningSettings` too. */
 const OPPORTUNITY_REFERENCES: Partial<Record<SettingsCollection, string>> = { pipelines: 'pipeline_id', stages: 'stage_id' };
-const opportunityUsage: SettingsUsage = columnUsage('opportunities', 'opportunities', ({ collection }) => OPPORTUNITY_REFERENCES[collection]);
+const opportunityUsage: SettingsUsage = columnUsage('opportunities', ({ collection }) => OPPORTUNITY_REFERENCES[collection]);
 
 /** Every module that uses settings items. */
 export const SETTINGS_USAGE: SettingsUsage[] = [leadUsage, opportunityUsage];

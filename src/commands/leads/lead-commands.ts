@@ -46,7 +46,7 @@ const runAssigning = (deps: Deps, ctx: CommandContext, id: string, command: Lead
   assigningSettings(deps.knex, ctx.tenantId, () => run(deps, ctx, id, command, decideWith));
 
 export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
-  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'leads', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const id = randomUUID();
   const result = await runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
@@ -54,7 +54,7 @@ export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<Le
 }
 
 export async function updateLead(deps: Deps, ctx: CommandContext, id: string, given: LeadChanges) {
-  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   const changes = await withCheckedCustomFields(deps, ctx, 'leads', given);
   return runAssigning(deps, ctx, id, { kind: 'update', id, changes });
 }
@@ -82,7 +82,7 @@ export const updateLeadProduct = (deps: Deps, ctx: CommandContext, id: string, p
 export const removeLeadProduct = (deps: Deps, ctx: CommandContext, id: string, productId: string) => run(deps, ctx, id, { kind: 'remove-product', id, productId });
 
 export async function addLeadTeamMember(deps: Deps, ctx: CommandContext, id: string, userId: string, role: string) {
-  await assertTeamUser(deps.knex, ctx.tenantId, userId);
+  await assertTeamUser(deps.store, ctx.tenantId, userId);
   return run(deps, ctx, id, { kind: 'add-team-member', id, userId, role });
 }
 
@@ -118,7 +118,7 @@ export async function bulkLeadCommand(deps: Deps, ctx: CommandContext, ids: stri
 
 /** Bulk update: the new owner (if any) is checked once, then each lead decides for itself. */
 export async function bulkUpdateLeads(deps: Deps, ctx: CommandContext, ids: string[], given: LeadChanges): Promise<BulkOutcome> {
-  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   const changes = await withCheckedCustomFields(deps, ctx, 'leads', given);
   return bulkLeadCommand(deps, ctx, ids, (id) => ({ kind: 'update', id, changes }));
 }
@@ -143,12 +143,12 @@ export const rescoreLead = (deps: Deps, ctx: CommandContext, id: string) => runA
  * model merely behind) is left as it is.
  */
 export const seedMissingLeadSettings = (deps: Deps): Promise<number> =>
-  seedTenantsWithout(deps, (knex) => knex('lead_settings as s').whereRaw('s.tenant_id = t.id'), (ctx) =>
+  seedTenantsWithout(deps, 'lead-settings', (ctx) =>
     handleCommand(deps, leadSettingsAggregate, ctx.tenantId, { kind: 'seed', events: leadSettingsSeed(randomUUID) }, ctx));
 
 /** BANT and MEDDIC for tenants whose lead settings predate qualification frameworks (once: a tenant that ever had one gets none). */
 export const seedMissingQualificationFrameworks = (deps: Deps): Promise<number> =>
-  seedTenantsWithout(deps, (knex) => knex('qualification_frameworks as q').whereRaw('q.tenant_id = t.id'), (ctx) =>
+  seedTenantsWithout(deps, 'qualification-frameworks', (ctx) =>
     handleCommand(deps, leadSettingsAggregate, ctx.tenantId, { kind: 'seed-frameworks', events: qualificationFrameworkSeed(randomUUID) }, ctx));
 
 /**

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { accountExists, contactExists, liveDocumentsOf, newestActivities, productNamesById } from '../../facts/records.js';
 import type { Knex } from 'knex';
 import { conflict, invalid, notFound, unavailable } from '../../domain/errors.js';
 import type { AccountFields } from '../../events/accounts.js';
@@ -135,11 +136,7 @@ async function leadHistory(deps: Deps, tenantId: string, leadId: string, recorde
     .filter((e) => e.type === 'NoteAdded')
     .slice(-COPY_LIMIT)
     .map((e) => ({ noteId: e.data.noteId, content: e.data.content, createdBy: e.metadata.userId, createdAt: e.createdAt.toISOString() }));
-  const rows = await deps.knex('record_activities')
-    .where({ tenant_id: tenantId, record_type: 'lead', record_id: leadId })
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-    .limit(COPY_LIMIT)
-    .select('id', 'activity_type', 'title', 'description', 'performed_by', 'created_at');
+  const rows = await newestActivities(deps.knex, tenantId, 'lead', leadId, COPY_LIMIT);
   const activities: CopiedActivity[] = rows.reverse().map((r) => ({
     activityId: r.id,
     activityType: r.activity_type,
@@ -154,9 +151,7 @@ async function leadHistory(deps: Deps, tenantId: string, leadId: string, recorde
 /** Catalogue names of products whose lead line has none. */
 async function productNames(knex: Knex, tenantId: string, lines: { productId: string; productName: string | null }[]): Promise<Map<string, string>> {
   const ids = lines.filter((l) => !l.productName).map((l) => l.productId);
-  if (!ids.length) return new Map();
-  const rows: { id: string; name: string }[] = await knex('products').where('tenant_id', tenantId).whereIn('id', ids).select('id', 'name');
-  return new Map(rows.map((r) => [r.id, r.name]));
+  return productNamesById(knex, tenantId, ids);
 }
 
 /**
@@ -165,12 +160,7 @@ async function productNames(knex: Knex, tenantId: string, lines: { productId: st
  * visibility, each on its own new stream.
  */
 async function documentCopies(knex: Knex, ctx: CommandContext, leadId: string, contactId: string, now: Date): Promise<StreamWrite[]> {
-  const rows = await knex('record_documents')
-    .where({ tenant_id: ctx.tenantId, record_type: 'lead', record_id: leadId })
-    .whereNull('deleted_at')
-    .orderBy([{ column: 'uploaded_at' }, { column: 'id' }])
-    .limit(COPY_LIMIT)
-    .select('name', 'mime_type', 'size', 'storage_key', 'uploaded_by', 'visibility', 'disposition');
+  const rows = await liveDocumentsOf(knex, ctx.tenantId, 'lead', leadId, COPY_LIMIT);
   return rows.map((r) => {
     const id = randomUUID();
     const document = {
@@ -182,9 +172,9 @@ async function documentCopies(knex: Knex, ctx: CommandContext, leadId: string, c
 }
 
 /** Existing records a conversion reuses must be live records of the tenant. */
-async function assertLive(knex: Knex, tenantId: string, table: 'contacts' | 'accounts', id: string, field: string) {
-  const row = await knex(table).where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
-  if (!row) throw invalid(`${field} does not name a ${table.slice(0, -1)} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
+async function assertLive(knex: Knex, tenantId: string, kind: 'contact' | 'account', id: string, field: string) {
+  const exists = kind === 'contact' ? contactExists : accountExists;
+  if (!(await exists(knex, tenantId, id))) throw invalid(`${field} does not name a ${kind} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
 }
 
 /** The lead's revision once the plan's lead write is in: the answer's ETag, as for any write under the lead. */
@@ -215,9 +205,9 @@ async function carryOut(deps: Deps, plan: WritePlan): Promise<ConversionResult> 
  * half-way is completed and answered instead of deciding a new one.
  */
 export async function convertLead(deps: Deps, ctx: CommandContext, leadId: string, request: ConversionRequest): Promise<ConversionResult> {
-  await assertOwner(deps.knex, ctx.tenantId, request.ownerId);
-  if (request.contact && 'existingId' in request.contact) await assertLive(deps.knex, ctx.tenantId, 'contacts', request.contact.existingId, 'contactId');
-  if (request.account && 'existingId' in request.account) await assertLive(deps.knex, ctx.tenantId, 'accounts', request.account.existingId, 'accountId');
+  await assertOwner(deps.store, ctx.tenantId, request.ownerId);
+  if (request.contact && 'existingId' in request.contact) await assertLive(deps.knex, ctx.tenantId, 'contact', request.contact.existingId, 'contactId');
+  if (request.account && 'existingId' in request.account) await assertLive(deps.knex, ctx.tenantId, 'account', request.account.existingId, 'accountId');
   if (request.opportunity && !request.account) {
     throw invalid('An opportunity needs an account: set createAccount or give accountId', [{ path: 'createOpportunity', message: 'needs an account', code: 'needs_account' }]);
   }

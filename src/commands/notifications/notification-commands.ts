@@ -56,7 +56,5 @@ export const changeNotificationSettings = (deps: CommandDeps, ctx: CommandContex
  * only with an email template for every current type, so adding a type needs nothing more.
  */
 export const seedMissingNotificationSettings = (deps: CommandDeps & { knex: Knex }): Promise<number> =>
-  seedTenantsWithout(deps, (knex) =>
-    knex('notification_templates as s').whereRaw('s.tenant_id = t.id').where('s.channel', 'email').whereIn('s.event', NOTIFICATION_TYPE_NAMES)
-      .havingRaw('count(distinct s.event) = ?', [NOTIFICATION_TYPE_NAMES.length]), (ctx) =>
+  seedTenantsWithout(deps, 'notification-templates', (ctx) =>
     handleCommand(deps, notificationSettingsAggregate, ctx.tenantId, { kind: 'seed', events: notificationSettingsSeed(randomUUID) }, ctx));

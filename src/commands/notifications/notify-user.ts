@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { userContact } from '../../facts/identity.js';
 import type { Knex } from 'knex';
 import { planDelivery } from '../../domain/notification-schedule.js';
 import { actionUrlOf, renderHtml, renderTemplate, typeInfo, type Channel, type NotificationType } from '../../domain/notifications.js';
@@ -48,15 +49,7 @@ export interface Notified {
   position: Position | null;
 }
 
-interface Recipient {
-  email: string;
-  phone: string | null;
-  first_name: string;
-  status: string;
-}
-
-const recipientOf = (knex: Knex, tenantId: string, userId: string): Promise<Recipient | undefined> =>
-  knex('users').where({ id: userId, tenant_id: tenantId }).whereNull('deleted_at').first('email', 'phone', 'first_name', 'status');
+const recipientOf = userContact;
 
 /** Who a delivery goes to: their address, number and browsers. */
 export interface DeliveryRecipient {

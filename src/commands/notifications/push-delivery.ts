@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pushSubscriptionsOf } from '../../facts/notifications.js';
 import type { Knex } from 'knex';
 import webpush from 'web-push';
 import { outboundPolicy, outboundRequest, type OutboundPolicy } from '../../infra/outbound-http.js';
@@ -41,11 +42,7 @@ interface Target {
 }
 
 /** The user's subscriptions made for the tenant's current keys, whose browser is still theirs. */
-function targetRows(knex: Knex, tenantId: string, userId: string, generation: number) {
-  return knex('push_subscriptions as s')
-    .join('push_subscription_keys as k', (on) => on.on('k.endpoint', 's.endpoint').andOn('k.tenant_id', 's.tenant_id').andOn('k.user_id', 's.user_id'))
-    .where({ 's.tenant_id': tenantId, 's.user_id': userId, 's.key_generation': generation });
-}
+const targetRows = pushSubscriptionsOf;
 
 async function targetsOf(deps: { knex: Knex; secretBox: SecretBox }, tenantId: string, userId: string, generation: number): Promise<Target[]> {
   const rows = await targetRows(deps.knex, tenantId, userId, generation).orderBy('s.subscribed_at').select('s.endpoint', 'k.endpoint_digest', 'k.p256dh', 'k.auth');

@@ -19,16 +19,16 @@ import {
 import type { LineItemInput } from './opportunity-lines.js';
 import { checkedRecordWrite, checkedStageValues } from '../custom-field-values.js';
 import { withCheckedCustomFields } from '../records/record-commands.js';
+import { accountExists, contactExists } from '../../facts/records.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
 /** A record a body names (account, contact) must be live in the caller's tenant; another tenant's reads as unknown (400, nothing leaks). */
-async function assertLiveRow(knex: Knex, tenantId: string, table: string, field: string, what: string, id: string | undefined): Promise<void> {
+async function assertLiveRecord(exists: (knex: Knex, tenantId: string, id: string) => Promise<boolean>, knex: Knex, tenantId: string, field: string, what: string, id: string | undefined): Promise<void> {
   if (!id) return;
-  const row = await knex(table).where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
-  if (!row) throw invalid(`${field} does not name ${what} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
+  if (!(await exists(knex, tenantId, id))) throw invalid(`${field} does not name ${what} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
 }
-const assertAccount = (knex: Knex, tenantId: string, accountId: string | undefined) => assertLiveRow(knex, tenantId, 'accounts', 'accountId', 'an account', accountId);
+const assertAccount = (knex: Knex, tenantId: string, accountId: string | undefined) => assertLiveRecord(accountExists, knex, tenantId, 'accountId', 'an account', accountId);
 
 /** The tenant's pipelines, stages and opportunity settings as they are at this attempt, and the time. */
 const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<OpportunityContext> => ({
@@ -54,7 +54,7 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCo
 
 /** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second opportunity. */
 export async function createOpportunity(deps: Deps, ctx: CommandContext, given: Omit<OpportunityInput, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
-  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   await assertAccount(deps.knex, ctx.tenantId, given.accountId);
   const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'opportunities', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const result = await run(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
@@ -62,7 +62,7 @@ export async function createOpportunity(deps: Deps, ctx: CommandContext, given: 
 }
 
 export async function updateOpportunity(deps: Deps, ctx: CommandContext, id: string, given: OpportunityChanges) {
-  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   await assertAccount(deps.knex, ctx.tenantId, given.accountId);
   const changes = await withCheckedCustomFields(deps, ctx, 'opportunities', given);
   return run(deps, ctx, id, { kind: 'update', id, changes });
@@ -90,7 +90,7 @@ const runOnRecord = (deps: Deps, ctx: CommandContext, id: string, command: Oppor
   handleCommand(deps, opportunityAggregate, id, command, ctx, { decideWith: currentContext(deps, ctx) });
 
 export async function setOpportunityContactRole(deps: Deps, ctx: CommandContext, id: string, body: Omit<Body<'set-contact-role'>, 'contactRoleId'>) {
-  await assertLiveRow(deps.knex, ctx.tenantId, 'contacts', 'contactId', 'a contact', body.contactId);
+  await assertLiveRecord(contactExists, deps.knex, ctx.tenantId, 'contactId', 'a contact', body.contactId);
   return runOnRecord(deps, ctx, id, { kind: 'set-contact-role', id, contactRoleId: randomUUID(), ...body });
 }
 export const removeOpportunityContactRole = (deps: Deps, ctx: CommandContext, id: string, ref: string) => runOnRecord(deps, ctx, id, { kind: 'remove-contact-role', id, ref });
@@ -106,7 +106,7 @@ export const updateOpportunityLineItem = (deps: Deps, ctx: CommandContext, id: s
 export const removeOpportunityLineItem = (deps: Deps, ctx: CommandContext, id: string, itemId: string) => runOnRecord(deps, ctx, id, { kind: 'remove-line-item', id, itemId });
 
 export async function addOpportunityTeamMember(deps: Deps, ctx: CommandContext, id: string, userId: string, role: string) {
-  await assertTeamUser(deps.knex, ctx.tenantId, userId);
+  await assertTeamUser(deps.store, ctx.tenantId, userId);
   return runOnRecord(deps, ctx, id, { kind: 'add-team-member', id, userId, role });
 }
 export const removeOpportunityTeamMember = (deps: Deps, ctx: CommandContext, id: string, userId: string) => runOnRecord(deps, ctx, id, { kind: 'remove-team-member', id, userId });

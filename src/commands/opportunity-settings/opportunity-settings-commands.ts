@@ -18,5 +18,5 @@ export function changeOpportunitySettings(deps: UsageDeleteDeps, ctx: CommandCon
  * worker start; idempotent: a tenant whose stream is already seeded is left as it is).
  */
 export const seedMissingOpportunitySettings = (deps: CommandDeps & { knex: Knex }): Promise<number> =>
-  seedTenantsWithout(deps, (knex) => knex('opportunity_priorities as p').whereRaw('p.tenant_id = t.id'), (ctx) =>
+  seedTenantsWithout(deps, 'opportunity-settings', (ctx) =>
     handleCommand(deps, opportunitySettingsAggregate, ctx.tenantId, { kind: 'seed', events: opportunitySettingsSeed(randomUUID) }, ctx));

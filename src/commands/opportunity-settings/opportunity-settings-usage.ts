@@ -14,7 +14,7 @@ export type OpportunitySettingsUsage = UsageCounter<{ collection: OpportunitySet
 const OPPORTUNITY_COLUMNS: Partial<Record<OpportunitySettingsCollection, string>> = { priorities: 'priority_id', types: 'type_id', closeReasons: 'close_reason_id' };
 
 /** Live opportunities by priority, type and (lost) close reason; forecast categories are not stored on opportunities (yet). */
-const opportunitiesUsing: OpportunitySettingsUsage = columnUsage('opportunities', 'opportunities', ({ collection }) => OPPORTUNITY_COLUMNS[collection]);
+const opportunitiesUsing: OpportunitySettingsUsage = columnUsage('opportunities', ({ collection }) => OPPORTUNITY_COLUMNS[collection]);
 
 /** Every module whose records use opportunity settings. */
 export const OPPORTUNITY_SETTINGS_USAGE: OpportunitySettingsUsage[] = [opportunitiesUsing];

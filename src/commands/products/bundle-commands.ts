@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { productNamesById } from '../../facts/records.js';
 import type { Knex } from 'knex';
 import type { BundleItemFields } from '../../events/products.js';
 import { DomainError, invalid } from '../../domain/errors.js';
@@ -13,9 +14,7 @@ type Deps = CommandDeps & { knex: Knex };
 async function namingTheCycle(knex: Knex, tenantId: string, error: unknown): Promise<never> {
   const detail = error instanceof DomainError && Array.isArray(error.details) ? (error.details[0] as { code?: string; cycle?: string[] }) : undefined;
   if (!detail?.cycle || detail.code !== 'cycle' || detail.cycle.length < 3) throw error;
-  const names = new Map<string, string>(
-    (await knex('products').where({ tenant_id: tenantId }).whereIn('id', detail.cycle).select('id', 'name')).map((r) => [r.id, r.name]),
-  );
+  const names = await productNamesById(knex, tenantId, detail.cycle);
   throw invalid(`The bundle would include itself: ${detail.cycle.map((id) => names.get(id) ?? id).join(' → ')}`, error instanceof DomainError ? error.details : undefined);
 }
 

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { productsInCategory, productUses } from '../../facts/usage.js';
 import { invalid } from '../../domain/errors.js';
 import { assigningUsed, deletingUnused, type UsageDeleteDeps } from '../usage-guard.js';
 
@@ -18,11 +19,8 @@ export function deletingFromCatalogue<U, T>(deps: UsageDeleteDeps, tenantId: str
   return deletingUnused(deps, lockKey(tenantId), count, work);
 }
 
-const countOf = async (query: Knex.QueryBuilder) => Number((await query.count<{ n: string }[]>({ n: '*' }).first())?.n ?? 0);
-
 /** Live products of the category. */
-export const categoryUsage = (trx: Knex | Knex.Transaction, tenantId: string, categoryId: string) =>
-  countOf(trx('products').where({ tenant_id: tenantId, category_id: categoryId }).whereNull('deleted_at'));
+export const categoryUsage = productsInCategory;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -35,15 +33,7 @@ export function assertCategoryUnused(inUse: number): void {
  * the product lines of leads not deleted. (Its price book entries and its own bundle items
  * go with it.) Opportunity line items will count here too.
  */
-export async function productUsage(trx: Knex | Knex.Transaction, tenantId: string, productId: string) {
-  const [bundles, leads] = await Promise.all([
-    countOf(trx('product_bundle_items as i').join('products as b', 'b.id', 'i.bundle_id')
-      .where({ 'i.tenant_id': tenantId, 'i.product_id': productId }).whereNull('b.deleted_at')),
-    countOf(trx('lead_products as lp').join('leads as l', 'l.id', 'lp.lead_id')
-      .where({ 'l.tenant_id': tenantId, 'lp.product_id': productId }).whereNull('l.deleted_at')),
-  ]);
-  return { bundles, leads };
-}
+export const productUsage = productUses;
 
 export function assertProductUnused(usage: { bundles: number; leads: number }): void {
   const uses = [usage.bundles && `${plural(usage.bundles, 'bundle')} include it`, usage.leads && `${plural(usage.leads, 'lead')} list it among their products`].filter(Boolean);

@@ -45,5 +45,5 @@ export const removePriceBookEntry = (deps: Deps, ctx: CommandContext, priceBookI
  * start). Idempotent: the decider adds nothing to a tenant that has a default book.
  */
 export const seedMissingPriceBooks = (deps: Deps): Promise<number> =>
-  seedTenantsWithout(deps, (knex) => knex('price_books as b').whereRaw('b.tenant_id = t.id').where('b.is_default', true), (ctx) =>
+  seedTenantsWithout(deps, 'default-price-book', (ctx) =>
     handleCommand(deps, priceBooksAggregate, ctx.tenantId, { kind: 'seed', id: randomUUID() }, ctx));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { liveProductCode } from '../../facts/records.js';
 import type { Knex } from 'knex';
 import type { ProductCategoryFields, ProductFields } from '../../events/products.js';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
@@ -81,9 +82,9 @@ async function creatingProduct(deps: Deps, ctx: CommandContext, given: ProductFi
 }
 
 async function liveProduct(knex: Knex, tenantId: string, id: string) {
-  const row = await knex('products').where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('code');
-  if (!row) throw notFound('Product');
-  return row as { code: string | null };
+  const code = await liveProductCode(knex, tenantId, id);
+  if (code === undefined) throw notFound('Product');
+  return { code };
 }
 
 export const updateProduct = (deps: Deps, ctx: CommandContext, id: string, changes: Partial<ProductFields>) =>

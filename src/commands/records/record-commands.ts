@@ -6,7 +6,10 @@ import { accountAggregate } from '../accounts.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { contactAggregate } from '../contacts.js';
 import { invalid, notFound } from '../../domain/errors.js';
-import { wouldLoop } from './references.js';
+import { wouldLoop } from '../../facts/hierarchy.js';
+import { accountExists } from '../../facts/records.js';
+import type { EventStore } from '../../events/store/types.js';
+import { assertLiveUser } from '../identity/user-facts.js';
 import type { CustomFieldModule } from '../../domain/custom-fields.js';
 import { checkedRecordWrite } from '../custom-field-values.js';
 
@@ -19,19 +22,16 @@ export async function withCheckedCustomFields<C extends { customFields?: Record<
 }
 
 async function assertLiveAccount(knex: Knex, tenantId: string, id: string, what = 'Account'): Promise<void> {
-  const row = await knex('accounts').where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
-  if (!row) throw notFound(what);
+  if (!(await accountExists(knex, tenantId, id))) throw notFound(what);
 }
 
-/** An owner must be a user of the tenant (not deleted). */
-export async function assertOwner(knex: Knex, tenantId: string, ownerId: string | undefined): Promise<void> {
-  if (!ownerId) return;
-  const row = await knex('users').where({ tenant_id: tenantId, id: ownerId }).whereNull('deleted_at').first('id');
-  if (!row) throw invalid('ownerId does not name a user of this tenant', [{ path: 'ownerId', message: 'not found', code: 'unknown_reference' }]);
+/** An owner must be a user of the tenant (not deleted), as of the user's stream. */
+export async function assertOwner(store: EventStore, tenantId: string, ownerId: string | undefined): Promise<void> {
+  if (ownerId) await assertLiveUser(store, tenantId, ownerId, 'ownerId');
 }
 
 export async function createContact(deps: Deps, ctx: CommandContext, given: Omit<ContactFields, 'ownerId'> & { ownerId?: string }) {
-  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'contacts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const id = randomUUID();
   const result = await handleCommand(deps, contactAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
@@ -39,7 +39,7 @@ export async function createContact(deps: Deps, ctx: CommandContext, given: Omit
 }
 
 export async function updateContact(deps: Deps, ctx: CommandContext, id: string, given: Partial<ContactFields>) {
-  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   const changes = await withCheckedCustomFields(deps, ctx, 'contacts', given);
   return handleCommand(deps, contactAggregate, id, { kind: 'update', id, changes }, ctx);
 }
@@ -61,15 +61,14 @@ export const unlinkContactFromAccount = (deps: Deps, ctx: CommandContext, id: st
 async function assertParent(knex: Knex, tenantId: string, id: string | null, parentId: string | null | undefined): Promise<void> {
   if (!parentId) return;
   if (parentId === id) throw invalid('An account cannot be its own parent', [{ path: 'parentAccountId', message: 'cycle', code: 'cycle' }]);
-  const parent = await knex('accounts').where({ tenant_id: tenantId, id: parentId }).whereNull('deleted_at').first('id');
-  if (!parent) throw invalid('parentAccountId does not name an account', [{ path: 'parentAccountId', message: 'not found', code: 'unknown_reference' }]);
-  if (id && (await wouldLoop(knex, 'accounts', 'parent_account_id', tenantId, id, parentId))) {
+  if (!(await accountExists(knex, tenantId, parentId))) throw invalid('parentAccountId does not name an account', [{ path: 'parentAccountId', message: 'not found', code: 'unknown_reference' }]);
+  if (id && (await wouldLoop(knex, 'accounts', tenantId, id, parentId))) {
     throw invalid('That parent is a child of this account: the hierarchy would loop', [{ path: 'parentAccountId', message: 'cycle', code: 'cycle' }]);
   }
 }
 
 export async function createAccount(deps: Deps, ctx: CommandContext, given: Omit<AccountFields, 'ownerId'> & { ownerId?: string }) {
-  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   await assertParent(deps.knex, ctx.tenantId, null, given.parentAccountId);
   const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'accounts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const id = randomUUID();
@@ -78,7 +77,7 @@ export async function createAccount(deps: Deps, ctx: CommandContext, given: Omit
 }
 
 export async function updateAccount(deps: Deps, ctx: CommandContext, id: string, given: Partial<AccountFields>) {
-  await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
+  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   await assertParent(deps.knex, ctx.tenantId, id, given.parentAccountId);
   const changes = await withCheckedCustomFields(deps, ctx, 'accounts', given);
   return handleCommand(deps, accountAggregate, id, { kind: 'update', id, changes }, ctx);

@@ -1,4 +1,5 @@
-import type { Knex } from 'knex';
+import type { EventStore } from '../../events/store/types.js';
+import { assertActiveUser } from '../identity/user-facts.js';
 import { invalid, notFound } from '../../domain/errors.js';
 
 /**
@@ -17,9 +18,7 @@ export function teamChange(team: Record<string, string>, command: TeamMemberComm
   return { removed: { userId: command.userId } };
 }
 
-/** A team member is an active, live user of the caller's tenant (another tenant's: 400 unknown reference). */
-export async function assertTeamUser(knex: Knex, tenantId: string, userId: string): Promise<void> {
-  const user = await knex('users').where({ tenant_id: tenantId, id: userId }).whereNull('deleted_at').first('status');
-  if (!user) throw invalid('userId does not name a user of this tenant', [{ path: 'userId', message: 'not found', code: 'unknown_reference' }]);
-  if (user.status !== 'active') throw invalid('The user is not active');
+/** A team member is an active, live user of the caller's tenant (another tenant's: 400 unknown reference), as of the user's stream. */
+export async function assertTeamUser(store: EventStore, tenantId: string, userId: string): Promise<void> {
+  await assertActiveUser(store, tenantId, userId, 'userId', () => invalid('The user is not active'));
 }

@@ -34,5 +34,5 @@ export function systemReportsSeed(newId: () => string = randomUUID): SystemRepor
 
 /** Tenants registered before system reports existed get them (worker start; idempotent). */
 export const seedMissingSystemReports = (deps: CommandDeps & { knex: Knex }): Promise<number> =>
-  seedTenantsWithout(deps, (knex) => knex('reports as r').whereRaw('r.tenant_id = t.id and r.is_system'), (ctx: CommandContext) =>
+  seedTenantsWithout(deps, 'system-reports', (ctx: CommandContext) =>
     handleCommand(deps, systemReportsAggregate, ctx.tenantId, systemReportsSeed(), ctx));

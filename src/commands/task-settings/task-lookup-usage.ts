@@ -15,7 +15,7 @@ export type TaskLookupUsage = UsageCounter<{ lookup: TaskLookupKind; id: string 
 const TASK_REFERENCES: Record<TaskLookupKind, string> = { types: 'type_id', statuses: 'status_id', priorities: 'priority_id' };
 
 /** Live tasks pointing at the item: the counter of the tasks module, over its `tasks` read model (migration 0017). */
-export const tasksUsingLookup: TaskLookupUsage = columnUsage('tasks', 'tasks', ({ lookup }) => TASK_REFERENCES[lookup]);
+export const tasksUsingLookup: TaskLookupUsage = columnUsage('tasks', ({ lookup }) => TASK_REFERENCES[lookup]);
 
 /** Every module whose records use task lookups (another module pointing at them adds its counter beside the tasks one). */
 export const TASK_LOOKUP_USAGE: TaskLookupUsage[] = [tasksUsingLookup];

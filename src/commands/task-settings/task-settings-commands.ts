@@ -21,5 +21,5 @@ export function changeTaskSettings(deps: UsageDeleteDeps, ctx: CommandContext, c
  * worker start; idempotent: a tenant whose stream is already seeded is left as it is).
  */
 export const seedMissingTaskSettings = (deps: CommandDeps & { knex: Knex }): Promise<number> =>
-  seedTenantsWithout(deps, (knex) => knex('task_settings as s').whereRaw('s.tenant_id = t.id'), (ctx) =>
+  seedTenantsWithout(deps, 'task-settings', (ctx) =>
     handleCommand(deps, taskSettingsAggregate, ctx.tenantId, { kind: 'seed', events: taskSettingsSeed(randomUUID) }, ctx));

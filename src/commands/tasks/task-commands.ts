@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { liveSubtasksDeepestFirst } from '../../facts/tasks.js';
 import type { Knex } from 'knex';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import type { TaskChanges } from '../../events/tasks.js';
-import type { Position } from '../../events/store/types.js';
+import type { EventStore, Position } from '../../events/store/types.js';
+import { assertLiveUser } from '../identity/user-facts.js';
 import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { taskAggregate, type TaskCommand, type TaskContext, type TaskInput } from './task-aggregate.js';
 import { taskSettings, withTaskSettings } from './task-settings-source.js';
@@ -11,11 +13,9 @@ import { withCheckedCustomFields } from '../records/record-commands.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
-/** An assignee must be a user of the tenant (not deleted). */
-async function assertAssignee(knex: Knex, tenantId: string, userId: string | null | undefined): Promise<void> {
-  if (!userId) return;
-  const row = await knex('users').where({ tenant_id: tenantId, id: userId }).whereNull('deleted_at').first('id');
-  if (!row) throw invalid('assignedTo does not name a user of this tenant', [{ path: 'assignedTo', message: 'not found', code: 'unknown_reference' }]);
+/** An assignee must be a user of the tenant (not deleted), as of the user's stream. */
+async function assertAssignee(store: EventStore, tenantId: string, userId: string | null | undefined): Promise<void> {
+  if (userId) await assertLiveUser(store, tenantId, userId, 'assignedTo');
 }
 
 /** The parent of a new subtask: a live task of the tenant, with its depth (from its own stream). */
@@ -41,7 +41,7 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: TaskCommand, 
 
 /** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second task. */
 export async function createTask(deps: Deps, ctx: CommandContext, given: TaskInput, id: string = randomUUID()) {
-  await assertAssignee(deps.knex, ctx.tenantId, given.assignedTo);
+  await assertAssignee(deps.store, ctx.tenantId, given.assignedTo);
   const fields = { ...given, customFields: await checkedRecordWrite(deps, ctx.tenantId, 'tasks', { fields: given, customFields: given.customFields, mode: 'create' }) };
   const parent = await parentOf(deps, ctx.tenantId, fields.parentTaskId);
   const result = await run(deps, ctx, id, { kind: 'create', id, fields, actorId: ctx.userId, parent }, true);
@@ -49,7 +49,7 @@ export async function createTask(deps: Deps, ctx: CommandContext, given: TaskInp
 }
 
 export async function updateTask(deps: Deps, ctx: CommandContext, id: string, given: TaskChanges) {
-  await assertAssignee(deps.knex, ctx.tenantId, given.assignedTo);
+  await assertAssignee(deps.store, ctx.tenantId, given.assignedTo);
   const changes = await withCheckedCustomFields(deps, ctx, 'tasks', given);
   return run(deps, ctx, id, { kind: 'update', id, changes });
 }
@@ -63,17 +63,7 @@ export const addTaskNote = (deps: Deps, ctx: CommandContext, id: string, note: {
   run(deps, ctx, id, { kind: 'add-note', id, ...note });
 
 /** Live tasks below a task (any depth), deepest first, from the read model. */
-async function descendantsOf(knex: Knex, tenantId: string, id: string): Promise<string[]> {
-  const { rows } = await knex.raw(
-    `with recursive below as (
-       select id, 1 as depth from tasks where tenant_id = ? and parent_task_id = ? and deleted_at is null
-       union all select t.id, below.depth + 1 from tasks t join below on t.parent_task_id = below.id
-        where t.tenant_id = ? and t.deleted_at is null and below.depth < 100)
-     select id from below order by depth desc`,
-    [tenantId, id, tenantId],
-  );
-  return rows.map((r: { id: string }) => r.id);
-}
+const descendantsOf = liveSubtasksDeepestFirst;
 
 const later = (a: Position | null, b: Position | null) => (!a ? b : !b ? a : b.commit > a.commit || (b.commit === a.commit && b.prepare > a.prepare) ? b : a);
 

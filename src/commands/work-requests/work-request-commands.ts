@@ -8,23 +8,23 @@ import { executePlan, newStreamWrite, savePlan, type WritePlan } from '../write-
 import { workRequestAggregate, type WorkRequestCommand, type WorkRequestContext } from './work-request-aggregate.js';
 import { owningUnit, type WorkRequestInput } from './work-request-create.js';
 import { checkedRecordWrite } from '../custom-field-values.js';
+import type { EventStore } from '../../events/store/types.js';
+import { teamLead as liveTeamLead } from '../../facts/identity.js';
+import { assertActiveUser } from '../identity/user-facts.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
-/** A user id from a body: a live, active user of the tenant, else 400 (another tenant's reads as unknown). */
-async function assertActiveUser(knex: Knex, tenantId: string, userId: string | null | undefined, field: string): Promise<void> {
-  if (!userId) return;
-  const row = await knex('users').where({ tenant_id: tenantId, id: userId }).whereNull('deleted_at').first('status');
-  if (!row) throw invalid(`${field} does not name a user of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
-  if (row.status !== 'active') throw invalid(`${field} names a user who is not active`, [{ path: field, message: 'not active', code: 'inactive_reference' }]);
+/** A user id from a body: a live, active user of the tenant as of the user's stream, else 400 (another tenant's reads as unknown). */
+async function assertAssignable(store: EventStore, tenantId: string, userId: string | null | undefined, field: string): Promise<void> {
+  if (userId) await assertActiveUser(store, tenantId, userId, field);
 }
 
 /** The lead of a team of the tenant (null: no team, or no lead); `field` set: an unknown team is a 400. */
 async function teamLeadOf(knex: Knex, tenantId: string, teamId: string | null | undefined, field?: string): Promise<string | null> {
   if (!teamId) return null;
-  const row = await knex('teams').where({ tenant_id: tenantId, id: teamId }).whereNull('deleted_at').first('lead_id');
-  if (!row && field) throw invalid(`${field} does not name a team of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
-  return row?.lead_id ?? null;
+  const team = await liveTeamLead(knex, tenantId, teamId);
+  if (!team && field) throw invalid(`${field} does not name a team of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
+  return team?.leadId ?? null;
 }
 
 /**
@@ -47,7 +47,7 @@ async function nextRequestNumber(trx: Knex.Transaction, tenantId: string): Promi
  * pending-write-plans job if this process stops before). A refused create takes no number.
  */
 export async function createWorkRequest(deps: Deps, ctx: CommandContext, input: WorkRequestInput, actor: WorkRequestActor) {
-  await assertActiveUser(deps.knex, ctx.tenantId, input.assignedTo, 'assignedTo');
+  await assertAssignable(deps.store, ctx.tenantId, input.assignedTo, 'assignedTo');
   await teamLeadOf(deps.knex, ctx.tenantId, input.teamId, 'teamId');
   input = { ...input, customFields: await checkedRecordWrite(deps, ctx.tenantId, 'work_requests', { fields: input, customFields: input.customFields, mode: 'create' }) };
   const settings = await loadWorkRequestSettings(deps.store, ctx.tenantId);
@@ -86,8 +86,8 @@ export async function changeWorkRequest(
     const customFields = await checkedRecordWrite(deps, ctx.tenantId, 'work_requests', { fields: changes, customFields: changes.customFields ?? undefined, mode: 'merge' });
     if (customFields !== undefined) command = { ...command, changes: { ...changes, customFields } };
   }
-  if (command.kind === 'assign') await assertActiveUser(deps.knex, ctx.tenantId, command.userId, 'userId');
-  if (command.kind === 'change-stage') await assertActiveUser(deps.knex, ctx.tenantId, command.assignToUserId, 'assignToUserId');
+  if (command.kind === 'assign') await assertAssignable(deps.store, ctx.tenantId, command.userId, 'userId');
+  if (command.kind === 'change-stage') await assertAssignable(deps.store, ctx.tenantId, command.assignToUserId, 'assignToUserId');
   const picked = await teamLeadOf(deps.knex, ctx.tenantId, assignToTeamId, 'assignToTeamId');
   const teamLead = assignToTeamId ? picked : await teamLeadOf(deps.knex, ctx.tenantId, owningTeamId);
   return handleCommand(deps, workRequestAggregate, command.id, command, ctx, {

@@ -3,7 +3,8 @@ import { deterministicId } from '../../infra/deterministic-id.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
 import { WEBHOOK_SUBSCRIPTION_EVENT_TYPES } from '../../events/webhooks.js';
 import { activeSubscriptions, subscriptionsWanting, tenantHasWebhooks } from '../../queries/webhooks.js';
-import type { Saga } from '../saga.js';
+import type { AppEventType } from '../../events/app-events.js';
+import { defineSaga, eachOf, type Saga } from '../saga.js';
 import { sendPendingDelivery, type WebhookDeliveryDeps } from './webhook-sender.js';
 
 /** What a receiver gets: the event's id, type, time, stream and data, and the subscription it came through. */
@@ -63,14 +64,11 @@ const firstAttempts = new FirstAttempts();
  * remembered between its events (`watches`): read again, as of the event, only after one of
  * its subscription events; a tenant that never had one costs one query per run of the saga.
  */
-export function webhookSaga(eventTypes: () => string[]): Saga {
-  return {
+export function webhookSaga(eventTypes: () => readonly AppEventType[]): Saga {
+  return defineSaga({
     name: 'webhook-deliveries',
-    get handles() {
-      return eventTypes();
-    },
     watches: WEBHOOK_SUBSCRIPTION_EVENT_TYPES,
-    async handle(event, context) {
+    handlers: () => eachOf(eventTypes(), async (event, context) => {
       const { deps } = context;
       const tenantId = event.metadata.tenantId;
       if (!tenantId) return;
@@ -103,6 +101,6 @@ export function webhookSaga(eventTypes: () => string[]): Saga {
         .ignore()
         .returning('id');
       for (const { id } of recorded) firstAttempts.enqueue(deps, tenantId, id);
-    },
-  };
+    }),
+  });
 }

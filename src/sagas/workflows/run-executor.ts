@@ -18,13 +18,14 @@ const PURE_STEPS = new Set(['branch', 'wait']);
 
 
 /** A step's recorded input: the action's config with credential-looking values masked (header and field lists too). */
-export function maskedInput(value: unknown, key = ''): any {
+export function maskedInput(value: unknown, key = ''): unknown {
   if (SECRET_NAME.test(key) && (typeof value === 'string' || typeof value === 'number')) return '[masked]';
   if (Array.isArray(value)) return value.map((item) => maskedInput(item));
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>);
     // `{key: "Authorization", value: "Bearer …"}` pairs name the secret in a sibling.
-    const pairKey = typeof (value as any).key === 'string' ? (value as any).key : '';
+    const { key: named } = value as { key?: unknown };
+    const pairKey = typeof named === 'string' ? named : '';
     const masked = (k: string, v: unknown) => {
       if (pairKey && k === 'key') return v; // the pair's name, not a credential (though `key` itself sounds like one)
       return k === 'value' && SECRET_NAME.test(pairKey) ? '[masked]' : maskedInput(v, k);
@@ -154,7 +155,7 @@ class RunWalk {
   private async step(action: WorkflowAction): Promise<Outcome> {
     const stepId = stepIdOf(this.run.id, action.id);
     const seen = this.run.steps[stepId];
-    const base = { runId: this.run.id, stepId, actionId: action.id, actionType: action.actionType, input: maskedInput(action.config), startedAt: this.now() };
+    const base = { runId: this.run.id, stepId, actionId: action.id, actionType: action.actionType, input: maskedInput(action.config) as Record<string, unknown> /* an object masked is an object */, startedAt: this.now() };
     if (seen?.status === 'completed') {
       this.merge(seen.result);
       return action.actionType === 'branch' ? this.level(action.id, seen.result?.branch === 'yes' ? 'yes' : 'no') : 'done';

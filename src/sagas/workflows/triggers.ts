@@ -1,18 +1,34 @@
 import { foldRecorded } from '../../commands/aggregate.js';
-import type { EventStore, RecordedEvent } from '../../events/store/types.js';
+import type { AppEventType } from '../../events/app-events.js';
+import type { EventStore } from '../../events/store/types.js';
+import type { RecordedAmong } from '../saga.js';
 import { ownerFieldOf, recordView, viewFold, type ViewDeps, type ViewModule } from '../../queries/record-views.js';
 
 interface TriggerSource {
   /** Its stream, fold and API view are the record view's (queries/record-views.ts). */
   module: ViewModule;
   /** Event type → the spec's trigger names it always means. */
-  types: Record<string, string[]>;
+  types: Partial<Record<TriggerEventType, string[]>>;
   /** The `*_assigned` trigger, fired by a create or update whose owner differs from before (and, on create, from the creator). */
   assigned?: string;
   /** The `*_updated` trigger's event (its `changes` name the owner change). */
-  created: string;
-  updated: string;
+  created: TriggerEventType;
+  updated: TriggerEventType;
 }
+
+/** Every event type that may fire a workflow: each must be an event of the service (a misspelt one does not compile). */
+export const TRIGGER_EVENT_TYPES = [
+  'LeadCreated', 'LeadUpdated', 'LeadStageChanged', 'LeadDisqualified', 'LeadScoreChanged', 'LeadConverted',
+  'ContactCreated', 'ContactUpdated',
+  'AccountCreated', 'AccountUpdated',
+  'OpportunityCreated', 'OpportunityUpdated', 'OpportunityStageChanged', 'OpportunityReopened', 'OpportunityWon', 'OpportunityLost',
+  'TaskCreated', 'TaskUpdated', 'TaskCompleted', 'TaskBecameOverdue',
+] as const satisfies readonly AppEventType[];
+
+export type TriggerEventType = (typeof TRIGGER_EVENT_TYPES)[number];
+
+/** A stored event that may fire a workflow. */
+export type TriggerEvent = RecordedAmong<TriggerEventType>;
 
 const SOURCES: TriggerSource[] = [
   {
@@ -65,17 +81,14 @@ const SOURCES: TriggerSource[] = [
   },
 ];
 
-const BY_EVENT = new Map(SOURCES.flatMap((source) => Object.keys(source.types).map((type) => [type, source] as const)));
-
-/** Every event type that may fire a workflow. */
-export const TRIGGER_EVENT_TYPES = [...BY_EVENT.keys()];
+const BY_EVENT = new Map<string, TriggerSource>(SOURCES.flatMap((source) => Object.keys(source.types).map((type) => [type, source] as const)));
 
 /** The triggers an event type may fire, known without reading anything (an owner change may add `*_assigned`). */
 export function possibleTriggers(eventType: string): { module: TriggerSource['module']; types: string[] } | null {
   const source = BY_EVENT.get(eventType);
   if (!source) return null;
   const mayAssign = source.assigned && (eventType === source.created || eventType === source.updated);
-  return { module: source.module, types: [...source.types[eventType], ...(mayAssign ? [source.assigned!] : [])] };
+  return { module: source.module, types: [...(source.types[eventType as TriggerEventType] ?? []), ...(mayAssign ? [source.assigned!] : [])] };
 }
 
 type FoldedRecord = { status: string; fields: Record<string, unknown> };
@@ -95,7 +108,7 @@ export interface TriggerMatch {
  * folded from the record's own stream up to the event (never from a read model that may
  * have moved on since).
  */
-export async function triggersOf(store: EventStore, event: RecordedEvent<any>): Promise<TriggerMatch | null> {
+export async function triggersOf(store: EventStore, event: TriggerEvent): Promise<TriggerMatch | null> {
   const source = BY_EVENT.get(event.type);
   if (!source) return null;
   const fold = viewFold(source.module);
@@ -104,7 +117,7 @@ export async function triggersOf(store: EventStore, event: RecordedEvent<any>): 
   const after = fold.evolve(before, event) as FoldedRecord;
   if (after.status === 'absent') return null;
   const ownerField = ownerFieldOf(source.module);
-  const types = [...source.types[event.type]];
+  const types = [...(source.types[event.type] ?? [])];
   if (source.assigned) {
     const owner = after.fields[ownerField];
     const ownerChanged = before.status === 'absent' ? owner !== event.metadata.userId : event.type === source.updated && owner !== before.fields[ownerField];
@@ -118,9 +131,9 @@ export async function triggersOf(store: EventStore, event: RecordedEvent<any>): 
  * as its API shows them: what conditions and templates read. Names come from the tenant's
  * settings and users as the record projections have them at the event, at least.
  */
-export async function triggerRecords(deps: ViewDeps, match: TriggerMatch, event: RecordedEvent<any>) {
+export async function triggerRecords(deps: ViewDeps, match: TriggerMatch, event: TriggerEvent) {
   const ctx = { ...deps, tenantId: event.metadata.tenantId, at: event.createdAt };
-  const id = String(event.data.id);
+  const id = event.data.id;
   const [record, previous] = await Promise.all([recordView(match.module, match.after, id, ctx), recordView(match.module, match.before, id, ctx)]);
   return { record: record!, previous };
 }

@@ -11,13 +11,13 @@ import { identityProjection } from '../../projections/identity.js';
 import { leadsProjection } from '../../projections/leads.js';
 import { opportunitiesProjection } from '../../projections/opportunities.js';
 import { tasksProjection } from '../../projections/tasks.js';
-import type { Saga, SagaContext, SagaDeps } from '../saga.js';
+import { defineSaga, eachOf, type Saga, type SagaContext, type SagaDeps } from '../saga.js';
 import type { ActionHandler } from './action.js';
 import { RECORD_ACTIONS } from './actions/record-actions.js';
 import { messageActions } from './actions/messages.js';
 import { webhookAction } from './actions/webhook.js';
 import { carryOnRun, startRun } from './run-executor.js';
-import { possibleTriggers, TRIGGER_EVENT_TYPES, triggerRecords, triggersOf } from './triggers.js';
+import { possibleTriggers, TRIGGER_EVENT_TYPES, triggerRecords, triggersOf, type TriggerEvent } from './triggers.js';
 
 /** Every action type's handler (wait and branch are the executor's own). */
 export const ACTION_HANDLERS = new Map<string, ActionHandler>([...RECORD_ACTIONS, webhookAction, ...messageActions].map((handler) => [handler.actionType, handler]));
@@ -46,7 +46,7 @@ async function depthOf(context: SagaContext, event: RecordedEvent): Promise<numb
  * makes, which its actions use (create_opportunity on the new account): those too must be
  * written and projected. While its plan is still running, the event is delivered again later.
  */
-async function writtenThrough(deps: SagaDeps, event: RecordedEvent): Promise<Position | undefined> {
+async function writtenThrough(deps: SagaDeps, event: TriggerEvent): Promise<Position | undefined> {
   if (event.type !== 'LeadConverted') return undefined;
   const through = await conversionWrittenThrough(deps, event);
   if (through === 'pending') throw new ProjectionBehind(`${CONVERSION_PLAN} write plan`, event.position);
@@ -85,11 +85,10 @@ const activeWorkflows = (context: SagaContext, tenantId: string) =>
  * the same run on instead of starting another.
  */
 export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDLERS): Saga {
-  return {
+  return defineSaga({
     name: 'workflows',
-    handles: TRIGGER_EVENT_TYPES,
     watches: WORKFLOW_DEFINITION_EVENT_TYPES,
-    async handle(event, context) {
+    handlers: eachOf(TRIGGER_EVENT_TYPES, async (event, context) => {
       const { deps } = context;
       const possible = possibleTriggers(event.type);
       if (!possible) return;
@@ -113,7 +112,7 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
         const trigger = {
           module: match.module,
           type: workflow.trigger_type,
-          entityId: String(event.data.id),
+          entityId: event.data.id,
           eventId: event.id,
           correlationId: event.metadata.correlationId,
           userId: event.metadata.userId,
@@ -123,8 +122,8 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
         const runId = runIdOf(workflow.id, event.id);
         await startRun(deps, handlers, tenantId, { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth: depth + 1 });
       }
-    },
-  };
+    }),
+  });
 }
 
 /** Runs whose wait is over, carried on (every minute; after a restart too, since the wait is in the run's stream and read model). */

@@ -88,8 +88,8 @@ function matching(rules: unknown, values: unknown[]): string[] {
   const wanted = values.map((v) => displayValue(v).trim().toLowerCase()).filter(Boolean);
   if (!Array.isArray(rules) || wanted.length === 0) return [];
   return rules
-    .filter((rule) => rule && typeof rule === 'object' && list((rule as any).values).some((v) => wanted.includes(v.toLowerCase())))
-    .map((rule) => String((rule as any).userId));
+    .filter((rule) => rule && typeof rule === 'object' && list((rule as { values?: unknown }).values).some((v) => wanted.includes(v.toLowerCase())))
+    .map((rule) => String((rule as { userId?: unknown }).userId));
 }
 
 /** A contact's accounts (its view lists them as `accounts`). */
@@ -146,7 +146,7 @@ export const assignOwner: ActionHandler = {
     const pool = await livePool(input, [...new Set(list(config.pool ?? config.userIds))]);
     if (pool.length === 0) return { skipped: true, reason: 'no active user in the pool' };
     const weights = Object.fromEntries(
-      (Array.isArray(config.weights) ? config.weights : []).filter((w: any) => w && typeof w === 'object').map((w: any) => [String(w.userId), Number(w.weight) || 1]),
+      (Array.isArray(config.weights) ? config.weights : []).filter((w: unknown): w is { userId?: unknown; weight?: unknown } => !!w && typeof w === 'object').map((w) => [String(w.userId), Number(w.weight) || 1]),
     );
     const request: PickRequest = {
       workflowId: input.workflowId,
