@@ -23,3 +23,10 @@ export async function assertTeamUser(knex: Knex, tenantId: string, userId: strin
   if (!user) throw invalid('userId does not name a user of this tenant', [{ path: 'userId', message: 'not found', code: 'unknown_reference' }]);
   if (user.status !== 'active') throw invalid('The user is not active');
 }
+
+/** A record's team (`teamId`): a live team of the caller's tenant (another tenant's: 400 naming the field). */
+export async function assertTenantTeam(knex: Knex, tenantId: string, teamId: string | null | undefined): Promise<void> {
+  if (!teamId) return;
+  const team = await knex('teams').where({ tenant_id: tenantId, id: teamId }).whereNull('deleted_at').first('id');
+  if (!team) throw invalid('teamId does not name a team of this tenant', [{ path: 'teamId', message: 'not found', code: 'unknown_reference' }]);
+}
