@@ -77,6 +77,13 @@ const leads: ModuleView<typeof leadAggregate.initialState> = {
     const pipeline = settings.collections.pipelines[pipelineId];
     return {
       id,
+      // Leads written before these fields existed read as the projection's column defaults.
+      tags: [],
+      doNotContact: false,
+      doNotEmail: false,
+      doNotCall: false,
+      teamId: null,
+      qualificationFrameworkId: null,
       ...lead,
       ownerName: named(owners, lead.ownerId),
       priority: priority?.slug ?? null,
@@ -105,6 +112,9 @@ const opportunities: ModuleView<typeof opportunityAggregate.initialState> = {
     ]);
     return {
       id,
+      currency: 'USD',
+      tags: [],
+      teamId: null,
       ...deal,
       accountName: named(accounts, deal.accountId),
       ownerName: named(owners, deal.ownerId),

@@ -135,4 +135,117 @@ describe('record forms of the web client (leads, opportunities, tasks, products)
       expect(res.status, JSON.stringify(res.body)).to.be.within(400, 409);
     });
   });
+
+  describe('opportunities', () => {
+    let pipelineId: string;
+    let stageId: string;
+    const formBody = () => ({
+      name: `Deal ${randomUUID().slice(0, 6)}`,
+      pipelineId,
+      stageId,
+      amount: 25000,
+      currency: 'EUR',
+      tags: ['q3', 'inbound'],
+      customFields: {},
+      ownerId: null,
+      teamId: null,
+    });
+
+    before(async () => {
+      const pipelines = await ok('GET', '/lead-settings/pipelines?module=opportunities');
+      pipelineId = pipelines.find((p: { isDefault: boolean }) => p.isDefault).id;
+      const stages = await ok('GET', `/lead-settings/stages?module=opportunities&pipelineId=${pipelineId}`);
+      stageId = stages.find((s: { isWon: boolean; isLost: boolean }) => !s.isWon && !s.isLost).id;
+    });
+
+    it('accepts the form body without an account: the creator owns it, currency and tags kept', async () => {
+      const deal = await ok('POST', '/opportunities', formBody());
+      expect(deal).to.include({ accountId: null, accountName: null, ownerId: admin.user.id, currency: 'EUR', teamId: null, amount: 25000 });
+      expect(deal.tags).to.deep.equal(['q3', 'inbound']);
+      const detail = await ok('GET', `/opportunities/${deal.id}`);
+      expect(detail).to.include({ currency: 'EUR', accountId: null });
+    });
+
+    it('takes the company currency when none is given (USD until one is set), and a team of the tenant', async () => {
+      const { currency: _c, ...body } = formBody();
+      expect((await ok('POST', '/opportunities', body)).currency).to.equal('USD');
+      await ok('PUT', '/general-settings/company', { currency: 'gbp' });
+      const deal = await ok('POST', '/opportunities', { ...body, teamId, tags: ['gbp-deal'] });
+      expect(deal).to.include({ currency: 'GBP', teamId });
+      const listed = await ok('GET', `/opportunities?tags=gbp-deal&teamId=${teamId}`);
+      expect(listed.data.map((d: { id: string }) => d.id)).to.deep.equal([deal.id]);
+      expect(listed.data[0]).to.include({ currency: 'GBP' });
+      clock.advance(60_000);
+      const updated = await ok('PUT', `/opportunities/${deal.id}`, { currency: 'usd', tags: [], teamId: null });
+      expect(updated).to.include({ currency: 'USD', teamId: null });
+      expect(updated.tags).to.deep.equal([]);
+      const past = await ok('GET', `/opportunities/${deal.id}?asOf=${encodeURIComponent(new Date(Date.parse(deal.createdAt) + 1).toISOString())}`);
+      expect(past).to.include({ currency: 'GBP', teamId });
+    });
+
+    it('refuses another tenant\'s team, a bad currency and an owner cleared on update, writing nothing', async () => {
+      await refused('/opportunities', { ...formBody(), teamId: otherTeamId }, 'teamId', 'opportunities');
+      await refused('/opportunities', { ...formBody(), currency: 'EURO' }, 'currency', 'opportunities');
+      await refused('/opportunities', { ...formBody(), tags: ['__proto__', 'x'.repeat(51)] }, 'tags', 'opportunities');
+      const deal = await ok('POST', '/opportunities', formBody());
+      const res = await call('PUT', `/opportunities/${deal.id}`, { ownerId: null });
+      expect(res.status).to.equal(400);
+      expect(JSON.stringify(res.body)).to.contain('ownerId');
+    });
+  });
+
+  describe('products', () => {
+    /** The product form's body as the client sends it (empty code and category left out). */
+    const formBody = () => ({
+      name: `Widget ${randomUUID().slice(0, 6)}`,
+      shortDescription: 'A small widget',
+      description: '',
+      type: 'product',
+      unit: 'each',
+      basePrice: 19.99,
+      currency: 'USD',
+      taxCategory: '',
+      status: 'active',
+      imageUrl: '',
+      externalUrl: '',
+    });
+
+    it('accepts the form body; basePrice is unitPrice and status active is isActive, both names answered', async () => {
+      const product = await ok('POST', '/products', formBody());
+      expect(product).to.include({ type: 'product', unit: 'each', shortDescription: 'A small widget', status: 'active', isActive: true, taxCategory: null, imageUrl: null, externalUrl: null });
+      expect(Number(product.basePrice)).to.equal(19.99);
+      expect(Number(product.unitPrice)).to.equal(19.99);
+    });
+
+    it('stores every client field, and status moves isActive with it', async () => {
+      const product = await ok('POST', '/products', {
+        ...formBody(),
+        type: 'service',
+        unit: 'hour',
+        taxCategory: 'services-standard',
+        imageUrl: 'https://cdn.example.com/w.png',
+        externalUrl: 'https://example.com/widget',
+        status: 'discontinued',
+      });
+      expect(product).to.include({ type: 'service', unit: 'hour', taxCategory: 'services-standard', imageUrl: 'https://cdn.example.com/w.png', status: 'discontinued', isActive: false });
+      expect((await ok('GET', '/products?status=discontinued')).data.map((p: { id: string }) => p.id)).to.include(product.id);
+      expect((await ok('GET', '/products?status=active&limit=100')).data.map((p: { id: string }) => p.id)).not.to.include(product.id);
+      const active = await ok('PUT', `/products/${product.id}`, { isActive: true });
+      expect(active).to.include({ status: 'active', isActive: true });
+      const bundle = await ok('POST', '/products', { ...formBody(), type: 'bundle' });
+      expect(bundle.type).to.equal('bundle');
+      // The spec's own types and names still work.
+      const spec = await ok('POST', '/products', { name: 'Plan', type: 'usage_based', unitPrice: 5, isActive: false });
+      expect(spec).to.include({ type: 'usage_based', status: 'inactive', isActive: false });
+    });
+
+    it('refuses unknown types and units, contradicting names and bad addresses, writing nothing', async () => {
+      await refused('/products', { ...formBody(), type: 'gadget' }, 'type', 'products');
+      await refused('/products', { ...formBody(), unit: 'parsec' }, 'unit', 'products');
+      await refused('/products', { ...formBody(), basePrice: 5, unitPrice: 6 }, 'basePrice', 'products');
+      await refused('/products', { ...formBody(), status: 'inactive', isActive: true }, 'status', 'products');
+      await refused('/products', { ...formBody(), imageUrl: 'javascript:alert(1)' }, 'imageUrl', 'products');
+      await refused('/products', { ...formBody(), shortDescription: 'nul\u0000' }, 'shortDescription', 'products');
+    });
+  });
 });

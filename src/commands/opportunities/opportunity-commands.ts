@@ -6,7 +6,8 @@ import { loadOpportunitySettings } from '../opportunity-settings/opportunity-set
 import { assigningAllOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
 import { withLineProduct, type LineProductGiven } from '../products/line-products.js';
 import { assertOwner } from '../records/record-commands.js';
-import { assertTeamUser } from '../records/record-team.js';
+import { assertTeamUser, assertTenantTeam } from '../records/record-team.js';
+import { tenantCurrency } from '../general-settings/general-settings-commands.js';
 import { invalid } from '../../domain/errors.js';
 import {
   opportunityAggregate,
@@ -22,12 +23,12 @@ import { withCheckedCustomFields } from '../records/record-commands.js';
 type Deps = CommandDeps & { knex: Knex };
 
 /** A record a body names (account, contact) must be live in the caller's tenant; another tenant's reads as unknown (400, nothing leaks). */
-async function assertLiveRow(knex: Knex, tenantId: string, table: string, field: string, what: string, id: string | undefined): Promise<void> {
+async function assertLiveRow(knex: Knex, tenantId: string, table: string, field: string, what: string, id: string | null | undefined): Promise<void> {
   if (!id) return;
   const row = await knex(table).where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id');
   if (!row) throw invalid(`${field} does not name ${what} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
 }
-const assertAccount = (knex: Knex, tenantId: string, accountId: string | undefined) => assertLiveRow(knex, tenantId, 'accounts', 'accountId', 'an account', accountId);
+const assertAccount = (knex: Knex, tenantId: string, accountId: string | null | undefined) => assertLiveRow(knex, tenantId, 'accounts', 'accountId', 'an account', accountId);
 
 /** The tenant's pipelines, stages and opportunity settings as they are at this attempt, and the time. */
 const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<OpportunityContext> => ({
@@ -55,7 +56,9 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCo
 export async function createOpportunity(deps: Deps, ctx: CommandContext, given: Omit<OpportunityInput, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
   await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
   await assertAccount(deps.knex, ctx.tenantId, given.accountId);
-  const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'opportunities', { fields: given, customFields: given.customFields, mode: 'create' }))! };
+  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
+  const currency = given.currency ?? (await tenantCurrency(deps.store, ctx.tenantId));
+  const input = { ...given, currency, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'opportunities', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const result = await run(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
   return { id, position: result.position };
 }
@@ -63,6 +66,7 @@ export async function createOpportunity(deps: Deps, ctx: CommandContext, given: 
 export async function updateOpportunity(deps: Deps, ctx: CommandContext, id: string, given: OpportunityChanges) {
   await assertOwner(deps.knex, ctx.tenantId, given.ownerId);
   await assertAccount(deps.knex, ctx.tenantId, given.accountId);
+  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
   const changes = await withCheckedCustomFields(deps, ctx, 'opportunities', given);
   return run(deps, ctx, id, { kind: 'update', id, changes });
 }
