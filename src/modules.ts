@@ -121,6 +121,8 @@ import type { Saga } from './sagas/saga.js';
 import { workflowsRouter } from './http/workflows/index.js';
 import { migration0032TaskOverdue } from './projections/migrations/0032_task_overdue.js';
 import { markOverdueTasks } from './sagas/task-jobs.js';
+import { taskRecurrenceSaga } from './sagas/task-recurrence.js';
+import { migration0065TaskRecurrence } from './projections/migrations/0065_task_recurrence.js';
 import { migration0031Workflows } from './projections/migrations/0031_workflows.js';
 import { migration0033WorkflowSecrets } from './projections/migrations/0033_workflow_secrets.js';
 import { workflowsProjection } from './projections/workflows.js';
@@ -299,7 +301,9 @@ export const modules: ModuleManifest[] = [
     name: 'tasks',
     routes: [{ path: '/tasks', router: tasksRouter }],
     projections: [tasksProjection],
-    migrations: [migration0017Tasks, migration0032TaskOverdue],
+    migrations: [migration0017Tasks, migration0032TaskOverdue, migration0065TaskRecurrence],
+    // A completed recurring task gets its next occurrence (issue 30).
+    sagas: [taskRecurrenceSaga],
     // Open tasks past their due date are noticed once per due date (task_overdue for workflows).
     jobs: (services) => [{ name: 'task-overdue', cron: '* * * * *', run: (signal) => markOverdueTasks({ ...services, signal }) }],
     reads: ['tasks', 'record-timeline'],

@@ -132,12 +132,17 @@ const tasks: ModuleView<TaskState> = {
   fold: taskAggregate,
   ownerField: 'assignedTo',
   async fields(state, id, ctx) {
-    const { completed, completionNotes: _notes, overdueFor: _overdue, ...task } = state.fields;
+    const { completed, completionNotes: _notes, overdueFor: _overdue, recurrence, ...task } = state.fields;
     const [settings, assignees] = await Promise.all([loadTaskSettings(ctx.store, ctx.tenantId), userNames(ctx, [task.assignedTo])]);
     const status = settings.statuses[task.statusId];
     return {
       id,
+      tags: [],
+      isRecurring: false,
+      recurrenceRule: null,
       ...task,
+      seriesId: recurrence?.seriesId ?? null,
+      occurrence: recurrence?.occurrence ?? null,
       typeName: settings.types[task.typeId]?.name ?? null,
       statusName: status?.name ?? null,
       priorityName: settings.priorities[task.priorityId]?.name ?? null,

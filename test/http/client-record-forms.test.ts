@@ -3,6 +3,9 @@ import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { eventually } from '../support/wait.js';
+import { taskRecurrenceSaga } from '../../src/sagas/task-recurrence.js';
+import type { SagaContext } from '../../src/sagas/saga.js';
 
 /**
  * The bodies the reference web client's record forms send (issue 30), replayed as it sends
@@ -191,6 +194,82 @@ describe('record forms of the web client (leads, opportunities, tasks, products)
       const res = await call('PUT', `/opportunities/${deal.id}`, { ownerId: null });
       expect(res.status).to.equal(400);
       expect(JSON.stringify(res.body)).to.contain('ownerId');
+    });
+  });
+
+  describe('tasks', () => {
+    const series = async (seriesId: string) => (await ok('GET', `/tasks?seriesId=${seriesId}&sortBy=dueDate&sortOrder=asc`)).data;
+
+    it('accepts the form body (title, assignedTo, tags, isRecurring) and answers the tags; lists filter by tag', async () => {
+      const task = await ok('POST', '/tasks', { title: 'Call back', assignedTo: admin.user.id, tags: ['phone', 'follow-up'], isRecurring: false });
+      expect(task).to.include({ isRecurring: false, recurrenceRule: null, assignedTo: admin.user.id });
+      expect(task.tags).to.deep.equal(['phone', 'follow-up']);
+      expect((await ok('GET', '/tasks?tags=follow-up')).data.map((t: { id: string }) => t.id)).to.deep.equal([task.id]);
+      const updated = await ok('PUT', `/tasks/${task.id}`, { tags: ['done-soon'] });
+      expect(updated.tags).to.deep.equal(['done-soon']);
+    });
+
+    it('completing a recurring task makes its next occurrence, one step on, once: a second completion or a redelivered event makes none', async () => {
+      const first = await ok('POST', '/tasks', {
+        title: 'Weekly report',
+        dueDate: '2026-01-09T16:00:00.000Z',
+        reminderAt: '2026-01-09T15:00:00.000Z',
+        tags: ['report'],
+        isRecurring: true,
+        recurrenceRule: { frequency: 'weekly', interval: 1, endType: 'never' },
+      });
+      expect(first).to.include({ isRecurring: true, seriesId: first.id, occurrence: 1 });
+      expect(first.recurrenceRule).to.deep.include({ frequency: 'weekly', interval: 1, endType: 'never' });
+      await ok('POST', `/tasks/${first.id}/complete`, {}, admin, 200);
+      const [, second] = await eventually(async () => {
+        const tasks = await series(first.id);
+        return tasks.length === 2 && tasks;
+      });
+      expect(second).to.include({ title: 'Weekly report', dueDate: '2026-01-16T16:00:00.000Z', reminderAt: '2026-01-16T15:00:00.000Z', occurrence: 2, isRecurring: true, isCompleted: false });
+      expect(second.tags).to.deep.equal(['report']);
+
+      // Reopened and completed again: still one next occurrence.
+      await ok('POST', `/tasks/${first.id}/reopen`, {}, admin, 200);
+      await ok('POST', `/tasks/${first.id}/complete`, {}, admin, 200);
+      // The same completion delivered again to the saga.
+      const completions = (await service.services.store.readStream(`task-${first.id}`)).filter((e) => e.type === 'TaskCompleted');
+      const context = { deps: service.services, command: { tenantId: admin.tenant.id, userId: admin.user.id, correlationId: randomUUID() } } as unknown as SagaContext;
+      for (const event of completions) await taskRecurrenceSaga.handle(event, context);
+      expect(await series(first.id)).to.have.length(2);
+      const created = await service.services.knex('tasks').where({ tenant_id: admin.tenant.id, series_id: first.id }).count({ n: '*' }).first();
+      expect(Number(created!.n)).to.equal(2);
+    });
+
+    it('a series ending after two occurrences stops there; a monthly one keeps the day, clipped to short months', async () => {
+      const first = await ok('POST', '/tasks', {
+        title: 'Invoice',
+        dueDate: '2026-01-31',
+        isRecurring: true,
+        recurrenceRule: { frequency: 'monthly', interval: 1, endType: 'after', endAfterCount: 2 },
+      });
+      await ok('POST', `/tasks/${first.id}/complete`, {}, admin, 200);
+      const second = await eventually(async () => (await series(first.id))[1]);
+      expect(second).to.include({ dueDate: '2026-02-28T00:00:00.000Z', occurrence: 2 });
+      await ok('POST', `/tasks/${second.id}/complete`, {}, admin, 200);
+      // Nothing more comes: the saga has handled the completion once its next occurrence would be there.
+      const context = { deps: service.services, command: { tenantId: admin.tenant.id, userId: admin.user.id, correlationId: randomUUID() } } as unknown as SagaContext;
+      const [completion] = (await service.services.store.readStream(`task-${second.id}`)).filter((e) => e.type === 'TaskCompleted');
+      await taskRecurrenceSaga.handle(completion, context);
+      expect(await series(first.id)).to.have.length(2);
+    });
+
+    it('refuses a bad recurrence with 400 naming the field, writing nothing', async () => {
+      const body = (rule: unknown, extra: Record<string, unknown> = {}) => ({ title: 'Bad', dueDate: '2026-02-01', isRecurring: true, recurrenceRule: rule, ...extra });
+      await refused('/tasks', body({ frequency: 'daily', interval: 0, endType: 'never' }), 'interval', 'tasks');
+      await refused('/tasks', body({ frequency: 'daily', interval: 1, endType: 'after', endAfterCount: 1_000_000_000 }), 'endAfterCount', 'tasks');
+      await refused('/tasks', body({ frequency: 'daily', interval: 1, endType: 'after', endAfterCount: 5_000 }), 'endAfterCount', 'tasks');
+      await refused('/tasks', body({ frequency: 'daily', interval: 1, endType: 'on', endDate: '2026-01-15' }), 'endDate', 'tasks');
+      await refused('/tasks', body({ frequency: 'hourly', interval: 1, endType: 'never' }), 'frequency', 'tasks');
+      await refused('/tasks', body({ frequency: 'daily', interval: 1, endType: 'on' }), 'endDate', 'tasks');
+      await refused('/tasks', body(undefined), 'recurrenceRule', 'tasks');
+      // An own `__proto__` key, as a hostile JSON body has it (an object literal's would set the prototype).
+      await refused('/tasks', body(JSON.parse('{"frequency":"daily","interval":1,"endType":"never","__proto__":{"polluted":true}}')), '__proto__', 'tasks');
+      await refused('/tasks', { title: 'Bad tags', tags: ['a\u0000b'] }, 'tags', 'tasks');
     });
   });
 
