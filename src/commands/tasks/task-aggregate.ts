@@ -149,10 +149,10 @@ function decideCreate(command: Extract<TaskCommand, { kind: 'create' }>, state: 
         entityId: fields.entityId,
         parentTaskId: command.parent?.id ?? null,
         ...(fields.customFields && Object.keys(fields.customFields).length ? { customFields: fields.customFields } : {}),
-        tags: fields.tags ?? [],
-        ...recurring,
+        // Said only when there is something to say (as customFields): absent reads as no tags, not recurring.
+        ...(fields.tags?.length ? { tags: fields.tags } : {}),
         // A new series starts at this task; a next occurrence (task-recurrence saga) names its place.
-        recurrence: recurring.isRecurring ? (fields.recurrence ?? { seriesId: command.id, occurrence: 1 }) : null,
+        ...(recurring.isRecurring ? { ...recurring, recurrence: fields.recurrence ?? { seriesId: command.id, occurrence: 1 } } : {}),
         depth,
       },
     },
@@ -182,7 +182,9 @@ function decideUpdate(command: Extract<TaskCommand, { kind: 'update' }>, state: 
   }
   checkDates(changes);
   checkLink(changes);
-  const changed = changedFields(task.fields, { ...changes, ...(changes.title ? { title: changes.title.trim() } : {}) });
+  // A task from before tags and recurrence has none: saying so again is no change.
+  const current = { ...task.fields, tags: task.fields.tags ?? [], isRecurring: task.fields.isRecurring ?? false, recurrenceRule: task.fields.recurrenceRule ?? null };
+  const changed = changedFields(current, { ...changes, ...(changes.title ? { title: changes.title.trim() } : {}) });
   return Object.keys(changed).length ? [{ type: 'TaskUpdated', data: { id: command.id, changes: changed as TaskChanges } }] : [];
 }
 
