@@ -15,8 +15,7 @@ type Deps = CommandDeps & { knex: Knex };
 /** An assignee must be a user of the tenant (not deleted). */
 async function assertAssignee(knex: Knex, tenantId: string, userId: string | null | undefined): Promise<void> {
   if (!userId) return;
-  const row = await knex('users').where({ tenant_id: tenantId, id: userId }).whereNull('deleted_at').first('id');
-  if (!row) throw invalid('assignedTo does not name a user of this tenant', [{ path: 'assignedTo', message: 'not found', code: 'unknown_reference' }]);
+  if (!(await assigneeIsLive(knex, tenantId, userId))) throw invalid('assignedTo does not name a user of this tenant', [{ path: 'assignedTo', message: 'not found', code: 'unknown_reference' }]);
 }
 
 /** The parent of a new subtask: a live task of the tenant, with its depth (from its own stream). */
@@ -164,6 +163,7 @@ export async function createNextOccurrence(deps: Deps, ctx: CommandContext, task
   return { id: nextId };
 }
 
+/** A user of the tenant, not deleted. */
 async function assigneeIsLive(knex: Knex, tenantId: string, userId: string): Promise<boolean> {
   return !!(await knex('users').where({ tenant_id: tenantId, id: userId }).whereNull('deleted_at').first('id'));
 }
