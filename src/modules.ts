@@ -67,6 +67,7 @@ import { migration0037IdempotencyKeys } from './projections/migrations/0037_idem
 import { IdempotencyKeys } from './infra/idempotency-keys.js';
 import { migration0029LeadConversion } from './projections/migrations/0029_lead_conversion.js';
 import { migration0060QualificationFrameworks } from './projections/migrations/0060_qualification_frameworks.js';
+import { migration0064RecordFormFields } from './projections/migrations/0064_record_form_fields.js';
 import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
 import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
@@ -123,6 +124,8 @@ import type { Saga } from './sagas/saga.js';
 import { workflowsRouter } from './http/workflows/index.js';
 import { migration0032TaskOverdue } from './projections/migrations/0032_task_overdue.js';
 import { markOverdueTasks } from './sagas/task-jobs.js';
+import { taskRecurrenceSaga } from './sagas/task-recurrence.js';
+import { migration0065TaskRecurrence } from './projections/migrations/0065_task_recurrence.js';
 import { migration0031Workflows } from './projections/migrations/0031_workflows.js';
 import { migration0033WorkflowSecrets } from './projections/migrations/0033_workflow_secrets.js';
 import { workflowsProjection } from './projections/workflows.js';
@@ -243,7 +246,7 @@ export const modules: ModuleManifest[] = [
       { path: '/lead-settings', router: leadSettingsRouter },
     ],
     projections: [leadSettingsProjection, leadsProjection],
-    migrations: [migration0008Leads, migration0013LeadJobs, migration0029LeadConversion, migration0060QualificationFrameworks],
+    migrations: [migration0008Leads, migration0013LeadJobs, migration0029LeadConversion, migration0060QualificationFrameworks, migration0064RecordFormFields],
     jobs: (services) => {
       const leadJobs = { batchSize: services.config.LEAD_JOB_BATCH_SIZE, timeBudgetMs: services.config.LEAD_JOB_TIME_BUDGET_MS };
       return [
@@ -301,7 +304,9 @@ export const modules: ModuleManifest[] = [
     name: 'tasks',
     routes: [{ path: '/tasks', router: tasksRouter }],
     projections: [tasksProjection],
-    migrations: [migration0017Tasks, migration0032TaskOverdue],
+    migrations: [migration0017Tasks, migration0032TaskOverdue, migration0065TaskRecurrence],
+    // A completed recurring task gets its next occurrence (issue 30).
+    sagas: [taskRecurrenceSaga],
     // Open tasks past their due date are noticed once per due date (task_overdue for workflows).
     jobs: (services) => [{ name: 'task-overdue', cron: '* * * * *', run: (signal) => markOverdueTasks({ ...services, signal }) }],
     reads: ['tasks', 'record-timeline'],

@@ -19,6 +19,15 @@ export interface LeadFields {
   customFields: CustomFields;
   qualification: Record<string, unknown>;
   ownerId: string;
+  /** Added with the web client's lead form (issue 30); absent in older events (read as [], false, null). */
+  tags?: string[];
+  doNotContact?: boolean;
+  doNotEmail?: boolean;
+  doNotCall?: boolean;
+  /** A team of the tenant the lead belongs to. */
+  teamId?: string | null;
+  /** The qualification framework whose questions `qualification` answers (lead settings). */
+  qualificationFrameworkId?: string | null;
 }
 
 export interface LeadProductLine {

@@ -7,7 +7,8 @@ export type OpportunityState = 'open' | 'won' | 'lost';
 /** What a user edits on an opportunity (PUT); stage and closing move through their own events. */
 export interface OpportunityFields {
   name: string;
-  accountId: string;
+  /** Optional since the web client's form (issue 30): a deal may be worked before its account is known. */
+  accountId: string | null;
   amount: number | null;
   /** Percent, 0–100. */
   probability: number;
@@ -20,6 +21,10 @@ export interface OpportunityFields {
   description: string | null;
   customFields: CustomFields;
   ownerId: string;
+  /** Added with the web client's form (issue 30); absent in older events (read as USD, [], null). ISO 4217 code of `amount`. */
+  currency?: string;
+  tags?: string[];
+  teamId?: string | null;
 }
 
 /** A stage as a move names it, with its name at the time (stage history shows it). */

@@ -1,7 +1,11 @@
 import type { CustomFields, RecordEvent } from './records.js';
 import type { DomainEvent } from './domain-event.js';
 
-export type ProductType = 'one_time' | 'subscription' | 'usage_based';
+/** The spec's billing types, and the web client's kinds (product, service, bundle; subscription is in both). */
+export type ProductType = 'one_time' | 'subscription' | 'usage_based' | 'product' | 'service' | 'bundle';
+
+/** The web client's catalogue status: `active` ⇔ `isActive`; discontinued is inactive for good. */
+export type ProductStatus = 'active' | 'inactive' | 'discontinued';
 
 /** Spec Part A §2 "Product". */
 export interface ProductFields {
@@ -16,6 +20,14 @@ export interface ProductFields {
   taxable: boolean;
   taxRate: number | null;
   customFields: CustomFields;
+  /** Added with the web client's form (issue 30); absent in older events. */
+  shortDescription?: string | null;
+  /** What one unit is: each, hour, month, year, user, license, flat, project. */
+  unit?: string | null;
+  taxCategory?: string | null;
+  status?: ProductStatus;
+  imageUrl?: string | null;
+  externalUrl?: string | null;
 }
 
 export interface ProductCategoryFields {

@@ -1,5 +1,6 @@
 import type { DomainEvent } from './domain-event.js';
 import type { NoteAdded } from './records.js';
+import type { RecurrenceRule, RecurrenceSeries } from '../domain/task-recurrence.js';
 
 /** The kinds of record a task may be linked to (`entityType`). */
 export const TASK_ENTITY_TYPES = ['contact', 'account', 'lead', 'opportunity'] as const;
@@ -22,10 +23,16 @@ export interface TaskFields {
   parentTaskId: string | null;
   /** Custom field values by key (the tenant's definitions of tasks); absent on tasks created before tasks had them. */
   customFields?: Record<string, unknown>;
+  /** Added with the web client's form (issue 30); absent on older tasks (read as [], false, null). */
+  tags?: string[];
+  isRecurring?: boolean;
+  recurrenceRule?: RecurrenceRule | null;
+  /** Set once, on create: its series and place in it (a recurring task's next occurrence is the next place). */
+  recurrence?: RecurrenceSeries | null;
 }
 
-/** Fields an update may change (the parent is fixed at creation). */
-export type TaskChanges = Partial<Omit<TaskFields, 'parentTaskId'>>;
+/** Fields an update may change (the parent and the place in a series are fixed at creation). */
+export type TaskChanges = Partial<Omit<TaskFields, 'parentTaskId' | 'recurrence'>>;
 
 /** Where a task event also shows: the record the task is linked to (for its timeline). */
 export interface TaskLink {

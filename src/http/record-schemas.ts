@@ -60,6 +60,9 @@ export const customFields = jsonObject
   .describe("The record's custom field values by key: the tenant's custom field definitions of this record kind (GET /admin/custom-fields?module=<kind>) say which keys, types and options there are")
   .optional();
 
+/** An ISO 4217 currency code (3 letters; given in any case, kept upper case). */
+export const currencyCode = z.string().trim().toUpperCase().regex(/^[A-Z]{3}$/, 'a 3-letter ISO 4217 currency code such as USD');
+
 /** A record's tags: short labels, each kept once in the order first given (case as given). */
 export const tags = z
   .array(z.string().trim().min(1).max(50))

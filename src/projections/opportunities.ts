@@ -14,6 +14,7 @@ async function onlyPrimary(e: RecordedEvent<{ id: string; contactRoleId: string 
 
 const OPPORTUNITY_FIELDS = [
   'name', 'accountId', 'amount', 'probability', 'expectedCloseDate', 'priorityId', 'typeId', 'source', 'description', 'customFields', 'ownerId',
+  'currency', 'tags', 'teamId',
 ] as const;
 
 /** One stage-history row per move (create, change-stage, close won/lost, reopen), keyed by the event. */

@@ -5,6 +5,7 @@ import { recordHandlers } from './record-handlers.js';
 
 export const PRODUCT_FIELDS = [
   'name', 'code', 'description', 'categoryId', 'type', 'unitPrice', 'currency', 'isActive', 'taxable', 'taxRate', 'customFields',
+  'shortDescription', 'unit', 'taxCategory', 'status', 'imageUrl', 'externalUrl',
 ] as const;
 export const PRODUCT_CATEGORY_FIELDS = ['name', 'description'] as const;
 const PRICE_BOOK_FIELDS = ['name', 'description', 'isDefault', 'isActive', 'currency'] as const;

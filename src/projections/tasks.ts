@@ -3,6 +3,7 @@ import { toColumns } from './columns.js';
 
 export const TASK_FIELDS = [
   'title', 'description', 'typeId', 'statusId', 'priorityId', 'assignedTo', 'dueDate', 'reminderAt', 'entityType', 'entityId', 'parentTaskId', 'customFields',
+  'tags', 'isRecurring', 'recurrenceRule',
 ] as const;
 
 /** The `tasks` read model: one row per task (subtasks too), soft-deleted, with its completion. */
@@ -16,6 +17,8 @@ export const tasksProjection = defineProjection({
         tenant_id: e.metadata.tenantId,
         ...toColumns(e.data, TASK_FIELDS),
         depth: e.data.depth,
+        series_id: e.data.recurrence?.seriesId ?? null,
+        occurrence: e.data.recurrence?.occurrence ?? null,
         created_by: e.metadata.userId,
         created_at: e.createdAt,
         updated_at: e.createdAt,

@@ -6,6 +6,7 @@ import { paginate, sortOf } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { opportunityContacts, opportunityLineItems, opportunityTeam } from './opportunity-lines.js';
 import { applyRecordScope } from './record-scope.js';
+import { whereTagged } from './tag-filter.js';
 import { containsPattern } from './search.js';
 import { lastActivityAt, withRelated, withRelatedPage } from './related-records.js';
 
@@ -24,6 +25,10 @@ export interface OpportunityListQuery {
   priority?: string;
   type?: string;
   state?: 'open' | 'won' | 'lost';
+  teamId?: string;
+  /** Comma-separated: opportunities carrying every one. */
+  tags?: string;
+  currency?: string;
   minAmount?: number;
   maxAmount?: number;
   expectedCloseBefore?: Date;
@@ -58,7 +63,7 @@ function selectRows(knex: Knex, principal: Principal) {
     .select(
       'o.id', 'o.name', 'o.account_id', 'o.pipeline_id', 'o.stage_id', 'o.amount', 'o.probability', 'o.weighted_amount', 'o.priority_id', 'o.type_id',
       'o.source', 'o.description', shownCustomFields(knex, 'o', principal.tenantId, 'opportunities'), 'o.owner_id', 'o.state', 'o.close_reason_id', 'o.competitor_name', 'o.close_notes', 'o.closed_at',
-      'o.created_by', 'o.created_at', 'o.updated_at', 'a.name as account_name',
+      'o.created_by', 'o.created_at', 'o.updated_at', 'o.currency', 'o.tags', 'o.team_id', 'a.name as account_name',
       knex.raw(`${plainDate('o.expected_close_date')} as expected_close_date`),
       knex.raw(`${plainDate('o.close_date')} as close_date`),
       knex.raw(`${fullName('u')} as owner_name`),
@@ -88,6 +93,9 @@ function opportunityOf({ pipelines, settings }: OpportunityLookups) {
     customFields: r.custom_fields ?? {},
     ownerId: r.owner_id,
     ownerName: r.owner_name,
+    currency: r.currency,
+    tags: r.tags ?? [],
+    teamId: r.team_id,
     state: r.state,
     closeDate: r.close_date,
     closeReasonId: r.close_reason_id,
@@ -118,9 +126,10 @@ export async function listOpportunities(knex: Knex, principal: Principal, lookup
   const query = selectRows(knex, principal);
   cf.apply(query);
   if (q.search) query.where('o.search_text', 'like', containsPattern(q.search));
-  for (const [field, column] of [['stageId', 'stage_id'], ['pipelineId', 'pipeline_id'], ['accountId', 'account_id'], ['ownerId', 'owner_id'], ['state', 'state']] as const) {
+  for (const [field, column] of [['stageId', 'stage_id'], ['pipelineId', 'pipeline_id'], ['accountId', 'account_id'], ['ownerId', 'owner_id'], ['state', 'state'], ['teamId', 'team_id'], ['currency', 'currency']] as const) {
     if (q[field]) query.where(`o.${column}`, q[field]);
   }
+  whereTagged(query, 'o', q.tags);
   if (q.priority) query.whereIn('o.priority_id', idsNamed(lookups.settings.priorities, q.priority));
   if (q.type) query.whereIn('o.type_id', idsNamed(lookups.settings.types, q.type));
   if (q.minAmount !== undefined) query.where('o.amount', '>=', q.minAmount);

@@ -8,6 +8,7 @@ export interface ProductListQuery {
   categoryId?: string;
   type?: string;
   isActive?: boolean;
+  status?: 'active' | 'inactive' | 'discontinued';
   page: number;
   limit: number;
   sortBy?: string;
@@ -34,10 +35,18 @@ const productOf = (r: any) => ({
   categoryName: r.category_name ?? null,
   type: r.type,
   unitPrice: r.unit_price,
+  // The web client's names of the same values (docs/api/products.md).
+  basePrice: r.unit_price,
   currency: r.currency,
   isActive: r.is_active,
+  status: r.status ?? (r.is_active ? 'active' : 'inactive'),
   taxable: r.taxable,
   taxRate: r.tax_rate,
+  shortDescription: r.short_description ?? null,
+  unit: r.unit ?? null,
+  taxCategory: r.tax_category ?? null,
+  imageUrl: r.image_url ?? null,
+  externalUrl: r.external_url ?? null,
   customFields: r.custom_fields,
   createdBy: r.created_by,
   createdAt: r.created_at,
@@ -53,6 +62,10 @@ export async function listProducts(knex: Knex, tenantId: string, q: ProductListQ
   if (q.categoryId) query.where('p.category_id', q.categoryId);
   if (q.type) query.where('p.type', q.type);
   if (q.isActive !== undefined) query.where('p.is_active', q.isActive);
+  // active ⇔ is_active; products written before `status` existed have none (inactive then).
+  if (q.status === 'active') query.where('p.is_active', true);
+  if (q.status === 'inactive') query.where('p.is_active', false).where((w) => w.whereNull('p.status').orWhere('p.status', 'inactive'));
+  if (q.status === 'discontinued') query.where('p.status', 'discontinued');
   const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'created_at', 'desc');
   query.orderByRaw(`${sort.column} ${sort.dir}, p.id ${sort.dir}`);
   return paginate(query, q.page, q.limit, productOf);

@@ -78,6 +78,13 @@ const leads: ModuleView<typeof leadAggregate.initialState> = {
     const pipeline = settings.collections.pipelines[pipelineId];
     return {
       id,
+      // Leads written before these fields existed read as the projection's column defaults.
+      tags: [],
+      doNotContact: false,
+      doNotEmail: false,
+      doNotCall: false,
+      teamId: null,
+      qualificationFrameworkId: null,
       ...lead,
       ownerName: named(owners, lead.ownerId),
       priority: priority?.slug ?? null,
@@ -106,6 +113,9 @@ const opportunities: ModuleView<typeof opportunityAggregate.initialState> = {
     ]);
     return {
       id,
+      currency: 'USD',
+      tags: [],
+      teamId: null,
       ...deal,
       accountName: named(accounts, deal.accountId),
       ownerName: named(owners, deal.ownerId),
@@ -123,12 +133,17 @@ const tasks: ModuleView<TaskState> = {
   fold: taskAggregate,
   ownerField: 'assignedTo',
   async fields(state, id, ctx) {
-    const { completed, completionNotes: _notes, overdueFor: _overdue, ...task } = state.fields;
+    const { completed, completionNotes: _notes, overdueFor: _overdue, recurrence, ...task } = state.fields;
     const [settings, assignees] = await Promise.all([loadTaskSettings(ctx.store, ctx.tenantId), userNames(ctx, [task.assignedTo])]);
     const status = settings.statuses[task.statusId];
     return {
       id,
+      tags: [],
+      isRecurring: false,
+      recurrenceRule: null,
       ...task,
+      seriesId: recurrence?.seriesId ?? null,
+      occurrence: recurrence?.occurrence ?? null,
       typeName: settings.types[task.typeId]?.name ?? null,
       statusName: status?.name ?? null,
       priorityName: settings.priorities[task.priorityId]?.name ?? null,

@@ -114,7 +114,7 @@ describe('lead decider: stage fields on a move', () => {
   const required = ctx(
     withFields(quiet, QUALIFIED, [
       field('email', 'Email', { fieldType: 'email', sortOrder: 1 }),
-      field('qualification.budget', 'Budget', { fieldType: 'number', sortOrder: 2 }),
+      field('qualification.spend', 'Budget', { fieldType: 'number', sortOrder: 2 }),
       field('custom.industry', 'Industry', { sortOrder: 3 }),
       field('phone||mobile', 'Phone or mobile', { sortOrder: 4 }),
     ]),
@@ -125,7 +125,7 @@ describe('lead decider: stage fields on a move', () => {
     expect(error.body).to.deep.equal({
       missingFields: [
         { fieldKey: 'email', fieldLabel: 'Email' },
-        { fieldKey: 'qualification.budget', fieldLabel: 'Budget' },
+        { fieldKey: 'qualification.spend', fieldLabel: 'Budget' },
         { fieldKey: 'custom.industry', fieldLabel: 'Industry' },
         { fieldKey: 'phone||mobile', fieldLabel: 'Phone or mobile' },
       ],
@@ -136,7 +136,7 @@ describe('lead decider: stage fields on a move', () => {
     const error = spec.given(lead).when(changeStage(QUALIFIED, { values: { email: 'ada@example.com', mobile: '+44 20 7946 0000' } }), required).then(refused('invalid'));
     expect(error.body).to.deep.equal({
       missingFields: [
-        { fieldKey: 'qualification.budget', fieldLabel: 'Budget' },
+        { fieldKey: 'qualification.spend', fieldLabel: 'Budget' },
         { fieldKey: 'custom.industry', fieldLabel: 'Industry' },
       ],
     });
@@ -144,22 +144,22 @@ describe('lead decider: stage fields on a move', () => {
 
   it('a||b is satisfied by either field already on the lead; fields already on the lead count', () => {
     spec
-      .given(created(quiet, { phone: '+44 20 7946 0001', email: 'ada@example.com', qualification: { budget: 1000 }, customFields: { industry: 'Computing' } }))
+      .given(created(quiet, { phone: '+44 20 7946 0001', email: 'ada@example.com', qualification: { spend: 1000 }, customFields: { industry: 'Computing' } }))
       .when(changeStage(QUALIFIED), required)
       .then([stageMoved([NEW, 'New'], [QUALIFIED, 'Qualified'])]);
   });
 
   it('routes the values given to columns, qualification and customFields (merged with what is there), then moves', () => {
-    const values = { email: 'ada@example.com', 'qualification.budget': 5000, 'custom.industry': 'Computing', mobile: '+44 20 7946 0000' };
+    const values = { email: 'ada@example.com', 'qualification.spend': 5000, 'custom.industry': 'Computing', mobile: '+44 20 7946 0000' };
     spec
-      .given(created(quiet, { qualification: { need: 'yes' }, customFields: { region: 'EU' } }))
+      .given(created(quiet, { qualification: { need: 'confirmed' }, customFields: { region: 'EU' } }))
       .when(changeStage(QUALIFIED, { values }), required)
       .then([
         {
           type: 'LeadUpdated',
           data: {
             id: LEAD,
-            changes: { email: 'ada@example.com', mobile: '+44 20 7946 0000', qualification: { need: 'yes', budget: 5000 }, customFields: { region: 'EU', industry: 'Computing' } },
+            changes: { email: 'ada@example.com', mobile: '+44 20 7946 0000', qualification: { need: 'confirmed', spend: 5000 }, customFields: { region: 'EU', industry: 'Computing' } },
           },
         },
         stageMoved([NEW, 'New'], [QUALIFIED, 'Qualified']),

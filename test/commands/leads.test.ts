@@ -56,6 +56,9 @@ const creating = (s = quiet, now = MON_0900) => ctx(s, now);
 /** The lead created from `overrides` under `s`. */
 const leadIn = (s = quiet, overrides = {}, now = MON_0900) => leadOf(created(s, overrides, now));
 
+/** The seeded settings' active qualification framework (BANT): a new lead gets it unless it names another. */
+const activeFramework = Object.entries(settings.collections.qualificationFrameworks).find(([, f]) => f.isActive)![0];
+
 describe('lead decider: create', () => {
   it('puts a new lead in the default pipeline, at its first open stage (New), with the default priority and the SLA due date', () => {
     spec
@@ -64,7 +67,7 @@ describe('lead decider: create', () => {
       .then([
         {
           type: 'LeadCreated',
-          data: { id: LEAD, ...baseFields, priorityId: MEDIUM, pipelineId: P, stageId: NEW, stageName: 'New', score: 0, scoreBreakdown: {}, slaDueAt: DUE },
+          data: { id: LEAD, ...baseFields, qualificationFrameworkId: activeFramework, priorityId: MEDIUM, pipelineId: P, stageId: NEW, stageName: 'New', score: 0, scoreBreakdown: {}, slaDueAt: DUE },
         },
       ]);
   });

@@ -303,7 +303,14 @@ describe('rebuild equals live, for every event type', () => {
         ['estimatedValue', () => r.pick([null, 0, 12500.456, 0.005, 1e12])],
         ['description', () => (r.chance(0.2) ? longText(r, 10_000) : optionalOddText(r, 500))],
         ['customFields', () => oddCustomFields(r)],
-        ['qualification', () => r.pick([{}, { budget: r.pick(['high', 'low']) }, { budget: 'high', authority: { who: 'CFO', sure: true } }])],
+        // Answers to the active framework's (BANT's) questions must be its options; other keys (stage fields') are kept as given.
+        ['qualification', () => r.pick([{}, { budget: r.pick(['confirmed', 'no_budget']) }, { budget: 'estimated', authority: 'champion', fit: { who: 'CFO', sure: true } }])],
+        ['tags', () => r.pick([[], ['vip'], ['Salon 🎪', 'vip', oddText(r, 50).trim() || 'x']])],
+        ['doNotContact', () => r.chance(0.5)],
+        ['doNotEmail', () => r.chance(0.5)],
+        ['doNotCall', () => r.chance(0.5)],
+        ['teamId', () => (t.teams.length ? r.pick([null, ...t.teams]) : null)],
+        ['ownerId', () => r.pick([null, r.pick(t.activeUsers).id])],
         ['assignedTo', () => r.pick(t.activeUsers).id],
       ];
       for (const [key, make] of all ? optional : r.some(optional)) body[key] = make();
@@ -468,6 +475,12 @@ describe('rebuild equals live, for every event type', () => {
         unitPrice: 1234.56, currency: 'EUR', isActive: true, taxable: true, taxRate: 19.5, customFields: oddCustomFields(r),
       });
       await call(t, 'PUT', `/products/${licence.body.id}`, { unitPrice: 0, code: '', taxRate: null, isActive: false });
+      // The web client's product form (issue 30): its type, unit, status and the reference's names.
+      const widget = await call(t, 'POST', '/products', {
+        name: `Widget ${unique()}`, shortDescription: oddText(r, 200), description: '', type: 'service', unit: 'hour', basePrice: 99.5, currency: 'USD',
+        taxCategory: 'Standard', status: 'active', imageUrl: 'https://cdn.example.com/w.png', externalUrl: '',
+      });
+      await call(t, 'PUT', `/products/${widget.body.id}`, { status: 'discontinued', unit: null, externalUrl: 'example.com/w' });
       await call(t, 'POST', '/products', { name: 'Ø' });
       const doomedProduct = await call(t, 'POST', '/products', { name: `Temp ${unique()}`, code: `TMP-${unique()}`, categoryId: category.body.id });
       await call(t, 'DELETE', `/products/${doomedProduct.body.id}`);
@@ -656,6 +669,14 @@ describe('rebuild equals live, for every event type', () => {
       await call(t, 'POST', `/tasks/${task.body.id}/reopen`);
       await call(t, 'POST', `/tasks/${task.body.id}/complete`, {});
       await call(t, 'POST', `/tasks/${task.body.id}/notes`, { content: 'Fait ✅' });
+      // Tags, and a recurring task whose completion makes its next occurrence (the task-recurrence saga).
+      const weekly = await call(t, 'POST', '/tasks', {
+        title: `Hebdo 🔁 ${unique()}`, dueDate: '2026-01-09T10:00:00Z', reminderAt: '2026-01-09T09:00:00Z', tags: ['rapport', 'équipe'], isRecurring: true,
+        recurrenceRule: { frequency: 'weekly', interval: 2, daysOfWeek: [1, 5], endType: 'after', endAfterCount: 3 },
+      });
+      await call(t, 'PUT', `/tasks/${weekly.body.id}`, { tags: ['rapport'], recurrenceRule: { frequency: 'monthly', interval: 1, endType: 'on', endDate: '2026-12-31' } });
+      await call(t, 'POST', `/tasks/${weekly.body.id}/complete`, {});
+      await call(t, 'POST', '/tasks', { title: 'Client form', assignedTo: rep.id, tags: [], isRecurring: false });
       const doomedTask = await call(t, 'POST', '/tasks', { title: 'Temp' });
       await call(t, 'POST', `/tasks/${doomedTask.body.id}/subtasks`, { title: 'Sous-tâche' });
       await call(t, 'DELETE', `/tasks/${doomedTask.body.id}`);
@@ -672,6 +693,9 @@ describe('rebuild equals live, for every event type', () => {
       expect((await call(t, 'POST', `/opportunities/${deal.body.id}/reopen`, { stageId: openOppStages[2].id, reason: 'Relancé' })).status).to.equal(200);
       expect((await call(t, 'POST', `/opportunities/${deal.body.id}/close-won`, { finalAmount: 2000 })).status).to.equal(200);
       await call(t, 'POST', `/opportunities/${deal.body.id}/notes`, { content: 'Signé ✍️' });
+      // The web client's opportunity form (issue 30): no account, no owner chosen, a currency, tags and a team.
+      const formDeal = await call(t, 'POST', '/opportunities', { name: `Sans compte ${unique()}`, amount: 500, currency: 'CHF', tags: ['q3'], customFields: {}, ownerId: null, teamId: t.teams[0] ?? null });
+      await call(t, 'PUT', `/opportunities/${formDeal.body.id}`, { accountId: dealAccount.body.id, tags: [], teamId: null, currency: 'eur' });
       const doomedDeal = await call(t, 'POST', '/opportunities', { name: 'Temp', accountId: dealAccount.body.id });
       await call(t, 'DELETE', `/opportunities/${doomedDeal.body.id}`);
 
@@ -1002,7 +1026,9 @@ describe('rebuild equals live, for every event type', () => {
         const lead = someLead(t);
         if (!lead) return;
         const body = leadBody(t, false);
-        if (r.chance(0.3)) body.qualification = { budget: r.pick(['high', 'low']), timeline: '2026-03-01' };
+        // An owner is changed, never cleared (null is the create form's "nobody chosen").
+        if (body.ownerId === null) delete body.ownerId;
+        if (r.chance(0.3)) body.qualification = { budget: r.pick(['confirmed', 'unknown']), timeline: r.pick(['short_term', null]) };
         if (lead.status === 'open' && r.chance(0.15)) body.pipelineId = r.pick(t.pipelines);
         else if (lead.status === 'open' && r.chance(0.15)) body.stageId = r.pick(await stagesOf(t, lead.pipelineId)).id;
         // A stage move by PUT follows the stage rules (sequential pipelines, required fields), and

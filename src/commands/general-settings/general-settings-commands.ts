@@ -3,6 +3,8 @@ import type { Knex } from 'knex';
 import { oneAtATime } from '../../infra/key-locks.js';
 import { handleCommand, streamIdOf, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { seedTenantsWithout } from '../tenant-seeds.js';
+import { tenantStreamCache } from '../tenant-stream-cache.js';
+import type { EventStore } from '../../events/store/types.js';
 import { generalSettingsAggregate, industriesSeed, type GeneralSettingsCommand } from './general-settings.js';
 
 /** A change to the caller's tenant's company profile or industries; changes of one tenant take turns (see `changeModuleSettings`). */
@@ -16,3 +18,9 @@ export const changeGeneralSettings = (deps: CommandDeps & { knex: Knex }, ctx: C
 export const seedMissingIndustries = (deps: CommandDeps & { knex: Knex }): Promise<number> =>
   seedTenantsWithout(deps, 'industries', (ctx) =>
     handleCommand(deps, generalSettingsAggregate, ctx.tenantId, { kind: 'seed_industries', events: industriesSeed(randomUUID) }, ctx));
+
+/** A tenant's general settings as its stream says now (cached per process, see tenant-stream-cache.ts). */
+const loadGeneralSettings = tenantStreamCache(generalSettingsAggregate, (tenantId) => streamIdOf(generalSettingsAggregate, tenantId));
+
+/** The currency a new money record takes when none is given: the company profile's, else USD. */
+export const tenantCurrency = async (store: EventStore, tenantId: string): Promise<string> => (await loadGeneralSettings(store, tenantId)).profile.currency ?? 'USD';

@@ -9,7 +9,12 @@ import { columnUsage, usageGuard, type UsageCounter, type UsageDeleteDeps } from
  */
 export type SettingsUsage = UsageCounter<{ collection: SettingsCollection; id: string }>;
 
-const LEAD_REFERENCES: Partial<Record<SettingsCollection, string>> = { pipelines: 'pipeline_id', stages: 'stage_id', priorities: 'priority_id' };
+const LEAD_REFERENCES: Partial<Record<SettingsCollection, string>> = {
+  pipelines: 'pipeline_id',
+  stages: 'stage_id',
+  priorities: 'priority_id',
+  qualificationFrameworks: 'qualification_framework_id',
+};
 
 const leadUsage: SettingsUsage = columnUsage('leads', ({ collection }) => LEAD_REFERENCES[collection]);
 

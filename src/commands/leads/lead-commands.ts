@@ -11,7 +11,7 @@ import { leadSettingsSeed, qualificationFrameworkSeed } from '../lead-settings/l
 import { assertOwner, withCheckedCustomFields } from '../records/record-commands.js';
 import { checkedRecordWrite, checkedStageValues } from '../custom-field-values.js';
 import { isLeadColumn } from '../../domain/field-rules.js';
-import { assertTeamUser } from '../records/record-team.js';
+import { assertTeamUser, assertTenantTeam } from '../records/record-team.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import { tenantStreamCache } from '../tenant-stream-cache.js';
 import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from '../lead-settings/settings-usage.js';
@@ -47,6 +47,7 @@ const runAssigning = (deps: Deps, ctx: CommandContext, id: string, command: Lead
 
 export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
   await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
   const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'leads', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const id = randomUUID();
   const result = await runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
@@ -55,6 +56,7 @@ export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<Le
 
 export async function updateLead(deps: Deps, ctx: CommandContext, id: string, given: LeadChanges) {
   await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
   const changes = await withCheckedCustomFields(deps, ctx, 'leads', given);
   return runAssigning(deps, ctx, id, { kind: 'update', id, changes });
 }

@@ -41,6 +41,13 @@ export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
     return {
       status: 'active',
       fields: {
+        // A lead created before these fields existed has their defaults (as its read-model row).
+        tags: [],
+        doNotContact: false,
+        doNotEmail: false,
+        doNotCall: false,
+        teamId: null,
+        qualificationFrameworkId: null,
         ...fields,
         status: 'open',
         disqualificationReason: null,

@@ -21,6 +21,7 @@ import {
 } from './lead-stages.js';
 import type { NoteCommand } from '../records/record-aggregate.js';
 import { evolveLead, type LeadView, type LeadState } from './lead-state.js';
+import { assertAnswers, checkedFrameworkId, frameworkForNewLead } from './lead-qualification.js';
 
 export { evolveLead, type LeadStatus, type LeadView, type LeadState } from './lead-state.js';
 
@@ -131,8 +132,10 @@ function updateEvents(id: string, lead: LeadView, changes: Partial<LeadFields>, 
 
 function decideCreate(command: Of<'create'>, { settings, now }: LeadDecideContext): LeadEvent[] {
   const { id } = command;
-  const { priority, pipelineId: givenPipeline, stageId: givenStage, ...fields } = withMoneyRounded(command.input);
+  const { priority, pipelineId: givenPipeline, stageId: givenStage, qualificationFrameworkId: givenFramework, ...fields } = withMoneyRounded(command.input);
   assertNamed(fields);
+  const qualificationFrameworkId = frameworkForNewLead(settings, givenFramework);
+  assertAnswers(settings, qualificationFrameworkId, fields.qualification);
   const given = givenStage ? targetStage(settings, givenStage) : undefined;
   const pipelineId = givenPipeline ?? given?.pipelineId ?? defaultPipelineId(settings);
   const pipeline = pipelineId ? settings.collections.pipelines[pipelineId] : undefined;
@@ -155,7 +158,7 @@ function decideCreate(command: Of<'create'>, { settings, now }: LeadDecideContex
   return [
     {
       type: 'LeadCreated',
-      data: { id, ...fields, priorityId, pipelineId, stageId: stage.id, stageName: stage.name, score, scoreBreakdown: breakdown, slaDueAt },
+      data: { id, ...fields, qualificationFrameworkId, priorityId, pipelineId, stageId: stage.id, stageName: stage.name, score, scoreBreakdown: breakdown, slaDueAt },
     },
   ];
 }
@@ -167,6 +170,8 @@ function decideUpdate(command: Of<'update'>, lead: LeadView, ctx: LeadDecideCont
   const { priority, pipelineId, stageId, ...rest } = withMoneyRounded(command.changes);
   const changes: Partial<LeadFields> = { ...rest };
   if (priority !== undefined) changes.priorityId = priority ? resolvePriority(settings, priority) : defaultPriorityId(settings);
+  if (changes.qualificationFrameworkId !== undefined) changes.qualificationFrameworkId = checkedFrameworkId(settings, changes.qualificationFrameworkId);
+  assertAnswers(settings, changes.qualificationFrameworkId !== undefined ? changes.qualificationFrameworkId : lead.qualificationFrameworkId, changes.qualification);
   assertNamed({ ...lead, ...changes });
   const events = updateEvents(id, lead, changes, ctx, priority !== undefined);
   const movesPipeline = pipelineId !== undefined && pipelineId !== lead.pipelineId;

@@ -239,7 +239,8 @@ function decideReopen(command: Of<'reopen'>, opportunity: OpportunityView, { pip
 function evolve(state: OpportunityAggregateState, event: OpportunityEvent): OpportunityAggregateState {
   if (event.type === 'OpportunityCreated') {
     const { id: _id, ...fields } = event.data;
-    return { status: 'active', fields: { ...fields, state: 'open', contacts: {}, lineItems: {}, team: {} } };
+    // An opportunity created before currency, tags and team existed has their defaults (as its read-model row).
+    return { status: 'active', fields: { currency: 'USD', tags: [], teamId: null, ...fields, state: 'open', contacts: {}, lineItems: {}, team: {} } };
   }
   if (state.status === 'absent') return state;
   const at = (d: { toStageId: string; toStageName: string }) => ({ stageId: d.toStageId, stageName: d.toStageName });

@@ -6,7 +6,8 @@ import { loadOpportunitySettings } from '../opportunity-settings/opportunity-set
 import { assigningAllOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
 import { withLineProduct, type LineProductGiven } from '../products/line-products.js';
 import { assertOwner } from '../records/record-commands.js';
-import { assertTeamUser } from '../records/record-team.js';
+import { assertTeamUser, assertTenantTeam } from '../records/record-team.js';
+import { tenantCurrency } from '../general-settings/general-settings-commands.js';
 import { invalid } from '../../domain/errors.js';
 import {
   isOpportunityStageColumn,
@@ -24,11 +25,11 @@ import { accountExists, contactExists } from '../../facts/records.js';
 type Deps = CommandDeps & { knex: Knex };
 
 /** A record a body names (account, contact) must be live in the caller's tenant; another tenant's reads as unknown (400, nothing leaks). */
-async function assertLiveRecord(exists: (knex: Knex, tenantId: string, id: string) => Promise<boolean>, knex: Knex, tenantId: string, field: string, what: string, id: string | undefined): Promise<void> {
+async function assertLiveRecord(exists: (knex: Knex, tenantId: string, id: string) => Promise<boolean>, knex: Knex, tenantId: string, field: string, what: string, id: string | null | undefined): Promise<void> {
   if (!id) return;
   if (!(await exists(knex, tenantId, id))) throw invalid(`${field} does not name ${what} of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
 }
-const assertAccount = (knex: Knex, tenantId: string, accountId: string | undefined) => assertLiveRecord(accountExists, knex, tenantId, 'accountId', 'an account', accountId);
+const assertAccount = (knex: Knex, tenantId: string, accountId: string | null | undefined) => assertLiveRecord(accountExists, knex, tenantId, 'accountId', 'an account', accountId);
 
 /** The tenant's pipelines, stages and opportunity settings as they are at this attempt, and the time. */
 const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<OpportunityContext> => ({
@@ -56,7 +57,9 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCo
 export async function createOpportunity(deps: Deps, ctx: CommandContext, given: Omit<OpportunityInput, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
   await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   await assertAccount(deps.knex, ctx.tenantId, given.accountId);
-  const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'opportunities', { fields: given, customFields: given.customFields, mode: 'create' }))! };
+  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
+  const currency = given.currency ?? (await tenantCurrency(deps.store, ctx.tenantId));
+  const input = { ...given, currency, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'opportunities', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const result = await run(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
   return { id, position: result.position };
 }
@@ -64,6 +67,7 @@ export async function createOpportunity(deps: Deps, ctx: CommandContext, given: 
 export async function updateOpportunity(deps: Deps, ctx: CommandContext, id: string, given: OpportunityChanges) {
   await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   await assertAccount(deps.knex, ctx.tenantId, given.accountId);
+  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
   const changes = await withCheckedCustomFields(deps, ctx, 'opportunities', given);
   return run(deps, ctx, id, { kind: 'update', id, changes });
 }

@@ -5,13 +5,20 @@ import type { Aggregate } from '../aggregate.js';
 import { decideRecord, evolveRecord, type RecordCommand, type RecordState } from '../records/record-aggregate.js';
 import type { ProductCategoryEvent, ProductEvent } from '../../events/products.js';
 
-export const PRODUCT_TYPES = ['one_time', 'subscription', 'usage_based'] as const;
+export const PRODUCT_TYPES = ['one_time', 'subscription', 'usage_based', 'product', 'service', 'bundle'] as const;
+export const PRODUCT_UNITS = ['each', 'hour', 'month', 'year', 'user', 'license', 'flat', 'project'] as const;
+export const PRODUCT_STATUSES = ['active', 'inactive', 'discontinued'] as const;
 
 /** The product rules every create and update passes (the request schema checks the same first). */
 export function checkProduct(fields: Partial<ProductFields>): Partial<ProductFields> {
   const out = { ...fields };
   if ('name' in out && !(typeof out.name === 'string' && out.name.trim())) throw invalid('name is required', [{ path: 'name', message: 'required' }]);
   if ('type' in out && !PRODUCT_TYPES.includes(out.type as never)) throw invalid(`type must be one of ${PRODUCT_TYPES.join(', ')}`, [{ path: 'type', message: 'unknown type' }]);
+  if (out.status !== undefined && !PRODUCT_STATUSES.includes(out.status)) throw invalid(`status must be one of ${PRODUCT_STATUSES.join(', ')}`, [{ path: 'status', message: 'unknown status' }]);
+  // status and isActive say the same: active ⇔ isActive.
+  if (out.status !== undefined && out.isActive !== undefined && (out.status === 'active') !== out.isActive) {
+    throw invalid('status and isActive disagree: status active is isActive true', [{ path: 'status', message: 'contradicts isActive' }]);
+  }
   if ('unitPrice' in out) {
     const price = out.unitPrice as number;
     if (typeof price !== 'number' || !Number.isFinite(price) || price < 0 || price > MONEY_MAX) throw invalid('unitPrice must be an amount of at least 0', [{ path: 'unitPrice', message: 'out of range' }]);

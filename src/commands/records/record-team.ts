@@ -1,5 +1,7 @@
+import type { Knex } from 'knex';
 import type { EventStore } from '../../events/store/types.js';
 import { assertActiveUser } from '../identity/user-facts.js';
+import { teamExists } from '../../facts/identity.js';
 import { invalid, notFound } from '../../domain/errors.js';
 
 /**
@@ -21,4 +23,10 @@ export function teamChange(team: Record<string, string>, command: TeamMemberComm
 /** A team member is an active, live user of the caller's tenant (another tenant's: 400 unknown reference), as of the user's stream. */
 export async function assertTeamUser(store: EventStore, tenantId: string, userId: string): Promise<void> {
   await assertActiveUser(store, tenantId, userId, 'userId', () => invalid('The user is not active'));
+}
+
+/** A record's team (`teamId`): a live team of the caller's tenant (another tenant's: 400 naming the field). */
+export async function assertTenantTeam(knex: Knex, tenantId: string, teamId: string | null | undefined): Promise<void> {
+  if (!teamId) return;
+  if (!(await teamExists(knex, tenantId, teamId))) throw invalid('teamId does not name a team of this tenant', [{ path: 'teamId', message: 'not found', code: 'unknown_reference' }]);
 }

@@ -14,6 +14,7 @@ import { changedFields } from '../../domain/values.js';
 import type { TaskChanges, TaskEvent, TaskFields } from '../../events/tasks.js';
 import type { Aggregate } from '../aggregate.js';
 import type { NoteCommand } from '../records/record-aggregate.js';
+import { recurrenceProblem, type RecurrenceRule } from '../../domain/task-recurrence.js';
 
 /** What a task keeps beside its fields: whether it is completed (and the notes given), and how deep it sits. */
 export interface TaskProgress {
@@ -84,12 +85,30 @@ function checkLink(fields: { entityType?: string | null; entityId?: string | nul
   }
 }
 
+/**
+ * A recurring task needs a rule the tenant's recurring settings allow, ending no earlier
+ * than the task is first due (now, without a due date). Not recurring: no rule is kept.
+ */
+function checkedRecurrence(
+  isRecurring: boolean,
+  rule: RecurrenceRule | null | undefined,
+  dueDate: string | null | undefined,
+  { settings, now }: TaskContext,
+): { isRecurring: boolean; recurrenceRule: RecurrenceRule | null } {
+  if (!isRecurring) return { isRecurring: false, recurrenceRule: null };
+  if (!rule) throw invalid('A recurring task needs a recurrenceRule', [{ path: 'recurrenceRule', message: 'required', code: 'required' }]);
+  const problem = recurrenceProblem(rule, taskSettingOf(settings, 'recurring'), dueDate ? new Date(dueDate) : now);
+  if (problem) throw invalid(`${problem.path}: ${problem.message}`, [{ ...problem, code: 'invalid_recurrence' }]);
+  return { isRecurring: true, recurrenceRule: rule };
+}
+
 function live(state: TaskState): Extract<TaskState, { status: 'active' | 'deleted' }> {
   if (state.status !== 'active') throw notFound('Task');
   return state;
 }
 
-function decideCreate(command: Extract<TaskCommand, { kind: 'create' }>, state: TaskState, { settings }: TaskContext): TaskEvent[] {
+function decideCreate(command: Extract<TaskCommand, { kind: 'create' }>, state: TaskState, context: TaskContext): TaskEvent[] {
+  const { settings } = context;
   if (state.status !== 'absent') throw conflict('Task already exists');
   const general = taskSettingOf(settings, 'general');
   const { fields } = command;
@@ -112,6 +131,7 @@ function decideCreate(command: Extract<TaskCommand, { kind: 'create' }>, state: 
     }
   }
   const assignedTo = fields.assignedTo ?? (general.autoAssignToCreator ? command.actorId : null);
+  const recurring = checkedRecurrence(fields.isRecurring ?? false, fields.recurrenceRule, fields.dueDate, context);
   return [
     {
       type: 'TaskCreated',
@@ -129,15 +149,25 @@ function decideCreate(command: Extract<TaskCommand, { kind: 'create' }>, state: 
         entityId: fields.entityId,
         parentTaskId: command.parent?.id ?? null,
         ...(fields.customFields && Object.keys(fields.customFields).length ? { customFields: fields.customFields } : {}),
+        // Said only when there is something to say (as customFields): absent reads as no tags, not recurring.
+        ...(fields.tags?.length ? { tags: fields.tags } : {}),
+        // A new series starts at this task; a next occurrence (task-recurrence saga) names its place.
+        ...(recurring.isRecurring ? { ...recurring, recurrence: fields.recurrence ?? { seriesId: command.id, occurrence: 1 } } : {}),
         depth,
       },
     },
   ];
 }
 
-function decideUpdate(command: Extract<TaskCommand, { kind: 'update' }>, state: TaskState, { settings }: TaskContext): TaskEvent[] {
+function decideUpdate(command: Extract<TaskCommand, { kind: 'update' }>, state: TaskState, context: TaskContext): TaskEvent[] {
+  const { settings } = context;
   const task = live(state);
-  const { changes } = command;
+  let { changes } = command;
+  if (changes.isRecurring !== undefined || changes.recurrenceRule !== undefined || (changes.dueDate !== undefined && task.fields.isRecurring)) {
+    const isRecurring = changes.isRecurring ?? (changes.recurrenceRule ? true : (task.fields.isRecurring ?? false));
+    const rule = changes.recurrenceRule !== undefined ? changes.recurrenceRule : task.fields.recurrenceRule;
+    changes = { ...changes, ...checkedRecurrence(isRecurring, rule, changes.dueDate !== undefined ? changes.dueDate : task.fields.dueDate, context) };
+  }
   if ('title' in changes && !(typeof changes.title === 'string' && changes.title.trim())) throw invalid('title is required', [{ path: 'title', message: 'required', code: 'required' }]);
   for (const field of ['typeId', 'priorityId'] as const) if (changes[field] !== undefined && changes[field] !== task.fields[field]) checkLookup(settings, field, changes[field]!);
   if (changes.statusId !== undefined && changes.statusId !== task.fields.statusId) {
@@ -152,7 +182,9 @@ function decideUpdate(command: Extract<TaskCommand, { kind: 'update' }>, state: 
   }
   checkDates(changes);
   checkLink(changes);
-  const changed = changedFields(task.fields, { ...changes, ...(changes.title ? { title: changes.title.trim() } : {}) });
+  // A task from before tags and recurrence has none: saying so again is no change.
+  const current = { ...task.fields, tags: task.fields.tags ?? [], isRecurring: task.fields.isRecurring ?? false, recurrenceRule: task.fields.recurrenceRule ?? null };
+  const changed = changedFields(current, { ...changes, ...(changes.title ? { title: changes.title.trim() } : {}) });
   return Object.keys(changed).length ? [{ type: 'TaskUpdated', data: { id: command.id, changes: changed as TaskChanges } }] : [];
 }
 

@@ -4,12 +4,13 @@ import type { Knex } from 'knex';
 import { DomainError, invalid, notFound } from '../../domain/errors.js';
 import type { TaskChanges } from '../../events/tasks.js';
 import type { EventStore, Position } from '../../events/store/types.js';
-import { assertLiveUser } from '../identity/user-facts.js';
+import { assertLiveUser, currentUserStatus } from '../identity/user-facts.js';
 import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { taskAggregate, type TaskCommand, type TaskContext, type TaskInput } from './task-aggregate.js';
 import { taskSettings, withTaskSettings } from './task-settings-source.js';
 import { checkedRecordWrite } from '../custom-field-values.js';
 import { withCheckedCustomFields } from '../records/record-commands.js';
+import { nextInSeries } from '../../domain/task-recurrence.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -97,3 +98,64 @@ export const markTaskOverdue = (deps: Deps, ctx: CommandContext, id: string, due
     eventIds,
     decideWith: async (): Promise<TaskContext> => ({ settings: await taskSettings(deps.store, ctx.tenantId), now: deps.clock.now() }),
   });
+
+/**
+ * A completed recurring task's next occurrence, with the id given (the task-recurrence
+ * saga derives it from the completed task, so completing it again after a reopen, or a
+ * redelivered event, makes no second one: a repeated create is refused as existing and
+ * counts as done). Due one step of the rule after the completed one's due date (its
+ * completion time when it had none), the reminder as far before; the rest copied. Nothing
+ * when the task is no longer live or recurring, or the series has ended.
+ */
+export async function createNextOccurrence(deps: Deps, ctx: CommandContext, taskId: string, completedAt: string, nextId: string): Promise<{ id: string } | null> {
+  const { state } = await loadAggregate(deps.store, taskAggregate, taskId, ctx.tenantId);
+  if (state.status !== 'active' || !state.fields.isRecurring || !state.fields.recurrenceRule) return null;
+  const task = state.fields;
+  const series = task.recurrence ?? { seriesId: taskId, occurrence: 1 };
+  const from = new Date(task.dueDate ?? completedAt);
+  const next = nextInSeries(task.recurrenceRule!, series.occurrence, from);
+  if (!next) return null;
+  const shift = next.at.getTime() - from.getTime();
+  const parent = task.parentTaskId ? await parentOf(deps, ctx.tenantId, task.parentTaskId).catch(() => null) : null;
+  const assignee = task.assignedTo && (await assigneeIsLive(deps.store, ctx.tenantId, task.assignedTo)) ? task.assignedTo : null;
+  // A type or priority deactivated since: the tenant's default instead.
+  const settings = await taskSettings(deps.store, ctx.tenantId);
+  const typeId = settings.types[task.typeId]?.isActive ? task.typeId : undefined;
+  const priorityId = settings.priorities[task.priorityId]?.isActive ? task.priorityId : undefined;
+  try {
+    await createTask(
+      deps,
+      ctx,
+      {
+        title: task.title,
+        description: task.description,
+        typeId,
+        priorityId,
+        assignedTo: assignee,
+        dueDate: next.at.toISOString(),
+        reminderAt: task.reminderAt ? new Date(new Date(task.reminderAt).getTime() + shift).toISOString() : null,
+        entityType: task.entityType,
+        entityId: task.entityId,
+        parentTaskId: parent?.id ?? null,
+        customFields: task.customFields,
+        tags: task.tags ?? [],
+        isRecurring: true,
+        recurrenceRule: task.recurrenceRule,
+        recurrence: { seriesId: series.seriesId, occurrence: next.occurrence },
+      },
+      nextId,
+    );
+  } catch (error) {
+    if (error instanceof DomainError && error.kind === 'conflict') return { id: nextId };
+    // The tenant's settings no longer allow the series (recurring turned off, a frequency disallowed): it stops here.
+    if (error instanceof DomainError && error.kind === 'invalid') return null;
+    throw error;
+  }
+  return { id: nextId };
+}
+
+/** A user of the tenant, not deleted, as of the user's stream. */
+async function assigneeIsLive(store: EventStore, tenantId: string, userId: string): Promise<boolean> {
+  const status = await currentUserStatus(store, tenantId, userId);
+  return status !== 'absent' && status !== 'deleted';
+}

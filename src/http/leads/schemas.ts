@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LEAD_TEXT_RULES } from '../../domain/field-rules.js';
-import { address, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, url } from '../record-schemas.js';
+import { address, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, tags, url } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
 
 /** The request bodies and queries of the lead routes. */
@@ -27,22 +27,35 @@ const leadFields = {
   description: text('description'),
   customFields,
   qualification: jsonObject.optional(),
-  ownerId: uuid.optional(),
+  qualificationFrameworkId: uuid.nullable().optional(),
+  /** null on create: nobody chosen, the creator owns it (see docs/api/leads.md). */
+  ownerId: uuid.nullable().optional(),
   assignedTo: uuid.optional(),
+  teamId: uuid.nullable().optional(),
+  tags: tags.optional(),
+  doNotContact: z.boolean().optional(),
+  doNotEmail: z.boolean().optional(),
+  doNotCall: z.boolean().optional(),
   pipelineId: uuid.optional(),
   stageId: uuid.optional(),
 };
 export const createBody = z.object(leadFields).strict();
-export const updateBody = z.object(leadFields).partial().strict();
+/** A lead always has an owner (record scopes follow it): an update may change it, not clear it. */
+export const updateBody = z
+  .object(leadFields)
+  .partial()
+  .strict()
+  .refine((b) => b.ownerId !== null, { path: ['ownerId'], message: 'A lead always has an owner: give a user id, or leave ownerId out to keep the owner' });
 
 /** Aliases folded into the names the commands use. */
 export function canonical<T extends Partial<z.infer<typeof createBody>>>(body: T) {
-  const { jobTitle, priorityId, assignedTo, ...rest } = body;
+  const { jobTitle, priorityId, assignedTo, ownerId, ...rest } = body;
   return {
     ...rest,
+    ownerId: ownerId ?? undefined,
     ...(jobTitle !== undefined && rest.title === undefined ? { title: jobTitle } : {}),
     ...(priorityId !== undefined && rest.priority === undefined ? { priority: priorityId } : {}),
-    ...(assignedTo !== undefined && rest.ownerId === undefined ? { ownerId: assignedTo } : {}),
+    ...(assignedTo !== undefined && (ownerId === undefined || ownerId === null) ? { ownerId: assignedTo } : {}),
   };
 }
 
@@ -64,6 +77,12 @@ export const withDefaults = (body: z.infer<typeof createBody>) => {
     description: b.description ?? null,
     customFields: b.customFields ?? {},
     qualification: b.qualification ?? {},
+    qualificationFrameworkId: b.qualificationFrameworkId,
+    tags: b.tags ?? [],
+    doNotContact: b.doNotContact ?? false,
+    doNotEmail: b.doNotEmail ?? false,
+    doNotCall: b.doNotCall ?? false,
+    teamId: b.teamId ?? null,
     ownerId: b.ownerId,
     pipelineId: b.pipelineId,
     stageId: b.stageId,
@@ -80,6 +99,9 @@ export const listQuery = paginationQuery.extend({
   assignedTo: uuid.optional(),
   ownerId: uuid.optional(),
   status: z.enum(['open', 'converted', 'disqualified']).optional(),
+  teamId: uuid.optional(),
+  /** `tags=a,b`: leads carrying every one of them. */
+  tags: z.string().trim().max(1_000).optional(),
 });
 
 export const changeStageBody = z

@@ -30,8 +30,13 @@ import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBod
 import { mountRecordVersioning } from '../record-versioning.js';
 import { pastView } from '../../queries/record-views.js';
 
-const withDefaults = (b: CreateBody) => ({
+const withDefaults = ({ ownerId, ...b }: CreateBody) => ({
   ...b,
+  // null: nobody chosen in the form, the creator owns it.
+  ...(ownerId ? { ownerId } : {}),
+  accountId: b.accountId ?? null,
+  tags: b.tags ?? [],
+  teamId: b.teamId ?? null,
   amount: b.amount ?? null,
   expectedCloseDate: b.expectedCloseDate ?? null,
   source: b.source ?? null,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CONTACT_ROLE_PATTERN, CONTACT_ROLE_RULE, LONG_TEXT_MAX, parseDateText } from '../../domain/field-rules.js';
 import { QUARTER_NAMES } from '../../domain/quarters.js';
-import { customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
+import { currencyCode, customFields, listQueryBase, money, optionalText, tags } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
 
 /** The request bodies and queries of the opportunity routes. */
@@ -19,7 +19,8 @@ const probability = z.number().min(0).max(100);
 
 const opportunityFields = {
   name: z.string().trim().min(1).max(255),
-  accountId: uuid,
+  /** Optional (the web client's form has none); null detaches the account. */
+  accountId: uuid.nullable().optional(),
   amount: money.nullable().optional(),
   probability: probability.optional(),
   expectedCloseDate: calendarDate.nullable().optional(),
@@ -30,11 +31,21 @@ const opportunityFields = {
   source: optionalText(255),
   description: optionalText(LONG_TEXT_MAX),
   customFields,
-  ownerId: uuid.optional(),
+  /** null on create: nobody chosen, the creator owns it (docs/api/opportunities.md). */
+  ownerId: uuid.nullable().optional(),
+  /** ISO 4217 code of `amount`; default: the company profile's currency, else USD. */
+  currency: currencyCode.optional(),
+  tags: tags.optional(),
+  teamId: uuid.nullable().optional(),
 };
 export const createBody = z.object({ ...opportunityFields, pipelineId: uuid.optional(), stageId: uuid.optional() }).strict();
-/** Stage and pipeline move through change-stage, close-won, close-lost and reopen: in an update they are unknown fields. */
-export const updateBody = z.object(opportunityFields).partial().strict();
+/** Stage and pipeline move through change-stage, close-won, close-lost and reopen: in an update they are unknown fields. An opportunity always has an owner. */
+export const updateBody = z
+  .object(opportunityFields)
+  .partial()
+  .strict()
+  .refine((b) => b.ownerId !== null, { path: ['ownerId'], message: 'An opportunity always has an owner: give a user id, or leave ownerId out to keep the owner' })
+  .transform(({ ownerId, ...rest }) => ({ ...rest, ...(ownerId ? { ownerId } : {}) }));
 
 export const changeStageBody = z
   .object({ stageId: uuid, stageFieldValues: z.record(z.string().max(200), z.unknown()).optional(), unlockReason: optionalText(1000) })
@@ -83,6 +94,10 @@ export const listQuery = paginationQuery.extend({
   /** A type's slug, id or name. */
   type: z.string().trim().max(100).optional(),
   state: z.enum(['open', 'won', 'lost']).optional(),
+  teamId: uuid.optional(),
+  /** `tags=a,b`: opportunities carrying every one of them. */
+  tags: z.string().trim().max(1_000).optional(),
+  currency: currencyCode.optional(),
   minAmount: amount,
   maxAmount: amount,
   expectedCloseBefore: queryDate.optional(),

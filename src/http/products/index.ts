@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { PRODUCT_TYPES } from '../../commands/products/product-aggregates.js';
+import { PRODUCT_STATUSES, PRODUCT_TYPES, PRODUCT_UNITS } from '../../commands/products/product-aggregates.js';
 import {
   createProduct, createProductCategory, deleteProduct, deleteProductCategory, updateProduct, updateProductCategory,
 } from '../../commands/products/product-commands.js';
@@ -8,7 +8,7 @@ import { notFound } from '../../domain/errors.js';
 import { getProduct, getProductCategory, listProductCategories, listProducts } from '../../queries/products.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
-import { customFieldParams, customFields, listQueryBase, money, optionalText } from '../record-schemas.js';
+import { currencyCode, customFieldParams, customFields, listQueryBase, money, optionalText, url } from '../record-schemas.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from '../validate.js';
 import { mountRecordDocuments } from '../record-subresources.js';
 import { mountBundleItems } from './bundles.js';
@@ -23,19 +23,48 @@ const productFields = {
   categoryId: z.uuid().nullable().optional(),
   type: z.enum(PRODUCT_TYPES).optional(),
   unitPrice: money.optional(),
-  currency: z.string().trim().toUpperCase().regex(/^[A-Z]{3}$/, 'a 3-letter currency code such as USD').optional(),
+  currency: currencyCode.optional(),
   isActive: z.boolean().optional(),
   taxable: z.boolean().optional(),
   taxRate: z.number().min(0).max(100).nullable().optional(),
   customFields,
+  shortDescription: optionalText(500),
+  unit: z.enum(PRODUCT_UNITS).nullable().optional(),
+  taxCategory: optionalText(100),
+  imageUrl: url,
+  externalUrl: url,
+  /** The web client's names: `basePrice` is `unitPrice`, `status` active is `isActive` true (see `canonical`). */
+  basePrice: money.optional(),
+  status: z.enum(PRODUCT_STATUSES).optional(),
 };
-export const createBody = z.object(productFields).strict();
-export const updateBody = z.object(productFields).partial().strict();
+
+/**
+ * The one alias mechanism of product bodies: the client's `basePrice` is the spec's
+ * `unitPrice`, its `status` and the spec's `isActive` say the same (active ⇔ true;
+ * discontinued is inactive), so each write stores both and every response shows both.
+ * Two names of one value given with different values are refused.
+ */
+function canonical<T extends { unitPrice?: number; basePrice?: number; isActive?: boolean; status?: (typeof PRODUCT_STATUSES)[number] }>(body: T, context: z.RefinementCtx) {
+  const { basePrice, ...rest } = body;
+  if (basePrice !== undefined && rest.unitPrice !== undefined && basePrice !== rest.unitPrice) {
+    context.addIssue({ code: 'custom', path: ['basePrice'], message: 'basePrice is unitPrice under another name: give one of them' });
+  }
+  if (rest.status !== undefined && rest.isActive !== undefined && (rest.status === 'active') !== rest.isActive) {
+    context.addIssue({ code: 'custom', path: ['status'], message: 'status and isActive disagree: status active is isActive true' });
+  }
+  const unitPrice = rest.unitPrice ?? basePrice;
+  const status = rest.status ?? (rest.isActive === undefined ? undefined : rest.isActive ? 'active' : 'inactive');
+  const isActive = rest.isActive ?? (status === undefined ? undefined : status === 'active');
+  return { ...rest, ...(unitPrice !== undefined ? { unitPrice } : {}), ...(status !== undefined ? { status, isActive } : {}) };
+}
+export const createBody = z.object(productFields).strict().transform(canonical);
+export const updateBody = z.object(productFields).partial().strict().transform(canonical);
 export const listQuery = paginationQuery.extend({
   ...listQueryBase,
   categoryId: z.uuid().optional(),
   type: z.enum(PRODUCT_TYPES).optional(),
   isActive: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  status: z.enum(PRODUCT_STATUSES).optional(),
 });
 const categoryFields = { name: z.string().trim().min(1).max(200), description: optionalText(10_000) };
 export const categoryCreateBody = z.object(categoryFields).strict();
@@ -50,9 +79,15 @@ const withDefaults = (b: z.infer<typeof createBody>) => ({
   unitPrice: b.unitPrice ?? 0,
   currency: b.currency ?? 'USD',
   isActive: b.isActive ?? true,
+  status: b.status ?? 'active',
   taxable: b.taxable ?? false,
   taxRate: b.taxRate ?? null,
   customFields: b.customFields ?? {},
+  shortDescription: b.shortDescription ?? null,
+  unit: b.unit ?? null,
+  taxCategory: b.taxCategory ?? null,
+  imageUrl: b.imageUrl ?? null,
+  externalUrl: b.externalUrl ?? null,
 });
 
 /** Spec Part A "Products": products, categories, price books (price-books.ts), bundles (bundles.ts). Static paths come before `/:id`. */

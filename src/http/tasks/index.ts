@@ -32,6 +32,10 @@ const withDefaults = (b: CreateBody): TaskInput => ({
   entityId: b.entityId ?? null,
   parentTaskId: b.parentTaskId ?? null,
   customFields: b.customFields,
+  tags: b.tags ?? [],
+  // A rule given makes the task recurring; `isRecurring: false` drops any rule.
+  isRecurring: b.isRecurring ?? !!b.recurrenceRule,
+  recurrenceRule: b.recurrenceRule ?? null,
 });
 
 export function tasksRouter(services: Services): Router {

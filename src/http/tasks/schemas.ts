@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { TASK_ENTITY_TYPES } from '../../events/tasks.js';
 import { parseDateText } from '../../domain/field-rules.js';
-import { customFields, optionalText } from '../record-schemas.js';
+import { customFields, optionalText, tags } from '../record-schemas.js';
+import { RECURRENCE_END_TYPES, RECURRENCE_FREQUENCIES, RECURRENCE_INTERVAL_MAX } from '../../domain/task-recurrence.js';
 import { listLimit, paginationQuery, queryDate } from '../validate.js';
 import { listQueryBase } from '../record-schemas.js';
 
@@ -22,6 +23,27 @@ export const entityType = z.preprocess(
   z.enum(TASK_ENTITY_TYPES, { error: `one of ${TASK_ENTITY_TYPES.join(', ')}` }),
 );
 
+/**
+ * A recurrence as the web client sends it; an end (`after` a count, `on` a date) needs its
+ * value. The tenant's recurring settings (allowed frequencies, most occurrences) and the
+ * end against the due date are checked by the task's decider.
+ */
+const recurrenceRule = z
+  .object({
+    frequency: z.enum(RECURRENCE_FREQUENCIES),
+    interval: z.number().int().min(1).max(RECURRENCE_INTERVAL_MAX).default(1),
+    daysOfWeek: z.array(z.number().int().min(0).max(6)).max(7).optional(),
+    endType: z.enum(RECURRENCE_END_TYPES).default('never'),
+    endAfterCount: z.number().int().min(1).max(10_000).optional(),
+    endDate: z.string().trim().regex(plainDate, 'a date such as 2026-12-31').refine((v) => parseDateText(v) !== null, 'a real date').optional(),
+  })
+  .strict()
+  .superRefine((rule, context) => {
+    if (rule.endType === 'after' && rule.endAfterCount === undefined) context.addIssue({ code: 'custom', path: ['endAfterCount'], message: 'endType after needs endAfterCount' });
+    if (rule.endType === 'on' && rule.endDate === undefined) context.addIssue({ code: 'custom', path: ['endDate'], message: 'endType on needs endDate' });
+    if (rule.daysOfWeek?.length && rule.frequency !== 'weekly') context.addIssue({ code: 'custom', path: ['daysOfWeek'], message: 'daysOfWeek go with frequency weekly' });
+  });
+
 const taskFields = {
   title: z.string().trim().min(1).max(500),
   description: optionalText(10_000),
@@ -34,6 +56,9 @@ const taskFields = {
   entityType: entityType.nullable().optional(),
   entityId: z.uuid().nullable().optional(),
   customFields,
+  tags: tags.optional(),
+  isRecurring: z.boolean().optional(),
+  recurrenceRule: recurrenceRule.nullable().optional(),
 };
 /** Unknown fields are refused (400). */
 export const createBody = z.object({ ...taskFields, parentTaskId: z.uuid().nullable().optional() }).strict();
@@ -72,6 +97,10 @@ export const listQuery = paginationQuery.extend({
   isCompleted: flag,
   dueBefore: bound('end'),
   dueAfter: bound('start'),
+  /** `tags=a,b`: tasks carrying every one of them. */
+  tags: z.string().trim().max(1_000).optional(),
+  isRecurring: flag,
+  seriesId: z.uuid().optional(),
 });
 
 export const upcomingQuery = z.object({

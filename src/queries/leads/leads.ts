@@ -9,6 +9,7 @@ import { applyRecordScope } from '../record-scope.js';
 import { recordTeam } from '../record-team.js';
 import { containsPattern } from '../search.js';
 import { RECORD_LINKS, withRelated, withRelatedAll, withRelatedPage, type RelatedLinks } from '../related-records.js';
+import { whereTagged } from '../tag-filter.js';
 
 export interface LeadListQuery {
   search?: string;
@@ -18,6 +19,9 @@ export interface LeadListQuery {
   source?: string;
   assignedTo?: string;
   status?: 'open' | 'converted' | 'disqualified';
+  teamId?: string;
+  /** Comma-separated: leads carrying every one. */
+  tags?: string;
   page: number;
   limit: number;
   sortBy?: string;
@@ -47,6 +51,8 @@ export function filtered(knex: Knex, principal: Principal, q: Omit<LeadListQuery
   if (q.source) query.whereRaw('lower(l.source) = ?', [q.source.toLowerCase()]);
   if (q.assignedTo) query.where('l.owner_id', q.assignedTo);
   if (q.status) query.where('l.status', q.status);
+  if (q.teamId) query.where('l.team_id', q.teamId);
+  whereTagged(query, 'l', q.tags);
   if (q.priority) {
     query.whereIn('l.priority_id', knex('lead_priorities').where('tenant_id', principal.tenantId).whereNull('deleted_at').where('slug', q.priority.toLowerCase()).select('id'));
   }
@@ -59,6 +65,7 @@ const LEAD_COLUMNS = [
   'estimated_value', 'description', 'qualification', 'owner_id', 'pipeline_id', 'stage_id', 'stage_entered_at', 'score',
   'score_breakdown', 'status', 'disqualified_at', 'disqualified_by', 'disqualification_reason_id', 'disqualification_reason',
   'disqualification_notes', 'converted_at', 'converted_by', 'converted_contact_id', 'converted_account_id', 'converted_opportunity_id', 'conversion_notes', 'sla_due_at', 'first_response_at', 'sla_breached_at', 'sla_escalated_at', 'created_by', 'created_at', 'updated_at',
+  'tags', 'do_not_contact', 'do_not_email', 'do_not_call', 'team_id', 'qualification_framework_id',
 ].map((c) => `l.${c}`);
 
 const listColumns = (knex: Knex, tenantId: string) => [
@@ -97,6 +104,12 @@ function listItem(r: any) {
     status: r.status,
     ownerId: r.owner_id,
     ownerName: r.owner_name,
+    teamId: r.team_id,
+    tags: r.tags ?? [],
+    doNotContact: r.do_not_contact,
+    doNotEmail: r.do_not_email,
+    doNotCall: r.do_not_call,
+    qualificationFrameworkId: r.qualification_framework_id,
     customFields: r.custom_fields ?? {},
     createdBy: r.created_by,
     createdAt: r.created_at,
@@ -111,7 +124,7 @@ export async function listLeads(knex: Knex, principal: Principal, q: LeadListQue
   const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'created_at', 'desc');
   query.orderByRaw(`${sort.column} ${sort.dir}, l.id ${sort.dir}`);
   // Unfiltered (or by stage alone) and unscoped, the total is a maintained tally: no counting as the tenant grows.
-  const others = q.search || q.pipelineId || q.priority || q.source || q.assignedTo || q.status || cf.filtered || scopeOf(principal, 'leads') !== 'all';
+  const others = q.search || q.pipelineId || q.priority || q.source || q.assignedTo || q.status || q.teamId || q.tags || cf.filtered || scopeOf(principal, 'leads') !== 'all';
   let knownTotal: (() => Promise<number>) | undefined;
   if (!others && !q.stageId) knownTotal = () => tallied(knex, 'lead_totals', principal.tenantId);
   const stageId = q.stageId;

@@ -4,6 +4,7 @@ import { closedStatusIds, type TaskSettingsState } from '../../domain/task-setti
 import { paginate, sortOf } from '../pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
 import { containsPattern } from '../search.js';
+import { whereTagged } from '../tag-filter.js';
 import { linkedNameSql, visibleTasks } from './task-scope.js';
 import { TASK_LINKS, withRelated, withRelatedPage } from '../related-records.js';
 
@@ -21,6 +22,11 @@ export interface TaskListQuery {
   /** Due at or before / at or after (the route widens a plain date to its whole UTC day). */
   dueBefore?: Date;
   dueAfter?: Date;
+  /** Comma-separated: tasks carrying every one. */
+  tags?: string;
+  isRecurring?: boolean;
+  /** The tasks of one recurring series (any occurrence). */
+  seriesId?: string;
   page: number;
   limit: number;
   sortBy?: string;
@@ -37,7 +43,8 @@ const idsBy = <T>(items: Record<string, T>, key: (item: T) => number) =>
   `{${Object.entries(items).sort(([, a], [, b]) => key(a) - key(b)).map(([id]) => id).join(',')}}`;
 
 const COLUMNS = ['t.id', 't.title', 't.description', 't.type_id', 't.status_id', 't.priority_id', 't.assigned_to', 't.due_date', 't.reminder_at',
-  't.entity_type', 't.entity_id', 't.parent_task_id', 't.completed_at', 't.completed_by', 't.created_by', 't.created_at', 't.updated_at'];
+  't.entity_type', 't.entity_id', 't.parent_task_id', 't.completed_at', 't.completed_by', 't.created_by', 't.created_at', 't.updated_at',
+  't.tags', 't.is_recurring', 't.recurrence_rule', 't.series_id', 't.occurrence'];
 
 /** A task row as every task response shows it; lookup names come from the tenant's task settings. */
 function taskOf(settings: TaskSettingsState, now: Date) {
@@ -59,6 +66,11 @@ function taskOf(settings: TaskSettingsState, now: Date) {
     entityId: r.entity_id,
     parentTaskId: r.parent_task_id,
     customFields: r.custom_fields ?? {},
+    tags: r.tags ?? [],
+    isRecurring: r.is_recurring,
+    recurrenceRule: r.recurrence_rule ?? null,
+    seriesId: r.series_id,
+    occurrence: r.occurrence,
     isCompleted: r.completed_at !== null,
     isOverdue: r.completed_at === null && settings.statuses[r.status_id]?.isOpen !== false && r.due_date !== null && r.due_date.getTime() < now.getTime(),
     completedAt: r.completed_at,
@@ -97,6 +109,9 @@ export async function listTasks(knex: Knex, principal: Principal, settings: Task
   if (q.isCompleted === false) query.whereNull('t.completed_at');
   if (q.dueBefore) query.where('t.due_date', '<=', q.dueBefore);
   if (q.dueAfter) query.where('t.due_date', '>=', q.dueAfter);
+  whereTagged(query, 't', q.tags);
+  if (q.isRecurring !== undefined) query.where('t.is_recurring', q.isRecurring);
+  if (q.seriesId) query.where('t.series_id', q.seriesId);
 
   const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'due_date', 'asc');
   const back = sort.dir === 'asc' ? 'desc' : 'asc';
