@@ -7,7 +7,7 @@ import { Mailer } from './infra/mailer.js';
 import { SecretBox, sealStoredSecrets } from './infra/secret-box.js';
 import { TextMessenger } from './infra/text-messages.js';
 import { RateLimiter } from './infra/rate-limit.js';
-import { AccessTokens, signingSecret } from './infra/tokens.js';
+import { AccessTokens, signingSecret } from './commands/identity/tokens.js';
 import { openEventStore } from './events/store/index.js';
 import type { EventStore, Position } from './events/store/types.js';
 import { createHttpApp } from './http/app.js';
@@ -39,7 +39,7 @@ import type { Saga } from './sagas/saga.js';
 import { SagaEngine } from './sagas/engine.js';
 import { completePendingPlans } from './commands/write-plan.js';
 import { allJobs, allMigrations, allProjections, allSagas, allUpgradeSeeds, inlineProjectionCandidates, modules, type ModuleManifest } from './modules.js';
-import { Scheduler } from './sagas/scheduler.js';
+import { Scheduler } from './jobs/scheduler.js';
 
 /** Everything a module needs, built once at start-up and handed down. */
 export interface Services extends IdentityDeps {

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { forbidden, unauthorized } from '../domain/errors.js';
-import type { AccessTokens } from '../infra/tokens.js';
+import type { AccessTokens } from '../commands/identity/tokens.js';
 import { can, type Principal } from '../domain/principal.js';
 import { loadPrincipal } from '../queries/principal.js';
 import type { CommandContext } from '../commands/aggregate.js';

@@ -7,7 +7,7 @@ import { anyParked, backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, pa
 import { sleep, withListenerRoom } from '../infra/signal.js';
 import { Slots } from '../infra/slots.js';
 import type { Lease } from '../infra/unit-leases.js';
-import { ProjectionBehind } from '../queries/projection-progress.js';
+import { ProjectionBehind } from '../projections/projection-progress.js';
 import { DeliveryLog, type LogEntry, type SetAside } from './delivery-log.js';
 import { sagaContext, type Saga, type SagaDeps } from './saga.js';
 import { SagaWait } from './saga-waits.js';

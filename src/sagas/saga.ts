@@ -12,7 +12,7 @@ import type { Mailer } from '../infra/mailer.js';
 import type { TextMessenger } from '../infra/text-messages.js';
 import type { SecretBox } from '../infra/secret-box.js';
 import type { Projection } from '../projections/projection.js';
-import { awaitProjection, knownToHavePassed, type KnownProgress } from '../queries/projection-progress.js';
+import { awaitProjection, knownToHavePassed, type KnownProgress } from '../projections/projection-progress.js';
 import type { TenantMemo } from './tenant-memo.js';
 
 /** What a saga's commands, reads and messages need: the event store, the read models, the clock, the mailer, the SMS and chat-app channel and the service's configuration. */

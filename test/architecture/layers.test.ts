@@ -4,14 +4,14 @@ import { expect } from 'chai';
 
 /**
  * Imports point down: domain (pure types, rules and errors every layer shares)
- * ← infra ← events ← facts (the write side's typed reads of read models) ← commands ← projections ← queries ← sagas ← http ← the entry points
+ * ← infra ← events ← facts (the write side's typed reads of read models) ← commands ← projections ← queries ← sagas ← jobs (scheduled work) ← http ← the entry points
  * (service, modules, main) ← cli. A layer may import its own folder and any layer below
  * it: queries read what projections declare of the read models, sagas pick their work with
  * queries. The one way up that is allowed: http routers name the `Services` type of
  * service.ts.
  */
 const SRC = path.resolve('src');
-const RANK: Record<string, number> = { domain: 0, infra: 1, events: 2, facts: 2.5, commands: 3, projections: 4, queries: 5, sagas: 6, http: 7, '.': 8, cli: 9 };
+const RANK: Record<string, number> = { domain: 0, infra: 1, events: 2, facts: 2.5, commands: 3, projections: 4, queries: 5, sagas: 6, jobs: 6.5, http: 7, '.': 8, cli: 9 };
 
 function layerOf(file: string): string {
   const [first] = path.relative(SRC, file).split(path.sep);

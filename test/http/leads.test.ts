@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { seedMissingLeadSettings } from '../../src/commands/leads/lead-commands.js';
 import { allJobs } from '../../src/modules.js';
-import { Scheduler } from '../../src/sagas/scheduler.js';
+import { Scheduler } from '../../src/jobs/scheduler.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 

@@ -22,10 +22,10 @@ import { Random } from '../support/random.js';
 import { MAGIC, sendMultipart, type Part } from '../support/multipart.js';
 import { compareSnapshots, describeDifferences, rowCount, snapshotTables } from '../support/read-models.js';
 import { startTestService } from '../support/service.js';
-import { runDueSchedules } from '../../src/sagas/report-schedules.js';
+import { runDueSchedules } from '../../src/jobs/report-schedules.js';
 import { until } from '../support/wait.js';
 import { resumeWaitingRuns } from '../../src/sagas/workflows/workflow-saga.js';
-import { markOverdueTasks } from '../../src/sagas/task-jobs.js';
+import { markOverdueTasks } from '../../src/jobs/task-jobs.js';
 
 /**
  * Read models are a cache of the log, whatever the batches: a projection applying events

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { allJobs, knownEventTypes } from '../../src/modules.js';
 import { sagaContext } from '../../src/sagas/saga.js';
-import { Scheduler } from '../../src/sagas/scheduler.js';
+import { Scheduler } from '../../src/jobs/scheduler.js';
 import { webhookSaga } from '../../src/sagas/webhooks/webhook-saga.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
 import { HttpReceiver, type ReceivedRequest } from '../support/http-receiver.js';

@@ -14,7 +14,7 @@ import { takeOverForRebuild } from '../../src/projections/inline.js';
 import { inlineProjectionNames } from '../../src/projections/progress.js';
 import type { Projection } from '../../src/projections/projection.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
-import { awaitProjection } from '../../src/queries/projection-progress.js';
+import { awaitProjection } from '../../src/projections/projection-progress.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { newEvent } from '../support/events.js';
 import { counterAggregate, counterProjection, createCounterTable } from '../support/probe-module.js';

@@ -9,7 +9,7 @@ import { auditTrailProjection } from '../../src/projections/audit-trail.js';
 import { ProjectionEngine } from '../../src/projections/engine.js';
 import { defineProjection, type Projection } from '../../src/projections/projection.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
-import { awaitProjection, ProjectionBehind } from '../../src/queries/projection-progress.js';
+import { awaitProjection, ProjectionBehind } from '../../src/projections/projection-progress.js';
 import { applyPage, runProjection } from '../../src/projections/runner.js';
 import { newEvent } from '../support/events.js';
 import { isAtOrAfter } from '../../src/events/store/position.js';

@@ -5,7 +5,7 @@ import { loadSagaCheckpoint } from '../../src/events/subscriptions/saga-shards.j
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { allJobs } from '../../src/modules.js';
-import { Scheduler } from '../../src/sagas/scheduler.js';
+import { Scheduler } from '../../src/jobs/scheduler.js';
 import { sleep } from '../../src/infra/signal.js';
 import { takeOverFromRunners } from '../../src/projections/online-rebuild.js';
 import { HttpReceiver } from '../support/http-receiver.js';

@@ -3,7 +3,7 @@ import { validate } from 'node-cron';
 import pg from 'pg';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { allJobs } from '../../src/modules.js';
-import { jobLockKey, Scheduler, staggered, type Job } from '../../src/sagas/scheduler.js';
+import { jobLockKey, Scheduler, staggered, type Job } from '../../src/jobs/scheduler.js';
 import { registerTenant } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { allJobs } from '../../src/modules.js';
-import { Scheduler } from '../../src/sagas/scheduler.js';
+import { Scheduler } from '../../src/jobs/scheduler.js';
 import type { Session } from './identity.js';
 import type { TestService } from './service.js';
 

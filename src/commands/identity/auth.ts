@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { liveUserById, tenantBySlug, userCredentialsByEmail } from '../../facts/identity.js';
 import type { Knex } from 'knex';
 import { hashPassword, verifyPassword } from '../../infra/passwords.js';
-import { hashToken, newOpaqueToken } from '../../infra/tokens.js';
+import { hashToken, newOpaqueToken } from './tokens.js';
 import type { Principal } from '../../domain/principal.js';
 import { handleCommand } from '../aggregate.js';
 import { invalid, notFound, unauthorized } from '../../domain/errors.js';

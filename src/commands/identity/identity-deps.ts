@@ -3,7 +3,7 @@ import type { Config } from '../../infra/config.js';
 import type { Logger } from '../../infra/logger.js';
 import type { Mailer } from '../../infra/mailer.js';
 import type { RateLimiter } from '../../infra/rate-limit.js';
-import type { AccessTokens } from '../../infra/tokens.js';
+import type { AccessTokens } from './tokens.js';
 import type { Position } from '../../events/store/types.js';
 import type { CommandContext, CommandDeps, CommandResult } from '../aggregate.js';
 import type { CreatedRecord } from '../../domain/errors.js';

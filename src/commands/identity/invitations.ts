@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { liveUserIdByEmail, roleName, tenantNaming, userNaming } from '../../facts/identity.js';
-import { newOpaqueToken } from '../../infra/tokens.js';
+import { newOpaqueToken } from './tokens.js';
 import type { Principal } from '../../domain/principal.js';
 import { handleCommand, loadAggregate, type CommandResult } from '../aggregate.js';
 import { issueTokens, findOneTimeToken } from './auth.js';

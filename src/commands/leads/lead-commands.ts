@@ -131,7 +131,7 @@ export const bulkDeleteLeads = (deps: Deps, ctx: CommandContext, ids: string[]) 
  * One lead's SLA check at `now` (breach once overdue and unanswered, escalate once the
  * escalation window has passed too) under the tenant's current policy; the aggregate
  * decides, so running it twice marks nothing twice. The scheduled job and the
- * breach-check endpoint (src/sagas/lead-jobs.ts) run it over the candidates.
+ * breach-check endpoint (src/jobs/lead-jobs.ts) run it over the candidates.
  */
 export const checkLeadSla = (deps: Deps, ctx: CommandContext, id: string, now: Date) =>
   run(deps, ctx, id, { kind: 'check-sla', id }, async () => ({ settings: await loadLeadSettings(deps.store, ctx.tenantId), now }));

@@ -3,7 +3,7 @@ import { loadLeadSettings } from '../../commands/leads/lead-commands.js';
 import { settingOf } from '../../commands/lead-settings/lead-settings.js';
 import { notFound } from '../../domain/errors.js';
 import { leadSla, leadSlaSummary } from '../../queries/leads/sla.js';
-import { checkSlaBreaches } from '../../sagas/lead-jobs.js';
+import { checkSlaBreaches } from '../../jobs/lead-jobs.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requireAdmin } from '../authenticate.js';
 import { idParam, parseQuery } from '../validate.js';

@@ -1,7 +1,7 @@
 import { groupHolds, normaliseConditions, type WorkflowAction } from '../../domain/workflows.js';
 import { CONVERSION_PLAN, conversionWrittenThrough } from '../../commands/leads/lead-conversion.js';
 import type { Position, RecordedEvent } from '../../events/store/types.js';
-import { ProjectionBehind } from '../../queries/projection-progress.js';
+import { ProjectionBehind } from '../../projections/projection-progress.js';
 import { WORKFLOW_DEFINITION_EVENT_TYPES } from '../../events/workflows.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { workflowsProjection } from '../../projections/workflows.js';

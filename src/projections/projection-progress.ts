@@ -3,8 +3,8 @@ import { comparePositions, isAtOrAfter } from '../events/store/position.js';
 import type { EventStore, Position } from '../events/store/types.js';
 import { loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { sleep } from '../infra/signal.js';
-import { handles, type Projection } from '../projections/projection.js';
-import { isInlineProjection, isKnownInline } from '../projections/progress.js';
+import { handles, type Projection } from './projection.js';
+import { isInlineProjection, isKnownInline } from './progress.js';
 
 const GAP_PAGE = 500;
 
