@@ -112,6 +112,7 @@ import { notificationsProjection } from './projections/notifications.js';
 import { deliverDueNotifications, remindTasksDue } from './jobs/notification-jobs.js';
 import { notificationsSaga } from './sagas/notifications.js';
 import type { Projection } from './projections/projection.js';
+import type { ModuleSchemas } from './http/openapi/document.js';
 import { productsProjection } from './projections/products.js';
 import { recordTimelineProjection } from './projections/record-timeline.js';
 import { taskSettingsProjection } from './projections/task-settings.js';
@@ -155,6 +156,28 @@ import { migration0059CustomFieldValues } from './projections/migrations/0059_cu
 import { seedMissingIndustries } from './commands/general-settings/general-settings-commands.js';
 import { apiKeysProjection } from './projections/api-keys.js';
 import { migration0034ApiKeys } from './projections/migrations/0034_api_keys.js';
+import { accountsSchemas } from './http/openapi/operations/accounts.js';
+import { associationsSchemas } from './http/openapi/operations/associations.js';
+import { contactsSchemas } from './http/openapi/operations/contacts.js';
+import { customisationSchemas } from './http/openapi/operations/customisation.js';
+import { dashboardSchemas } from './http/openapi/operations/dashboard.js';
+import { formsSchemas } from './http/openapi/operations/forms.js';
+import { identitySchemas } from './http/openapi/operations/identity.js';
+import { apiKeysSchemas, eventFeedSchemas, webhooksSchemas } from './http/openapi/operations/issue18.js';
+import { leadsSchemas } from './http/openapi/operations/leads.js';
+import { notificationPushSchemas } from './http/openapi/operations/notification-push.js';
+import { notificationsSchemas } from './http/openapi/operations/notifications.js';
+import { opportunitiesSchemas } from './http/openapi/operations/opportunities.js';
+import { opportunitySettingsSchemas } from './http/openapi/operations/opportunity-settings.js';
+import { productsSchemas } from './http/openapi/operations/products.js';
+import { reportsSchemas } from './http/openapi/operations/reports.js';
+import { taskSettingsSchemas } from './http/openapi/operations/task-settings.js';
+import { tasksSchemas } from './http/openapi/operations/tasks.js';
+import { searchSchemas } from './http/openapi/operations/web-client.js';
+import { timeEntriesSchemas } from './http/openapi/operations/time-entries.js';
+import { workRequestSettingsSchemas } from './http/openapi/operations/work-request-settings.js';
+import { workRequestsSchemas } from './http/openapi/operations/work-requests.js';
+import { workflowsSchemas } from './http/openapi/operations/workflows.js';
 
 /** A router a module mounts at exactly one path prefix (its routes are relative to it), behind the shared authentication unless `public`. */
 export interface ModuleRoutes {
@@ -181,8 +204,10 @@ export interface ModuleManifest {
   migrations?: Migration[];
   sagas?: Saga[];
   jobs?: (services: Services) => Job[];
-  /** Projections its responses read after a command (read-your-writes waits for these). */
-  reads?: string[];
+  /** What its routes validate, per mount path (the OpenAPI document describes them from this; test/http/openapi.test.ts names any route left out). */
+  operations?: ModuleSchemas;
+  /** Projections its responses read after a command (read-your-writes waits for these): the objects, so a misspelt one does not compile. */
+  reads?: Projection[];
   /**
    * What registration seeds for this module, given at worker start to tenants registered
    * before the module existed (idempotent; answers how many tenants it wrote to).
@@ -195,7 +220,7 @@ export const modules: ModuleManifest[] = [
     name: 'platform',
     projections: [auditTrailProjection],
     // The audit trail is written with every append (inline): an auditor never reads a trail behind the log.
-    reads: ['audit-trail'],
+    reads: [auditTrailProjection],
     migrations: [migration0001Runtime, migration0002AuditTrail, migration0003ProjectionRebuilds, migration0004MailOutbox, migration0009ParkedEvents, migration0010PendingWritePlans, migration0035TextOutbox, migration0037IdempotencyKeys, migration0055ParkedStreams, migration0057InlineProjections, migration0058WorkerLeases, migration0066JsonStatementRuns],
     jobs: (services) => [
       { name: 'mail-retry', cron: '* * * * *', run: () => services.mailer.retryFailed(50) },
@@ -208,6 +233,7 @@ export const modules: ModuleManifest[] = [
   },
   {
     name: 'identity',
+    operations: identitySchemas,
     routes: [
       { path: '/auth', router: authRouter, public: true },
       { path: '/users', router: usersRouter },
@@ -219,7 +245,7 @@ export const modules: ModuleManifest[] = [
     projections: [identityProjection],
     migrations: [migration0005Identity, migration0011SessionEpoch, migration0012InvitationClaims],
     // Registration also seeds the tenant's lead, task and opportunity settings, its Standard price book, notification templates, industries and system reports, which a client reads next.
-    reads: ['identity', 'lead-settings', 'task-settings', 'products', 'opportunity-settings', 'notifications', 'general-settings', 'reports'],
+    reads: [identityProjection, leadSettingsProjection, taskSettingsProjection, productsProjection, opportunitySettingsProjection, notificationsProjection, generalSettingsProjection, reportsProjection],
   },
   {
     // The record timeline (activities, notes) that every record kind shares.
@@ -229,18 +255,21 @@ export const modules: ModuleManifest[] = [
   },
   {
     name: 'contacts',
+    operations: contactsSchemas,
     routes: [{ path: '/contacts', router: contactsRouter }],
     projections: [contactsProjection],
-    reads: ['contacts', 'record-timeline'],
+    reads: [contactsProjection, recordTimelineProjection],
   },
   {
     name: 'accounts',
+    operations: accountsSchemas,
     routes: [{ path: '/accounts', router: accountsRouter }],
     projections: [accountsProjection],
-    reads: ['accounts', 'contacts', 'record-timeline'],
+    reads: [accountsProjection, contactsProjection, recordTimelineProjection],
   },
   {
     name: 'leads',
+    operations: leadsSchemas,
     routes: [
       { path: '/leads', router: leadsRouter },
       { path: '/lead-settings', router: leadSettingsRouter },
@@ -269,7 +298,7 @@ export const modules: ModuleManifest[] = [
       ];
     },
     // A conversion writes contacts, accounts and opportunities, which the client reads next.
-    reads: ['leads', 'lead-settings', 'record-timeline', 'contacts', 'accounts', 'opportunities'],
+    reads: [leadsProjection, leadSettingsProjection, recordTimelineProjection, contactsProjection, accountsProjection, opportunitiesProjection],
     upgradeSeeds: [
       { what: 'lead settings', run: seedMissingLeadSettings },
       { what: 'qualification frameworks', run: seedMissingQualificationFrameworks },
@@ -278,6 +307,7 @@ export const modules: ModuleManifest[] = [
   {
     // Before any `/tasks` entry: the tasks router's `/:id` would otherwise take `lookups`, `settings`, `types`….
     name: 'task-settings',
+    operations: taskSettingsSchemas,
     routes: [
       { path: '/tasks/lookups', router: taskLookupsRouter },
       { path: '/tasks/settings', router: taskSettingsRouter },
@@ -289,19 +319,21 @@ export const modules: ModuleManifest[] = [
     projections: [taskSettingsProjection],
     migrations: [migration0016TaskSettings],
     upgradeSeeds: [{ what: 'task settings', run: seedMissingTaskSettings }],
-    reads: ['task-settings'],
+    reads: [taskSettingsProjection],
   },
   {
     name: 'products',
+    operations: productsSchemas,
     routes: [{ path: '/products', router: productsRouter }],
     projections: [productsProjection],
     migrations: [migration0014Products, migration0015PriceBooksBundles],
     upgradeSeeds: [{ what: 'the Standard price book', run: seedMissingPriceBooks }],
-    reads: ['products'],
+    reads: [productsProjection],
   },
   {
     // Mounted at /tasks after task-settings, whose /tasks/lookups and /tasks/settings must match before /tasks/:id.
     name: 'tasks',
+    operations: tasksSchemas,
     routes: [{ path: '/tasks', router: tasksRouter }],
     projections: [tasksProjection],
     migrations: [migration0017Tasks, migration0032TaskOverdue, migration0065TaskRecurrence],
@@ -309,33 +341,36 @@ export const modules: ModuleManifest[] = [
     sagas: [taskRecurrenceSaga],
     // Open tasks past their due date are noticed once per due date (task_overdue for workflows).
     jobs: (services) => [{ name: 'task-overdue', cron: '* * * * *', run: (signal) => markOverdueTasks({ ...services, signal }) }],
-    reads: ['tasks', 'record-timeline'],
+    reads: [tasksProjection, recordTimelineProjection],
   },
   {
     // Opportunity priorities and close reasons (issue 12); opportunity pipelines and stages are lead settings with module=opportunities.
     name: 'opportunity-settings',
+    operations: opportunitySettingsSchemas,
     // The reference's paths of the same collections (`/opportunities/priorities`…): this module is mounted before opportunities.
     routes: [{ path: '/opportunity-settings', router: opportunitySettingsRouter }, ...opportunitySettingAliases],
     projections: [opportunitySettingsProjection],
     migrations: [migration0018OpportunitySettings],
     upgradeSeeds: [{ what: 'opportunity settings', run: seedMissingOpportunitySettings }],
-    reads: ['opportunity-settings'],
+    reads: [opportunitySettingsProjection],
   },
   {
     // Opportunities (issue 12): records on lead-settings pipelines (module=opportunities) and the opportunity settings.
     name: 'opportunities',
+    operations: opportunitiesSchemas,
     routes: [{ path: '/opportunities', router: opportunitiesRouter }],
     projections: [opportunitiesProjection],
     migrations: [migration0019Opportunities, migration0020OpportunityLines, migration0021OpportunityForecast],
-    reads: ['opportunities', 'record-timeline'],
+    reads: [opportunitiesProjection, recordTimelineProjection],
   },
   {
     // Associations (issue 14): manual links between records of any registry kind, and the links records make themselves.
     name: 'associations',
+    operations: associationsSchemas,
     routes: [{ path: '/associations', router: associationsRouter }],
     projections: [associationsProjection],
     migrations: [migration0030RecordLinks],
-    reads: ['associations', 'record-timeline'],
+    reads: [associationsProjection, recordTimelineProjection],
   },
   {
     // Documents on every record kind of the registry, pictures and the company logo (issue 13); bytes in FileStorage (local folder or S3).
@@ -346,47 +381,52 @@ export const modules: ModuleManifest[] = [
     ],
     projections: [uploadsProjection],
     migrations: [migration0022Documents, migration0023AvatarsLogos],
-    reads: ['uploads'],
+    reads: [uploadsProjection],
   },
   {
     // Time entries and the per-user timer (issue 14): entries on any registry record; closing a work request discards timers on it.
     name: 'time-entries',
+    operations: timeEntriesSchemas,
     routes: [{ path: '/time-entries', router: timeEntriesRouter }],
     projections: [timeEntriesProjection],
     migrations: [migration0027TimeEntries, migration0028RunningTimers],
     sagas: [workRequestTimersSaga],
-    reads: ['time-entries'],
+    reads: [timeEntriesProjection],
   },
   {
     // Work request types, pipelines and stages (issue 14); tenants start with none.
     name: 'work-request-settings',
+    operations: workRequestSettingsSchemas,
     routes: [{ path: '/work-request-settings', router: workRequestSettingsRouter }],
     projections: [workRequestSettingsProjection],
     migrations: [migration0024WorkRequestSettings],
-    reads: ['work-request-settings'],
+    reads: [workRequestSettingsProjection],
   },
   {
     // Work requests (issue 14): numbered per tenant, a lifecycle, stage moves on the work request pipelines.
     name: 'work-requests',
+    operations: workRequestsSchemas,
     routes: [{ path: '/work-requests', router: workRequestsRouter }],
     projections: [workRequestsProjection],
     migrations: [migration0025WorkRequests],
-    reads: ['work-requests', 'record-timeline'],
+    reads: [workRequestsProjection, recordTimelineProjection],
   },
   {
     // Workflows (issue 15): definitions with versions, and the saga that runs them on record events.
     name: 'workflows',
+    operations: workflowsSchemas,
     routes: [{ path: '/workflows', router: workflowsRouter }],
     projections: [workflowsProjection],
     migrations: [migration0031Workflows, migration0033WorkflowSecrets],
     sagas: [workflowSaga()],
     // Runs whose wait is over are carried on: the wait lives in the run's stream, so a restart loses none.
     jobs: (services) => [{ name: 'workflow-waits', cron: '* * * * *', run: (signal) => resumeWaitingRuns({ ...services, signal }) }],
-    reads: ['workflows'],
+    reads: [workflowsProjection],
   },
   {
     // Reports (issue 17): definitions, folders and schedules (event-sourced); runs read the other modules' read models.
     name: 'reports',
+    operations: reportsSchemas,
     routes: [{ path: '/reports', router: reportsRouter }],
     projections: [reportsProjection],
     // 0049: attachments of outgoing mail (a scheduled report's export), kept with the outbox.
@@ -398,12 +438,13 @@ export const modules: ModuleManifest[] = [
         run: (signal) => runDueSchedules({ ...services, timeoutMs: services.config.REPORT_STATEMENT_TIMEOUT_MS, signal }),
       },
     ],
-    reads: ['reports'],
+    reads: [reportsProjection],
     upgradeSeeds: [{ what: 'system reports', run: seedMissingSystemReports }],
   },
   {
     // Forms (issue 16): forms of a tenant, and their public render and submit by tenant slug and token (no authentication).
     name: 'forms',
+    operations: formsSchemas,
     routes: [
       // Before `/forms`, whose authentication would otherwise answer the public paths.
       { path: '/forms/public', router: publicFormsRouter, public: true },
@@ -412,12 +453,13 @@ export const modules: ModuleManifest[] = [
     projections: [formsProjection],
     migrations: [migration0041Forms, migration0056FormSubmitterClaims],
     // A submission's actions create leads, contacts and accounts, which the client reads next.
-    reads: ['forms', 'leads', 'contacts', 'accounts', 'record-timeline'],
+    reads: [formsProjection, leadsProjection, contactsProjection, accountsProjection, recordTimelineProjection],
   },
   {
     // Browser push (issue 16): VAPID keys per tenant, subscriptions per user, `pushToUser`; the admins' checks of SMTP and SMS.
     // Its paths (/push/…, /admin/verify/…, /admin/generate-vapid) sit beside the notifications router's under the same prefix.
     name: 'notification-push',
+    operations: notificationPushSchemas,
     routes: [{ path: '/notifications', router: notificationPushRouter }],
     projections: [pushSubscriptionsProjection],
     // 0043: the push outbox (notifications' pushes, their outcome and retries); 0050: one retry schedule for it and the mail and text outboxes;
@@ -429,12 +471,13 @@ export const modules: ModuleManifest[] = [
       // Mail, texts and pushes that will never be sent again, past OUTBOX_RETENTION_DAYS.
       { name: 'outbox-prune', cron: '53 * * * *', run: () => pruneOutboxes(services.knex, services.clock.now(), services.config.OUTBOX_RETENTION_DAYS) },
     ],
-    reads: ['push-subscriptions'],
+    reads: [pushSubscriptionsProjection],
   },
   {
     // Notifications (issue 16): in-app list, preferences, templates, settings; the trigger saga; held and digest email, task-due reminders.
     // Push subscriptions and keys are the push module's own router at the same path.
     name: 'notifications',
+    operations: notificationsSchemas,
     routes: [{ path: '/notifications', router: notificationsRouter }],
     projections: [notificationsProjection],
     migrations: [migration0036Notifications],
@@ -444,12 +487,13 @@ export const modules: ModuleManifest[] = [
       { name: 'task-due-reminders', cron: '* * * * *', run: (signal) => remindTasksDue({ ...services, signal }) },
     ],
     upgradeSeeds: [{ what: 'notification templates', run: seedMissingNotificationSettings }],
-    reads: ['notifications'],
+    reads: [notificationsProjection],
   },
   {
     // Dashboard figures (issue 17) from the `sales-analytics` projection; quarter targets and share tokens (`dashboard-settings`);
     // each user's own dashboards and widgets (issue 30, `dashboard-layout`), whose widgets run POST /reports/execute.
     name: 'dashboard',
+    operations: dashboardSchemas,
     routes: [
       { path: '/dashboard/layout', router: dashboardLayoutRouter },
       // Before `/dashboard`, whose authentication would otherwise answer a shared link first.
@@ -459,17 +503,19 @@ export const modules: ModuleManifest[] = [
     projections: [salesAnalyticsProjection, dashboardSettingsProjection, dashboardLayoutProjection],
     // 0061 also adds the reports table's is_system and category (system reports, the reports module's).
     migrations: [migration0044SalesAnalytics, migration0045DashboardSettings, migration0061DashboardLayouts],
-    reads: ['dashboard-settings', 'dashboard-layout'],
+    reads: [dashboardSettingsProjection, dashboardLayoutProjection],
   },
   {
     // The tenant's change feed (issue 18): its events in log order, paged and as Server-Sent Events. Reads the event store only.
     name: 'event-feed',
+    operations: eventFeedSchemas,
     routes: [{ path: '/events', router: eventFeedRouter }],
   },
   {
     // Webhook subscriptions (issue 18): a tenant's URLs and event types (event-sourced); the saga records one signed delivery
     // per (subscription, event) and makes its first attempt; the job sends retries with backoff.
     name: 'webhooks',
+    operations: webhooksSchemas,
     routes: [{ path: '/webhooks', router: (services) => webhooksRouter(services, knownEventTypes) }],
     projections: [webhooksProjection],
     // 0052: an index for the hourly pruning of ended deliveries.
@@ -479,20 +525,22 @@ export const modules: ModuleManifest[] = [
       { name: 'webhook-deliveries', cron: '* * * * *', run: (signal) => sendDueDeliveries({ ...services, signal }) },
       { name: 'webhook-deliveries-prune', cron: '47 * * * *', run: () => pruneWebhookDeliveries(services, services.config.WEBHOOK_DELIVERY_RETENTION_DAYS) },
     ],
-    reads: ['webhooks'],
+    reads: [webhooksProjection],
   },
   {
     // API keys (issue 18): per tenant, made and revoked by administrators, accepted as `Authorization: Bearer crm_…`.
     name: 'api-keys',
+    operations: apiKeysSchemas,
     routes: [{ path: '/api-keys', router: apiKeysRouter }],
     projections: [apiKeysProjection],
     migrations: [migration0034ApiKeys],
-    reads: ['api-keys'],
+    reads: [apiKeysProjection],
   },
   {
     // Customisation (issue 29): custom field definitions, tabs, groups, layouts and form settings per record kind (one stream
     // per tenant and module), list columns and each user's list preferences, the company profile and industries.
     name: 'customisation',
+    operations: customisationSchemas,
     routes: [
       { path: '/admin/custom-fields', router: customFieldsRouter },
       { path: '/admin/tabs', router: tabsRouter },
@@ -507,12 +555,13 @@ export const modules: ModuleManifest[] = [
     projections: [moduleSettingsProjection, generalSettingsProjection, tablePreferencesProjection],
     migrations: [migration0059CustomFieldValues, migration0070Customisation],
     upgradeSeeds: [{ what: 'industries', run: seedMissingIndustries }],
-    reads: ['module-settings', 'general-settings', 'table-preferences'],
+    reads: [moduleSettingsProjection, generalSettingsProjection, tablePreferencesProjection],
   },
   {
     // Global search (issue 30): the web client's header search over contacts, accounts, leads, opportunities, tasks and
     // products, in the caller's scope; reads the record modules' read models (their trigram-indexed search_text).
     name: 'search',
+    operations: searchSchemas,
     routes: [{ path: '/search', router: searchRouter }],
   },
   {
@@ -528,7 +577,7 @@ export const allSagas = (list = modules) => list.flatMap((m) => m.sagas ?? []);
 export const allJobs = (services: Services, list = modules) => list.flatMap((m) => m.jobs?.(services) ?? []);
 export const allUpgradeSeeds = (list = modules) => list.flatMap((m) => m.upgradeSeeds ?? []);
 /** The projections some module's responses read after a command: applied inline on the PostgreSQL log (src/projections/inline.ts). */
-export const inlineProjectionCandidates = (list = modules) => [...new Set(list.flatMap((m) => m.reads ?? []))];
+export const inlineProjectionCandidates = (list = modules) => [...new Set(list.flatMap((m) => (m.reads ?? []).map((p) => p.name)))];
 
 let eventTypes: AppEventType[] | undefined;
 /** Every event type a projection of the service handles: what a webhook subscription may name (asked after start-up, so every module is in). */

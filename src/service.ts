@@ -284,7 +284,7 @@ function waitingFor(engine: ProjectionEngine, timeoutMs: number, names?: readonl
  * read-your-writes wait that covers only the projections the module's responses read.
  */
 function mountModule(api: Router, services: Services, module: ModuleManifest): void {
-  const reads = module.reads;
+  const reads = module.reads?.map((p) => p.name);
   const scoped: Services = reads ? { ...services, waitForProjections: waitingFor(services.projections, services.config.PROJECTION_WAIT_MS, reads) } : services;
   // Idempotency-Key needs the caller, known here for every authenticated router.
   const idempotent = idempotentPosts(services);

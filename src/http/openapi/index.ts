@@ -3,26 +3,27 @@ import type { Services } from '../../service.js';
 import { healthRouter } from '../health.js';
 import { HttpMetrics, metricsRouter } from '../metrics.js';
 import { type DocumentedMount, type ModuleSchemas, type OpenApiDocument, openApiDocument } from './document.js';
-import { moduleSchemas } from './operations/index.js';
 
 /** A module manifest entry as far as the document reads it (`ModuleManifest` of src/modules.ts, which http may not import). */
 export interface DocumentedModule {
   name: string;
   routes?: { path: string; router: (services: Services) => Router; public?: boolean }[];
+  /** What its routes validate, per mount path. */
+  operations?: ModuleSchemas;
 }
 
 /**
  * Every module router as the service mounts it. Routers are built again here, from the same factories: building one
  * only registers handlers (the coverage test compares the result with the routers actually mounted).
  */
-export function moduleMounts(modules: DocumentedModule[], services: Services, basePath: string, schemas: Record<string, ModuleSchemas> = moduleSchemas): DocumentedMount[] {
+export function moduleMounts(modules: DocumentedModule[], services: Services, basePath: string): DocumentedMount[] {
   return modules.flatMap((module) =>
     (module.routes ?? []).map((routes) => ({
       tag: module.name,
       prefix: basePath + routes.path,
       router: routes.router(services),
       public: routes.public === true,
-      schemas: schemas[module.name]?.[routes.path] ?? {},
+      schemas: module.operations?.[routes.path] ?? {},
     })),
   );
 }
