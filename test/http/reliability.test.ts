@@ -116,7 +116,9 @@ describe('reliability', () => {
   });
 
   describe('an event a projection cannot apply', () => {
-    it('is parked: every other tenant goes on registering and signing in, /health says degraded with the count, a replay that still fails keeps it, later events of its stream are held, and skipping it releases them', async () => {
+    it('is parked: every other tenant goes on registering and signing in, /health says degraded with the count, a replay that still fails keeps it, later events of its stream are held, and skipping it releases them', async function () {
+      // Seven operator commands, each a process of its own that starts in seconds on a loaded machine.
+      this.timeout(240_000);
       const victim = await registerTenant(service);
       // The fault as it was once seen: a second TenantRegistered with a slug already taken.
       const id = randomUUID();
