@@ -79,6 +79,7 @@ import { migration0019Opportunities } from './projections/migrations/0019_opport
 import { migration0020OpportunityLines } from './projections/migrations/0020_opportunity_lines.js';
 import { migration0021OpportunityForecast } from './projections/migrations/0021_opportunity_forecast.js';
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
+import { migration0067OpportunityTypeDefault } from './projections/migrations/0067_opportunity_type_default.js';
 import { migration0022Documents } from './projections/migrations/0022_documents.js';
 import { migration0023AvatarsLogos } from './projections/migrations/0023_avatars_logos.js';
 import { migration0027TimeEntries } from './projections/migrations/0027_time_entries.js';
@@ -317,7 +318,7 @@ export const modules: ModuleManifest[] = [
     // The reference's paths of the same collections (`/opportunities/priorities`…): this module is mounted before opportunities.
     routes: [{ path: '/opportunity-settings', router: opportunitySettingsRouter }, ...opportunitySettingAliases],
     projections: [opportunitySettingsProjection],
-    migrations: [migration0018OpportunitySettings],
+    migrations: [migration0018OpportunitySettings, migration0067OpportunityTypeDefault],
     upgradeSeeds: [{ what: 'opportunity settings', run: seedMissingOpportunitySettings }],
     reads: ['opportunity-settings'],
   },
