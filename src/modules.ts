@@ -120,7 +120,7 @@ import { tasksProjection } from './projections/tasks.js';
 import { opportunitiesProjection } from './projections/opportunities.js';
 import { uploadsProjection } from './projections/uploads.js';
 import { timeEntriesProjection } from './projections/time-entries.js';
-import { checkSlaBreaches, rescoreTimeBasedLeads } from './jobs/lead-jobs.js';
+import { checkSlaBreaches, continueRescoreAll, rescoreTimeBasedLeads } from './jobs/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
 import { workflowsRouter } from './http/workflows/index.js';
 import { migration0032TaskOverdue } from './projections/migrations/0032_task_overdue.js';
@@ -267,6 +267,8 @@ export const modules: ModuleManifest[] = [
               leadJobs,
             ),
         },
+        // What POST /lead-settings/scoring/rescore-all left for later (marks in job_marks).
+        { name: 'lead-rescore-all', cron: '* * * * *', run: (signal) => continueRescoreAll({ ...services, signal }, leadJobs) },
       ];
     },
     // A conversion writes contacts, accounts and opportunities, which the client reads next.
