@@ -79,6 +79,7 @@ import { migration0019Opportunities } from './projections/migrations/0019_opport
 import { migration0020OpportunityLines } from './projections/migrations/0020_opportunity_lines.js';
 import { migration0021OpportunityForecast } from './projections/migrations/0021_opportunity_forecast.js';
 import { migration0018OpportunitySettings } from './projections/migrations/0018_opportunity_settings.js';
+import { migration0067OpportunityTypeDefault } from './projections/migrations/0067_opportunity_type_default.js';
 import { migration0022Documents } from './projections/migrations/0022_documents.js';
 import { migration0023AvatarsLogos } from './projections/migrations/0023_avatars_logos.js';
 import { migration0027TimeEntries } from './projections/migrations/0027_time_entries.js';
@@ -120,7 +121,7 @@ import { tasksProjection } from './projections/tasks.js';
 import { opportunitiesProjection } from './projections/opportunities.js';
 import { uploadsProjection } from './projections/uploads.js';
 import { timeEntriesProjection } from './projections/time-entries.js';
-import { checkSlaBreaches, rescoreTimeBasedLeads } from './jobs/lead-jobs.js';
+import { checkSlaBreaches, continueRescoreAll, rescoreTimeBasedLeads } from './jobs/lead-jobs.js';
 import type { Saga } from './sagas/saga.js';
 import { workflowsRouter } from './http/workflows/index.js';
 import { migration0032TaskOverdue } from './projections/migrations/0032_task_overdue.js';
@@ -295,6 +296,8 @@ export const modules: ModuleManifest[] = [
               leadJobs,
             ),
         },
+        // What POST /lead-settings/scoring/rescore-all left for later (marks in job_marks).
+        { name: 'lead-rescore-all', cron: '* * * * *', run: (signal) => continueRescoreAll({ ...services, signal }, leadJobs) },
       ];
     },
     // A conversion writes contacts, accounts and opportunities, which the client reads next.
@@ -350,7 +353,7 @@ export const modules: ModuleManifest[] = [
     // The reference's paths of the same collections (`/opportunities/priorities`…): this module is mounted before opportunities.
     routes: [{ path: '/opportunity-settings', router: opportunitySettingsRouter }, ...opportunitySettingAliases],
     projections: [opportunitySettingsProjection],
-    migrations: [migration0018OpportunitySettings],
+    migrations: [migration0018OpportunitySettings, migration0067OpportunityTypeDefault],
     upgradeSeeds: [{ what: 'opportunity settings', run: seedMissingOpportunitySettings }],
     reads: [opportunitySettingsProjection],
   },

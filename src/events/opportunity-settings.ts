@@ -50,6 +50,8 @@ export interface OpportunityTypeFields {
   color: string;
   description: string | null;
   sortOrder: number;
+  /** At most one type is the default: an opportunity created without a type gets it. Absent (types made before it existed): false. */
+  isDefault?: boolean;
   isActive: boolean;
   isSystem: boolean;
 }

@@ -107,6 +107,8 @@ export const configSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5000, 1),
   LEAD_JOB_BATCH_SIZE: int(500, 1),
   LEAD_JOB_TIME_BUDGET_MS: int(45000, 1),
+  // POST /lead-settings/scoring/rescore-all works this long in the request; the lead-rescore-all job does the rest.
+  LEAD_RESCORE_REQUEST_BUDGET_MS: int(10000, 0),
   // Reports: each statement of an execution or export may run this long before it is cancelled (503).
   REPORT_STATEMENT_TIMEOUT_MS: int(15000, 1),
   // Uploads: stored under UPLOAD_DIR, or in an S3-compatible bucket when S3_BUCKET is set.

@@ -17,3 +17,20 @@ export async function saveJobMark(knex: Knex, name: string, doneUntil: Date): Pr
     [name, doneUntil],
   );
 }
+
+/** Sets the mark to `at` whatever it was (a job asked to start over from there). */
+export async function resetJobMark(knex: Knex, name: string, at: Date): Promise<void> {
+  await knex.raw(`insert into job_marks (name, done_until) values (?, ?) on conflict (name) do update set done_until = excluded.done_until`, [name, at]);
+}
+
+/** Moves the mark from `from` to `to` only if it still stands at `from` (nobody reset or removed it meanwhile); false otherwise. */
+export async function moveJobMark(knex: Knex, name: string, from: Date, to: Date | null): Promise<boolean> {
+  const query = knex('job_marks').where({ name, done_until: from });
+  return (to ? await query.update({ done_until: to }) : await query.delete()) > 0;
+}
+
+/** The marks whose names start with `prefix`, oldest first. */
+export async function jobMarksStartingWith(knex: Knex, prefix: string): Promise<{ name: string; doneUntil: Date }[]> {
+  const rows = await knex('job_marks').whereLike('name', `${prefix.replace(/[\\%_]/g, '\\$&')}%`).orderBy('done_until').select('name', 'done_until');
+  return rows.map((r) => ({ name: r.name, doneUntil: new Date(r.done_until) }));
+}

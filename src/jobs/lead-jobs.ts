@@ -8,10 +8,11 @@ import { lastPosition } from '../commands/identity/identity-deps.js';
 import type { Position } from '../events/store/types.js';
 import type { Logger } from '../infra/logger.js';
 import { eachLimited } from '../infra/each-limited.js';
-import { loadJobMark, saveJobMark } from '../infra/job-marks.js';
+import { jobMarksStartingWith, loadJobMark, moveJobMark, resetJobMark, saveJobMark } from '../infra/job-marks.js';
 import {
   LEAD_TIME_COLUMNS,
   escalationCandidates,
+  openLeadsCreatedAfter,
   openLeadsWithFields,
   openLeadsWithTimeIn,
   overdueUnbreachedLeads,
@@ -183,4 +184,95 @@ export async function rescoreTimeBasedLeads(
   }
   await saveJobMark(deps.knex, RESCORING_JOB, to);
   return { rescored: results.filter((r) => r.events.some((e) => (e as { type: string }).type === 'LeadScoreChanged')).length, position: lastPosition(results) };
+}
+
+const RESCORE_ALL = 'lead-rescore-all:';
+/** Where a tenant's rescore-all starts: before any lead. */
+const FROM_START = new Date(0);
+
+export interface RescoreAllProgress {
+  /** Open leads looked at (each rescored with the rules of now). */
+  processed: number;
+  /** Those whose score changed. */
+  rescored: number;
+  /** Every open lead was done; false: the `lead-rescore-all` job carries on where this stopped. */
+  complete: boolean;
+  position: Position | null;
+}
+
+/**
+ * Rescores the open leads of one tenant created after `from`, page by page in creation
+ * order, until none are left or `deadline` passes. `done(until)` is told each page's end
+ * (null: all done); false stops the run (another request restarted it).
+ */
+async function rescorePages(deps: Deps, ctx: CommandContext, from: Date, options: { batchSize: number; deadline: number; done: (until: Date | null) => Promise<boolean> }): Promise<RescoreAllProgress> {
+  let after = from;
+  let processed = 0;
+  const results: CommandResult<unknown, unknown>[] = [];
+  const progress = (complete: boolean): RescoreAllProgress => ({
+    processed,
+    rescored: results.filter((r) => r.events.some((e) => (e as { type: string }).type === 'LeadScoreChanged')).length,
+    complete,
+    position: lastPosition(results),
+  });
+  for (;;) {
+    deps.signal?.throwIfAborted();
+    if (Date.now() >= options.deadline) return progress(false);
+    const page = await openLeadsCreatedAfter(deps.knex, { tenantId: ctx.tenantId, after: after.getTime() === 0 ? null : after, limit: options.batchSize });
+    await eachLimited(page, PARALLEL, async ({ id }) => {
+      const result = await skippingRefusals(() => rescoreLead(deps, ctx, id));
+      if (result?.events.length) results.push(result);
+    });
+    processed += page.length;
+    if (page.length === 0) return (await options.done(null)) ? progress(true) : progress(false);
+    after = page[page.length - 1].createdAt;
+    if (!(await options.done(after))) return progress(false);
+  }
+}
+
+/**
+ * `POST /lead-settings/scoring/rescore-all`: every open lead of the tenant scored again with
+ * the rules of now (the lead aggregate decides, as for time-based rescoring: only while
+ * automatic scoring is on, events only where the score changes). The request works for at
+ * most `timeBudgetMs`; what is left is marked in `job_marks` (`lead-rescore-all:<tenant>`,
+ * the creation time reached) and the `lead-rescore-all` job carries on from there. A new
+ * request starts over (the mark is reset; a run of the job on the old mark stops).
+ */
+export async function rescoreAllLeads(deps: Deps, ctx: CommandContext, options: { batchSize: number; timeBudgetMs: number }): Promise<RescoreAllProgress> {
+  const name = RESCORE_ALL + ctx.tenantId;
+  await resetJobMark(deps.knex, name, FROM_START);
+  let mark = FROM_START;
+  return rescorePages(deps, ctx, FROM_START, {
+    batchSize: options.batchSize,
+    deadline: Date.now() + options.timeBudgetMs,
+    done: async (until) => {
+      const moved = await moveJobMark(deps.knex, name, mark, until);
+      if (until) mark = until;
+      return moved;
+    },
+  });
+}
+
+/** The `lead-rescore-all` job: carries on each tenant's unfinished rescore-all from its mark, within the time budget. */
+export async function continueRescoreAll(deps: Deps, options: LeadJobOptions) {
+  const deadline = Date.now() + options.timeBudgetMs;
+  let processed = 0;
+  let rescored = 0;
+  let complete = true;
+  const positions: (Position | null)[] = [];
+  for (const { name, doneUntil } of await jobMarksStartingWith(deps.knex, RESCORE_ALL)) {
+    const ctx: CommandContext = { tenantId: name.slice(RESCORE_ALL.length), userId: null, correlationId: randomUUID() };
+    let mark = doneUntil;
+    const done = async (until: Date | null) => {
+      const moved = await moveJobMark(deps.knex, name, mark, until);
+      if (until) mark = until;
+      return moved;
+    };
+    const run = await rescorePages(deps, ctx, doneUntil, { batchSize: options.batchSize, deadline, done });
+    processed += run.processed;
+    rescored += run.rescored;
+    complete &&= run.complete;
+    positions.push(run.position);
+  }
+  return { processed, rescored, complete, position: positions.filter(Boolean).at(-1) ?? null };
 }

@@ -8,7 +8,7 @@ const COMMON = ['name', 'sortOrder', 'isActive', 'isSystem'];
 export const OPPORTUNITY_SETTINGS_TABLES: Record<OpportunitySettingsCollection, [table: string, fields: string[]]> = {
   priorities: ['opportunity_priorities', [...COMMON, 'color', 'icon', 'isDefault']],
   closeReasons: ['opportunity_close_reasons', [...COMMON, 'type', 'description']],
-  types: ['opportunity_types', [...COMMON, 'slug', 'color', 'description']],
+  types: ['opportunity_types', [...COMMON, 'slug', 'color', 'description', 'isDefault']],
   forecastCategories: ['opportunity_forecast_categories', [...COMMON, 'slug', 'color', 'probabilityMin', 'probabilityMax']],
 };
 

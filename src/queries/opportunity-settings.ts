@@ -13,8 +13,6 @@ const live = (knex: Knex, tenantId: string, collection: OpportunitySettingsColle
 const shapeOf = (collection: OpportunitySettingsCollection) => (row: any) => ({
   id: row.id as string,
   ...fromColumns(row, OPPORTUNITY_SETTINGS_TABLES[collection][1]),
-  // The web client's type picker reads `isDefault`: no type is applied to an opportunity created without one.
-  ...(collection === 'types' ? { isDefault: false } : {}),
   createdAt: row.created_at as Date,
   updatedAt: row.updated_at as Date,
 });

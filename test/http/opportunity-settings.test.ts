@@ -210,6 +210,48 @@ describe('opportunity settings', () => {
       await expectStatus(400, 'DELETE', `/types/${(await named('/types', 'Upsell')).id}`);
     });
 
+    it('one type may be the default: PUT isDefault moves it in one decision, an opportunity created without a type gets it (null: none); it can be unset, not deleted', async () => {
+      const api = httpReplies(() => service, '/api', () => admin);
+      const account = await api.ok('POST', '/accounts', { name: unique('Typed') });
+      const deal = (body: Record<string, unknown> = {}, session: Session = admin) => api.ok('POST', '/opportunities', { name: unique('Deal'), accountId: account.id, ...body }, session);
+      const defaultTypes = async (session: Session = admin) => (await list('/types/all', session)).filter((t) => t.isDefault).map((t) => t.slug);
+      expect(await defaultTypes()).to.deep.equal([]);
+      expect((await deal()).type).to.equal(null);
+
+      const renewal = await named('/types', 'Renewal');
+      const upsell = await named('/types', 'Upsell');
+      expect(await ok('PUT', `/types/${renewal.id}`, { isDefault: true })).to.deep.include({ id: renewal.id, isDefault: true });
+      const mine = await ok('POST', '/types', { name: unique('Default Deal'), isDefault: true });
+      expect(mine.isDefault).to.equal(true);
+      expect(await defaultTypes()).to.deep.equal([mine.slug]);
+      const stream = `opportunity_settings-${admin.tenant.id}`;
+      const before = (await service.services.store.readStream(stream)).length;
+      await ok('PUT', `/types/${upsell.id}`, { isDefault: true });
+      const moved = (await service.services.store.readStream(stream)).slice(before);
+      expect(moved.map((e) => [e.type, e.data])).to.deep.equal([
+        ['OpportunityTypeUpdated', { id: upsell.id, changes: { isDefault: true } }],
+        ['OpportunityTypeUpdated', { id: mine.id, changes: { isDefault: false } }],
+      ]);
+      expect(moved[0].metadata.correlationId, 'one command').to.equal(moved[1].metadata.correlationId);
+      expect(await defaultTypes()).to.deep.equal(['upsell']);
+
+      expect((await deal()).type).to.equal('upsell');
+      expect((await deal({ type: 'renewal' })).type).to.equal('renewal');
+      expect((await deal({ type: null })).type).to.equal(null);
+      // Another tenant's opportunities and types are untouched.
+      expect(await defaultTypes(other)).to.deep.equal([]);
+      const theirAccount = await api.ok('POST', '/accounts', { name: unique('Theirs') }, other);
+      expect((await api.ok('POST', '/opportunities', { name: unique('Theirs'), accountId: theirAccount.id }, other)).type).to.equal(null);
+
+      await expectStatus(400, 'PUT', `/types/${upsell.id}`, { isActive: false });
+      await expectStatus(400, 'DELETE', `/types/${upsell.id}`);
+      await expectStatus(400, 'PUT', `/types/${upsell.id}`, { isDefault: 'yes' });
+      expect(await ok('PUT', `/types/${upsell.id}`, { isDefault: false })).to.deep.include({ isDefault: false });
+      expect(await defaultTypes()).to.deep.equal([]);
+      expect((await deal()).type).to.equal(null);
+      await ok('DELETE', `/types/${mine.id}`);
+    });
+
     it('create, change and delete a forecast category; min ≤ max, 0–100 (400)', async () => {
       const category = await ok('POST', '/forecast-categories', { name: unique('Upside'), probabilityMin: 30, probabilityMax: 70 });
       expect(category).to.deep.include({ probabilityMin: 30, probabilityMax: 70, color: '#6B7280', isActive: true });

@@ -511,6 +511,11 @@ describe('rebuild equals live, for every event type', () => {
       const oppType = await call(t, 'POST', '/opportunity-settings/types', { name: `Typé ${unique()}`, description: oddText(r, 300), color: '#FFF' });
       await call(t, 'PUT', `/opportunity-settings/types/${oppType.body.id}`, { name: `Renommé ${unique()}`, description: null });
       await call(t, 'DELETE', `/opportunity-settings/types/${oppType.body.id}`);
+      // The default type: taken by a new type, moved to a seeded one in the same decision (the opportunities created without a type below get it).
+      const defaultType = await call(t, 'POST', '/opportunity-settings/types', { name: `Défaut ${unique()}`, isDefault: true });
+      const seededType = (await call(t, 'GET', '/opportunity-settings/types')).body.find((x: { slug: string }) => x.slug === 'renewal').id as string;
+      expect((await call(t, 'PUT', `/opportunity-settings/types/${seededType}`, { isDefault: true })).status).to.equal(200);
+      expect((await call(t, 'PUT', `/opportunity-settings/types/${defaultType.body.id}`, { isActive: false })).status).to.equal(200);
       const forecast = await call(t, 'POST', '/opportunity-settings/forecast-categories', { name: `Prévision ${unique()}`, probabilityMin: 10, probabilityMax: 90 });
       await call(t, 'PUT', `/opportunity-settings/forecast-categories/${forecast.body.id}`, { probabilityMin: 0, isActive: false });
       await call(t, 'DELETE', `/opportunity-settings/forecast-categories/${forecast.body.id}`);

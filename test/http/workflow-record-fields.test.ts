@@ -280,6 +280,44 @@ describe('workflows speak the API field names of their trigger record', () => {
     });
   });
 
+  describe('add_tag', () => {
+    it("adds to the record's own tags on leads, opportunities, tasks, contacts and accounts; a tag it has (in any case) writes nothing", async () => {
+      const m = marker();
+      const account = await ok('POST', '/accounts', { name: `Tagged ${m}`, tags: ['keep'] });
+      const records = {
+        leads: await ok('POST', '/leads', { lastName: `Tagged ${m}`, tags: ['keep'] }),
+        opportunities: await ok('POST', '/opportunities', { name: `Tagged ${m}`, accountId: account.id, tags: ['keep'] }),
+        tasks: await ok('POST', '/tasks', { title: `Tagged ${m}`, tags: ['keep'] }),
+        contacts: await ok('POST', '/contacts', { lastName: `Tagged ${m}`, tags: ['keep'] }),
+        accounts: account,
+      };
+      const stream = { leads: 'lead', opportunities: 'opportunity', tasks: 'task', contacts: 'contact', accounts: 'account' } as const;
+      for (const [module, record] of Object.entries(records) as [keyof typeof stream, { id: string }][]) {
+        const updateType = `${module.replace(/ies$/, 'y').replace(/s$/, '').replace(/^./, (c) => c.toUpperCase())}Updated`;
+        const wf = await workflow(module, `${stream[module]}_updated`, [{ field: 'id', operator: 'equals', value: record.id }, { field: 'description', operator: 'changed_to', value: `go ${m}` }], [
+          { actionType: 'add_tag', config: { tag: 'hot-{{trigger.description}}' } },
+          { actionType: 'add_tag', config: { tag: 'KEEP' } },
+          { actionType: 'add_tag', config: { tag: 'hot-go ' + m } },
+        ]);
+        await ok('PUT', `/${module}/${record.id}`, { description: `go ${m}` });
+        const run = await onlyRun(wf.id);
+        expect(run.status, `${module}: ${JSON.stringify(run)}`).to.equal('completed');
+        expect(run.steps.map((s: { result: unknown }) => s.result), module).to.deep.equal([
+          { tag: `hot-go ${m}`, added: true, changes: { tags: ['keep', `hot-go ${m}`] } },
+          { tag: 'KEEP', added: false },
+          { tag: `hot-go ${m}`, added: false },
+        ]);
+        await settled(`${stream[module]}-${record.id}`);
+        const after = await ok('GET', `/${module}/${record.id}`);
+        expect(after.tags, module).to.deep.equal(['keep', `hot-go ${m}`]);
+        expect(after.customFields ?? {}, module).to.not.have.property('tags');
+        // One update for the user's edit and one for the tag added: the tags it had already wrote nothing.
+        const updates = (await service.services.store.readStream(`${stream[module]}-${record.id}`)).filter((e) => e.type === updateType);
+        expect(updates.map((e) => Object.keys((e.data as { changes: object }).changes)), module).to.deep.equal([['description'], ['tags']]);
+      }
+    });
+  });
+
   describe('tenant isolation', () => {
     it("a lookup, stage or user name resolves only within the workflow's tenant", async () => {
       const m = marker();

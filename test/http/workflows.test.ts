@@ -230,12 +230,13 @@ describe('workflows', () => {
       expect(update.input).to.deep.equal({ fieldKey: 'title', value: '{{trigger.company}} buyer' });
       expect(update.result).to.include({ field: 'title', value: 'Acme buyer', changed: true });
       expect(branch.result).to.deep.equal({ branch: 'yes', conditionMet: true });
-      expect(tag.result).to.deep.equal({ tag: 'big-deal', added: true, changes: { customFields: { tags: ['big-deal'] } } });
+      expect(tag.result).to.deep.equal({ tag: 'big-deal', added: true, changes: { tags: ['big-deal'] } });
       for (const step of detail.steps) expect(step.startedAt).to.be.a('string') && expect(step.finishedAt).to.be.a('string');
 
       const after = (await call('GET', `/leads/${lead.id}`)).body;
       expect(after.title).to.equal('Acme buyer');
-      expect(after.customFields.tags).to.deep.equal(['big-deal']);
+      expect(after.tags).to.deep.equal(['big-deal']);
+      expect(after.customFields).to.not.have.property('tags');
       const tasks = await tasksOn(lead.id);
       expect(tasks.map((t: any) => t.title)).to.deep.equal(['Call Wendy at Acme']);
       expect(tasks[0].id).to.equal(task.result.taskId);

@@ -103,7 +103,7 @@ describe('sagas while a projection they read is held back', () => {
     }
     for (const lead of leads) {
       const body = (await call('GET', `/leads/${lead}`)).body;
-      expect(body.customFields.tags.sort()).to.deep.equal(['early', 'late']);
+      expect(body.tags.sort()).to.deep.equal(['early', 'late']);
     }
     const started = await service.services.knex('events').where({ type: 'WorkflowRunStarted' }).count<{ n: string }[]>('* as n');
     expect(Number(started[0].n)).to.equal(2 * LEADS);

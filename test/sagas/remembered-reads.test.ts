@@ -168,7 +168,7 @@ describe('reads a saga remembers per tenant', () => {
         await until(async () => isAtOrAfter(await loadSagaCheckpoint(service.services.knex, name), head), 30_000);
       }
     };
-    const tagsOf = async (session: Session, leadId: string) => ((await call(session, 'GET', `/leads/${leadId}`)).body.customFields?.tags ?? []).sort();
+    const tagsOf = async (session: Session, leadId: string) => ((await call(session, 'GET', `/leads/${leadId}`)).body.tags as string[]).sort();
     const tagging = (session: Session, tag: string) =>
       created(session, '/workflows', { name: `tag ${tag}`, triggerModule: 'leads', triggerType: 'lead_created', actions: [{ actionType: 'add_tag', config: { tag } }] });
     const lead = async (session: Session) => {

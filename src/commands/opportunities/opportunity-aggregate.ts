@@ -97,6 +97,8 @@ function typeOf(settings: OpportunitySettingsState, given: string | null | undef
 }
 
 const defaultPriority = (settings: OpportunitySettingsState) => Object.entries(settings.priorities).find(([, p]) => p.isDefault && p.isActive)?.[0] ?? null;
+/** The tenant's default type, if one is set (an opportunity created without a type gets it; `type: null` asks for none). */
+const defaultType = (settings: OpportunitySettingsState) => Object.entries(settings.types).find(([, t]) => t.isDefault === true && t.isActive)?.[0] ?? null;
 
 /** The value a stage-field key names on an opportunity: `amount`, `closeDate`/`expectedCloseDate`, else a custom field. */
 const COLUMN_KEYS: Record<string, 'amount' | 'expectedCloseDate'> = { amount: 'amount', closeDate: 'expectedCloseDate', expectedCloseDate: 'expectedCloseDate' };
@@ -161,7 +163,7 @@ function decideCreate(command: Of<'create'>, state: OpportunityAggregateState, {
     // Percent with 2 decimals, as the read model stores it.
     probability: probability === undefined ? stage.probability ?? 0 : roundMoney(probability),
     priorityId: priority === undefined ? defaultPriority(settings) : priorityOf(settings, priority),
-    typeId: typeOf(settings, type),
+    typeId: type === undefined ? defaultType(settings) : typeOf(settings, type),
   };
   assertStageFieldsFilled(stage, reader(created));
   return [{ type: 'OpportunityCreated', data: { id: command.id, ...created, pipelineId, stageId: stage.id, stageName: stage.name } }];

@@ -33,8 +33,8 @@ interface CollectionRules {
   defaults: Record<string, unknown>;
   /** Items whose names (and slugs) must differ, and among which a new item goes after the last. */
   peers: (a: Item, b: Item) => boolean;
-  /** Exactly one live item is the default. */
-  oneDefault?: boolean;
+  /** One live item is the default (`required`: always exactly one; `optional`: at most one, and it may be unset). */
+  oneDefault?: 'required' | 'optional';
   /** A slug made from the name at creation, kept afterwards (the value records keep). */
   slugged?: boolean;
   /** Further rules an item keeps. */
@@ -43,9 +43,9 @@ interface CollectionRules {
 
 const everyItem = () => true;
 const RULES: Record<Collection, CollectionRules> = {
-  priorities: { what: 'Opportunity priority', defaults: { color: '#9CA3AF', icon: 'minus', isDefault: false, isActive: true, isSystem: false }, peers: everyItem, oneDefault: true },
+  priorities: { what: 'Opportunity priority', defaults: { color: '#9CA3AF', icon: 'minus', isDefault: false, isActive: true, isSystem: false }, peers: everyItem, oneDefault: 'required' },
   closeReasons: { what: 'Close reason', defaults: { description: null, isActive: true, isSystem: false }, peers: (a, b) => a.type === b.type },
-  types: { what: 'Opportunity type', defaults: { color: '#6B7280', description: null, isActive: true, isSystem: false }, peers: everyItem, slugged: true },
+  types: { what: 'Opportunity type', defaults: { color: '#6B7280', description: null, isDefault: false, isActive: true, isSystem: false }, peers: everyItem, slugged: true, oneDefault: 'optional' },
   forecastCategories: {
     what: 'Forecast category',
     defaults: { color: '#6B7280', isActive: true, isSystem: false },
@@ -58,6 +58,9 @@ const RULES: Record<Collection, CollectionRules> = {
     },
   },
 };
+
+/** Fields added to a collection after items were stored: what an older item has of them. */
+const FOLDED_DEFAULTS: Partial<Record<Collection, Record<string, unknown>>> = { types: { isDefault: false } };
 
 const OPS = ['Created', 'Updated', 'Deleted'] as const;
 type Op = (typeof OPS)[number];
@@ -77,7 +80,8 @@ function evolve(state: OpportunitySettingsState, e: OpportunitySettingsEvent): O
   const { id, changes, ...whole } = e.data as { id: string; changes?: Record<string, unknown> };
   const items = { ...itemsIn(state, collection) };
   if (op === 'Deleted') delete items[id];
-  else if (op === 'Created') items[id] = whole as Item;
+  // Items created before a field existed (a type's isDefault) read as its default.
+  else if (op === 'Created') items[id] = { ...FOLDED_DEFAULTS[collection], ...whole } as Item;
   else if (items[id]) items[id] = { ...items[id], ...changes };
   return { ...state, seeded: true, [collection]: items };
 }
@@ -119,18 +123,18 @@ function decideUpdate(state: OpportunitySettingsState, { collection, id, changes
   if (!current) throw notFound(rules.what);
   const changes = changedFields(current, given(asked));
   if (Object.keys(changes).length === 0) return [];
-  if (current.isDefault === true && changes.isDefault === false) throw invalid(`This is the default ${rules.what.toLowerCase()}: make another one the default first`);
+  if (rules.oneDefault === 'required' && current.isDefault === true && changes.isDefault === false) throw invalid(`This is the default ${rules.what.toLowerCase()}: make another one the default first`);
   assertSound(state, collection, id, { ...current, ...changes });
   const events = [eventOf(collection, 'Updated', { id, changes })];
   return rules.oneDefault && changes.isDefault === true ? [...events, ...movedDefault(state, collection, id)] : events;
 }
 
 function decideDelete(state: OpportunitySettingsState, { collection, id, inUse }: Extract<OpportunitySettingsCommand, { kind: 'delete' }>) {
-  const { what } = RULES[collection];
+  const { what, oneDefault } = RULES[collection];
   const current = itemsIn(state, collection)[id];
   if (!current) throw notFound(what);
   if (current.isSystem) throw invalid(`A system ${what.toLowerCase()} cannot be deleted (deactivate it instead)`);
-  if (current.isDefault === true) throw invalid(`This is the default ${what.toLowerCase()}: make another one the default first`);
+  if (current.isDefault === true) throw invalid(`This is the default ${what.toLowerCase()}: make another one the default${oneDefault === 'optional' ? ' or unset it' : ''} first`);
   if (inUse > 0) throw invalid(`Cannot delete — ${inUse} opportunit${inUse === 1 ? 'y uses' : 'ies use'} this ${what.toLowerCase()}`);
   return [eventOf(collection, 'Deleted', { id })];
 }

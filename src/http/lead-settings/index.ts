@@ -23,7 +23,7 @@ export function leadSettingsRouter(services: Services): Router {
   mountStages(router, routes);
   mountStageOwnership(router, routes);
   mountPrioritiesAndCatalogues(router, routes);
-  mountScoringAndSettings(router, routes);
+  mountScoringAndSettings(router, routes, services);
   mountQualification(router, routes);
 
   // After `/stages/reorder`, which `/stages/:id` would otherwise take for an id.

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Response, Router } from 'express';
+import { rescoreAllLeads } from '../../jobs/lead-jobs.js';
+import type { Services } from '../../service.js';
+import { commandContextOf } from '../authenticate.js';
 import { invalid } from '../../domain/errors.js';
 import { SETTING_KEYS, type SettingKey } from '../../domain/lead-settings.js';
 import { getLeadSettingValues, getQualificationThreshold, getScoringRule, listScoringRules } from '../../queries/lead-settings.js';
@@ -11,7 +14,7 @@ import { ruleBody, settingPartial, settingsBody, thresholdBody, type SettingChan
 import type { LeadSettingsRoutes } from './shared.js';
 
 /** `GET|POST /scoring-rules`, `/qualification-threshold` and the keyed `/settings`. */
-export function mountScoringAndSettings(router: Router, { knex, view, tenant, change }: LeadSettingsRoutes): void {
+export function mountScoringAndSettings(router: Router, { knex, view, tenant, change }: LeadSettingsRoutes, services: Services): void {
   // ---- scoring rules -------------------------------------------------------------------
   router.get('/scoring-rules', view, async (_req, res) => res.json(await listScoringRules(knex, tenant(res))));
   router.post('/scoring-rules', requireAdmin, async (req, res) => {
@@ -28,6 +31,18 @@ export function mountScoringAndSettings(router: Router, { knex, view, tenant, ch
     const id = randomUUID();
     await change(res, { kind: 'create', collection: 'scoringRules', id, fields: parseBody(ruleBody, req) });
     res.status(201).json(await getScoringRule(knex, tenant(res), id));
+  });
+
+  // Every open lead scored again with the rules of now (rules do not rescore by themselves):
+  // bounded work in the request, 202 when the lead-rescore-all job has the rest.
+  router.post('/scoring/rescore-all', requireAdmin, async (_req, res) => {
+    const { config } = services;
+    const { processed, rescored, complete, position } = await rescoreAllLeads(services, commandContextOf(res), {
+      batchSize: config.LEAD_JOB_BATCH_SIZE,
+      timeBudgetMs: config.LEAD_RESCORE_REQUEST_BUDGET_MS,
+    });
+    await services.waitForProjections(position);
+    res.status(complete ? 200 : 202).json({ processed, rescored, complete });
   });
 
   // ---- qualification threshold and keyed settings --------------------------------------

@@ -18,7 +18,7 @@ const type = z.enum(CLOSE_REASON_TYPES);
 const SHAPES: Record<OpportunitySettingsCollection, { fields: z.ZodRawShape; required: string[]; createOnly?: z.ZodRawShape }> = {
   priorities: { fields: { name: settingsItemName, color: hexColor, icon: z.string().trim().min(1).max(50), sortOrder, isDefault: flag }, required: ['name'] },
   closeReasons: { fields: { name: settingsItemName, description, sortOrder }, createOnly: { type }, required: ['name', 'type'] },
-  types: { fields: { name: settingsItemName, color: hexColor, description, sortOrder }, required: ['name'] },
+  types: { fields: { name: settingsItemName, color: hexColor, description, sortOrder, isDefault: flag }, required: ['name'] },
   forecastCategories: {
     fields: { name: settingsItemName, color: hexColor, probabilityMin: probability, probabilityMax: probability, sortOrder },
     required: ['name', 'probabilityMin', 'probabilityMax'],

@@ -136,3 +136,18 @@ export function openLeadsWithFields(
   if (page.after) query.whereRaw('(l.created_at, l.id) > (?::timestamptz, ?::uuid)', [page.after.dueAt, page.after.id]);
   return query;
 }
+
+/**
+ * Open leads of a tenant created after `after` (none: all), oldest first, `limit` of them
+ * and then every further one created at the same instant as the last: a page always ends
+ * at a creation time, so the next one starts strictly after it.
+ */
+export async function openLeadsCreatedAfter(knex: Knex, page: { tenantId: string; after: Date | null; limit: number }): Promise<{ id: string; createdAt: Date }[]> {
+  const query = openLeads(knex, page.tenantId).select('l.id', 'l.created_at as createdAt').orderBy([{ column: 'l.created_at' }, { column: 'l.id' }]).limit(page.limit);
+  if (page.after) query.where('l.created_at', '>', page.after);
+  const rows: { id: string; createdAt: Date }[] = await query;
+  const last = rows.at(-1);
+  if (!last || rows.length < page.limit) return rows;
+  const ties: { id: string; createdAt: Date }[] = await openLeads(knex, page.tenantId).where('l.created_at', last.createdAt).where('l.id', '>', last.id).select('l.id', 'l.created_at as createdAt').orderBy('l.id');
+  return [...rows, ...ties];
+}

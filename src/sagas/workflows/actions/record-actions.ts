@@ -194,19 +194,29 @@ export const updateField: ActionHandler = {
   },
 };
 
-/** Tags live in the record's custom field `tags` (records have no tag list of their own). */
+/** A record carries at most this many tags of at most this many characters (as its API takes them). */
+const MAX_TAGS = 50;
+const TAG_MAX = 50;
+
+/**
+ * Adds a tag to the record's own `tags` through its update command. A tag it has already
+ * (in any case) writes nothing; tag steps on one record go one at a time, so two runs
+ * adding different tags never drop one another's.
+ */
 export const addTag: ActionHandler = {
   actionType: 'add_tag',
   async run(input) {
-    if (moduleOf(input) === 'tasks') throw new ActionFailed('tasks have no tags');
-    const tag = interpolate(displayValue(input.config.tag ?? input.config.tags), input.trigger.record).trim().slice(0, 100);
+    const module = moduleOf(input);
+    const tag = interpolate(displayValue(input.config.tag ?? input.config.tags), input.trigger.record).trim().slice(0, TAG_MAX).trim();
     if (!tag) throw new ActionFailed('add_tag needs a tag');
-    const customFields = await currentCustomFields(input);
-    const tags = list(customFields.tags);
-    if (tags.some((t) => t.toLowerCase() === tag.toLowerCase())) return { tag, added: false };
-    const next = { ...customFields, tags: [...tags, tag] };
-    await updateRecord(input, { changes: { customFields: next } });
-    return { tag, added: true, changes: { customFields: next } };
+    return oneAtATime(input.deps.knex, `record-tags:${module}:${input.trigger.entityId}`, async () => {
+      const tags = list((await recordNow(input)).tags);
+      if (tags.some((t) => t.toLowerCase() === tag.toLowerCase())) return { tag, added: false };
+      if (tags.length >= MAX_TAGS) throw new ActionFailed(`the ${module.replace(/s$/, '')} has ${MAX_TAGS} tags already`);
+      const next = [...tags, tag];
+      await updateRecord(input, { changes: { tags: next } });
+      return { tag, added: true, changes: { tags: next } };
+    });
   },
 };
 
