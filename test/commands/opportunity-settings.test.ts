@@ -129,7 +129,7 @@ describe('opportunity settings decider', () => {
 
     it('a new type gets its slug from the name; a rename keeps the slug, which stays taken', () => {
       spec.given(seeded).when({ kind: 'create', collection: 'types', id: 't1', fields: { name: 'Partner Deal' } }).then([
-        { type: 'OpportunityTypeCreated', data: { id: 't1', color: '#6B7280', description: null, isActive: true, isSystem: false, name: 'Partner Deal', slug: 'partner_deal', sortOrder: 5 } },
+        { type: 'OpportunityTypeCreated', data: { id: 't1', color: '#6B7280', description: null, isActive: true, isDefault: false, isSystem: false, name: 'Partner Deal', slug: 'partner_deal', sortOrder: 5 } },
       ]);
       const renewal = idOf('types', 'Renewal');
       const renamed = [...seeded, ...spec.given(seeded).when({ kind: 'update', collection: 'types', id: renewal, changes: { name: 'Contract Renewal' } }).events];
