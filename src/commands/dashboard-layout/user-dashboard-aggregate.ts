@@ -1,6 +1,6 @@
 import { conflict, invalid, notFound } from '../../domain/errors.js';
 import { changedFields, sameValue } from '../../domain/values.js';
-import type { DashboardWidgetFields, UserDashboardEvent, UserDashboardFields, WidgetPosition } from '../../events/dashboard-layout.js';
+import type { DashboardShareLinkFields, DashboardWidgetFields, UserDashboardEvent, UserDashboardFields, WidgetPosition } from '../../events/dashboard-layout.js';
 import type { Aggregate } from '../aggregate.js';
 
 /** How many widgets one dashboard holds at most (a layout is drawn whole, and every widget runs a report). */
@@ -8,7 +8,7 @@ export const WIDGETS_MAX = 50;
 
 export type UserDashboardState =
   | { status: 'absent' }
-  | { status: 'live' | 'deleted'; fields: UserDashboardFields; widgets: Record<string, DashboardWidgetFields> };
+  | { status: 'live' | 'deleted'; fields: UserDashboardFields; widgets: Record<string, DashboardWidgetFields>; shareLinks: Record<string, 'active' | 'revoked'> };
 
 export type UserDashboardCommand =
   /** `widgets`: made with it (the default dashboard, an import); `ifAbsent`: a seed that does nothing once the stream exists. */
@@ -18,7 +18,9 @@ export type UserDashboardCommand =
   | { kind: 'add-widget'; id: string; widgetId: string; fields: DashboardWidgetFields }
   | { kind: 'update-widget'; id: string; widgetId: string; changes: Partial<DashboardWidgetFields> }
   | { kind: 'remove-widget'; id: string; widgetId: string }
-  | { kind: 'move-widgets'; id: string; positions: { widgetId: string; position: WidgetPosition }[] };
+  | { kind: 'move-widgets'; id: string; positions: { widgetId: string; position: WidgetPosition }[] }
+  | { kind: 'share'; id: string; shareId: string; link: DashboardShareLinkFields }
+  | { kind: 'revoke-share'; id: string; shareId: string };
 
 function live(state: UserDashboardState) {
   if (state.status !== 'live') throw notFound('Dashboard');
@@ -43,7 +45,7 @@ export const userDashboardAggregate: Aggregate<UserDashboardState, UserDashboard
     switch (event.type) {
       case 'UserDashboardCreated': {
         const { id: _id, ...fields } = event.data;
-        return { status: 'live', fields, widgets: {} };
+        return { status: 'live', fields, widgets: {}, shareLinks: {} };
       }
       case 'UserDashboardUpdated':
         return state.status === 'absent' ? state : { ...state, fields: { ...state.fields, ...event.data.changes } };
@@ -69,6 +71,10 @@ export const userDashboardAggregate: Aggregate<UserDashboardState, UserDashboard
         for (const { widgetId, position } of event.data.positions) if (widgets[widgetId]) widgets[widgetId] = { ...widgets[widgetId], position };
         return { ...state, widgets };
       }
+      case 'DashboardShareLinkCreated':
+        return state.status === 'absent' ? state : { ...state, shareLinks: { ...state.shareLinks, [event.data.shareId]: 'active' } };
+      case 'DashboardShareLinkRevoked':
+        return state.status === 'absent' ? state : { ...state, shareLinks: { ...state.shareLinks, [event.data.shareId]: 'revoked' } };
     }
     return state;
   },
@@ -112,6 +118,13 @@ export const userDashboardAggregate: Aggregate<UserDashboardState, UserDashboard
         const moved = command.positions.filter((p) => !sameValue(widgets[p.widgetId].position, p.position));
         return moved.length ? [{ type: 'DashboardWidgetsMoved', data: { dashboardId: command.id, positions: moved } }] : [];
       }
+      case 'share': {
+        if (live(state).shareLinks[command.shareId]) throw conflict('Share link already exists');
+        return [{ type: 'DashboardShareLinkCreated', data: { dashboardId: command.id, shareId: command.shareId, ...command.link } }];
+      }
+      case 'revoke-share':
+        if (live(state).shareLinks[command.shareId] !== 'active') throw notFound('Share link');
+        return [{ type: 'DashboardShareLinkRevoked', data: { dashboardId: command.id, shareId: command.shareId } }];
     }
   },
 };
