@@ -1,4 +1,7 @@
+import { EventEmitter } from 'node:events';
 import { expect } from 'chai';
+import type { Request, Response } from 'express';
+import { requestContext } from '../../src/http/request-context.js';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -145,5 +148,17 @@ describe('dashboard share links (the web client\'s per-dashboard links and the p
     await ok(await open(plain.tenant.slug, link.shareToken));
     await ok(await call('DELETE', `/dashboard/layout/dashboards/${extra.id}`, undefined, plain));
     expect((await open(plain.tenant.slug, link.shareToken)).status).to.equal(404);
+  });
+
+  it('are logged without their token (the request log line keeps the tenant slug only)', () => {
+    const lines: unknown[] = [];
+    const logger = { info: (line: unknown) => lines.push(line), error: (line: unknown) => lines.push(line) };
+    for (const url of ['/api/shared/dashboard/acme/s3cr3t-T0ken_x?email=a%40b.c', '/api/dashboard/public/s3cr3t-T0ken_x']) {
+      const res = Object.assign(new EventEmitter(), { locals: {}, statusCode: 200, setHeader: () => undefined });
+      requestContext(logger as never)({ get: () => undefined, method: 'GET', originalUrl: url } as unknown as Request, res as unknown as Response, () => undefined);
+      res.emit('finish');
+    }
+    expect(lines.map((l: any) => l.path)).to.deep.equal(['/api/shared/dashboard/acme/[token]', '/api/dashboard/public/[token]']);
+    expect(JSON.stringify(lines)).not.to.include('s3cr3t');
   });
 });
