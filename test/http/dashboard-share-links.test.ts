@@ -146,6 +146,18 @@ describe('dashboard share links (the web client\'s per-dashboard links and the p
     const extra = await ok(await call('POST', '/dashboard/layout/dashboards', { name: 'Board pack' }, plain), 201);
     const link = await share(plain, extra.id);
     await ok(await open(plain.tenant.slug, link.shareToken));
+    // At most 20 live links per dashboard; an expired one no longer counts.
+    await share(plain, extra.id, { expiresAt: '2026-03-02T10:00:00Z' });
+    for (let i = 2; i < 20; i++) await share(plain, extra.id);
+    clock.advance(2 * 3600_000);
+    try {
+      await share(plain, extra.id);
+    } finally {
+      clock.set(START);
+    }
+    const over = await call('POST', `/dashboard/layout/dashboards/${extra.id}/share`, {}, plain);
+    expect(over.status).to.equal(400);
+    expect(over.body.message).to.include('at most 20 share links');
     await ok(await call('DELETE', `/dashboard/layout/dashboards/${extra.id}`, undefined, plain));
     expect((await open(plain.tenant.slug, link.shareToken)).status).to.equal(404);
   });

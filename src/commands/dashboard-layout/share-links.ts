@@ -19,7 +19,7 @@ export async function shareDashboard(deps: Deps, ctx: CommandContext, dashboardI
   const row = { share_id: shareId, tenant_id: ctx.tenantId };
   await deps.knex(SEALED.table).insert({ ...row, token: deps.secretBox.seal(SEALED, row, token), created_at: deps.clock.now() });
   const allowedEmails = [...new Set(link.allowedEmails.map((e) => e.trim().toLowerCase()))];
-  const command = { kind: 'share' as const, id: dashboardId, shareId, link: { tokenHash: shareTokenHash(token), expiresAt: link.expiresAt, allowedEmails } };
+  const command = { kind: 'share' as const, id: dashboardId, shareId, link: { tokenHash: shareTokenHash(token), expiresAt: link.expiresAt, allowedEmails }, now: deps.clock.now().toISOString() };
   const result = await handleCommand(deps, userDashboardAggregate, dashboardId, command, ctx);
   return { shareId, token, position: result.position };
 }
