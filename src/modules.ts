@@ -97,9 +97,11 @@ import { reportsProjection } from './projections/reports.js';
 import { runDueSchedules } from './jobs/report-schedules.js';
 import { dashboardRouter } from './http/dashboard/index.js';
 import { publicDashboardRouter } from './http/dashboard/shares.js';
+import { sharedDashboardRouter } from './http/dashboard/shared-links.js';
 import { dashboardLayoutRouter } from './http/dashboard/layout.js';
 import { dashboardLayoutProjection } from './projections/dashboard-layout.js';
 import { migration0061DashboardLayouts } from './projections/migrations/0061_dashboard_layouts.js';
+import { migration0068DashboardShareLinks } from './projections/migrations/0068_dashboard_share_links.js';
 import { seedMissingSystemReports } from './commands/reports/system-reports.js';
 import { dashboardSettingsProjection } from './projections/dashboard-settings.js';
 import { migration0044SalesAnalytics } from './projections/migrations/0044_sales_analytics.js';
@@ -502,10 +504,11 @@ export const modules: ModuleManifest[] = [
       // Before `/dashboard`, whose authentication would otherwise answer a shared link first.
       { path: '/dashboard/public', router: publicDashboardRouter, public: true },
       { path: '/dashboard', router: dashboardRouter },
+      { path: '/shared/dashboard', router: sharedDashboardRouter, public: true },
     ],
     projections: [salesAnalyticsProjection, dashboardSettingsProjection, dashboardLayoutProjection],
     // 0061 also adds the reports table's is_system and category (system reports, the reports module's).
-    migrations: [migration0044SalesAnalytics, migration0045DashboardSettings, migration0061DashboardLayouts],
+    migrations: [migration0044SalesAnalytics, migration0045DashboardSettings, migration0061DashboardLayouts, migration0068DashboardShareLinks],
     reads: [dashboardSettingsProjection, dashboardLayoutProjection],
   },
   {

@@ -133,6 +133,8 @@ const EVERY_EVENT_TYPE: Record<AppEventType, true> = {
   DashboardWidgetRemoved: true,
   DashboardWidgetUpdated: true,
   DashboardWidgetsMoved: true,
+  DashboardShareLinkCreated: true,
+  DashboardShareLinkRevoked: true,
   DashboardShareRevoked: true,
   DepartmentCreated: true,
   DepartmentDeleted: true,

@@ -43,6 +43,17 @@ export interface DashboardWidgetFields {
   refreshInterval: number;
 }
 
+/**
+ * A link to one dashboard for people without an account (GET /shared/dashboard/:tenantSlug/:token). The event holds the
+ * token's SHA-256 only; the token itself is kept sealed in the write-side table `dashboard_share_tokens`.
+ */
+export interface DashboardShareLinkFields {
+  tokenHash: string;
+  expiresAt: string | null;
+  /** Lower-cased; empty: anyone with the link. */
+  allowedEmails: string[];
+}
+
 export type UserDashboardEvent =
   | DomainEvent<'UserDashboardCreated', UserDashboardFields & { id: string }>
   | DomainEvent<'UserDashboardUpdated', { id: string; changes: Partial<Omit<UserDashboardFields, 'userId'>> }>
@@ -50,4 +61,6 @@ export type UserDashboardEvent =
   | DomainEvent<'DashboardWidgetAdded', DashboardWidgetFields & { dashboardId: string; widgetId: string }>
   | DomainEvent<'DashboardWidgetUpdated', { dashboardId: string; widgetId: string; changes: Partial<DashboardWidgetFields> }>
   | DomainEvent<'DashboardWidgetRemoved', { dashboardId: string; widgetId: string }>
-  | DomainEvent<'DashboardWidgetsMoved', { dashboardId: string; positions: { widgetId: string; position: WidgetPosition }[] }>;
+  | DomainEvent<'DashboardWidgetsMoved', { dashboardId: string; positions: { widgetId: string; position: WidgetPosition }[] }>
+  | DomainEvent<'DashboardShareLinkCreated', DashboardShareLinkFields & { dashboardId: string; shareId: string }>
+  | DomainEvent<'DashboardShareLinkRevoked', { dashboardId: string; shareId: string }>;

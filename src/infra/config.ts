@@ -93,6 +93,7 @@ export const configSchema = z.object({
   SMS_PROVIDER_TOKEN: optional(z.string()),
   // Public form submissions (issue 16): per-IP limit, and the reCAPTCHA-compatible verifier forms with requireCaptcha use.
   FORM_SUBMIT_LIMIT_PER_IP: int(20, 1),
+  SHARED_DASHBOARD_LIMIT_PER_IP: int(60, 1),
   FORM_SUBMIT_WINDOW_SECONDS: int(60, 1),
   CAPTCHA_VERIFY_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),
   CAPTCHA_SECRET: optional(z.string()),

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 
 /**
  * Encryption at rest of the secrets the service must use again (so cannot hash): webhook signing secrets, workflow
- * action credentials, VAPID private keys and browsers' push auth secrets. With `SECRETS_ENCRYPTION_KEY` set, each is
+ * action credentials, VAPID private keys, browsers' push auth secrets and dashboard share-link tokens (shown to their owner again). With `SECRETS_ENCRYPTION_KEY` set, each is
  * stored as `enc:v1:<key id>:<iv|tag|ciphertext, base64url>`, AES-256-GCM, bound to its column and row (a sealed value
  * copied to another row or tenant does not open). Keys named in `SECRETS_ENCRYPTION_KEY_PREVIOUS` still open what they
  * sealed; `sealStoredSecrets` re-seals it under the current key at start. Without a key, values are stored as given.
@@ -24,6 +24,7 @@ export const SEALED_COLUMNS = {
   workflowSecret: { table: 'workflow_secrets', column: 'value', rowKey: ['workflow_id', 'action_id', 'place'] },
   vapidPrivateKey: { table: 'push_vapid_keys', column: 'private_key', rowKey: ['tenant_id'] },
   pushAuthSecret: { table: 'push_subscription_keys', column: 'auth', rowKey: ['endpoint_digest'] },
+  dashboardShareToken: { table: 'dashboard_share_tokens', column: 'token', rowKey: ['share_id'] },
 } as const satisfies Record<string, SealedColumn>;
 
 /**

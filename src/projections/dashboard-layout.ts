@@ -20,10 +20,10 @@ function widgetColumns(fields: Partial<DashboardWidgetFields>): Record<string, u
   return row;
 }
 
-/** Each user's dashboards (soft-deleted) and the widgets of the live ones (a deleted dashboard's widgets go with it). */
+/** Each user's dashboards (soft-deleted), the widgets of the live ones (a deleted dashboard's widgets go with it) and their share links. */
 export const dashboardLayoutProjection = defineProjection({
   name: 'dashboard-layout',
-  tables: ['user_dashboards', 'dashboard_widgets'],
+  tables: ['user_dashboards', 'dashboard_widgets', 'dashboard_share_links'],
   handlers: {
     UserDashboardCreated: (e, w) =>
       w.insert('user_dashboards', {
@@ -66,5 +66,17 @@ export const dashboardLayoutProjection = defineProjection({
     DashboardWidgetsMoved: (e, w) => {
       for (const { widgetId, position } of e.data.positions) w.update('dashboard_widgets', { id: widgetId }, { position, updated_at: e.createdAt });
     },
+    DashboardShareLinkCreated: (e, w) =>
+      w.insert('dashboard_share_links', {
+        id: e.data.shareId,
+        tenant_id: e.metadata.tenantId,
+        dashboard_id: e.data.dashboardId,
+        token_hash: e.data.tokenHash,
+        expires_at: e.data.expiresAt,
+        allowed_emails: e.data.allowedEmails,
+        created_by: e.metadata.userId,
+        created_at: e.createdAt,
+      }),
+    DashboardShareLinkRevoked: (e, w) => w.update('dashboard_share_links', { id: e.data.shareId }, { revoked_at: e.createdAt }),
   },
 });

@@ -86,3 +86,68 @@ export async function getWidget(knex: Knex, o: DashboardOwner, widgetId: string)
   const row = await widgets(knex, o).where('w.id', widgetId).first();
   return row ? widgetOf(row) : null;
 }
+
+/** A live dashboard of the tenant, whoever owns it (an administrator manages the share links of any). */
+export async function getTenantDashboard(knex: Knex, tenantId: string, id: string): Promise<{ id: string; userId: string; name: string } | null> {
+  const row = await knex('user_dashboards').where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id', 'user_id', 'name');
+  return row ? { id: row.id, userId: row.user_id, name: row.name } : null;
+}
+
+export interface ShareLinkRow {
+  id: string;
+  tenantId: string;
+  dashboardId: string;
+  tokenHash: string;
+  expiresAt: Date | null;
+  allowedEmails: string[];
+  createdBy: string;
+  createdAt: Date;
+}
+
+const shareLinkOf = (r: any): ShareLinkRow => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  dashboardId: r.dashboard_id,
+  tokenHash: r.token_hash,
+  expiresAt: r.expires_at,
+  allowedEmails: r.allowed_emails,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+});
+
+/** Links that open: not revoked, not expired, on a dashboard that still exists. */
+const liveLinks = (knex: Knex, now: Date) =>
+  knex('dashboard_share_links as s')
+    .join('user_dashboards as d', 'd.id', 's.dashboard_id')
+    .whereNull('d.deleted_at')
+    .whereNull('s.revoked_at')
+    .where((q) => q.whereNull('s.expires_at').orWhere('s.expires_at', '>', now))
+    .select('s.*');
+
+/** A dashboard's live links, newest first. */
+export async function listShareLinks(knex: Knex, tenantId: string, dashboardId: string, now: Date): Promise<ShareLinkRow[]> {
+  const rows = await liveLinks(knex, now).where({ 's.tenant_id': tenantId, 's.dashboard_id': dashboardId }).orderBy([{ column: 's.created_at', order: 'desc' }, { column: 's.id' }]);
+  return rows.map(shareLinkOf);
+}
+
+/** A link of the tenant that is not revoked (expired ones can still be revoked). */
+export async function getShareLink(knex: Knex, tenantId: string, id: string): Promise<ShareLinkRow | null> {
+  const row = await knex('dashboard_share_links').where({ tenant_id: tenantId, id }).whereNull('revoked_at').first();
+  return row ? shareLinkOf(row) : null;
+}
+
+/** The live link with this token hash in the tenant of this slug, or null (unknown, revoked, expired, other tenant alike). */
+export async function liveShareLinkByTokenHash(knex: Knex, tenantSlug: string, tokenHash: string, now: Date): Promise<ShareLinkRow | null> {
+  const row = await liveLinks(knex, now)
+    .join('tenants as t', 't.id', 's.tenant_id')
+    .where({ 't.slug': tenantSlug, 's.token_hash': tokenHash })
+    .first();
+  return row ? shareLinkOf(row) : null;
+}
+
+/** A live dashboard's widgets, for its share link (whose owner is read from the dashboard itself). */
+export async function listDashboardWidgets(knex: Knex, tenantId: string, dashboardId: string) {
+  const owner = await knex('user_dashboards').where({ tenant_id: tenantId, id: dashboardId }).whereNull('deleted_at').first('user_id', 'name', 'tab_filters');
+  if (!owner) return null;
+  return { name: owner.name as string, tabFilters: owner.tab_filters, widgets: await listWidgets(knex, { tenantId, userId: owner.user_id }, dashboardId) };
+}

@@ -890,6 +890,10 @@ describe('rebuild equals live, for every event type', () => {
       const tileCopy = await call(t, 'POST', `/dashboard/layout/widgets/${tile.body.id}/duplicate`, {});
       await call(t, 'POST', `/dashboard/layout/dashboards/${tab.body.id}/positions`, { updates: [{ id: tile.body.id, position: { x: 6, y: 0, w: 6, h: 3 } }] });
       await call(t, 'DELETE', `/dashboard/layout/widgets/${tileCopy.body.id}`);
+      // Share links of the kept tab: one with an expiry and addresses revoked, one kept.
+      const tabLink = await call(t, 'POST', `/dashboard/layout/dashboards/${tab.body.id}/share`, { expiresAt: '2027-01-31T00:00:00Z', allowedEmails: [`Conseil-${unique()}@example.com`] });
+      await call(t, 'DELETE', `/dashboard/layout/shares/${tabLink.body.id}`);
+      await call(t, 'POST', `/dashboard/layout/dashboards/${tab.body.id}/share`, {});
       await call(t, 'DELETE', `/dashboard/layout/dashboards/${defaultTab.id}`);
       // Webhook subscriptions: made, changed, its secret rotated, deleted; one kept (a private address: deliveries are refused, nothing is sent).
       const hook = await call(t, 'POST', '/webhooks', { url: 'http://10.0.0.1/crm-hook', eventTypes: ['LeadCreated', 'ContactCreated'], description: `Crochet ${unique()}` });

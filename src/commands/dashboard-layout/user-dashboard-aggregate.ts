@@ -1,14 +1,16 @@
 import { conflict, invalid, notFound } from '../../domain/errors.js';
 import { changedFields, sameValue } from '../../domain/values.js';
-import type { DashboardWidgetFields, UserDashboardEvent, UserDashboardFields, WidgetPosition } from '../../events/dashboard-layout.js';
+import type { DashboardShareLinkFields, DashboardWidgetFields, UserDashboardEvent, UserDashboardFields, WidgetPosition } from '../../events/dashboard-layout.js';
 import type { Aggregate } from '../aggregate.js';
 
 /** How many widgets one dashboard holds at most (a layout is drawn whole, and every widget runs a report). */
 export const WIDGETS_MAX = 50;
+/** How many live (unrevoked, unexpired) share links one dashboard has at most (each is a standing public door to it). */
+export const SHARE_LINKS_MAX = 20;
 
 export type UserDashboardState =
   | { status: 'absent' }
-  | { status: 'live' | 'deleted'; fields: UserDashboardFields; widgets: Record<string, DashboardWidgetFields> };
+  | { status: 'live' | 'deleted'; fields: UserDashboardFields; widgets: Record<string, DashboardWidgetFields>; shareLinks: Record<string, { revoked: boolean; expiresAt: string | null }> };
 
 export type UserDashboardCommand =
   /** `widgets`: made with it (the default dashboard, an import); `ifAbsent`: a seed that does nothing once the stream exists. */
@@ -18,7 +20,10 @@ export type UserDashboardCommand =
   | { kind: 'add-widget'; id: string; widgetId: string; fields: DashboardWidgetFields }
   | { kind: 'update-widget'; id: string; widgetId: string; changes: Partial<DashboardWidgetFields> }
   | { kind: 'remove-widget'; id: string; widgetId: string }
-  | { kind: 'move-widgets'; id: string; positions: { widgetId: string; position: WidgetPosition }[] };
+  | { kind: 'move-widgets'; id: string; positions: { widgetId: string; position: WidgetPosition }[] }
+  /** `now`: links expired by then do not count against SHARE_LINKS_MAX. */
+  | { kind: 'share'; id: string; shareId: string; link: DashboardShareLinkFields; now: string }
+  | { kind: 'revoke-share'; id: string; shareId: string };
 
 function live(state: UserDashboardState) {
   if (state.status !== 'live') throw notFound('Dashboard');
@@ -43,7 +48,7 @@ export const userDashboardAggregate: Aggregate<UserDashboardState, UserDashboard
     switch (event.type) {
       case 'UserDashboardCreated': {
         const { id: _id, ...fields } = event.data;
-        return { status: 'live', fields, widgets: {} };
+        return { status: 'live', fields, widgets: {}, shareLinks: {} };
       }
       case 'UserDashboardUpdated':
         return state.status === 'absent' ? state : { ...state, fields: { ...state.fields, ...event.data.changes } };
@@ -69,6 +74,10 @@ export const userDashboardAggregate: Aggregate<UserDashboardState, UserDashboard
         for (const { widgetId, position } of event.data.positions) if (widgets[widgetId]) widgets[widgetId] = { ...widgets[widgetId], position };
         return { ...state, widgets };
       }
+      case 'DashboardShareLinkCreated':
+        return state.status === 'absent' ? state : { ...state, shareLinks: { ...state.shareLinks, [event.data.shareId]: { revoked: false, expiresAt: event.data.expiresAt } } };
+      case 'DashboardShareLinkRevoked':
+        return state.status === 'absent' || !state.shareLinks[event.data.shareId] ? state : { ...state, shareLinks: { ...state.shareLinks, [event.data.shareId]: { ...state.shareLinks[event.data.shareId], revoked: true } } };
     }
     return state;
   },
@@ -112,6 +121,18 @@ export const userDashboardAggregate: Aggregate<UserDashboardState, UserDashboard
         const moved = command.positions.filter((p) => !sameValue(widgets[p.widgetId].position, p.position));
         return moved.length ? [{ type: 'DashboardWidgetsMoved', data: { dashboardId: command.id, positions: moved } }] : [];
       }
+      case 'share': {
+        const { shareLinks } = live(state);
+        if (shareLinks[command.shareId]) throw conflict('Share link already exists');
+        const now = Date.parse(command.now);
+        if (Object.values(shareLinks).filter((l) => !l.revoked && (l.expiresAt === null || Date.parse(l.expiresAt) > now)).length >= SHARE_LINKS_MAX) {
+          throw invalid(`A dashboard has at most ${SHARE_LINKS_MAX} share links; revoke one first`);
+        }
+        return [{ type: 'DashboardShareLinkCreated', data: { dashboardId: command.id, shareId: command.shareId, ...command.link } }];
+      }
+      case 'revoke-share':
+        if (live(state).shareLinks[command.shareId]?.revoked !== false) throw notFound('Share link');
+        return [{ type: 'DashboardShareLinkRevoked', data: { dashboardId: command.id, shareId: command.shareId } }];
     }
   },
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { WIDGETS_MAX } from '../../commands/dashboard-layout/user-dashboard-aggregate.js';
+import { parseDateText } from '../../domain/field-rules.js';
 import { EXECUTE_LIMIT_MAX } from '../reports/schemas.js';
 
 /** The web client's report shapes (report builder, dashboard widgets, POST /reports/execute); names are checked against the data source later. */
@@ -107,3 +108,18 @@ export const importDashboardBody = z.object({
   dashboard: z.object({ name, tabFilters: tabFilters.optional() }),
   widgets: z.array(createWidgetBody.strip()).max(WIDGETS_MAX, `a dashboard holds at most ${WIDGETS_MAX} widgets`),
 });
+
+/** POST /dashboard/layout/dashboards/:id/share: when the link stops opening (none: never) and who may open it (none: anyone with it). */
+export const shareLinkBody = z
+  .object({
+    expiresAt: z
+      .string()
+      .trim()
+      .max(40)
+      .refine((v) => parseDateText(v) !== null, 'a date-time such as 2026-01-31T09:00:00Z, or a date such as 2026-01-31')
+      .transform((v) => parseDateText(v)!.toISOString())
+      .nullable()
+      .optional(),
+    allowedEmails: z.array(z.email().max(254)).max(100).optional(),
+  })
+  .strict();

@@ -11,6 +11,7 @@ import { tenantSourceOrFail } from '../../queries/reports/definition.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { idParam, parseBody } from '../validate.js';
+import { mountShareLinkRoutes } from './shared-links.js';
 import {
   createDashboardBody, createWidgetBody, duplicateWidgetBody, importDashboardBody, positionsBody, reorderDashboardsBody, updateDashboardBody, updateWidgetBody,
 } from './layout-schemas.js';
@@ -155,5 +156,6 @@ export function dashboardLayoutRouter(services: Services): Router {
     await services.waitForProjections(position, { id: widgetId, location: `${req.baseUrl}/widgets/${widgetId}` });
     res.status(201).location(`${req.baseUrl}/widgets/${widgetId}`).json(await widget(res, widgetId));
   });
+  mountShareLinkRoutes(router, services);
   return router;
 }

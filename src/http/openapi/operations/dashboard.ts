@@ -4,7 +4,7 @@ import {
 } from '../../dashboard/schemas.js';
 import type { z } from 'zod';
 import {
-  createDashboardBody, createWidgetBody, duplicateWidgetBody, importDashboardBody, positionsBody, reorderDashboardsBody, updateDashboardBody, updateWidgetBody,
+  createDashboardBody, createWidgetBody, duplicateWidgetBody, importDashboardBody, positionsBody, reorderDashboardsBody, shareLinkBody, updateDashboardBody, updateWidgetBody,
 } from '../../dashboard/layout-schemas.js';
 import type { ModuleSchemas } from '../document.js';
 
@@ -45,5 +45,6 @@ export const dashboardSchemas: ModuleSchemas = {
     'POST /dashboards/:id/positions': { body: positionsBody },
     'PUT /widgets/:id': { body: updateWidgetBody },
     'POST /widgets/:id/duplicate': { body: duplicateWidgetBody },
+    'POST /dashboards/:id/share': { body: shareLinkBody },
   },
 };
