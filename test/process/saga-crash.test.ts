@@ -128,7 +128,7 @@ describe('sagas after their worker process is killed in a burst of triggers', fu
       'assignment notifications',
     );
     // Each tag added once: the lead's own events.
-    expectOncePerLead(await perLead('LeadUpdated', `case when data->'changes'->'customFields'->'tags' is not null then data->>'id' end`), 'tag changes');
+    expectOncePerLead(await perLead('LeadUpdated', `case when data->'changes'->'tags' is not null then data->>'id' end`), 'tag changes');
 
     const leadEvents = new Map<string, string>(
       (await knex('events').where({ type: 'LeadCreated' }).whereIn('stream_id', leads.map((id) => `lead-${id}`)).select('event_id', 'stream_id')).map(
