@@ -7,7 +7,7 @@ import { contactAccounts, getContact, listContacts, visibleContacts } from '../q
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
-import { address, contactPoints, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags } from './record-schemas.js';
+import { address, contactPoints, flatAddress, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags } from './record-schemas.js';
 import { assertPrimaryAgreement, withoutAliases } from '../domain/field-aliases.js';
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
@@ -28,7 +28,11 @@ const contactFields = {
   department: optionalText(100),
   source: optionalText(100),
   description: optionalText(10_000),
+  /** The web client's name of `description` (src/domain/field-aliases.ts). */
+  notes: optionalText(10_000),
   mailingAddress: address,
+  /** The web client's flat address keys: `mailingAddress` (src/domain/field-aliases.ts). */
+  ...flatAddress,
   customFields,
   ...contactPoints,
   tags: tags.optional(),
@@ -50,9 +54,12 @@ export const listQuery = paginationQuery.extend({
 });
 export const linkBody = z.object({ role: z.string().trim().min(1).max(50).default('primary') }).strict();
 
-/** A parsed create or update body in the spec's terms: `jobTitle` is `title`; `email`/`phone` agree with their lists' primaries. */
-export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B): Omit<B, 'jobTitle'> {
-  const { jobTitle: _alias, ...fields } = withoutAliases('contacts', body);
+/**
+ * A parsed create or update body in the spec's terms: `jobTitle` is `title`, `notes` is
+ * `description`, the flat address keys are `mailingAddress`; `email`/`phone` agree with their lists' primaries.
+ */
+export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B): Omit<B, 'jobTitle' | 'notes' | keyof typeof flatAddress> {
+  const { jobTitle: _alias, notes: _notes, addressLine1: _l1, addressLine2: _l2, city: _c, state: _s, postalCode: _p, country: _co, countryCode: _cc, ...fields } = withoutAliases('contacts', body);
   assertPrimaryAgreement(fields);
   return fields;
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { LEAD_TEXT_RULES } from '../../domain/field-rules.js';
-import { address, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, tags, url } from '../record-schemas.js';
+import { address, flatAddress, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, tags, url } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
+import { withoutAliases } from '../../domain/field-aliases.js';
 
 /** The request bodies and queries of the lead routes. */
 const uuid = z.uuid();
@@ -20,6 +21,8 @@ const leadFields = {
   jobTitle: text('title'),
   website: url,
   address,
+  /** The web client's flat address keys: `address` (src/domain/field-aliases.ts). */
+  ...flatAddress,
   source: text('source'),
   priority: z.string().trim().max(100).nullable().optional(),
   priorityId: uuid.nullable().optional(),
@@ -39,7 +42,13 @@ const leadFields = {
   pipelineId: uuid.optional(),
   stageId: uuid.optional(),
 };
-export const createBody = z.object(leadFields).strict();
+/** `productIds`: catalogue products put on the new lead as product lines (quantity 1, the product's price). */
+const productIds = z
+  .array(uuid)
+  .max(100)
+  .transform((ids) => [...new Set(ids)])
+  .optional();
+export const createBody = z.object({ ...leadFields, productIds }).strict();
 /** A lead always has an owner (record scopes follow it): an update may change it, not clear it. */
 export const updateBody = z
   .object(leadFields)
@@ -49,7 +58,7 @@ export const updateBody = z
 
 /** Aliases folded into the names the commands use. */
 export function canonical<T extends Partial<z.infer<typeof createBody>>>(body: T) {
-  const { jobTitle, priorityId, assignedTo, ownerId, ...rest } = body;
+  const { jobTitle, priorityId, assignedTo, ownerId, productIds: _lines, addressLine1: _l1, addressLine2: _l2, city: _c, state: _s, postalCode: _p, country: _co, countryCode: _cc, ...rest } = withoutAliases('leads', body);
   return {
     ...rest,
     ownerId: ownerId ?? undefined,

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { hasEmail, hasPhoneDigits, matchedEmails } from '../contact-points.js';
 import { lineTotal } from '../../domain/sales-lines.js';
+import { withAliases } from '../../domain/field-aliases.js';
 import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
 import { prepared } from '../prepared.js';
@@ -218,7 +219,7 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
   if (!r) return null;
   // Separate small queries, side by side: one query joining them all costs more to plan than to run.
   const [products, team] = await Promise.all([leadProducts(knex, principal.tenantId, id), leadTeam(knex, principal.tenantId, id)]);
-  return withRelated(knex, principal.tenantId, {
+  return withRelated(knex, principal.tenantId, withAliases('leads', {
     ...listItem(r),
     mobile: r.mobile,
     website: r.website,
@@ -260,7 +261,7 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
     disqualificationReasonName: r.disqualification_reason,
     // The record's team (set by `teamId`), beside its members; null when it has none.
     team: null,
-  }, LEAD_LINKS);
+  }), LEAD_LINKS);
 }
 
 /** Leads and contacts with the same email (case-insensitive) or phone (digits only), within the caller's scope; any of a contact's emails and phones. */
