@@ -36,6 +36,13 @@ const ADDRESS_KEYS = { city: 'city', state: 'state', postalCode: 'zip', country:
 export const FLAT_ADDRESS_KEYS = ['addressLine1', 'addressLine2', ...Object.keys(ADDRESS_KEYS)] as const;
 type AddressObject = Partial<Record<'street' | (typeof ADDRESS_KEYS)[keyof typeof ADDRESS_KEYS], string>>;
 
+/**
+ * Form hints: keys a client form sends about how it shows a value, not data of the record.
+ * The phone inputs' country (`phoneCountryCode`, `mobileCountryCode`) is checked (2 letters)
+ * and not stored: the number itself, in international form, names its country.
+ */
+export const FORM_HINTS = ['phoneCountryCode', 'mobileCountryCode'] as const;
+
 const addressFieldOf = (module: AliasModule): string | undefined => (ADDRESS_ALIASES as Partial<Record<AliasModule, string>>)[module];
 
 /** The flat keys of a body as one address object (null when all are blank); undefined when it gives none. */

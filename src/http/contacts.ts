@@ -1,13 +1,14 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { contactAggregate } from '../commands/contacts.js';
-import { notFound } from '../domain/errors.js';
+import { invalid, notFound } from '../domain/errors.js';
+import { accountExists } from '../facts/records.js';
 import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/records/record-commands.js';
 import { contactAccounts, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
-import { address, contactPoints, flatAddress, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags } from './record-schemas.js';
+import { address, contactPoints, flatAddress, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags, url, countryHint } from './record-schemas.js';
 import { assertPrimaryAgreement, withoutAliases } from '../domain/field-aliases.js';
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
@@ -26,6 +27,10 @@ const contactFields = {
   /** The web client's name of `title` (src/domain/field-aliases.ts). */
   jobTitle: optionalText(200),
   department: optionalText(100),
+  /** The company the contact names, as text (the account links are separate: /contacts/:id/accounts). */
+  company: optionalText(200),
+  industry: optionalText(100),
+  website: url,
   source: optionalText(100),
   description: optionalText(10_000),
   /** The web client's name of `description` (src/domain/field-aliases.ts). */
@@ -40,6 +45,11 @@ const contactFields = {
   doNotEmail: z.boolean().optional(),
   doNotCall: z.boolean().optional(),
   ownerId: uuid.optional(),
+  /** The form's account pick: linked as the contact's primary account unless linked already (see docs/api/contacts-and-accounts.md). */
+  accountId: uuid.optional(),
+  /** The phone inputs' country (src/domain/field-aliases.ts FORM_HINTS): checked, not stored. */
+  phoneCountryCode: countryHint,
+  mobileCountryCode: countryHint,
 };
 /** Unknown fields are refused (400): a misspelt field never silently does nothing. */
 /** Also what a form's create action checks its mapped values with. */
@@ -58,8 +68,8 @@ export const linkBody = z.object({ role: z.string().trim().min(1).max(50).defaul
  * A parsed create or update body in the spec's terms: `jobTitle` is `title`, `notes` is
  * `description`, the flat address keys are `mailingAddress`; `email`/`phone` agree with their lists' primaries.
  */
-export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B): Omit<B, 'jobTitle' | 'notes' | keyof typeof flatAddress> {
-  const { jobTitle: _alias, notes: _notes, addressLine1: _l1, addressLine2: _l2, city: _c, state: _s, postalCode: _p, country: _co, countryCode: _cc, ...fields } = withoutAliases('contacts', body);
+export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B): Omit<B, 'jobTitle' | 'notes' | 'phoneCountryCode' | 'mobileCountryCode' | keyof typeof flatAddress> {
+  const { jobTitle: _alias, notes: _notes, phoneCountryCode: _pc, mobileCountryCode: _mc, addressLine1: _l1, addressLine2: _l2, city: _c, state: _s, postalCode: _p, country: _co, countryCode: _cc, ...fields } = withoutAliases('contacts', body);
   assertPrimaryAgreement(fields);
   return fields;
 }
@@ -74,6 +84,9 @@ export const withDefaults = (given: z.infer<typeof createBody>) => {
     mobile: body.mobile ?? null,
     title: body.title ?? null,
     department: body.department ?? null,
+    company: body.company ?? null,
+    industry: body.industry ?? null,
+    website: body.website ?? null,
     source: body.source ?? null,
     description: body.description ?? null,
     mailingAddress: body.mailingAddress ?? null,
@@ -109,9 +122,25 @@ export function contactsRouter(services: Services): Router {
     if (!(await visible(principal, id))) throw notFound('Contact');
   };
 
+  /** A body's `accountId` names a live account of the tenant (400 before anything is written). */
+  const pickedAccount = async (principal: Principal, accountId: string | undefined) => {
+    if (accountId && !(await accountExists(knex, principal.tenantId, accountId))) {
+      throw invalid('accountId does not name an account', [{ path: 'accountId', message: 'not found', code: 'unknown_reference' }]);
+    }
+    return accountId;
+  };
+  /** The form's account pick becomes the contact's primary account, unless it is linked already. */
+  const linkPicked = async (res: Response, id: string, accountId: string | undefined) => {
+    if (!accountId || (await contactAccounts(knex, principalOf(res).tenantId, id)).some((a) => a.id === accountId)) return;
+    await services.waitForProjections((await linkContactToAccount(services, commandContextOf(res), id, accountId, 'primary')).position);
+  };
+
   router.post('/', requirePermission('contacts', 'create'), async (req, res) => {
-    const { id, position } = await createContact(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
+    const { accountId, ...body } = parseBody(createBody, req);
+    await pickedAccount(principalOf(res), accountId);
+    const { id, position } = await createContact(services, commandContextOf(res), withDefaults(body));
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
+    await linkPicked(res, id, accountId);
     res.status(201).json(await written(principalOf(res), id));
   });
   router.get('/', requirePermission('contacts', 'view'), async (req, res) => {
@@ -122,10 +151,12 @@ export function contactsRouter(services: Services): Router {
   });
   router.put('/:id', requirePermission('contacts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');
-    const changes = canonical(parseBody(updateBody, req));
+    const { accountId, ...changes } = canonical(parseBody(updateBody, req));
     await visibleOr404(principalOf(res), id);
+    await pickedAccount(principalOf(res), accountId);
     const result = await updateContact(services, commandContextOf(res), id, changes);
     await services.waitForProjections(result.position);
+    await linkPicked(res, id, accountId);
     res.json(await written(principalOf(res), id));
   });
   router.delete('/:id', requirePermission('contacts', 'delete'), async (req, res) => {

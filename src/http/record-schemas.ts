@@ -46,6 +46,9 @@ export const address = z
   .nullable()
   .optional();
 
+/** A form hint (src/domain/field-aliases.ts FORM_HINTS): a 2-letter country code, or blank. */
+export const countryHint = z.string().trim().regex(/^([A-Za-z]{2})?$/, 'a 2-letter ISO 3166 country code').nullable().optional();
+
 const flatText = (max: number) => z.string().trim().max(max).nullable().optional();
 /**
  * The web client's flat address keys, aliases of the record's address object

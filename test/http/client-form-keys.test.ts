@@ -55,6 +55,9 @@ describe('lead and contact form keys of the web client', () => {
       firstName: 'Grace',
       lastName: `Hopper ${randomUUID().slice(0, 6)}`,
       company: 'Navy',
+      phone: '+49 30 1234567',
+      phoneCountryCode: 'DE',
+      industry: 'Technology',
       addressLine1: '1 Main Street',
       addressLine2: 'Suite 4',
       city: 'Berlin',
@@ -80,6 +83,7 @@ describe('lead and contact form keys of the web client', () => {
       const lead = await ok('GET', `/leads/${created.id}`);
       expect(lead.address).to.deep.equal({ street: '1 Main Street\nSuite 4', city: 'Berlin', state: 'Berlin', zip: '10115', country: 'Germany', countryCode: 'DE' });
       expect(lead).to.include({ addressLine1: '1 Main Street', addressLine2: 'Suite 4', city: 'Berlin', state: 'Berlin', postalCode: '10115', country: 'Germany', countryCode: 'DE' });
+      expect(lead.industry).to.equal('Technology');
       expect(lead.products).to.have.length(1);
       expect(lead.products[0]).to.include({ productId, quantity: 1 });
       expect(Number(lead.products[0].unitPrice)).to.equal(120);
@@ -108,7 +112,11 @@ describe('lead and contact form keys of the web client', () => {
     const formState = (t: string) => ({
       firstName: 'Ada',
       lastName: 'Lovelace',
+      company: 'Analytical Engines Ltd',
       jobTitle: 'Analyst',
+      website: 'https://ada.example.com',
+      industry: 'Technology',
+      phoneCountryCode: 'GB',
       addressLine1: '12 St James Square',
       city: 'London',
       postalCode: 'SW1Y 4JH',
@@ -135,6 +143,7 @@ describe('lead and contact form keys of the web client', () => {
       expect(detail).to.include({ addressLine1: '12 St James Square', addressLine2: null, city: 'London', state: null, postalCode: 'SW1Y 4JH', country: 'United Kingdom', countryCode: 'GB' });
       expect(detail).to.include({ description: 'Met at the conference', notes: 'Met at the conference', title: 'Analyst', doNotEmail: true });
       expect(detail.addresses[0]).to.include({ line1: '1 Home Road', city: 'Bath' });
+      expect(detail).to.include({ company: 'Analytical Engines Ltd', website: 'https://ada.example.com', industry: 'Technology' });
 
       // The form loaded from that detail and saved again (the client's round trip) is no change.
       await ok('PUT', `/contacts/${contact.id}`, formState(t));
@@ -147,10 +156,29 @@ describe('lead and contact form keys of the web client', () => {
       expect((await ok('GET', `/contacts/${contact.id}`)).mailingAddress).to.equal(null);
     });
 
-    it('creates a contact from the form with the same keys', async () => {
+    it('creates a contact from the form with the same keys; the picked account (accountId) is linked as its account', async () => {
       const t = randomUUID().slice(0, 8);
-      const created = await ok('POST', '/contacts', formState(t));
-      expect(created).to.include({ city: 'London', notes: 'Met at the conference' });
+      const account = await ok('POST', '/accounts', { name: `Engines ${t}` });
+      const created = await ok('POST', '/contacts', { ...formState(t), accountId: account.id });
+      expect(created).to.include({ city: 'London', notes: 'Met at the conference', company: 'Analytical Engines Ltd' });
+      const detail = await ok('GET', `/contacts/${created.id}`);
+      expect(detail.accountId).to.equal(account.id);
+      // Saving the form again with the same pick links nothing twice.
+      await ok('PUT', `/contacts/${created.id}`, { ...formState(t), accountId: account.id });
+      expect(await ok('GET', `/contacts/${created.id}/accounts`)).to.have.length(1);
+    });
+
+    it("another tenant's account, a bad website or phone country: 400 naming the key, nothing written", async () => {
+      const t = randomUUID().slice(0, 8);
+      const theirs = await ok('POST', '/accounts', { name: 'Theirs' }, other);
+      await refused('POST', '/contacts', { ...formState(t), accountId: theirs.id }, 'accountId', 'contacts');
+      await refused('POST', '/contacts', { ...formState(t), website: 'not a site' }, 'website', 'contacts');
+      await refused('POST', '/contacts', { ...formState(t), phoneCountryCode: 'GBR' }, 'phoneCountryCode', 'contacts');
+      const contact = await ok('POST', '/contacts', { firstName: 'Ada', lastName: 'Lovelace' });
+      const res = await call('PUT', `/contacts/${contact.id}`, { ...formState(t), accountId: theirs.id });
+      expect(res.status).to.equal(400);
+      const detail = await ok('GET', `/contacts/${contact.id}`);
+      expect(detail).to.include({ accountId: null, company: null, city: null });
     });
 
     it('hostile values: 400 naming the key, nothing written', async () => {

@@ -82,6 +82,8 @@ function contactFieldsOf(lead: LeadView, ownerId: string): ContactFields {
     source: lead.source,
     description: lead.description,
     mailingAddress: lead.address,
+    company: lead.company,
+    industry: lead.industry ?? null,
     customFields: lead.customFields,
     // The lead's email and phone become the contact's primary ones (the decider makes the lists).
     emails: [],
@@ -104,7 +106,7 @@ function accountFieldsOf(lead: LeadView, name: string | null, ownerId: string): 
   return {
     name: accountName,
     type: null,
-    industry: null,
+    industry: lead.industry ?? null,
     website: lead.website,
     phone: null,
     email: null,

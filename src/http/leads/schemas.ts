@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LEAD_TEXT_RULES } from '../../domain/field-rules.js';
-import { address, flatAddress, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, tags, url } from '../record-schemas.js';
+import { address, countryHint, flatAddress, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, tags, url } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
 import { withoutAliases } from '../../domain/field-aliases.js';
 
@@ -20,6 +20,7 @@ const leadFields = {
   title: text('title'),
   jobTitle: text('title'),
   website: url,
+  industry: optionalText(100),
   address,
   /** The web client's flat address keys: `address` (src/domain/field-aliases.ts). */
   ...flatAddress,
@@ -36,6 +37,9 @@ const leadFields = {
   assignedTo: uuid.optional(),
   teamId: uuid.nullable().optional(),
   tags: tags.optional(),
+  /** The phone inputs' country (src/domain/field-aliases.ts FORM_HINTS): checked, not stored. */
+  phoneCountryCode: countryHint,
+  mobileCountryCode: countryHint,
   doNotContact: z.boolean().optional(),
   doNotEmail: z.boolean().optional(),
   doNotCall: z.boolean().optional(),
@@ -58,7 +62,7 @@ export const updateBody = z
 
 /** Aliases folded into the names the commands use. */
 export function canonical<T extends Partial<z.infer<typeof createBody>>>(body: T) {
-  const { jobTitle, priorityId, assignedTo, ownerId, productIds: _lines, addressLine1: _l1, addressLine2: _l2, city: _c, state: _s, postalCode: _p, country: _co, countryCode: _cc, ...rest } = withoutAliases('leads', body);
+  const { jobTitle, priorityId, assignedTo, ownerId, productIds: _lines, phoneCountryCode: _pc, mobileCountryCode: _mc, addressLine1: _l1, addressLine2: _l2, city: _c, state: _s, postalCode: _p, country: _co, countryCode: _cc, ...rest } = withoutAliases('leads', body);
   return {
     ...rest,
     ownerId: ownerId ?? undefined,
@@ -79,6 +83,7 @@ export const withDefaults = (body: z.infer<typeof createBody>) => {
     company: b.company ?? null,
     title: b.title ?? null,
     website: b.website ?? null,
+    industry: b.industry ?? null,
     address: b.address ?? null,
     source: b.source ?? null,
     priority: b.priority ?? null,
