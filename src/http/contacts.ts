@@ -62,7 +62,14 @@ export const listQuery = paginationQuery.extend({
   createdBy: uuid.optional(),
   ownerId: uuid.optional(),
 });
-export const linkBody = z.object({ role: z.string().trim().min(1).max(50).default('primary') }).strict();
+/**
+ * A link's role (free text, `primary` when blank). The web client sends `{ role: '', isPrimary }`:
+ * `isPrimary: false` with a blank role is `secondary`.
+ */
+export const linkBody = z
+  .object({ role: z.string().trim().max(50).optional(), isPrimary: z.boolean().optional() })
+  .strict()
+  .transform(({ role, isPrimary }) => ({ role: role || (isPrimary === false ? 'secondary' : 'primary') }));
 
 /**
  * A parsed create or update body in the spec's terms: `jobTitle` is `title`, `notes` is
@@ -129,10 +136,18 @@ export function contactsRouter(services: Services): Router {
     }
     return accountId;
   };
-  /** The form's account pick becomes the contact's primary account, unless it is linked already. */
+  /**
+   * The form's account pick becomes the contact's account (the detail's `accountId`): linked
+   * as `primary` unless linked already, and an account linked as primary before is unlinked
+   * (the form has one account; links with other roles stay).
+   */
   const linkPicked = async (res: Response, id: string, accountId: string | undefined) => {
-    if (!accountId || (await contactAccounts(knex, principalOf(res).tenantId, id)).some((a) => a.id === accountId)) return;
-    await services.waitForProjections((await linkContactToAccount(services, commandContextOf(res), id, accountId, 'primary')).position);
+    if (!accountId) return;
+    const links = await contactAccounts(knex, principalOf(res).tenantId, id);
+    if (links.some((a) => a.id === accountId)) return;
+    const ctx = commandContextOf(res);
+    for (const old of links.filter((a) => a.role === 'primary')) await unlinkContactFromAccount(services, ctx, id, old.id);
+    await services.waitForProjections((await linkContactToAccount(services, ctx, id, accountId, 'primary')).position);
   };
 
   router.post('/', requirePermission('contacts', 'create'), async (req, res) => {

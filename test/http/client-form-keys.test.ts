@@ -166,6 +166,12 @@ describe('lead and contact form keys of the web client', () => {
       // Saving the form again with the same pick links nothing twice.
       await ok('PUT', `/contacts/${created.id}`, { ...formState(t), accountId: account.id });
       expect(await ok('GET', `/contacts/${created.id}/accounts`)).to.have.length(1);
+      // Picking another account makes it the contact's account; the client's own link call ({role: '', isPrimary}) finds it linked.
+      const next = await ok('POST', '/accounts', { name: `Difference ${t}` });
+      await ok('PUT', `/contacts/${created.id}`, { ...formState(t), accountId: next.id });
+      await ok('POST', `/contacts/${created.id}/accounts/${next.id}`, { role: '', isPrimary: true });
+      expect((await ok('GET', `/contacts/${created.id}`)).accountId).to.equal(next.id);
+      expect((await ok('GET', `/contacts/${created.id}/accounts`)).map((a: { id: string }) => a.id)).to.deep.equal([next.id]);
     });
 
     it("another tenant's account, a bad website or phone country: 400 naming the key, nothing written", async () => {
