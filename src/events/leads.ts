@@ -30,6 +30,8 @@ export interface LeadFields {
   qualificationFrameworkId?: string | null;
   /** The lead form's industry (absent in older events: null). */
   industry?: string | null;
+  /** Network name → profile address (absent in older events: {}). */
+  socialProfiles?: Record<string, string>;
 }
 
 export interface LeadProductLine {

@@ -90,6 +90,16 @@ describe('lead and contact form keys of the web client', () => {
       expect((await ok('GET', `/leads/${created.id}/products`)).map((p: { productId: string }) => p.productId)).to.deep.equal([productId]);
     });
 
+    it('PUT /leads/:id takes the edit form\'s state (loaded from the detail, socialProfiles included)', async () => {
+      const created = await ok('POST', '/leads', formBody());
+      const { productIds: _picked, ...state } = formBody();
+      await ok('PUT', `/leads/${created.id}`, { ...state, ownerId: created.ownerId, lastName: created.lastName, city: 'Hamburg', socialProfiles: { linkedin: 'https://linkedin.com/in/grace' }, mobileCountryCode: 'DE' });
+      const lead = await ok('GET', `/leads/${created.id}`);
+      expect(lead).to.include({ city: 'Hamburg', addressLine1: '1 Main Street', industry: 'Technology' });
+      expect(lead.socialProfiles).to.deep.equal({ linkedin: 'https://linkedin.com/in/grace' });
+      expect(lead.products).to.have.length(1);
+    });
+
     it('another tenant\'s or an unknown product: 400 naming productIds, no lead written', async () => {
       await refused('POST', '/leads', { ...formBody(), productIds: [productId, otherProductId] }, 'productIds', 'leads');
       await refused('POST', '/leads', { ...formBody(), productIds: [randomUUID()] }, 'productIds', 'leads');

@@ -89,7 +89,7 @@ function contactFieldsOf(lead: LeadView, ownerId: string): ContactFields {
     emails: [],
     phones: [],
     addresses: [],
-    socialProfiles: {},
+    socialProfiles: lead.socialProfiles ?? {},
     tags: [],
     doNotContact: false,
     doNotEmail: false,

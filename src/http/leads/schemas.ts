@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LEAD_TEXT_RULES } from '../../domain/field-rules.js';
-import { address, countryHint, flatAddress, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, tags, url } from '../record-schemas.js';
+import { address, countryHint, flatAddress, socialProfiles, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, tags, url } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
 import { withoutAliases } from '../../domain/field-aliases.js';
 
@@ -21,6 +21,7 @@ const leadFields = {
   jobTitle: text('title'),
   website: url,
   industry: optionalText(100),
+  socialProfiles: socialProfiles.optional(),
   address,
   /** The web client's flat address keys: `address` (src/domain/field-aliases.ts). */
   ...flatAddress,
@@ -84,6 +85,7 @@ export const withDefaults = (body: z.infer<typeof createBody>) => {
     title: b.title ?? null,
     website: b.website ?? null,
     industry: b.industry ?? null,
+    socialProfiles: b.socialProfiles ?? {},
     address: b.address ?? null,
     source: b.source ?? null,
     priority: b.priority ?? null,

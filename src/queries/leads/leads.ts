@@ -66,7 +66,7 @@ const LEAD_COLUMNS = [
   'estimated_value', 'description', 'qualification', 'owner_id', 'pipeline_id', 'stage_id', 'stage_entered_at', 'score',
   'score_breakdown', 'status', 'disqualified_at', 'disqualified_by', 'disqualification_reason_id', 'disqualification_reason',
   'disqualification_notes', 'converted_at', 'converted_by', 'converted_contact_id', 'converted_account_id', 'converted_opportunity_id', 'conversion_notes', 'sla_due_at', 'first_response_at', 'sla_breached_at', 'sla_escalated_at', 'created_by', 'created_at', 'updated_at',
-  'tags', 'do_not_contact', 'do_not_email', 'do_not_call', 'team_id', 'qualification_framework_id', 'industry',
+  'tags', 'do_not_contact', 'do_not_email', 'do_not_call', 'team_id', 'qualification_framework_id', 'industry', 'social_profiles',
 ].map((c) => `l.${c}`);
 
 const listColumns = (knex: Knex, tenantId: string) => [
@@ -94,6 +94,7 @@ function listItem(r: any) {
     phone: r.phone,
     company: r.company,
     industry: r.industry ?? null,
+    socialProfiles: r.social_profiles ?? {},
     title: r.title,
     source: r.source,
     pipelineId: r.pipeline_id,
