@@ -24,6 +24,10 @@ export interface ContactFields {
   doNotContact: boolean;
   doNotEmail: boolean;
   doNotCall: boolean;
+  /** The contact form's company name, industry and website (absent in older events: null). */
+  company?: string | null;
+  industry?: string | null;
+  website?: string | null;
   /** Whose record it is for record-access scopes; the creator unless set. */
   ownerId: string;
 }

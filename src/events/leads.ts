@@ -28,6 +28,10 @@ export interface LeadFields {
   teamId?: string | null;
   /** The qualification framework whose questions `qualification` answers (lead settings). */
   qualificationFrameworkId?: string | null;
+  /** The lead form's industry (absent in older events: null). */
+  industry?: string | null;
+  /** Network name → profile address (absent in older events: {}). */
+  socialProfiles?: Record<string, string>;
 }
 
 export interface LeadProductLine {

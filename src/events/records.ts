@@ -7,6 +7,7 @@ export interface Address {
   state?: string;
   zip?: string;
   country?: string;
+  countryCode?: string;
 }
 
 export type CustomFields = Record<string, unknown>;

@@ -1,13 +1,14 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { contactAggregate } from '../commands/contacts.js';
-import { notFound } from '../domain/errors.js';
+import { invalid, notFound } from '../domain/errors.js';
+import { accountExists } from '../facts/records.js';
 import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/records/record-commands.js';
 import { contactAccounts, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
-import { address, contactPoints, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags } from './record-schemas.js';
+import { address, contactPoints, flatAddress, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags, url, countryHint } from './record-schemas.js';
 import { assertPrimaryAgreement, withoutAliases } from '../domain/field-aliases.js';
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
@@ -26,9 +27,17 @@ const contactFields = {
   /** The web client's name of `title` (src/domain/field-aliases.ts). */
   jobTitle: optionalText(200),
   department: optionalText(100),
+  /** The company the contact names, as text (the account links are separate: /contacts/:id/accounts). */
+  company: optionalText(200),
+  industry: optionalText(100),
+  website: url,
   source: optionalText(100),
   description: optionalText(10_000),
+  /** The web client's name of `description` (src/domain/field-aliases.ts). */
+  notes: optionalText(10_000),
   mailingAddress: address,
+  /** The web client's flat address keys: `mailingAddress` (src/domain/field-aliases.ts). */
+  ...flatAddress,
   customFields,
   ...contactPoints,
   tags: tags.optional(),
@@ -36,6 +45,11 @@ const contactFields = {
   doNotEmail: z.boolean().optional(),
   doNotCall: z.boolean().optional(),
   ownerId: uuid.optional(),
+  /** The form's account pick: linked as the contact's primary account unless linked already (see docs/api/contacts-and-accounts.md). */
+  accountId: uuid.optional(),
+  /** The phone inputs' country (src/domain/field-aliases.ts FORM_HINTS): checked, not stored. */
+  phoneCountryCode: countryHint,
+  mobileCountryCode: countryHint,
 };
 /** Unknown fields are refused (400): a misspelt field never silently does nothing. */
 /** Also what a form's create action checks its mapped values with. */
@@ -48,11 +62,21 @@ export const listQuery = paginationQuery.extend({
   createdBy: uuid.optional(),
   ownerId: uuid.optional(),
 });
-export const linkBody = z.object({ role: z.string().trim().min(1).max(50).default('primary') }).strict();
+/**
+ * A link's role (free text, `primary` when blank). The web client sends `{ role: '', isPrimary }`:
+ * `isPrimary: false` with a blank role is `secondary`.
+ */
+export const linkBody = z
+  .object({ role: z.string().trim().max(50).optional(), isPrimary: z.boolean().optional() })
+  .strict()
+  .transform(({ role, isPrimary }) => ({ role: role || (isPrimary === false ? 'secondary' : 'primary') }));
 
-/** A parsed create or update body in the spec's terms: `jobTitle` is `title`; `email`/`phone` agree with their lists' primaries. */
-export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B): Omit<B, 'jobTitle'> {
-  const { jobTitle: _alias, ...fields } = withoutAliases('contacts', body);
+/**
+ * A parsed create or update body in the spec's terms: `jobTitle` is `title`, `notes` is
+ * `description`, the flat address keys are `mailingAddress`; `email`/`phone` agree with their lists' primaries.
+ */
+export function canonical<B extends Partial<z.infer<typeof createBody>>>(body: B): Omit<B, 'jobTitle' | 'notes' | 'phoneCountryCode' | 'mobileCountryCode' | keyof typeof flatAddress> {
+  const { jobTitle: _alias, notes: _notes, phoneCountryCode: _pc, mobileCountryCode: _mc, addressLine1: _l1, addressLine2: _l2, city: _c, state: _s, postalCode: _p, country: _co, countryCode: _cc, ...fields } = withoutAliases('contacts', body);
   assertPrimaryAgreement(fields);
   return fields;
 }
@@ -67,6 +91,9 @@ export const withDefaults = (given: z.infer<typeof createBody>) => {
     mobile: body.mobile ?? null,
     title: body.title ?? null,
     department: body.department ?? null,
+    company: body.company ?? null,
+    industry: body.industry ?? null,
+    website: body.website ?? null,
     source: body.source ?? null,
     description: body.description ?? null,
     mailingAddress: body.mailingAddress ?? null,
@@ -102,9 +129,33 @@ export function contactsRouter(services: Services): Router {
     if (!(await visible(principal, id))) throw notFound('Contact');
   };
 
+  /** A body's `accountId` names a live account of the tenant (400 before anything is written). */
+  const pickedAccount = async (principal: Principal, accountId: string | undefined) => {
+    if (accountId && !(await accountExists(knex, principal.tenantId, accountId))) {
+      throw invalid('accountId does not name an account', [{ path: 'accountId', message: 'not found', code: 'unknown_reference' }]);
+    }
+    return accountId;
+  };
+  /**
+   * The form's account pick becomes the contact's account (the detail's `accountId`): linked
+   * as `primary` unless linked already, and an account linked as primary before is unlinked
+   * (the form has one account; links with other roles stay).
+   */
+  const linkPicked = async (res: Response, id: string, accountId: string | undefined) => {
+    if (!accountId) return;
+    const links = await contactAccounts(knex, principalOf(res).tenantId, id);
+    if (links.some((a) => a.id === accountId)) return;
+    const ctx = commandContextOf(res);
+    for (const old of links.filter((a) => a.role === 'primary')) await unlinkContactFromAccount(services, ctx, id, old.id);
+    await services.waitForProjections((await linkContactToAccount(services, ctx, id, accountId, 'primary')).position);
+  };
+
   router.post('/', requirePermission('contacts', 'create'), async (req, res) => {
-    const { id, position } = await createContact(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
+    const { accountId, ...body } = parseBody(createBody, req);
+    await pickedAccount(principalOf(res), accountId);
+    const { id, position } = await createContact(services, commandContextOf(res), withDefaults(body));
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
+    await linkPicked(res, id, accountId);
     res.status(201).json(await written(principalOf(res), id));
   });
   router.get('/', requirePermission('contacts', 'view'), async (req, res) => {
@@ -115,10 +166,12 @@ export function contactsRouter(services: Services): Router {
   });
   router.put('/:id', requirePermission('contacts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');
-    const changes = canonical(parseBody(updateBody, req));
+    const { accountId, ...changes } = canonical(parseBody(updateBody, req));
     await visibleOr404(principalOf(res), id);
+    await pickedAccount(principalOf(res), accountId);
     const result = await updateContact(services, commandContextOf(res), id, changes);
     await services.waitForProjections(result.position);
+    await linkPicked(res, id, accountId);
     res.json(await written(principalOf(res), id));
   });
   router.delete('/:id', requirePermission('contacts', 'delete'), async (req, res) => {

@@ -34,15 +34,35 @@ export const money = z.number().min(0).max(MONEY_MAX);
 
 export const address = z
   .object({
-    street: z.string().max(200).optional(),
+    street: z.string().max(400).optional(),
     city: z.string().max(100).optional(),
     state: z.string().max(100).optional(),
     zip: z.string().max(20).optional(),
     country: z.string().max(100).optional(),
+    /** ISO 3166 code of `country` (the web client's country picker gives both). */
+    countryCode: z.string().max(3).optional(),
   })
   .strict()
   .nullable()
   .optional();
+
+/** A form hint (src/domain/field-aliases.ts FORM_HINTS): a 2-letter country code, or blank. */
+export const countryHint = z.string().trim().regex(/^([A-Za-z]{2})?$/, 'a 2-letter ISO 3166 country code').nullable().optional();
+
+const flatText = (max: number) => z.string().trim().max(max).nullable().optional();
+/**
+ * The web client's flat address keys, aliases of the record's address object
+ * (src/domain/field-aliases.ts); to spread into a body schema that has one.
+ */
+export const flatAddress = {
+  addressLine1: flatText(199),
+  addressLine2: flatText(199),
+  city: flatText(100),
+  state: flatText(100),
+  postalCode: flatText(20),
+  country: flatText(100),
+  countryCode: flatText(3),
+};
 
 /**
  * A JSON object with string keys, stored as given; at most 16 KB. Keys that would name an

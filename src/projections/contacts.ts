@@ -5,6 +5,7 @@ export const CONTACT_FIELDS = [
   'firstName', 'lastName', 'email', 'phone', 'mobile', 'title', 'department', 'source',
   'description', 'mailingAddress', 'customFields', 'ownerId',
   'emails', 'phones', 'addresses', 'socialProfiles', 'tags', 'doNotContact', 'doNotEmail', 'doNotCall',
+  'company', 'industry', 'website',
 ] as const;
 
 export const contactsProjection = defineProjection({

@@ -6,7 +6,7 @@ import { recordHandlers } from './record-handlers.js';
 export const LEAD_FIELDS = [
   'firstName', 'lastName', 'email', 'phone', 'mobile', 'company', 'title', 'website', 'address', 'source', 'priorityId',
   'estimatedValue', 'description', 'customFields', 'qualification', 'ownerId', 'pipelineId', 'stageId', 'score', 'scoreBreakdown', 'slaDueAt',
-  'tags', 'doNotContact', 'doNotEmail', 'doNotCall', 'teamId', 'qualificationFrameworkId',
+  'tags', 'doNotContact', 'doNotEmail', 'doNotCall', 'teamId', 'qualificationFrameworkId', 'industry', 'socialProfiles',
 ] as const;
 const PRODUCT_FIELDS = ['productName', 'quantity', 'unitPrice', 'discount', 'discountType'] as const;
 

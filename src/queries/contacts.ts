@@ -95,7 +95,7 @@ export async function contactAccounts(knex: Knex, tenantId: string, contactId: s
 
 /** Named, not `c.*`: a prepared statement's row shape must not change when a migration adds a column. */
 const CONTACT_COLUMNS = [
-  'id', 'first_name', 'last_name', 'email', 'phone', 'mobile', 'title', 'department', 'source', 'description', 'mailing_address',
+  'id', 'first_name', 'last_name', 'email', 'phone', 'mobile', 'title', 'department', 'source', 'description', 'mailing_address', 'company', 'industry', 'website',
   'owner_id', 'created_by', 'created_at', 'updated_at', ...POINT_COLUMNS,
 ].map((c) => `c.${c}`);
 
@@ -127,6 +127,9 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
     phone: r.phone,
     mobile: r.mobile,
     title: r.title,
+    company: r.company ?? null,
+    industry: r.industry ?? null,
+    website: r.website ?? null,
     department: r.department,
     source: r.source,
     description: r.description,

@@ -15,7 +15,8 @@ import { assertTeamUser, assertTenantTeam } from '../records/record-team.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import { tenantStreamCache } from '../tenant-stream-cache.js';
 import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from '../lead-settings/settings-usage.js';
-import { withLineProduct, type LineProductGiven } from '../products/line-products.js';
+import { lineProduct, withLineProduct, type LineProductGiven } from '../products/line-products.js';
+import { usingCatalogue } from '../products/catalogue-usage.js';
 import { seedTenantsWithout } from '../tenant-seeds.js';
 
 type Deps = CommandDeps & { knex: Knex };
@@ -45,13 +46,37 @@ const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, 
 const runAssigning = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, decideWith?: DecideWith) =>
   assigningSettings(deps.knex, ctx.tenantId, () => run(deps, ctx, id, command, decideWith));
 
-export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<LeadInput, 'ownerId'> & { ownerId?: string }) {
+/**
+ * A new lead; `productIds` (the web client's lead form) become its first product lines, in
+ * the same append: each a live, active product of the tenant (400 naming `productIds`
+ * otherwise, and nothing is written), quantity 1 at the product's price.
+ */
+export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<LeadInput, 'ownerId'> & { ownerId?: string }, productIds: string[] = []) {
   await assertOwner(deps.store, ctx.tenantId, given.ownerId);
   await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
   const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'leads', { fields: given, customFields: given.customFields, mode: 'create' }))! };
   const id = randomUUID();
-  const result = await runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
+  const create = async () => {
+    const lines = await firstLines(deps, ctx.tenantId, productIds);
+    return runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! }, lines });
+  };
+  // While the lead is written, none of its products can be deleted (catalogue-usage.ts).
+  const result = productIds.length ? await usingCatalogue(deps.knex, ctx.tenantId, create) : await create();
   return { id, position: result.position };
+}
+
+async function firstLines(deps: Deps, tenantId: string, productIds: string[]): Promise<LeadProductLine[]> {
+  const lines: LeadProductLine[] = [];
+  for (const [i, productId] of productIds.entries()) {
+    try {
+      const { productName, unitPrice } = await lineProduct(deps, tenantId, { productId });
+      lines.push({ productId, productName, quantity: 1, unitPrice, discount: 0, discountType: 'amount' });
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.kind !== 'invalid') throw error;
+      throw invalid(`productIds[${i}]: ${error.message}`, [{ path: `productIds.${i}`, message: error.message, code: 'unknown_reference' }]);
+    }
+  }
+  return lines;
 }
 
 export async function updateLead(deps: Deps, ctx: CommandContext, id: string, given: LeadChanges) {

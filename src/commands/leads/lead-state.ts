@@ -48,6 +48,8 @@ export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
         doNotCall: false,
         teamId: null,
         qualificationFrameworkId: null,
+        industry: null,
+        socialProfiles: {},
         ...fields,
         status: 'open',
         disqualificationReason: null,

@@ -36,7 +36,8 @@ export type LeadChanges = Partial<Omit<LeadFields, 'priorityId'>> & { priority?:
 
 /** Plain, serialisable data: settings and time come in the decide context. */
 export type LeadCommand =
-  | { kind: 'create'; id: string; input: LeadInput }
+  /** `lines`: product lines the new lead starts with (products already checked). */
+  | { kind: 'create'; id: string; input: LeadInput; lines?: LeadProductLine[] }
   | { kind: 'update'; id: string; changes: LeadChanges }
   | { kind: 'delete'; id: string }
   | { kind: 'change-stage'; id: string; stageId: string; values: Record<string, unknown>; unlockReason: string | null }
@@ -160,6 +161,7 @@ function decideCreate(command: Of<'create'>, { settings, now }: LeadDecideContex
       type: 'LeadCreated',
       data: { id, ...fields, qualificationFrameworkId, priorityId, pipelineId, stageId: stage.id, stageName: stage.name, score, scoreBreakdown: breakdown, slaDueAt },
     },
+    ...(command.lines ?? []).map((line): LeadEvent => ({ type: 'LeadProductAdded', data: { id, ...line } })),
   ];
 }
 

@@ -21,7 +21,8 @@ export function mountLeadRecords(router: Router, services: Services, { detail, w
   });
 
   router.post('/', requirePermission('leads', 'create'), async (req, res) => {
-    const { id, position } = await createLead(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
+    const body = parseBody(createBody, req);
+    const { id, position } = await createLead(services, commandContextOf(res), withDefaults(body), body.productIds);
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
     res.status(201).json(await written(principalOf(res), id));
   });

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { LEAD_TEXT_RULES } from '../../domain/field-rules.js';
-import { address, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, tags, url } from '../record-schemas.js';
+import { address, countryHint, flatAddress, socialProfiles, customFields, email, jsonObject, listQueryBase, money, optionalText, phone, tags, url } from '../record-schemas.js';
 import { paginationQuery, queryDate } from '../validate.js';
+import { withoutAliases } from '../../domain/field-aliases.js';
 
 /** The request bodies and queries of the lead routes. */
 const uuid = z.uuid();
@@ -19,7 +20,11 @@ const leadFields = {
   title: text('title'),
   jobTitle: text('title'),
   website: url,
+  industry: optionalText(100),
+  socialProfiles: socialProfiles.optional(),
   address,
+  /** The web client's flat address keys: `address` (src/domain/field-aliases.ts). */
+  ...flatAddress,
   source: text('source'),
   priority: z.string().trim().max(100).nullable().optional(),
   priorityId: uuid.nullable().optional(),
@@ -33,13 +38,22 @@ const leadFields = {
   assignedTo: uuid.optional(),
   teamId: uuid.nullable().optional(),
   tags: tags.optional(),
+  /** The phone inputs' country (src/domain/field-aliases.ts FORM_HINTS): checked, not stored. */
+  phoneCountryCode: countryHint,
+  mobileCountryCode: countryHint,
   doNotContact: z.boolean().optional(),
   doNotEmail: z.boolean().optional(),
   doNotCall: z.boolean().optional(),
   pipelineId: uuid.optional(),
   stageId: uuid.optional(),
 };
-export const createBody = z.object(leadFields).strict();
+/** `productIds`: catalogue products put on the new lead as product lines (quantity 1, the product's price). */
+const productIds = z
+  .array(uuid)
+  .max(100)
+  .transform((ids) => [...new Set(ids)])
+  .optional();
+export const createBody = z.object({ ...leadFields, productIds }).strict();
 /** A lead always has an owner (record scopes follow it): an update may change it, not clear it. */
 export const updateBody = z
   .object(leadFields)
@@ -49,7 +63,7 @@ export const updateBody = z
 
 /** Aliases folded into the names the commands use. */
 export function canonical<T extends Partial<z.infer<typeof createBody>>>(body: T) {
-  const { jobTitle, priorityId, assignedTo, ownerId, ...rest } = body;
+  const { jobTitle, priorityId, assignedTo, ownerId, productIds: _lines, phoneCountryCode: _pc, mobileCountryCode: _mc, addressLine1: _l1, addressLine2: _l2, city: _c, state: _s, postalCode: _p, country: _co, countryCode: _cc, ...rest } = withoutAliases('leads', body);
   return {
     ...rest,
     ownerId: ownerId ?? undefined,
@@ -70,6 +84,8 @@ export const withDefaults = (body: z.infer<typeof createBody>) => {
     company: b.company ?? null,
     title: b.title ?? null,
     website: b.website ?? null,
+    industry: b.industry ?? null,
+    socialProfiles: b.socialProfiles ?? {},
     address: b.address ?? null,
     source: b.source ?? null,
     priority: b.priority ?? null,

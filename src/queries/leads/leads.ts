@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { hasEmail, hasPhoneDigits, matchedEmails } from '../contact-points.js';
 import { lineTotal } from '../../domain/sales-lines.js';
+import { withAliases } from '../../domain/field-aliases.js';
 import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
 import { prepared } from '../prepared.js';
@@ -65,7 +66,7 @@ const LEAD_COLUMNS = [
   'estimated_value', 'description', 'qualification', 'owner_id', 'pipeline_id', 'stage_id', 'stage_entered_at', 'score',
   'score_breakdown', 'status', 'disqualified_at', 'disqualified_by', 'disqualification_reason_id', 'disqualification_reason',
   'disqualification_notes', 'converted_at', 'converted_by', 'converted_contact_id', 'converted_account_id', 'converted_opportunity_id', 'conversion_notes', 'sla_due_at', 'first_response_at', 'sla_breached_at', 'sla_escalated_at', 'created_by', 'created_at', 'updated_at',
-  'tags', 'do_not_contact', 'do_not_email', 'do_not_call', 'team_id', 'qualification_framework_id',
+  'tags', 'do_not_contact', 'do_not_email', 'do_not_call', 'team_id', 'qualification_framework_id', 'industry', 'social_profiles',
 ].map((c) => `l.${c}`);
 
 const listColumns = (knex: Knex, tenantId: string) => [
@@ -92,6 +93,8 @@ function listItem(r: any) {
     email: r.email,
     phone: r.phone,
     company: r.company,
+    industry: r.industry ?? null,
+    socialProfiles: r.social_profiles ?? {},
     title: r.title,
     source: r.source,
     pipelineId: r.pipeline_id,
@@ -218,7 +221,7 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
   if (!r) return null;
   // Separate small queries, side by side: one query joining them all costs more to plan than to run.
   const [products, team] = await Promise.all([leadProducts(knex, principal.tenantId, id), leadTeam(knex, principal.tenantId, id)]);
-  return withRelated(knex, principal.tenantId, {
+  return withRelated(knex, principal.tenantId, withAliases('leads', {
     ...listItem(r),
     mobile: r.mobile,
     website: r.website,
@@ -260,7 +263,7 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
     disqualificationReasonName: r.disqualification_reason,
     // The record's team (set by `teamId`), beside its members; null when it has none.
     team: null,
-  }, LEAD_LINKS);
+  }), LEAD_LINKS);
 }
 
 /** Leads and contacts with the same email (case-insensitive) or phone (digits only), within the caller's scope; any of a contact's emails and phones. */
