@@ -68,7 +68,7 @@ import { IdempotencyKeys } from './infra/idempotency-keys.js';
 import { migration0029LeadConversion } from './projections/migrations/0029_lead_conversion.js';
 import { migration0060QualificationFrameworks } from './projections/migrations/0060_qualification_frameworks.js';
 import { migration0064RecordFormFields } from './projections/migrations/0064_record_form_fields.js';
-import { migration0071FormTextFields } from './projections/migrations/0071_form_text_fields.js';
+import { migration0069FormTextFields } from './projections/migrations/0069_form_text_fields.js';
 import { migration0011SessionEpoch } from './projections/migrations/0011_session_epoch.js';
 import { migration0012InvitationClaims } from './projections/migrations/0012_invitation_claims.js';
 import { migration0013LeadJobs } from './projections/migrations/0013_lead_jobs.js';
@@ -279,7 +279,7 @@ export const modules: ModuleManifest[] = [
       { path: '/lead-settings', router: leadSettingsRouter },
     ],
     projections: [leadSettingsProjection, leadsProjection],
-    migrations: [migration0008Leads, migration0013LeadJobs, migration0029LeadConversion, migration0060QualificationFrameworks, migration0064RecordFormFields, migration0071FormTextFields],
+    migrations: [migration0008Leads, migration0013LeadJobs, migration0029LeadConversion, migration0060QualificationFrameworks, migration0064RecordFormFields, migration0069FormTextFields],
     jobs: (services) => {
       const leadJobs = { batchSize: services.config.LEAD_JOB_BATCH_SIZE, timeBudgetMs: services.config.LEAD_JOB_TIME_BUDGET_MS };
       return [

@@ -4,8 +4,8 @@ import type { Knex } from 'knex';
  * Text fields of the web client's contact and lead forms (issue 30): a contact's company
  * name, industry and website; a lead's industry and social profiles.
  */
-export const migration0071FormTextFields = {
-  name: '0071_form_text_fields',
+export const migration0069FormTextFields = {
+  name: '0069_form_text_fields',
   async up(knex: Knex) {
     await knex.schema.alterTable('contacts', (t) => {
       t.text('company');
