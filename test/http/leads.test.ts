@@ -84,7 +84,10 @@ describe('leads', () => {
       expect(res.body.pipeline).to.include({ id: pipelineId, name: 'Default Pipeline', stageMovement: 'free' });
       // Created Monday 09:00 + 4 working hours.
       expect(new Date(res.body.slaDueAt).toISOString()).to.equal('2026-01-05T13:00:00.000Z');
-      expect((await call('GET', `/leads/${res.body.id}`)).body).to.deep.equal(res.body);
+      // The detail is the write's answer plus the detail page's extras (stage bar, history, framework, duplicates).
+      const detail = (await call('GET', `/leads/${res.body.id}`)).body;
+      expect(detail).to.deep.include(res.body);
+      expect(detail).to.include.keys('allStages', 'stageHistory', 'qualificationFramework', 'duplicates');
     });
 
     it('accepts a stage, a priority by name and the jobTitle / assignedTo aliases', async () => {
