@@ -136,6 +136,20 @@ async function main(): Promise<void> {
     { name: '08 lead form', run: (page) => visit(page, '/leads/new') },
     { name: '09 lead detail', run: (page) => visit(page, `/leads/${lead.id}`) },
     { name: '10 leads list', run: (page) => visit(page, '/leads') },
+    {
+      // The detail page's Convert button opens the conversion dialog (its checks), whose Convert Lead submits it.
+      name: '11 lead conversion',
+      run: async (page) => {
+        await visit(page, `/leads/${lead.id}`);
+        await page.getByRole('button', { name: 'Convert', exact: true }).click({ timeout: 15_000 });
+        // The dialog asks for the conversion check first; its Convert Lead button sends the conversion.
+        await page.waitForLoadState('networkidle', { timeout: 15_000 }).catch(() => undefined);
+        await page.getByRole('button', { name: 'Convert Lead' }).click({ timeout: 15_000 });
+        await page.waitForLoadState('networkidle', { timeout: 15_000 }).catch(() => undefined);
+        const converted = await api('GET', `/leads/${lead.id}`, token);
+        if (converted.status !== 'converted') throw new Error(`the lead is ${converted.status} after the dialog, not converted`);
+      },
+    },
     { name: '12 opportunity form', run: (page) => visit(page, '/opportunities/new') },
     { name: '13 opportunities list', run: (page) => visit(page, '/opportunities') },
     { name: '14 tasks', run: (page) => visit(page, '/tasks') },
