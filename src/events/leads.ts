@@ -97,3 +97,18 @@ export type LeadEvent =
   | DomainEvent<'LeadTeamMemberAdded', { id: string; userId: string; role: string }>
   | DomainEvent<'LeadTeamMemberRemoved', { id: string; userId: string }>
   | NoteAdded;
+
+/**
+ * The fields a lead created before they existed reads with (its read-model row's column
+ * defaults), fresh each call: the decider's fold and the past views of a lead share them.
+ */
+export const leadFieldsAddedLater = () => ({
+  tags: [] as string[],
+  doNotContact: false,
+  doNotEmail: false,
+  doNotCall: false,
+  teamId: null,
+  qualificationFrameworkId: null,
+  industry: null,
+  socialProfiles: {},
+});

@@ -1,3 +1,4 @@
+import { leadFieldsAddedLater } from '../events/leads.js';
 import type { Knex } from 'knex';
 import { loadAggregate, type EventFold } from '../commands/aggregate.js';
 import { accountAggregate } from '../commands/accounts.js';
@@ -79,12 +80,7 @@ const leads: ModuleView<typeof leadAggregate.initialState> = {
     return {
       id,
       // Leads written before these fields existed read as the projection's column defaults.
-      tags: [],
-      doNotContact: false,
-      doNotEmail: false,
-      doNotCall: false,
-      teamId: null,
-      qualificationFrameworkId: null,
+      ...leadFieldsAddedLater(),
       ...lead,
       ownerName: named(owners, lead.ownerId),
       priority: priority?.slug ?? null,

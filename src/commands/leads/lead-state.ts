@@ -1,4 +1,4 @@
-import type { LeadEvent, LeadFields, LeadProductLine } from '../../events/leads.js';
+import { leadFieldsAddedLater, type LeadEvent, type LeadFields, type LeadProductLine } from '../../events/leads.js';
 import type { RecordState } from '../records/record-aggregate.js';
 
 /** A lead's state and how its own events build it (the decider in leads.ts decides on it). */
@@ -42,14 +42,7 @@ export function evolveLead(state: LeadState, event: LeadEvent): LeadState {
       status: 'active',
       fields: {
         // A lead created before these fields existed has their defaults (as its read-model row).
-        tags: [],
-        doNotContact: false,
-        doNotEmail: false,
-        doNotCall: false,
-        teamId: null,
-        qualificationFrameworkId: null,
-        industry: null,
-        socialProfiles: {},
+        ...leadFieldsAddedLater(),
         ...fields,
         status: 'open',
         disqualificationReason: null,
