@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { ADMIN_LEVEL } from '../domain/permissions.js';
+import { activeUsersWithRoleLevel } from '../facts/identity.js';
 import { recordKind } from './record-registry.js';
 
 /** What the notification triggers read about the records and users they notify of and to. */
@@ -50,13 +51,7 @@ export async function escalationRecipients(knex: Knex, tenantId: string, ownerId
     .whereNull('m.deleted_at')
     .first('m.id');
   if (manager) return [manager.id];
-  return knex('users as u')
-    .join('roles as r', 'r.id', 'u.role_id')
-    .where({ 'u.tenant_id': tenantId, 'u.status': 'active' })
-    .whereNull('u.deleted_at')
-    .where('r.level', '>=', ADMIN_LEVEL)
-    .orderBy('u.id')
-    .pluck('u.id');
+  return activeUsersWithRoleLevel(knex, tenantId, ADMIN_LEVEL);
 }
 
 /** The display name of a registry record (`lead`, `opportunities`, …) of the tenant, or null. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { apiClient } from '../support/api-client.js';
 
 /**
  * The keys the web client's lead form and contact edit form send beyond the spec's (issue 30):
@@ -18,7 +19,7 @@ describe('lead and contact form keys of the web client', () => {
   let productId: string;
   let otherProductId: string;
 
-  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
+  const { call } = apiClient(() => service, () => admin);
   const ok = async (method: string, path: string, body?: unknown, session: Session = admin, status = method === 'POST' ? 201 : 200) => {
     const res = await call(method, path, body, session);
     expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).to.equal(status);

@@ -6,6 +6,7 @@ import { startTestService, type TestService } from '../support/service.js';
 import { eventually } from '../support/wait.js';
 import { taskRecurrenceSaga } from '../../src/sagas/task-recurrence.js';
 import type { SagaContext } from '../../src/sagas/saga.js';
+import { apiClient } from '../support/api-client.js';
 
 /**
  * The bodies the reference web client's record forms send (issue 30), replayed as it sends
@@ -20,7 +21,7 @@ describe('record forms of the web client (leads, opportunities, tasks, products)
   let teamId: string;
   let otherTeamId: string;
 
-  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
+  const { call } = apiClient(() => service, () => admin);
   const ok = async (method: string, path: string, body?: unknown, session: Session = admin, status = method === 'POST' ? 201 : 200) => {
     const res = await call(method, path, body, session);
     expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).to.equal(status);

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { apiClient } from '../support/api-client.js';
 
 /** Contact points (several emails, phones, addresses), tags, flags and the web client's field names on contacts and accounts. */
 describe('contacts and accounts: contact points and the web client bodies', () => {
   let service: TestService;
   let admin: Session;
-  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
+  const { call } = apiClient(() => service, () => admin);
   const ok = async (method: string, path: string, body?: unknown) => {
     const res = await call(method, path, body);
     expect(res.status, `${method} ${path} ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);

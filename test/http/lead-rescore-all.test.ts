@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { continueRescoreAll } from '../../src/jobs/lead-jobs.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { apiClient } from '../support/api-client.js';
 
 /**
  * `POST /lead-settings/scoring/rescore-all` (the web client's scoring page): every open lead
@@ -13,7 +14,7 @@ describe('POST /lead-settings/scoring/rescore-all', () => {
   let admin: Session;
   let other: Session;
   let rep: Session;
-  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
+  const { call } = apiClient(() => service, () => admin);
   const ok = async (method: string, path: string, body?: unknown, session: Session = admin) => {
     const res = await call(method, path, body, session);
     expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
+import { apiClient } from '../support/api-client.js';
 
 /**
  * The related objects the reference web client reads on details, lists and boards (issue 30):
@@ -15,12 +16,7 @@ describe('web client: related objects on records', () => {
   let rep: Session;
   let other: Session;
 
-  const call = (method: string, path: string, body?: unknown, session: Session = admin) => service.request(method, `/api${path}`, body, session.auth);
-  const ok = async (method: string, path: string, body?: unknown, session: Session = admin) => {
-    const res = await call(method, path, body, session);
-    expect(res.status, `${method} ${path} ${JSON.stringify(res.body)}`).to.be.oneOf([200, 201]);
-    return res.body;
-  };
+  const { call, ok } = apiClient(() => service, () => admin);
   const person = (s: Session) => ({ id: s.user.id, firstName: s.user.firstName, lastName: s.user.lastName, email: s.user.email });
 
   before(async () => {
