@@ -82,6 +82,13 @@ function watch(page: Page) {
     problems.push({ kind: 'call', text: `${res.request().method()} ${u.pathname}${u.search} -> ${res.status()} ${message}` });
   });
   page.on('pageerror', (error) => problems.push({ kind: 'page', text: error.message }));
+  // A call the browser never completed (refused by CORS, connection dropped) never gets a response.
+  page.on('requestfailed', (req) => {
+    const url = req.url();
+    if (!url.startsWith(API_URL)) return;
+    const u = new URL(url);
+    problems.push({ kind: 'call', text: `${req.method()} ${u.pathname}${u.search} -> failed: ${req.failure()?.errorText ?? 'unknown'}` });
+  });
   return {
     take(): Problem[] {
       const taken = problems;
@@ -144,8 +151,9 @@ async function main(): Promise<void> {
         await page.getByRole('button', { name: 'Convert', exact: true }).click({ timeout: 15_000 });
         // The dialog asks for the conversion check first; its Convert Lead button sends the conversion.
         await page.waitForLoadState('networkidle', { timeout: 15_000 }).catch(() => undefined);
+        const conversion = page.waitForResponse((res) => res.request().method() === 'POST' && res.url().endsWith(`/leads/${lead.id}/convert`), { timeout: 15_000 });
         await page.getByRole('button', { name: 'Convert Lead' }).click({ timeout: 15_000 });
-        await page.waitForLoadState('networkidle', { timeout: 15_000 }).catch(() => undefined);
+        await conversion;
         const converted = await api('GET', `/leads/${lead.id}`, token);
         if (converted.status !== 'converted') throw new Error(`the lead is ${converted.status} after the dialog, not converted`);
       },
