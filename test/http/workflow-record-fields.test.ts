@@ -318,6 +318,34 @@ describe('workflows speak the API field names of their trigger record', () => {
     });
   });
 
+  describe('create_task', () => {
+    it("sets the step's tags (a comma string or a list, interpolated) and its type, status and priority; another tenant's lookup fails the step", async () => {
+      const m = marker();
+      const lookup = async (kind: string, name: string) => ((await call('GET', `/tasks/lookups/${kind}`)).body as { id: string; name: string }[]).find((l) => l.name === name)!.id;
+      const [urgent, waiting] = [await lookup('priorities', 'Urgent'), await lookup('statuses', 'Waiting')];
+      const lead = await ok('POST', '/leads', { lastName: `Tasked ${m}`, source: `src-${m}` });
+      const only = [{ field: 'id', operator: 'equals', value: lead.id }, { field: 'description', operator: 'changed_to', value: `go ${m}` }];
+      const wf = await workflow('leads', 'lead_updated', only, [
+        { actionType: 'create_task', config: { title: `${m} comma`, tags: 'hot, {{trigger.source}} ,hot,', priorityId: urgent, statusId: waiting } },
+        { actionType: 'create_task', config: { title: `${m} list`, tags: ['a', 'b'] } },
+      ]);
+      await ok('PUT', `/leads/${lead.id}`, { description: `go ${m}` });
+      expect((await onlyRun(wf.id)).status).to.equal('completed');
+      await settled(`lead-${lead.id}`);
+      const tasks = (await call('GET', `/tasks?entityType=lead&entityId=${lead.id}&limit=100`)).body.data as { title: string; tags: string[]; priorityId: string; statusId: string }[];
+      const comma = tasks.find((t) => t.title === `${m} comma`)!;
+      expect(comma.tags).to.deep.equal(['hot', `src-${m}`]);
+      expect([comma.priorityId, comma.statusId]).to.deep.equal([urgent, waiting]);
+      expect(tasks.find((t) => t.title === `${m} list`)!.tags).to.deep.equal(['a', 'b']);
+
+      const theirs = await workflow('tasks', 'task_created', [{ field: 'title', operator: 'equals', value: `Outsider task ${m}` }], [{ actionType: 'create_task', config: { title: 'never', priorityId: urgent } }], other);
+      await ok('POST', '/tasks', { title: `Outsider task ${m}` }, other);
+      const run = await onlyRun(theirs.id, other);
+      expect(run.status).to.equal('failed');
+      expect(run.error).to.match(/priorityId does not name a task priority of this tenant/);
+    });
+  });
+
   describe('tenant isolation', () => {
     it("a lookup, stage or user name resolves only within the workflow's tenant", async () => {
       const m = marker();

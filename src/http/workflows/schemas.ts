@@ -70,6 +70,12 @@ const configRules: Partial<Record<(typeof ACTION_TYPES)[number], z.ZodType>> = {
     assignedTo: z.enum(['owner', 'trigger_user', 'specific']).optional(),
     specificUserId: z.uuid().nullable().optional(),
     dueOffsetDays: z.number().int().min(-3650).max(3650).optional(),
+    description: z.string().max(LONG_TEXT_MAX).optional(),
+    // A comma-separated string (the reference client's form) or a list.
+    tags: z.union([z.string().max(2_000), z.array(z.string().max(50)).max(50)]).optional(),
+    typeId: z.uuid().nullable().optional(),
+    statusId: z.uuid().nullable().optional(),
+    priorityId: z.uuid().nullable().optional(),
   }),
   update_field: z.object({ fieldKey: z.string().min(1).max(100).optional(), field: z.string().min(1).max(100).optional() }).refine((c) => c.fieldKey || c.field, 'update_field needs fieldKey'),
   add_tag: z.object({ tag: z.string().trim().min(1).max(100) }),

@@ -222,6 +222,16 @@ export const addTag: ActionHandler = {
 
 const DAY_MS = 86_400_000;
 
+/** A step's tags: a comma-separated string or a list, each interpolated, trimmed, kept once. */
+function stepTags(given: unknown, record: Record<string, unknown>): string[] {
+  const raw = Array.isArray(given) ? given : typeof given === 'string' ? given.split(',') : [];
+  const tags = raw.map((t) => interpolate(displayValue(t), record).trim().slice(0, TAG_MAX).trim()).filter(Boolean);
+  return [...new Set(tags)].slice(0, MAX_TAGS);
+}
+
+/** A lookup id given in the step (the tenant's default applies when none is). */
+const lookupId = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined);
+
 export const createTaskAction: ActionHandler = {
   actionType: 'create_task',
   async run(input) {
@@ -247,6 +257,10 @@ export const createTaskAction: ActionHandler = {
           entityType: link ?? null,
           entityId: link ? trigger.entityId : null,
           parentTaskId: null,
+          tags: stepTags(config.tags, record),
+          typeId: lookupId(config.typeId),
+          statusId: lookupId(config.statusId),
+          priorityId: lookupId(config.priorityId),
         },
         id,
       );
