@@ -159,8 +159,12 @@ describe('dashboard share links (the web client\'s per-dashboard links and the p
     const over = await call('POST', `/dashboard/layout/dashboards/${extra.id}/share`, {}, plain);
     expect(over.status).to.equal(400);
     expect(over.body.message).to.include('at most 20 share links');
+    const sealed = () => service.services.knex('dashboard_share_tokens').where({ tenant_id: plain.tenant.id }).whereIn('share_id', service.services.knex('dashboard_share_links').where({ dashboard_id: extra.id }).select('id')).count<{ count: string }[]>('* as count');
+    expect(Number((await sealed())[0].count)).to.equal(21);
     await ok(await call('DELETE', `/dashboard/layout/dashboards/${extra.id}`, undefined, plain));
     expect((await open(plain.tenant.slug, link.shareToken)).status).to.equal(404);
+    // Their sealed tokens go with the dashboard.
+    expect(Number((await sealed())[0].count)).to.equal(0);
   });
 
   it('are logged without their token (the request log line keeps the tenant slug only)', () => {

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { SEALED_COLUMNS } from '../../infra/secret-box.js';
 import type { DashboardWidgetFields, UserDashboardFields, WidgetPosition } from '../../events/dashboard-layout.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
@@ -35,7 +37,13 @@ export async function createDashboard(deps: CommandDeps, ctx: Ctx, fields: UserD
 const on = (deps: CommandDeps, ctx: Ctx, id: string, command: UserDashboardCommand) => handleCommand(deps, userDashboardAggregate, id, command, ctx);
 
 export const updateDashboard = (deps: CommandDeps, ctx: Ctx, id: string, changes: Partial<Omit<UserDashboardFields, 'userId'>>) => on(deps, ctx, id, { kind: 'update', id, changes });
-export const deleteDashboard = (deps: CommandDeps, ctx: Ctx, id: string) => on(deps, ctx, id, { kind: 'delete', id });
+/** Deleted with its share links: they never open again, so their sealed tokens go too. */
+export async function deleteDashboard(deps: CommandDeps & { knex: Knex }, ctx: Ctx, id: string) {
+  const result = await on(deps, ctx, id, { kind: 'delete', id });
+  const shareIds = result.state.status === 'absent' ? [] : Object.keys(result.state.shareLinks);
+  if (shareIds.length) await deps.knex(SEALED_COLUMNS.dashboardShareToken.table).where({ tenant_id: ctx.tenantId }).whereIn('share_id', shareIds).delete();
+  return result;
+}
 
 export async function addWidget(deps: CommandDeps, ctx: Ctx, id: string, fields: DashboardWidgetFields) {
   const widgetId = randomUUID();
