@@ -38,7 +38,7 @@ import { migration0043PushOutbox } from './projections/migrations/0043_push_outb
 import { migration0050OutboxRetries } from './projections/migrations/0050_outbox_retries.js';
 import { migration0053OutboxRetention } from './projections/migrations/0053_outbox_retention.js';
 import { pruneOutboxes } from './infra/outbox-retry.js';
-import { retryFailedPushes } from './commands/notifications/push-outbox.js';
+import { retryFailedPushes } from './commands/notifications/push-delivery.js';
 import { pushSubscriptionsProjection } from './projections/push-subscriptions.js';
 import { accountsProjection } from './projections/accounts.js';
 import { auditTrailProjection } from './projections/audit-trail.js';

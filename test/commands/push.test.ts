@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { pushKeysAggregate } from '../../src/commands/notifications/push-keys.js';
 import { pushSubscriptionsAggregate } from '../../src/commands/notifications/push-subscriptions.js';
-import { vapidSubject } from '../../src/commands/notifications/push-delivery.js';
+import { vapidSubject } from '../../src/infra/push/web-push.js';
 import type { PushKeysEvent, PushSubscriptionEvent } from '../../src/events/push.js';
 import { deciderSpec, refused } from '../support/decider-spec.js';
 

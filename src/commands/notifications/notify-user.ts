@@ -14,7 +14,7 @@ import { notificationAggregate } from './notification-aggregate.js';
 import { channelsFor, notificationPreferencesAggregate } from './notification-preferences.js';
 import { emailTemplateFor, notificationSettingsAggregate } from './notification-settings.js';
 import { hasPushTarget, type PushDeliveryDeps } from './push-delivery.js';
-import { sendPush } from './push-outbox.js';
+import { sendPush } from './push-delivery.js';
 
 export interface NotifyDeps extends CommandDeps {
   knex: Knex;

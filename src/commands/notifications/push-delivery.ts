@@ -1,50 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { pushSubscriptionsOf } from '../../facts/notifications.js';
 import type { Knex } from 'knex';
-import webpush from 'web-push';
-import { outboundPolicy, outboundRequest, type OutboundPolicy } from '../../infra/outbound-http.js';
+import { outboundPolicy } from '../../infra/outbound-http.js';
+import { retryDuePushes, storeAndSendPush, type OutgoingPush, type PushOutcome } from '../../infra/push/outbox.js';
+import { sendWebPush, vapidSubject, type PushPayload, type PushTarget } from '../../infra/push/web-push.js';
 import type { CommandDeps } from '../aggregate.js';
 import { SEALED_COLUMNS, type SecretBox } from '../../infra/secret-box.js';
-import { currentVapidGeneration, currentVapidKeys, type VapidKeys } from './push-keys.js';
+import { currentVapidGeneration, currentVapidKeys } from './push-keys.js';
 import { unsubscribeFromPush } from './push-subscriptions.js';
 
-/** What a browser push shows: the service worker reads this JSON. */
-export interface PushPayload {
-  title: string;
-  message: string;
-  url?: string;
-  notificationId?: string;
-}
-
-export interface PushOutcome {
-  sent: number;
-  failed: number;
-  /** One line per failed subscription, fit for a delivery record (no keys, no endpoint tokens). */
-  errors: string[];
-}
+export type { PushPayload } from '../../infra/push/web-push.js';
 
 export type PushDeliveryDeps = CommandDeps & { knex: Knex; secretBox: SecretBox; config: { MAIL_FROM: string; OUTBOUND_ALLOWED_HOSTS: readonly string[] } };
-
-/** How long a push service keeps a message for an offline browser. */
-const TTL_SECONDS = 24 * 60 * 60;
-const REQUEST_TIMEOUT_MS = 10_000;
-
-/** The VAPID `sub` claim: a contact for the push service's operators, the service's mail sender (RFC 8292 wants mailto: or https:). */
-export function vapidSubject(mailFrom: string): string {
-  const address = /<([^>]+)>/.exec(mailFrom)?.[1] ?? mailFrom.trim();
-  return `mailto:${address}`;
-}
-
-interface Target {
-  endpoint: string;
-  p256dh: string;
-  auth: string;
-}
 
 /** The user's subscriptions made for the tenant's current keys, whose browser is still theirs. */
 const targetRows = pushSubscriptionsOf;
 
-async function targetsOf(deps: { knex: Knex; secretBox: SecretBox }, tenantId: string, userId: string, generation: number): Promise<Target[]> {
+async function targetsOf(deps: { knex: Knex; secretBox: SecretBox }, tenantId: string, userId: string, generation: number): Promise<PushTarget[]> {
   const rows = await targetRows(deps.knex, tenantId, userId, generation).orderBy('s.subscribed_at').select('s.endpoint', 'k.endpoint_digest', 'k.p256dh', 'k.auth');
   return rows.map((r) => ({ endpoint: r.endpoint, p256dh: r.p256dh, auth: deps.secretBox.open(SEALED_COLUMNS.pushAuthSecret, r, r.auth) }));
 }
@@ -53,41 +25,6 @@ async function targetsOf(deps: { knex: Knex; secretBox: SecretBox }, tenantId: s
 export async function hasPushTarget(knex: Knex, tenantId: string, userId: string): Promise<boolean> {
   const generation = await currentVapidGeneration(knex, tenantId);
   return generation > 0 && (await targetRows(knex, tenantId, userId, generation).first('s.endpoint')) !== undefined;
-}
-
-/** Only the origin: a push endpoint's path is the subscription's capability and stays out of messages. */
-const originOf = (endpoint: string) => new URL(endpoint).origin;
-
-async function sendOne(
-  target: Target,
-  body: string,
-  keys: VapidKeys,
-  subject: string,
-  policy: OutboundPolicy,
-): Promise<{ ok: true } | { ok: false; status: number | null; error: string }> {
-  let details: webpush.RequestDetails;
-  try {
-    details = webpush.generateRequestDetails({ endpoint: target.endpoint, keys: { p256dh: target.p256dh, auth: target.auth } }, body, {
-      vapidDetails: { subject, publicKey: keys.publicKey, privateKey: keys.privateKey },
-      TTL: TTL_SECONDS,
-      contentEncoding: 'aes128gcm',
-    });
-  } catch (error) {
-    return { ok: false, status: null, error: `cannot encrypt for ${originOf(target.endpoint)}: ${error instanceof Error ? error.message : String(error)}` };
-  }
-  try {
-    // web-push signs and encrypts; the call goes out through outbound HTTP (web-push's own client would not
-    // check the address): an endpoint on a private address is refused unless OUTBOUND_ALLOWED_HOSTS names it.
-    const response = await outboundRequest(
-      { url: details.endpoint, method: 'POST', headers: details.headers as Record<string, string>, body: details.body ?? undefined, timeoutMs: REQUEST_TIMEOUT_MS },
-      policy,
-    );
-    if (response.status >= 200 && response.status < 300) return { ok: true };
-    return { ok: false, status: response.status, error: `${originOf(target.endpoint)} answered ${response.status}` };
-  } catch (error) {
-    // Outbound errors name the host only, never the path.
-    return { ok: false, status: null, error: `${originOf(target.endpoint)}: ${error instanceof Error ? error.message : String(error)}` };
-  }
 }
 
 /**
@@ -104,7 +41,7 @@ export async function pushToUser(deps: PushDeliveryDeps, tenantId: string, userI
   const subject = vapidSubject(deps.config.MAIL_FROM);
   const policy = outboundPolicy(deps.config.OUTBOUND_ALLOWED_HOSTS);
   for (const target of await targetsOf(deps, tenantId, userId, keys.generation)) {
-    const result = await sendOne(target, body, keys, subject, policy);
+    const result = await sendWebPush(target, body, keys, subject, policy);
     if (result.ok) {
       outcome.sent++;
       continue;
@@ -119,3 +56,11 @@ export async function pushToUser(deps: PushDeliveryDeps, tenantId: string, userI
   }
   return outcome;
 }
+
+const deliverer = (deps: PushDeliveryDeps) => (row: { tenant_id: string; user_id: string; payload: PushPayload }) => pushToUser(deps, row.tenant_id, row.user_id, row.payload);
+
+/** Stores the push in the outbox and sends it to the user's browsers (a failure stays on the row for `retryFailedPushes`). */
+export const sendPush = (deps: PushDeliveryDeps, push: OutgoingPush) => storeAndSendPush(deps, push, deliverer(deps));
+
+/** The push-retry job: sends the outbox's due pushes again. */
+export const retryFailedPushes = (deps: PushDeliveryDeps, limit = 50) => retryDuePushes(deps, deliverer(deps), limit);

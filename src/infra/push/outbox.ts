@@ -1,5 +1,7 @@
-import { claimDueRows, leaseEnd, recordAttempt, type AttemptOutcome } from '../../infra/outbox-retry.js';
-import { pushToUser, type PushDeliveryDeps, type PushOutcome, type PushPayload } from './push-delivery.js';
+import type { Knex } from 'knex';
+import type { Clock } from '../clock.js';
+import { claimDueRows, leaseEnd, recordAttempt, type AttemptOutcome } from '../outbox-retry.js';
+import type { PushPayload } from './web-push.js';
 
 export type PushStatus = 'stored' | 'sent' | 'failed';
 
@@ -13,12 +15,28 @@ export interface OutgoingPush {
   payload: PushPayload;
 }
 
-interface PushRow {
+/** How one push went to the user's browsers. */
+export interface PushOutcome {
+  sent: number;
+  failed: number;
+  /** One line per failed subscription, fit for a delivery record (no keys, no endpoint tokens). */
+  errors: string[];
+}
+
+export interface PushRow {
   id: string;
   tenant_id: string;
   user_id: string;
   payload: PushPayload;
   attempts: number;
+}
+
+/** Sends one stored push to its user's browsers (the caller knows who they are and which keys sign). */
+export type PushDeliverer = (row: PushRow) => Promise<PushOutcome>;
+
+interface OutboxDeps {
+  knex: Knex;
+  clock: Clock;
 }
 
 const TABLE = 'push_outbox';
@@ -33,13 +51,12 @@ function attemptOf(outcome: PushOutcome): AttemptOutcome {
 }
 
 /**
- * Stores the push, then sends it to each of the user's browsers. The outcome goes on the
- * row, never thrown: a push that reached none of them is `failed` and tried again by
- * `retryFailedPushes` with the outboxes' backoff until its attempts run out
- * (src/infra/outbox-retry.ts). A push that reached some
+ * Stores the push, then sends it. The outcome goes on the row, never thrown: a push that
+ * reached none of the browsers is `failed` and tried again by `retryDuePushes` with the
+ * outboxes' backoff until its attempts run out (../outbox-retry.ts). A push that reached some
  * browsers is `sent` (the others' errors kept): sending it again would repeat it on those.
  */
-export async function sendPush(deps: PushDeliveryDeps, push: OutgoingPush): Promise<{ id: string; status: PushStatus }> {
+export async function storeAndSendPush(deps: OutboxDeps, push: OutgoingPush, deliver: PushDeliverer): Promise<{ id: string; status: PushStatus }> {
   const row: PushRow = { id: push.id, tenant_id: push.tenantId, user_id: push.userId, payload: push.payload, attempts: 0 };
   const now = deps.clock.now();
   const inserted = await deps
@@ -52,21 +69,21 @@ export async function sendPush(deps: PushDeliveryDeps, push: OutgoingPush): Prom
     const [existing] = await deps.knex(TABLE).where({ id: push.id }).select('status');
     return { id: push.id, status: existing.status };
   }
-  return { id: push.id, status: await deliver(deps, row) };
+  return { id: push.id, status: await attempt(deps, row, deliver) };
 }
 
 /** Sends again the pushes that are due (failed ones whose backoff is over, half-sent ones of a stopped process), oldest first; answers how many reached someone. */
-export async function retryFailedPushes(deps: PushDeliveryDeps, limit = 50): Promise<number> {
+export async function retryDuePushes(deps: OutboxDeps, deliver: PushDeliverer, limit = 50): Promise<number> {
   const due = await claimDueRows<PushRow & { created_at: Date }>(deps.knex, TABLE, ['tenant_id', 'user_id', 'payload'], deps.clock.now(), limit);
   let sent = 0;
-  for (const row of due) if ((await deliver(deps, row)) === 'sent') sent++;
+  for (const row of due) if ((await attempt(deps, row, deliver)) === 'sent') sent++;
   return sent;
 }
 
-async function deliver(deps: PushDeliveryDeps, row: PushRow): Promise<PushStatus> {
+async function attempt(deps: OutboxDeps, row: PushRow, deliver: PushDeliverer): Promise<PushStatus> {
   let outcome: PushOutcome;
   try {
-    outcome = await pushToUser(deps, row.tenant_id, row.user_id, row.payload);
+    outcome = await deliver(row);
   } catch (error) {
     // The database or the keys failed us, not a browser: recorded like any failure, retried the same way.
     outcome = { sent: 0, failed: 1, errors: [error instanceof Error ? error.message : String(error)] };
