@@ -25,7 +25,21 @@ import { fenceUnits } from '../../infra/unit-leases.js';
 /** The shard of a tenant's events: a stable hash, the same in every process and version. */
 export function shardOf(tenantId: string | null | undefined, shards: number): number {
   if (shards <= 1) return 0;
-  return createHash('sha1').update(tenantId ?? '').digest().readUInt32BE(0) % shards;
+  return tenantHash(tenantId ?? '') % shards;
+}
+
+/** Every shard of every saga asks for every event's tenant: its hash is kept (bounded; tenants are far fewer than events). */
+const tenantHashes = new Map<string, number>();
+const TENANT_HASHES_MAX = 50_000;
+
+function tenantHash(tenantId: string): number {
+  let hash = tenantHashes.get(tenantId);
+  if (hash === undefined) {
+    hash = createHash('sha1').update(tenantId).digest().readUInt32BE(0);
+    if (tenantHashes.size >= TENANT_HASHES_MAX) tenantHashes.clear();
+    tenantHashes.set(tenantId, hash);
+  }
+  return hash;
 }
 
 /** The checkpoint, parking and wait name of a saga's shard. */
