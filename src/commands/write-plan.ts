@@ -165,7 +165,20 @@ function planOfRow(row: PlanRow): WritePlan {
 export const planLockKey = (subject: string) => `write-plan:${subject}`;
 
 /** The stored plan of a tenant about a record (`lead-<id>`), if one is still pending. */
-export async function pendingPlanAbout(knex: Knex, tenantId: string, kind: string, subject: string): Promise<WritePlan | null> {
-  const row = await knex('pending_write_plans').where({ tenant_id: tenantId, kind, subject }).orderBy('created_at').first('id', 'tenant_id', 'kind', 'subject', 'writes');
-  return row ? planOfRow(row) : null;
+export async function pendingPlanAbout(knex: Knex, tenantId: string, kind: string, subject: string): Promise<PendingPlan | null> {
+  const row = await knex('pending_write_plans').where({ tenant_id: tenantId, kind, subject }).orderBy('created_at').first('id', 'tenant_id', 'kind', 'subject', 'writes', 'attempts', 'last_error');
+  return row ? { ...planOfRow(row), failedRuns: row.attempts, lastError: row.last_error } : null;
 }
+
+/** A stored plan not yet carried out in full, with how often the completing job has failed on it. */
+export interface PendingPlan extends WritePlan {
+  failedRuns: number;
+  lastError: string | null;
+}
+
+/**
+ * After this many failed runs of the completing job (one a minute), a plan is stuck, not
+ * late: what waits for it (a saga) stops waiting and fails, to be parked, instead of
+ * holding its place for good.
+ */
+export const STUCK_PLAN_FAILED_RUNS = 5;

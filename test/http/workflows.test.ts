@@ -12,7 +12,11 @@ import { workflowSaga } from '../../src/sagas/workflows/workflow-saga.js';
 import { createWorkflow } from '../../src/commands/workflows/workflow-commands.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { until } from '../support/wait.js';
+import { eventually, until } from '../support/wait.js';
+import { completePendingPlans, STUCK_PLAN_FAILED_RUNS } from '../../src/commands/write-plan.js';
+import { listParked } from '../../src/events/subscriptions/parked-events.js';
+import { replayParked } from '../../src/cli/replay-parked.js';
+import type { RecordedEvent } from '../../src/events/store/types.js';
 
 /** Workflows over HTTP with the real saga runner (spec B: Workflow, Workflows table, §6). */
 describe('workflows', () => {
@@ -662,6 +666,52 @@ describe('workflow webhooks and messages, end to end', () => {
     expect(run.status, JSON.stringify(run)).to.equal('completed');
     const deal = (await call('GET', `/opportunities/${run.steps[0].result.opportunityId}`)).body;
     expect(deal).to.include({ accountId, amount: 900 });
+  });
+
+  it("a conversion whose plan keeps failing is parked for the workflow saga (not waited on for good); once the plan completes, a replay runs it", async () => {
+    const marker = `stuck-${randomUUID().slice(0, 8)}`;
+    const wf = (
+      await call('POST', '/workflows', {
+        name: 'deal on stuck conversion',
+        triggerModule: 'leads',
+        triggerType: 'lead_converted',
+        triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
+        actions: [{ actionType: 'create_opportunity', config: { amount: 700 } }],
+      })
+    ).body;
+    const lead = (await call('POST', '/leads', { firstName: 'Stuck', lastName: 'Plan', company: `Stuck ${marker}`, source: marker })).body;
+    const { store, knex } = service.services;
+    const append = store.appendToStream.bind(store);
+    // The conversion's account cannot be written, in the request and in every run of the completing job.
+    store.appendToStream = async (streamId, events, options) => {
+      if (streamId.startsWith('account-') && events.some((e) => e.type === 'AccountCreated' && JSON.stringify(e.data).includes(marker))) throw new Error('account store unavailable');
+      return append(streamId, events, options);
+    };
+    let converted: RecordedEvent | undefined;
+    try {
+      const answer = await call('POST', `/leads/${lead.id}/convert`, {});
+      expect(answer.status, 'a failure half-way').to.equal(503);
+      converted = (await store.readStream(`lead-${lead.id}`)).find((e) => e.type === 'LeadConverted');
+      expect(converted, 'the lead is written first').to.not.equal(undefined);
+      const later = new Date(Date.now() + 3_600_000);
+      for (let run = 0; run < STUCK_PLAN_FAILED_RUNS; run++) await completePendingPlans(service.services, { olderThanMs: 0, now: later });
+      // The saga stops waiting: the event is parked with the plan's error, and its later work goes on.
+      const parked = await eventually(async () => (await listParked(knex, { kind: 'saga' })).find((p) => p.eventId === converted!.id), 60_000);
+      expect(parked.name).to.match(/^workflows/);
+      expect(parked.error).to.match(/conversion's records could not be written \(5 tries\): account store unavailable/);
+      expect((await call('GET', `/workflows/${wf.id}/runs`)).body.data).to.deep.equal([]);
+    } finally {
+      store.appendToStream = append;
+    }
+    // Fixed: the job completes the plan, and the operator's replay runs the workflow on the account it made.
+    expect(await completePendingPlans(service.services, { olderThanMs: 0, now: new Date(Date.now() + 3_600_000) })).to.equal(1);
+    const outcomes = await replayParked({ ...service.services, projections: [], sagas: [workflowSaga()] }, await listParked(knex, { kind: 'saga', ids: [(await listParked(knex, { kind: 'saga' })).find((p) => p.eventId === converted!.id)!.id] }));
+    expect(outcomes.map((o) => o.replayed)).to.deep.equal([true]);
+    const accountId = (await call('GET', `/leads/${lead.id}`)).body.convertedAccountId;
+    expect(accountId).to.be.a('string');
+    const run = await onlyRun(wf.id);
+    expect(run.status, JSON.stringify(run)).to.equal('completed');
+    expect((await call('GET', `/opportunities/${run.steps[0].result.opportunityId}`)).body).to.include({ accountId, amount: 700 });
   });
 
   it('a webhook to a private, link-local or metadata address is refused and fails its run; nothing is sent', async () => {

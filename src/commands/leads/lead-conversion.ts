@@ -17,7 +17,7 @@ import { loadOpportunitySettings } from '../opportunity-settings/opportunity-set
 import { assigningAllOpportunitySettings } from '../opportunity-settings/opportunity-settings-usage.js';
 import { assertOwner } from '../records/record-commands.js';
 import { carriedCustomFields } from '../custom-field-values.js';
-import { executePlan, pendingPlanAbout, planLockKey, PlanSupersededError, savePlan, streamWrite, type StreamWrite, type WritePlan } from '../write-plan.js';
+import { executePlan, pendingPlanAbout, planLockKey, PlanSupersededError, savePlan, streamWrite, STUCK_PLAN_FAILED_RUNS, type StreamWrite, type WritePlan } from '../write-plan.js';
 import { oneAtATime } from '../../infra/key-locks.js';
 import { loadLeadSettings } from './lead-commands.js';
 import { leadAggregate, type LeadView } from './leads.js';
@@ -359,9 +359,12 @@ async function decidePlan(deps: Deps, ctx: CommandContext, leadId: string, reque
  * still being carried out (the lead's write comes first, the rest after). A saga acting on
  * the conversion reads those records, so it waits for this, not only for the lead's event.
  */
-export async function conversionWrittenThrough(deps: { store: CommandDeps['store']; knex: Knex }, converted: RecordedEvent): Promise<Position | 'pending'> {
+export async function conversionWrittenThrough(deps: { store: CommandDeps['store']; knex: Knex }, converted: RecordedEvent): Promise<Position | 'pending' | { stuck: string }> {
   const pending = await pendingPlanAbout(deps.knex, converted.metadata.tenantId, CONVERSION_PLAN, converted.streamId);
-  if (pending?.writes[0]?.events.some((e) => e.id === converted.id)) return 'pending';
+  if (pending?.writes[0]?.events.some((e) => e.id === converted.id)) {
+    if (pending.failedRuns < STUCK_PLAN_FAILED_RUNS) return 'pending';
+    return { stuck: `the conversion's records could not be written (${pending.failedRuns} tries): ${pending.lastError ?? 'unknown error'}` };
+  }
   const data = converted.data as { contactId?: string | null; accountId?: string | null; opportunityId?: string | null };
   const streams = [
     data.contactId && streamIdOf(contactAggregate, data.contactId),

@@ -50,6 +50,8 @@ async function writtenThrough(deps: SagaDeps, event: TriggerEvent): Promise<Posi
   if (event.type !== 'LeadConverted') return undefined;
   const through = await conversionWrittenThrough(deps, event);
   if (through === 'pending') throw new ProjectionBehind(`${CONVERSION_PLAN} write plan`, event.position);
+  // A plan the job keeps failing on: this delivery fails like any other, and is parked after its retries (replayed once fixed).
+  if ('stuck' in through) throw new Error(through.stuck);
   return through;
 }
 
