@@ -8,7 +8,7 @@ import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { takeOverFromRunners } from './online-rebuild.js';
 import type { TakeOver } from './rebuild.js';
 import { handles, statementsFor, type Projection } from './projection.js';
-import { sendStatements, type Statement } from './writer.js';
+import { statementsAsSql, type Statement } from './writer.js';
 import { CHECKPOINT_CHANNEL, forgetInlineProjections, inlineNotification, inlineProjectionNames } from './progress.js';
 import { catchUp } from './runner.js';
 
@@ -34,26 +34,19 @@ export class InlineProjections implements InlineApplier {
     this.byName = new Map(projections.map((p) => [p.name, p]));
   }
 
-  run<T>(client: pg.PoolClient, append: () => Promise<{ value: T; events: RecordedEvent[]; projections: string[] }>): Promise<T> {
-    return this.knex.transaction(
-      async (trx) => {
-        const { value, events, projections } = await append();
-        // Every inline projection's writes in one round trip (sendStatements), in the list's order.
-        const statements: Statement[] = [];
-        for (const name of projections) statements.push(...(await this.statementsOf(trx, name, events)));
-        await sendStatements(trx, statements);
-        return value;
-      },
-      { connection: client },
-    );
+  async sqlFor(projections: string[], events: RecordedEvent[]): Promise<string> {
+    // Every inline projection's writes in the list's order, sent by the store with its commit.
+    const statements: Statement[] = [];
+    for (const name of projections) statements.push(...(await this.statementsOf(name, events)));
+    return statementsAsSql(this.knex, statements);
   }
 
-  private async statementsOf(trx: Knex.Transaction, name: string, events: RecordedEvent[]): Promise<Statement[]> {
+  private async statementsOf(name: string, events: RecordedEvent[]): Promise<Statement[]> {
     const projection = this.byName.get(name);
     // Every process must run the same projections: one that applied nothing would lose events for good.
     if (!projection) throw new Error(`inline projection ${name} is unknown to this process (every process must run the same version)`);
     const mine = events.filter((e) => handles(projection, e.type));
-    return mine.length ? statementsFor(projection, trx, mine) : [];
+    return mine.length ? statementsFor(projection, this.knex, mine) : [];
   }
 }
 

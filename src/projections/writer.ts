@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { Knex } from 'knex';
 import { copyData, copyFromStdin, type ColumnKind } from './copy-in.js';
 
@@ -390,6 +391,22 @@ export async function sendStatements(trx: Knex.Transaction, statements: readonly
     await send(trx, statement);
   }
   await sendRun();
+}
+
+/**
+ * Statements as one SQL text (`;`-separated, values written in as literals), for the event
+ * store to send with its commit in the same round trip (inline projections). COPY cannot
+ * go in a text: a prepared writer of live tables never makes one.
+ */
+export function statementsAsSql(knex: Knex, statements: readonly Statement[]): string {
+  return statements
+    .map((statement) => {
+      if ('copy' in statement) throw new Error('a COPY cannot be sent as SQL text');
+      // A function, not a string: `$&` or `$'` in the data must not be read as replacement patterns.
+      if (statement.json) return statement.sql.replace('?::json', () => `${pg.escapeLiteral(statement.bindings[0] as string)}::json`);
+      return knex.raw(statement.sql, statement.bindings as Knex.RawBinding[]).toQuery();
+    })
+    .join(';\n');
 }
 
 // The default sort compares strings by UTF-16 code units, as `<` does, without a callback per comparison.

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { assertReadable } from '../events/versions.js';
 import { followAll } from '../events/store/catch-up.js';
 import type { Position, RecordedEvent } from '../events/store/types.js';
-import { advanceCheckpoint, CheckpointMovedError, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
+import { advanceCheckpoint, advanceCheckpointAlone, CheckpointMovedError, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { anyParked, backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep, withListenerRoom } from '../infra/signal.js';
 import { Slots } from '../infra/slots.js';
@@ -107,18 +107,23 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
    */
   let clearOfParked = false;
 
-  const checkpoint = new CheckpointWriter(deps.knex, {
+  const checkpoint = new CheckpointWriter({
     due: () => log.ready() !== null,
-    async write(trx) {
+    async write() {
       const ready = log.ready();
       if (!ready) return;
-      // First: it locks the checkpoint row, as a replay or skip of this saga's parked events does.
-      if (!(await advanceCheckpoint(trx, 'saga_checkpoints', name, stored, ready.to, options.lease))) throw new CheckpointMovedError(name);
-      await setAside(trx, name, ready.setAside);
-      return () => {
-        log.stored(ready.count);
-        stored = ready.to;
-      };
+      if (stored && ready.setAside.length === 0) {
+        // Only the checkpoint moves (the usual case): one statement.
+        if (!(await advanceCheckpointAlone(deps.knex, 'saga_checkpoints', name, stored, ready.to, options.lease))) throw new CheckpointMovedError(name);
+      } else {
+        await deps.knex.transaction(async (trx) => {
+          // First: it locks the checkpoint row, as a replay or skip of this saga's parked events does.
+          if (!(await advanceCheckpoint(trx, 'saga_checkpoints', name, stored, ready.to, options.lease))) throw new CheckpointMovedError(name);
+          await setAside(trx, name, ready.setAside);
+        });
+      }
+      log.stored(ready.count);
+      stored = ready.to;
     },
     onError: fail,
   });
@@ -258,9 +263,8 @@ async function setAside(trx: Knex.Transaction, name: string, events: SetAside[])
 
 /**
  * Stores the checkpoint at most every CHECKPOINT_EVERY_MS (or later, as `soon` is asked),
- * one write at a time, each in its own transaction, and none when nothing new finished
- * (`due`): `write` stores what finished and answers what to note once committed. A failed
- * write stops the writer and goes to `onError`.
+ * one write at a time, and none when nothing new finished (`due`). A failed write stops the
+ * writer and goes to `onError`.
  */
 class CheckpointWriter {
   private timer: NodeJS.Timeout | null = null;
@@ -273,10 +277,10 @@ class CheckpointWriter {
   private lastWrite = 0;
 
   constructor(
-    private readonly knex: Knex,
     private readonly hooks: {
       due: () => boolean;
-      write: (trx: Knex.Transaction) => Promise<(() => void) | undefined>;
+      /** Stores what finished (in one statement or one transaction) and notes it once stored. */
+      write: () => Promise<void>;
       onError: (error: unknown) => void;
     },
   ) {}
@@ -320,8 +324,7 @@ class CheckpointWriter {
     this.wanted = Infinity;
     this.lastWrite = Date.now();
     if (!this.hooks.due()) return;
-    const committed = await this.knex.transaction((trx) => this.hooks.write(trx));
-    committed?.();
+    await this.hooks.write();
   }
 
   private cancelTimer(): void {

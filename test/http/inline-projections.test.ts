@@ -77,4 +77,19 @@ describe('inline projections across an API and a worker process', () => {
     const timeline = await queryRows<{ n: string }>(api.databaseUrl, 'select count(*)::text as n from record_activities where record_id = $1', [contact.id]);
     expect(timeline[0].n).to.equal('21');
   });
+
+  it('values that look like SQL or replacement patterns are stored and shown as given (the writes travel as SQL text with the commit)', async () => {
+    const odd = "O'Brien \\ back\\slash $& $' $1 $$ ?::json ?; commit; -- \u00e9\u{1F600} \"quoted\" E'x'";
+    const created = await call('POST', '/contacts', { firstName: odd, lastName: `${odd} last`, title: '?::json', tags: ["O'Brien \\ $&", '$&'] });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    expect(created.body).to.include({ firstName: odd, lastName: `${odd} last`, title: '?::json' });
+    expect(created.body.tags).to.deep.equal(["O'Brien \\ $&", '$&']);
+    const shown = (await call('GET', `/contacts/${created.body.id}`)).body;
+    expect(shown).to.include({ firstName: odd, lastName: `${odd} last`, title: '?::json' });
+    const [event] = await queryRows<{ data: { firstName: string } }>(api.databaseUrl, 'select data from events where stream_id = $1', [`contact-${created.body.id}`]);
+    expect(event.data.firstName).to.equal(odd);
+    const found = (await call('GET', `/contacts?search=${encodeURIComponent("O'Brien")}`)).body.data.map((c: { id: string }) => c.id);
+    expect(found).to.include(created.body.id);
+  });
 });
+

@@ -7,6 +7,7 @@ import { sleep } from '../../infra/signal.js';
 import { catchUpSubscription } from './catch-up.js';
 import { GroupCommitter, type GroupMember } from './group-commit.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
+import { withLiterals } from './simple-query.js';
 import { eventVersions } from '../upcasters.js';
 import type { EventVersions } from '../versions.js';
 import {
@@ -178,13 +179,21 @@ function groupQuery(group: readonly PendingAppend[], versions: EventVersions, in
 }
 
 /**
- * Applies projections inside the transaction of an append (see src/projections/inline.ts):
- * `run` begins a transaction on `client`, runs `append` there (the append's own statement),
- * applies the appended events to the named projections, and commits. Anything that throws
- * undoes the append with them.
+ * Works out the inline projections' writes for the events of an append (see
+ * src/projections/inline.ts): handlers only state writes, so no query is needed. The store
+ * sends them, with the append, in one transaction: `begin; <append>` in one round trip,
+ * `<writes>; commit` in a second. Anything that fails undoes the append with them.
  */
 export interface InlineApplier {
-  run<T>(client: pg.PoolClient, append: () => Promise<{ value: T; events: RecordedEvent[]; projections: string[] }>): Promise<T>;
+  /** The SQL of the named projections' writes for these events (statements separated by `;`), or '' when there are none. */
+  sqlFor(projections: string[], events: RecordedEvent[]): Promise<string>;
+}
+
+interface AppendEventsRow {
+  revision: string | number;
+  tx_id: string;
+  event_position: string | number;
+  inline_projections: string[];
 }
 
 interface GroupEventsRow {
@@ -348,8 +357,7 @@ export class PostgresEventStore implements EventStore {
   private async commitGroupInline(group: readonly PendingAppend[], inline: InlineApplier): Promise<Promise<AppendResult>[]> {
     let rows: GroupEventsRow[];
     try {
-      rows = await this.inTransaction(inline, async (client) => {
-        const found = (await client.query<GroupEventsRow>(groupQuery(group, this.versions, true))).rows;
+      rows = await this.inTransaction<GroupEventsRow, GroupEventsRow[]>(inline, groupQuery(group, this.versions, true), (found) => {
         const events = group.flatMap((member, i) => {
           const row = found[i];
           if (row.status !== 'ok') return [];
@@ -377,9 +385,8 @@ export class PostgresEventStore implements EventStore {
   private async appendAloneInline({ streamId, request }: PendingAppend, inline: InlineApplier): Promise<AppendResult> {
     let result: AppendResult;
     try {
-      result = await this.inTransaction(inline, async (client) => {
-        const query = { ...appendQuery(streamId, request.events, request.expectedRevision, this.versions), name: 'es_append_events', text: APPEND_EVENTS_SQL };
-        const { rows } = await client.query<{ revision: string | number; tx_id: string; event_position: string | number; inline_projections: string[] }>(query);
+      const query = { ...appendQuery(streamId, request.events, request.expectedRevision, this.versions), name: 'es_append_events', text: APPEND_EVENTS_SQL };
+      result = await this.inTransaction<AppendEventsRow, AppendResult>(inline, query, (rows) => {
         const last = rows[rows.length - 1];
         const events = recordedOf(streamId, request.events, Number(last.revision), last.tx_id, rows.map((r) => r.event_position), this.versions);
         const value = { nextExpectedRevision: Number(last.revision), position: { commit: BigInt(last.tx_id), prepare: BigInt(last.event_position) } };
@@ -394,11 +401,21 @@ export class PostgresEventStore implements EventStore {
     return result;
   }
 
-  /** A pooled connection for one inline transaction. */
-  private async inTransaction<T>(inline: InlineApplier, append: (client: pg.PoolClient) => Promise<{ value: T; events: RecordedEvent[]; projections: string[] }>): Promise<T> {
+  /**
+   * One inline transaction on a pooled connection, in two round trips: the append (after
+   * `begin`), then the projections' writes for what it appended (before `commit`).
+   */
+  private async inTransaction<Row extends pg.QueryResultRow, T>(
+    inline: InlineApplier,
+    append: pg.QueryConfig,
+    appended: (rows: Row[]) => { value: T; events: RecordedEvent[]; projections: string[] },
+  ): Promise<T> {
     const client = await this.pool.connect();
     try {
-      const value = await inline.run(client, () => append(client));
+      const results = (await client.query(`begin; ${withLiterals(append)}`)) as unknown as pg.QueryResult<Row>[];
+      const { value, events, projections } = appended(results[1].rows);
+      const writes = events.length ? await inline.sqlFor(projections, events) : '';
+      await client.query(writes ? `${writes};\ncommit` : 'commit');
       client.release();
       return value;
     } catch (error) {

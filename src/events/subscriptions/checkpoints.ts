@@ -44,6 +44,23 @@ export async function advanceCheckpoint(
   return result.rowCount === 1;
 }
 
+/**
+ * `advanceCheckpoint` of a stored checkpoint as one statement of its own, outside any
+ * transaction (nothing else to commit with it): one round trip instead of three, and not
+ * waiting for the disk, since a checkpoint lost in a crash only delivers its events again,
+ * which their handlers repeat idempotently.
+ */
+export async function advanceCheckpointAlone(knex: Knex, table: CheckpointTable, name: string, from: Position, to: Position, lease?: Lease): Promise<boolean> {
+  const fence = lease ? fenced(knex, lease) : knex.raw('true');
+  const result = await knex.raw(
+    `with async as materialized (select set_config('synchronous_commit', 'off', true))
+     update ${table} set commit_position = ?, prepare_position = ?, updated_at = now()
+      where name = ? and commit_position = ? and prepare_position = ? and ? and exists (select 1 from async)`,
+    [to.commit.toString(), to.prepare.toString(), name, from.commit.toString(), from.prepare.toString(), fence],
+  );
+  return result.rowCount === 1;
+}
+
 export class CheckpointMovedError extends Error {
   constructor(name: string) {
     super(`checkpoint of ${name} was moved by someone else; starting over from the stored one`);

@@ -1,0 +1,31 @@
+import pg from 'pg';
+
+/**
+ * A parameterised query with its values written in as SQL literals, to send in the simple
+ * protocol together with other statements (`begin; …`, `…; commit`): node-pg sends one
+ * query at a time, so statements that must go in one round trip go as one text. Values are
+ * escaped as PostgreSQL literals (pg's escapeLiteral); every array placeholder must be cast
+ * in the text (`$3::uuid[]`), which types `ARRAY[]` when empty.
+ */
+export function withLiterals(query: { text: string; values?: readonly unknown[] }): string {
+  const values = query.values ?? [];
+  return query.text.replace(/\$(\d+)/g, (_match, n: string) => {
+    const index = Number(n) - 1;
+    if (index < 0 || index >= values.length) throw new Error(`no value for $${n}`);
+    return literal(values[index]);
+  });
+}
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string') return pg.escapeLiteral(value);
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`cannot write ${value} as a literal`);
+    return String(value);
+  }
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(',')}]`;
+  if (value instanceof Date) return pg.escapeLiteral(value.toISOString());
+  throw new Error(`cannot write a ${typeof value} as a literal`);
+}
