@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Module } from '../domain/permissions.js';
 import { can, type Principal } from '../domain/principal.js';
 import { IMPLEMENTED_KINDS, RECORD_KIND_FACTS, type ImplementedKind } from '../domain/record-kinds.js';
 import { applyRecordScope } from './record-scope.js';
@@ -17,7 +18,7 @@ export { REGISTRY_TYPES, type RegistryType } from '../domain/record-kinds.js';
 /** How a kind is queried: its read model and permission module. */
 interface KindQueries {
   /** Permission module that guards it. */
-  module: string;
+  module: Module;
   table: string;
   /** SQL of the record's display name, the row aliased `alias`. */
   label: (alias: string) => string;
