@@ -145,6 +145,7 @@ import { webhooksProjection } from './projections/webhooks.js';
 import { pruneWebhookDeliveries, sendDueDeliveries } from './sagas/webhooks/webhook-sender.js';
 import { webhookSaga } from './sagas/webhooks/webhook-saga.js';
 import type { Services } from './service.js';
+import type { ImplementedKind } from './domain/record-kinds.js';
 import { apiKeysRouter } from './http/api-keys.js';
 import { calendarSyncRouter } from './http/calendar-sync.js';
 import { searchRouter } from './http/search.js';
@@ -217,6 +218,11 @@ export interface ModuleManifest {
    * before the module existed (idempotent; answers how many tenants it wrote to).
    */
   upgradeSeeds?: { what: string; run: (services: Services) => Promise<number> }[];
+  /**
+   * The record kinds this module owns (each kind's facts and capabilities are declared once in
+   * src/domain/record-kinds.ts; every kind the service has is owned by exactly one module).
+   */
+  recordKinds?: ImplementedKind[];
 }
 
 export const modules: ModuleManifest[] = [
@@ -259,6 +265,7 @@ export const modules: ModuleManifest[] = [
   },
   {
     name: 'contacts',
+    recordKinds: ['contacts'],
     operations: contactsSchemas,
     routes: [{ path: '/contacts', router: contactsRouter }],
     projections: [contactsProjection],
@@ -266,6 +273,7 @@ export const modules: ModuleManifest[] = [
   },
   {
     name: 'accounts',
+    recordKinds: ['accounts'],
     operations: accountsSchemas,
     routes: [{ path: '/accounts', router: accountsRouter }],
     projections: [accountsProjection],
@@ -273,6 +281,7 @@ export const modules: ModuleManifest[] = [
   },
   {
     name: 'leads',
+    recordKinds: ['leads'],
     operations: leadsSchemas,
     routes: [
       { path: '/leads', router: leadsRouter },
@@ -329,6 +338,7 @@ export const modules: ModuleManifest[] = [
   },
   {
     name: 'products',
+    recordKinds: ['products'],
     operations: productsSchemas,
     routes: [{ path: '/products', router: productsRouter }],
     projections: [productsProjection],
@@ -339,6 +349,7 @@ export const modules: ModuleManifest[] = [
   {
     // Mounted at /tasks after task-settings, whose /tasks/lookups and /tasks/settings must match before /tasks/:id.
     name: 'tasks',
+    recordKinds: ['tasks'],
     operations: tasksSchemas,
     routes: [{ path: '/tasks', router: tasksRouter }],
     projections: [tasksProjection],
@@ -363,6 +374,7 @@ export const modules: ModuleManifest[] = [
   {
     // Opportunities (issue 12): records on lead-settings pipelines (module=opportunities) and the opportunity settings.
     name: 'opportunities',
+    recordKinds: ['opportunities'],
     operations: opportunitiesSchemas,
     routes: [{ path: '/opportunities', router: opportunitiesRouter }],
     projections: [opportunitiesProjection],
@@ -411,6 +423,7 @@ export const modules: ModuleManifest[] = [
   {
     // Work requests (issue 14): numbered per tenant, a lifecycle, stage moves on the work request pipelines.
     name: 'work-requests',
+    recordKinds: ['work_requests'],
     operations: workRequestsSchemas,
     routes: [{ path: '/work-requests', router: workRequestsRouter }],
     projections: [workRequestsProjection],

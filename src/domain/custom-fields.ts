@@ -1,5 +1,5 @@
 import { EMAIL_MAX, isEmail, isPhone, isWebsite, MONEY_MAX, parseDateText, PHONE_MAX, roundMoney, WEBSITE_MAX } from './field-rules.js';
-import { REGISTRY_TYPES, type RegistryType } from './record-types.js';
+import { kindOfSingular, kindsWith, REGISTRY_TYPES, type KindWith, type RegistryType } from './record-kinds.js';
 import { safePattern } from './safe-pattern.js';
 import { PROTOTYPE_KEYS } from './values.js';
 
@@ -11,9 +11,9 @@ import { PROTOTYPE_KEYS } from './values.js';
  * caller gives (`checkCustomFieldValues`).
  */
 
-/** The record kinds that carry custom fields (names as in the record registry). */
-export const CUSTOM_FIELD_MODULES = ['contacts', 'accounts', 'leads', 'opportunities', 'tasks', 'products', 'work_requests'] as const;
-export type CustomFieldModule = (typeof CUSTOM_FIELD_MODULES)[number];
+/** The record kinds that carry custom fields (names as in the record registry; declared in record-kinds.ts). */
+export const CUSTOM_FIELD_MODULES = kindsWith('customFields');
+export type CustomFieldModule = KindWith<'customFields'>;
 
 /** A module named in a path or query: `work-requests` is taken for `work_requests`; anything else unknown is null. */
 export function customFieldModuleNamed(text: unknown): CustomFieldModule | null {
@@ -24,7 +24,7 @@ export function customFieldModuleNamed(text: unknown): CustomFieldModule | null 
 
 /** The module whose custom fields a record stream (`lead`, `work_request`, `opportunity`…) holds, or null. */
 export const customFieldModuleOfStream = (streamPrefix: string): CustomFieldModule | null =>
-  customFieldModuleNamed(streamPrefix === 'opportunity' ? 'opportunities' : `${streamPrefix}s`);
+  customFieldModuleNamed(kindOfSingular(streamPrefix));
 
 export const CUSTOM_FIELD_TYPES = [
   'text', 'textarea', 'number', 'currency', 'percent', 'date', 'datetime', 'boolean', 'select', 'multi_select', 'email', 'phone', 'url', 'user', 'lookup',

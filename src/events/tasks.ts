@@ -1,10 +1,11 @@
 import type { DomainEvent } from './domain-event.js';
+import { singularsWith, type KindWith, type SingularOf } from '../domain/record-kinds.js';
 import type { NoteAdded } from './records.js';
 import type { RecurrenceRule, RecurrenceSeries } from '../domain/task-recurrence.js';
 
-/** The kinds of record a task may be linked to (`entityType`). */
-export const TASK_ENTITY_TYPES = ['contact', 'account', 'lead', 'opportunity'] as const;
-export type TaskEntityType = (typeof TASK_ENTITY_TYPES)[number];
+/** The kinds of record a task may be linked to (`entityType`, singular; declared in domain/record-kinds.ts). */
+export const TASK_ENTITY_TYPES = singularsWith('taskLink');
+export type TaskEntityType = SingularOf<KindWith<'taskLink'>>;
 
 export interface TaskFields {
   title: string;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { ReferenceLookup } from '../domain/custom-fields.js';
-import type { RegistryType } from '../domain/record-types.js';
+import { IMPLEMENTED_KINDS } from '../domain/record-kinds.js';
 import type { Disposition, DocumentVisibility } from '../domain/uploads.js';
 
 /**
@@ -66,15 +66,12 @@ export const liveDocumentsOf = (knex: Knex, tenantId: string, recordType: string
     .limit(limit)
     .select('name', 'mime_type', 'size', 'storage_key', 'uploaded_by', 'visibility', 'disposition');
 
-/** Tables of the record kinds a lookup field may point at (projects have none: nothing is found). */
-const LOOKUP_TABLES: Partial<Record<RegistryType | 'users', string>> = {
-  users: 'users', leads: 'leads', opportunities: 'opportunities', accounts: 'accounts', contacts: 'contacts', tasks: 'tasks', work_requests: 'work_requests', products: 'products',
-};
+/** What a lookup field may point at that has a read model, its table named as the kind (planned kinds such as projects have none: nothing is found). */
+const LOOKUP_TABLES: ReadonlySet<string> = new Set(['users', ...IMPLEMENTED_KINDS]);
 
 /** Which ids are live users or records of `tenantId`: another tenant's id is simply not found. What a custom lookup field's value is checked against. */
 export const tenantReferences = (knex: Knex, tenantId: string): ReferenceLookup => async (target, ids) => {
-  const table = LOOKUP_TABLES[target];
-  if (!table || ids.length === 0) return new Set();
-  const found: string[] = await knex(table).where({ tenant_id: tenantId }).whereIn('id', ids).whereNull('deleted_at').pluck('id');
+  if (!LOOKUP_TABLES.has(target) || ids.length === 0) return new Set();
+  const found: string[] = await knex(target).where({ tenant_id: tenantId }).whereIn('id', ids).whereNull('deleted_at').pluck('id');
   return new Set(found);
 };

@@ -1,12 +1,12 @@
 import type { AnyRecorded, RecordedOf } from '../events/app-events.js';
 import type { RecordedEvent } from '../events/store/types.js';
-import { isRegistryType, SINGULAR_OF } from '../domain/record-types.js';
+import { isRegistryType, SINGULAR_OF, singularsWith } from '../domain/record-kinds.js';
 import { deterministicId } from '../infra/deterministic-id.js';
 import { defineProjection } from './projection.js';
 import type { ReadModelWriter } from './writer.js';
 
-/** Stream prefixes of the records that have a timeline and notes. */
-export const RECORD_KINDS = ['contact', 'account', 'lead', 'opportunity', 'task', 'work_request'] as const;
+/** Stream prefixes of the records that have a timeline and notes (declared in domain/record-kinds.ts). */
+export const RECORD_KINDS = singularsWith('timeline');
 const kinds = new Set<string>(RECORD_KINDS);
 
 interface Activity {

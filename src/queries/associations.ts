@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { can, type Principal } from '../domain/principal.js';
-import { SINGULAR_OF, type RegistryType } from '../domain/record-types.js';
+import { IMPLEMENTED_KINDS, kindsWith, SINGULAR_OF, type RegistryType } from '../domain/record-kinds.js';
 import { recordKinds, type RecordKind } from './record-registry.js';
 
 /** A record linked to another one, by hand (an association) or by the records themselves (`via`). */
@@ -32,10 +32,10 @@ const column = (table: string, select: string, where: Record<string, string>) =>
 
 const CONVERTED: [RegistryType, string][] = [['contacts', 'converted_contact_id'], ['accounts', 'converted_account_id'], ['opportunities', 'converted_opportunity_id']];
 /** Kinds a task may be linked to (tasks.entity_type holds the singular name). */
-const TASK_LINKED: RegistryType[] = ['contacts', 'accounts', 'leads', 'opportunities'];
+const TASK_LINKED = kindsWith('taskLink');
 
 /** Kinds a work request may be raised on (work_requests.entity_type holds the registry name). */
-const WORK_REQUEST_LINKED: RegistryType[] = ['leads', 'opportunities', 'accounts', 'contacts', 'tasks', 'products'];
+const WORK_REQUEST_LINKED = IMPLEMENTED_KINDS.filter((type) => type !== 'work_requests');
 
 const RELATIONS: Relation[] = [
   // A converted lead and what it became.

@@ -1,14 +1,11 @@
 import type { Knex } from 'knex';
 import { can, type Principal } from '../domain/principal.js';
+import { kindsWith } from '../domain/record-kinds.js';
 import { recordKind, type RecordKind } from './record-registry.js';
 import { containsPattern } from './search.js';
 
-/** The kinds the header's search box covers, in the order equally ranked hits are listed. */
-const SEARCHED = ['contacts', 'accounts', 'leads', 'opportunities', 'tasks', 'products'] as const;
-/** Kinds whose email is matched exactly as well as their name. */
-const WITH_EMAIL = new Set<string>(['contacts', 'accounts', 'leads']);
-/** Kinds with several emails (`emails_lower`, GIN-indexed): any of them equal to the term ranks first. */
-const WITH_EMAILS = new Set<string>(['contacts', 'accounts']);
+/** The kinds the header's search box covers, in the order equally ranked hits are listed (declared in domain/record-kinds.ts). */
+const SEARCHED = kindsWith('search');
 
 export interface GlobalSearchHit {
   id: string;
@@ -28,8 +25,9 @@ const escapeLike = (term: string) => term.replace(/[\\%_]/g, (c) => `\\${c}`);
  */
 async function hitsOf(knex: Knex, principal: Principal, kind: RecordKind, term: string, limit: number) {
   const label = kind.label('r');
-  const email = WITH_EMAILS.has(kind.type) ? 'r.emails_lower @> cast(:emailPoint as jsonb)' : 'lower(r.email) = :term';
-  const exact = WITH_EMAIL.has(kind.type) ? `(lower(${label}) = :term or ${email})` : `lower(${label}) = :term`;
+  // Several emails (`emails_lower`, GIN-indexed): any of them equal to the term ranks first.
+  const email = kind.email === 'emails' ? 'r.emails_lower @> cast(:emailPoint as jsonb)' : 'lower(r.email) = :term';
+  const exact = kind.email ? `(lower(${label}) = :term or ${email})` : `lower(${label}) = :term`;
   const bindings = { term, prefix: `${escapeLike(term)}%`, wordPrefix: `% ${escapeLike(term)}%`, emailPoint: JSON.stringify([{ email: term }]) };
   const rank = knex.raw(`case when ${exact} then 0 when r.search_text like :prefix or r.search_text like :wordPrefix then 1 else 2 end as rank`, bindings);
   const rows: { id: string; label: string | null; subtitle: string | null; rank: number; updated_at: Date }[] = await kind

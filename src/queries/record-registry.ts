@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
+import type { Module } from '../domain/permissions.js';
 import { can, type Principal } from '../domain/principal.js';
-import { REGISTRY_TYPES, type RegistryType } from '../domain/record-types.js';
+import { IMPLEMENTED_KINDS, RECORD_KIND_FACTS, type ImplementedKind } from '../domain/record-kinds.js';
 import { applyRecordScope } from './record-scope.js';
 import { visibleWorkRequests } from './work-request-access.js';
 
@@ -8,19 +9,16 @@ import { visibleWorkRequests } from './work-request-access.js';
  * The record kinds other modules point at (spec Part B's "registry record types"):
  * documents, time entries, work requests and associations name a record by
  * `entityType` + `entityId`, and ask here whether it exists in the caller's tenant and
- * lies in their scope, what it is called and where it lives. One entry per kind; a module
- * that adds a kind adds its entry here.
+ * lies in their scope, what it is called and where it lives. The kinds and their names are
+ * declared in src/domain/record-kinds.ts; here is how to query each kind the service has
+ * (the compiler asks for an entry per such kind).
  */
-export { REGISTRY_TYPES, type RegistryType } from '../domain/record-types.js';
+export { REGISTRY_TYPES, type RegistryType } from '../domain/record-kinds.js';
 
-export interface RecordKind {
-  type: RegistryType;
-  /** The singular name the timeline tables (`record_activities.record_type`) and tasks use. */
-  recordType: string;
+/** How a kind is queried: its read model and permission module. */
+interface KindQueries {
   /** Permission module that guards it. */
-  module: string;
-  /** "Lead", "Opportunity", … */
-  noun: string;
+  module: Module;
   table: string;
   /** SQL of the record's display name, the row aliased `alias`. */
   label: (alias: string) => string;
@@ -28,10 +26,20 @@ export interface RecordKind {
   subtitle: (alias: string) => string | null;
   /** Columns a case-insensitive search matches (row aliased `r`). */
   searchColumns: string[];
+  /** Its email, which the header search matches exactly as well as its name: one `email` column, or several (`emails_lower`). */
+  email?: 'email' | 'emails';
   /** The web client's path to the record. */
   url: (id: string) => string;
   /** Live rows of the tenant in the caller's scope of `module`, aliased `r`. */
   visible: (knex: Knex, principal: Principal) => Knex.QueryBuilder;
+}
+
+export interface RecordKind extends KindQueries {
+  type: ImplementedKind;
+  /** The singular name the timeline tables (`record_activities.record_type`) and tasks use. */
+  recordType: string;
+  /** "Lead", "Opportunity", … */
+  noun: string;
 }
 
 const personName = (a: string) => `nullif(trim(coalesce(${a}.first_name, '') || ' ' || coalesce(${a}.last_name, '')), '')`;
@@ -43,17 +51,18 @@ const owned = (table: string, module: string, ownerColumns: string | string[]) =
   return applyRecordScope(query, principal, module, columns);
 };
 
-const KINDS: Partial<Record<RegistryType, RecordKind>> = {
+const QUERIES: Record<ImplementedKind, KindQueries> = {
   leads: {
-    type: 'leads', recordType: 'lead', module: 'leads', noun: 'Lead', table: 'leads',
+    module: 'leads', table: 'leads',
     label: (a) => `coalesce(${personName(a)}, ${a}.company, ${a}.email, 'Lead')`,
     subtitle: (a) => `coalesce(${a}.company, ${a}.email)`,
     searchColumns: ['first_name', 'last_name', 'email', 'company'],
+    email: 'email',
     url: (id) => `/leads/${id}`,
     visible: owned('leads', 'leads', 'owner_id'),
   },
   opportunities: {
-    type: 'opportunities', recordType: 'opportunity', module: 'opportunities', noun: 'Opportunity', table: 'opportunities',
+    module: 'opportunities', table: 'opportunities',
     label: (a) => `${a}.name`,
     subtitle: (a) => `(select x.name from accounts x where x.id = ${a}.account_id and x.tenant_id = ${a}.tenant_id)`,
     searchColumns: ['name'],
@@ -61,23 +70,25 @@ const KINDS: Partial<Record<RegistryType, RecordKind>> = {
     visible: owned('opportunities', 'opportunities', 'owner_id'),
   },
   accounts: {
-    type: 'accounts', recordType: 'account', module: 'accounts', noun: 'Account', table: 'accounts',
+    module: 'accounts', table: 'accounts',
     label: (a) => `${a}.name`,
     subtitle: (a) => `coalesce(${a}.industry, ${a}.website)`,
     searchColumns: ['name', 'email', 'website'],
+    email: 'emails',
     url: (id) => `/accounts/${id}`,
     visible: owned('accounts', 'accounts', 'owner_id'),
   },
   contacts: {
-    type: 'contacts', recordType: 'contact', module: 'contacts', noun: 'Contact', table: 'contacts',
+    module: 'contacts', table: 'contacts',
     label: (a) => `coalesce(${personName(a)}, ${a}.email, 'Contact')`,
     subtitle: (a) => `${a}.email`,
     searchColumns: ['first_name', 'last_name', 'email'],
+    email: 'emails',
     url: (id) => `/contacts/${id}`,
     visible: owned('contacts', 'contacts', 'owner_id'),
   },
   tasks: {
-    type: 'tasks', recordType: 'task', module: 'tasks', noun: 'Task', table: 'tasks',
+    module: 'tasks', table: 'tasks',
     label: (a) => `${a}.title`,
     subtitle: () => null,
     searchColumns: ['title'],
@@ -86,7 +97,7 @@ const KINDS: Partial<Record<RegistryType, RecordKind>> = {
     visible: owned('tasks', 'tasks', ['assigned_to', 'created_by']),
   },
   work_requests: {
-    type: 'work_requests', recordType: 'work_request', module: 'work_requests', noun: 'Work request', table: 'work_requests',
+    module: 'work_requests', table: 'work_requests',
     label: (a) => `${a}.request_number || ' ' || ${a}.title`,
     subtitle: (a) => `${a}.status`,
     searchColumns: ['title', 'request_number'],
@@ -95,7 +106,7 @@ const KINDS: Partial<Record<RegistryType, RecordKind>> = {
     visible: visibleWorkRequests,
   },
   products: {
-    type: 'products', recordType: 'product', module: 'products', noun: 'Product', table: 'products',
+    module: 'products', table: 'products',
     label: (a) => `${a}.name`,
     subtitle: (a) => `${a}.code`,
     searchColumns: ['name', 'code'],
@@ -105,9 +116,12 @@ const KINDS: Partial<Record<RegistryType, RecordKind>> = {
   },
 };
 
+/** The kinds the service has, in registry order. */
+const KINDS: RecordKind[] = IMPLEMENTED_KINDS.map((type) => ({ type, recordType: RECORD_KIND_FACTS[type].recordType, noun: RECORD_KIND_FACTS[type].noun, ...QUERIES[type] }));
+
 /** Singular names (`lead`) and the plural registry names (`leads`) both name a kind. */
 const BY_NAME = new Map<string, RecordKind>();
-for (const kind of Object.values(KINDS)) {
+for (const kind of KINDS) {
   BY_NAME.set(kind.type, kind);
   BY_NAME.set(kind.recordType, kind);
 }
@@ -119,7 +133,7 @@ export function recordKind(name: string): RecordKind | undefined {
 }
 
 /** Every kind that exists, in registry order. */
-export const recordKinds = (): RecordKind[] => REGISTRY_TYPES.flatMap((t) => (KINDS[t] ? [KINDS[t]!] : []));
+export const recordKinds = (): RecordKind[] => [...KINDS];
 
 /** Whether the caller may open the record: view on its module, and it exists live in their tenant within their scope. */
 export async function recordVisible(knex: Knex, principal: Principal, kind: RecordKind, id: string): Promise<boolean> {

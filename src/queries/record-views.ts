@@ -11,6 +11,7 @@ import { taskAggregate, type TaskState } from '../commands/tasks/task-aggregate.
 import { loadTaskSettings } from '../commands/task-settings/task-settings.js';
 import { roundMoney } from '../domain/field-rules.js';
 import { withAliases } from '../domain/field-aliases.js';
+import { kindsWith, type KindWith } from '../domain/record-kinds.js';
 import type { AccountFields } from '../events/accounts.js';
 import type { ContactFields } from '../events/contacts.js';
 import type { EventStore } from '../events/store/types.js';
@@ -23,8 +24,8 @@ import type { EventStore } from '../events/store/types.js';
  * these names; `?asOf=` answers a past detail with them. Sub-resources (products, line items,
  * contact roles, teams) and what only the read models know (creator, timestamps) are left out.
  */
-export const VIEW_MODULES = ['leads', 'contacts', 'accounts', 'opportunities', 'tasks'] as const;
-export type ViewModule = (typeof VIEW_MODULES)[number];
+export const VIEW_MODULES = kindsWith('view');
+export type ViewModule = KindWith<'view'>;
 
 export interface ViewDeps {
   store: EventStore;

@@ -3,7 +3,7 @@ import type { CustomFieldInput } from '../../commands/module-settings/custom-fie
 import { CUSTOM_FIELD_MODULES, CUSTOM_FIELD_TYPES, customFieldModuleNamed, OPTIONS_MAX, type CustomFieldModule } from '../../domain/custom-fields.js';
 import { isEmail, isPhone, isWebsite } from '../../domain/field-rules.js';
 import { ACCOUNT_CLASSIFICATIONS, FIELD_RULE_TYPES, RULE_FIELDS_MAX, RULES_MAX } from '../../domain/field-validation-rules.js';
-import { REGISTRY_TYPES } from '../../domain/record-types.js';
+import { REGISTRY_TYPES } from '../../domain/record-kinds.js';
 import { isTimeZone } from '../../domain/report-schedules.js';
 import { LAYOUT_TYPES } from '../../events/module-settings.js';
 import { TABLE_MODULES } from '../../queries/table-columns.js';

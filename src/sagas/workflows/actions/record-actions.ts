@@ -1,4 +1,5 @@
 import { DomainError } from '../../../domain/errors.js';
+import { kindHas, SINGULAR_OF } from '../../../domain/record-kinds.js';
 import { displayValue, fieldOf, interpolate } from '../../../domain/workflow-templates.js';
 import { notifyUser } from '../../../commands/notifications/notify-user.js';
 import { handleCommand } from '../../../commands/aggregate.js';
@@ -40,7 +41,8 @@ const TABLE: Record<Module, { table: string; owner: string }> = {
   opportunities: { table: 'opportunities', owner: 'owner_id' },
   tasks: { table: 'tasks', owner: 'assigned_to' },
 };
-const TASK_LINK: Partial<Record<Module, 'lead' | 'contact' | 'account' | 'opportunity'>> = { leads: 'lead', contacts: 'contact', accounts: 'account', opportunities: 'opportunity' };
+/** The link a task made on a record of `module` gets, if tasks link to that kind. */
+const taskLinkOf = (module: Module) => (kindHas(module, 'taskLink') ? SINGULAR_OF[module] : undefined);
 
 /**
  * Changes the trigger record through its module's own commands (its rules and events, as a
@@ -242,7 +244,7 @@ export const createTaskAction: ActionHandler = {
       config.assignedTo === 'trigger_user' ? trigger.userId : config.assignedTo === 'specific' ? (String(config.specificUserId ?? '') || null) : (owner ?? null);
     const offset = Number(config.dueOffsetDays);
     const dueDate = Number.isFinite(offset) ? new Date(deps.clock.now().getTime() + Math.round(offset) * DAY_MS).toISOString() : null;
-    const link = TASK_LINK[moduleOf(input)];
+    const link = taskLinkOf(moduleOf(input));
     const id = input.idFor(0);
     try {
       await createTask(
