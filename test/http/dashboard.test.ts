@@ -395,6 +395,9 @@ describe('dashboard', () => {
       expect(times).to.deep.equal([...times].sort((a, b) => b - a));
       const note = (await get('recent-activities?scope=all&limit=100')).find((a: { activityType: string; entityId: string }) => a.activityType === 'note_added' && a.entityId === leads[1].id);
       expect(note).to.include({ entityType: 'lead', entityName: 'Lead 1' });
+      // Every kind with a timeline is named: a task by its title.
+      const taskCreated = (await get('recent-activities?scope=all&limit=100')).find((a: { entityId: string }) => a.entityId === tasks[0].id);
+      expect(taskCreated).to.include({ entityType: 'task', entityName: 'Task 0' });
     });
   });
 

@@ -1,3 +1,4 @@
+import { singularsWith } from '../../domain/record-kinds.js';
 import type { Knex } from 'knex';
 import { recordKind } from '../record-registry.js';
 import { slaStatusOf } from '../leads/sla.js';
@@ -16,9 +17,9 @@ export async function activitiesSummary(knex: Knex, f: DashboardFilter) {
   return { totalActivities: byType.reduce((sum: number, r: any) => sum + r.count, 0), byType };
 }
 
-/** The record's name, through the registry's label of its kind (null for a kind the registry does not name). */
+/** The record's name, through the registry's label of its kind (every kind with a timeline). */
 function entityNameSql(knex: Knex): Knex.Raw {
-  const kinds = ['lead', 'opportunity', 'contact', 'account'].flatMap((type) => {
+  const kinds = singularsWith('timeline').flatMap((type) => {
     const kind = recordKind(type);
     return kind ? [`when '${kind.recordType}' then (select ${kind.label('x')} from ${kind.table} x where x.id = a.record_id and x.tenant_id = a.tenant_id)`] : [];
   });
