@@ -31,6 +31,8 @@ const tlsFixture = () => ({
  */
 export class HttpReceiver {
   readonly received: ReceivedRequest[] = [];
+  /** Requests received and not answered yet (a slow reply under way), by path. */
+  private readonly waiting = new Map<string, number>();
   reply: (request: ReceivedRequest) => Reply = () => ({ status: 200, body: 'ok' });
   port = 0;
   private readonly sockets = new Set<net.Socket>();
@@ -47,7 +49,9 @@ export class HttpReceiver {
         const request = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
         this.received.push(request);
         const reply = this.reply(request);
+        this.waiting.set(request.url, (this.waiting.get(request.url) ?? 0) + 1);
         setTimeout(() => {
+          this.waiting.set(request.url, this.waiting.get(request.url)! - 1);
           if (res.destroyed) return;
           res.writeHead(reply.status ?? 200, reply.headers ?? { 'content-type': 'text/plain' });
           res.end(reply.body ?? '');
@@ -69,6 +73,11 @@ export class HttpReceiver {
 
   url(path = '/', host = '127.0.0.1'): string {
     return `${this.server instanceof https.Server ? 'https' : 'http'}://${host}:${this.port}${path}`;
+  }
+
+  /** How many requests to this path are waiting for their answer now. */
+  unanswered(url: string): number {
+    return this.waiting.get(url) ?? 0;
   }
 
   get last(): ReceivedRequest {
