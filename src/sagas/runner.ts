@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { assertReadable } from '../events/versions.js';
 import { followAll } from '../events/store/catch-up.js';
 import type { Position, RecordedEvent } from '../events/store/types.js';
-import { advanceCheckpoint, advanceCheckpointAlone, CheckpointMovedError, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
+import { advanceCheckpoint, CheckpointMovedError, CheckpointMoves, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { anyParked, backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep, withListenerRoom } from '../infra/signal.js';
 import { Slots } from '../infra/slots.js';
@@ -114,7 +114,7 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
       if (!ready) return;
       if (stored && ready.setAside.length === 0) {
         // Only the checkpoint moves (the usual case): one statement.
-        if (!(await advanceCheckpointAlone(deps.knex, 'saga_checkpoints', name, stored, ready.to, options.lease))) throw new CheckpointMovedError(name);
+        if (!(await checkpointMovesOf(deps.knex).move(name, stored, ready.to, options.lease))) throw new CheckpointMovedError(name);
       } else {
         await deps.knex.transaction(async (trx) => {
           // First: it locks the checkpoint row, as a replay or skip of this saga's parked events does.
@@ -261,6 +261,14 @@ async function setAside(trx: Knex.Transaction, name: string, events: SetAside[])
   }
 }
 
+/** One batcher of checkpoint moves per database: the process's runners share it. */
+const checkpointMoves = new WeakMap<Knex, CheckpointMoves>();
+function checkpointMovesOf(knex: Knex): CheckpointMoves {
+  let moves = checkpointMoves.get(knex);
+  if (!moves) checkpointMoves.set(knex, (moves = new CheckpointMoves(knex, 'saga_checkpoints')));
+  return moves;
+}
+
 /**
  * Stores the checkpoint at most every CHECKPOINT_EVERY_MS (or later, as `soon` is asked),
  * one write at a time, and none when nothing new finished (`due`). A failed write stops the
@@ -289,7 +297,8 @@ class CheckpointWriter {
   soon(delayMs = CHECKPOINT_EVERY_MS): void {
     this.wanted = Math.min(this.wanted, delayMs);
     if (this.writing || this.stopped) return;
-    const due = this.lastWrite + this.wanted;
+    // On the grid of the delay: every runner of the process that has something to store then stores it in the same turn (one statement).
+    const due = Math.ceil((this.lastWrite + this.wanted) / CHECKPOINT_EVERY_MS) * CHECKPOINT_EVERY_MS;
     if (this.timer && this.timerDue <= due) return;
     this.cancelTimer();
     this.timerDue = due;

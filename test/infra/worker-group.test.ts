@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import knexFactory, { type Knex } from 'knex';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
 import { connectDatabase, type Database } from '../../src/infra/database.js';
-import { advanceCheckpoint, loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
+import { advanceCheckpoint, CheckpointMoves, loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
 import { takeLease } from '../../src/infra/unit-leases.js';
 import { WorkerGroup, type Unit } from '../../src/infra/worker-group.js';
 import { allMigrations } from '../../src/modules.js';
@@ -164,6 +164,31 @@ describe('worker group: units shared by worker processes through leases in Postg
       expect(await advance(db.knex, 2, 3, old)).to.equal(false);
       expect(await loadCheckpoint(db.knex, 'saga_checkpoints', 'fenced')).to.deep.equal(at(2));
       expect(await advance(db.knex, 2, 3, taken)).to.equal(true);
+    });
+
+    it('moves asked in one turn go in one statement, each checked on its own position and lease', async () => {
+      const moves = new CheckpointMoves(db.knex, 'saga_checkpoints');
+      const lease = (unit: string, holder: string) => takeLease(db.knex, unit, holder);
+      const [a, b, c] = [await lease('saga:a', 'w'), await lease('saga:b', 'w'), await lease('saga:c', 'w')];
+      for (const [name, l] of [['a', a], ['b', b], ['c', c]] as const) {
+        expect(await db.knex.transaction((trx) => advanceCheckpoint(trx, 'saga_checkpoints', name, null, at(1), l))).to.equal(true);
+      }
+      const retaken = await lease('saga:c', 'other');
+      const statements: string[] = [];
+      const count = (q: { sql: string }) => statements.push(q.sql);
+      db.knex.on('query', count);
+      try {
+        // a moves; b is asked from a position it has left; c's lease was taken by another holder; an unknown name moves nothing.
+        const answers = await Promise.all([moves.move('a', at(1), at(5), a), moves.move('b', at(9), at(5), b), moves.move('c', at(1), at(5), c), moves.move('zz', at(1), at(5))]);
+        expect(answers).to.deep.equal([true, false, false, false]);
+      } finally {
+        db.knex.off('query', count);
+      }
+      expect(statements).to.have.length(1);
+      expect(await loadCheckpoint(db.knex, 'saga_checkpoints', 'a')).to.deep.equal(at(5));
+      expect(await loadCheckpoint(db.knex, 'saga_checkpoints', 'b')).to.deep.equal(at(1));
+      expect(await loadCheckpoint(db.knex, 'saga_checkpoints', 'c')).to.deep.equal(at(1));
+      expect(await moves.move('c', at(1), at(6), retaken)).to.equal(true);
     });
 
     it("a taking waits for the old holder's checkpoint write in flight, so the new holder reads it once committed", async () => {
