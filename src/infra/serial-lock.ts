@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { guardConnectionOf } from './key-locks.js';
 import { sleep } from './signal.js';
+import { withLiterals } from './simple-query.js';
 
 /** Per database: the tail of the queue of each key's callers in this process. */
 const queues = new WeakMap<Knex, Map<string, Promise<unknown>>>();
@@ -51,12 +52,13 @@ export async function alongside<T>(knex: Knex, key: string | readonly string[], 
     const client = await guardConnectionOf(knex);
     let broken: Error | undefined;
     try {
-      await client.query('begin');
-      const { rows } = await client.query(
-        'select bool_and(pg_try_advisory_xact_lock_shared(hashtextextended(k, 0))) as ok from unnest($1::text[]) as k',
-        [keys],
-      );
-      if (rows[0].ok) {
+      // One round trip: the transaction and its locks.
+      const tried = {
+        text: 'select bool_and(pg_try_advisory_xact_lock_shared(hashtextextended(k, 0))) as ok from unnest($1::text[]) as k',
+        values: [keys],
+      };
+      const results = (await client.query(`begin; ${withLiterals(tried)}`)) as unknown as { rows: { ok: boolean }[] }[];
+      if (results[1].rows[0].ok) {
         try {
           return await work();
         } finally {

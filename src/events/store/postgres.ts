@@ -7,7 +7,7 @@ import { sleep } from '../../infra/signal.js';
 import { catchUpSubscription } from './catch-up.js';
 import { GroupCommitter, type GroupMember } from './group-commit.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
-import { withLiterals } from './simple-query.js';
+import { withLiterals } from '../../infra/simple-query.js';
 import { eventVersions } from '../upcasters.js';
 import type { EventVersions } from '../versions.js';
 import {
