@@ -6,8 +6,10 @@ import type { Logger } from '../infra/logger.js';
 import { backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep } from '../infra/signal.js';
 import type { Lease } from '../infra/unit-leases.js';
-import { applyEvents, handles, type Projection } from './projection.js';
-import type { ReadModelWriter, WriterOptions } from './writer.js';
+import pg from 'pg';
+import { fenced } from '../infra/unit-leases.js';
+import { applyEvents, handles, statementsFor, type Projection } from './projection.js';
+import { statementsAsSql, type ReadModelWriter, type WriterOptions } from './writer.js';
 import { CHECKPOINT_CHANNEL, checkpointNotification, inlineProjectionNames } from './progress.js';
 import { restoreSetAsideIndexes } from './set-aside-indexes.js';
 
@@ -60,6 +62,10 @@ export async function applyPage(
   const last = page[page.length - 1].position;
   const relevant = page.filter((e) => handles(projection, e.type));
   const notify = options.notify ?? (deps.othersListen ? await deps.othersListen() : true);
+  // The usual page (live tables, a stored checkpoint, no event to park): two round trips.
+  if (!options.target && !options.parkFailuresAfter && !options.writer && from) {
+    if (await applyPageInTwoTrips(deps, projection, from, last, relevant, { notify, lease: options.lease, prepared: options.prepared })) return last;
+  }
   await deps.knex.transaction(async (trx) => {
     // Read models are derived from the log and the checkpoint commits with them: a crash
     // may lose the last few batches, checkpoint included, and they are simply applied
@@ -83,6 +89,58 @@ export async function applyPage(
     }
   });
   return last;
+}
+
+/**
+ * `applyPage` of a live projection's page in two round trips on one connection instead of
+ * six: `begin`, the commit setting, the checkpoint's move and the parked-events probe as one
+ * text; then the page's writes, the notification and `commit` as another (values written in
+ * as literals, see src/infra/simple-query.ts). Answers false, having written nothing, when
+ * the projection has parked events and the page has events to apply: the full path then
+ * holds those of blocked streams.
+ */
+async function applyPageInTwoTrips(
+  deps: ProjectionDeps,
+  projection: Projection,
+  from: Position,
+  last: Position,
+  relevant: RecordedEvent[],
+  options: { notify: boolean; lease?: Lease; prepared?: ReadModelWriter },
+): Promise<boolean> {
+  const { knex } = deps;
+  const name = projection.name;
+  const fence = options.lease ? fenced(knex, options.lease) : knex.raw('true');
+  const move = knex
+    .raw(
+      `update projection_checkpoints set commit_position = ?, prepare_position = ?, updated_at = now()
+        where name = ? and commit_position = ? and prepare_position = ? and ?`,
+      [last.commit.toString(), last.prepare.toString(), name, from.commit.toString(), from.prepare.toString(), fence],
+    )
+    .toQuery();
+  const parkedProbe = `select exists (select 1 from parked_events where kind = 'projection' and name = ${pg.escapeLiteral(name)}) as parked`;
+  const connection = (await knex.client.acquireConnection()) as pg.Client;
+  let healthy = true;
+  try {
+    // Read models are derived from the log and the checkpoint commits with them: these commits need not wait for the disk.
+    const opened = (await connection.query(`begin; set local synchronous_commit = off; ${move}; ${parkedProbe}`)) as unknown as pg.QueryResult[];
+    if (opened[2].rowCount !== 1) throw new CheckpointMovedError(name);
+    if (opened[3].rows[0].parked && relevant.length) {
+      await connection.query('rollback');
+      return false;
+    }
+    const statements = !relevant.length ? [] : options.prepared ? options.prepared.takeStatements() : await statementsFor(projection, knex, relevant);
+    const writes = statementsAsSql(knex, statements);
+    const notification = options.notify ? `select pg_notify(${pg.escapeLiteral(CHECKPOINT_CHANNEL)}, ${pg.escapeLiteral(checkpointNotification(name, last))})` : '';
+    await connection.query([writes, notification, 'commit'].filter(Boolean).join(';\n'));
+    return true;
+  } catch (error) {
+    healthy = await connection.query('rollback').then(() => true, () => false);
+    throw error;
+  } finally {
+    // A connection that cannot even roll back is not handed out again.
+    if (healthy) await knex.client.releaseConnection(connection);
+    else await knex.client.destroyRawConnection?.(connection).catch(() => undefined);
+  }
 }
 
 /**
