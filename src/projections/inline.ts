@@ -8,7 +8,7 @@ import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { takeOverFromRunners } from './online-rebuild.js';
 import type { TakeOver } from './rebuild.js';
 import { handles, statementsFor, type Projection } from './projection.js';
-import { statementsAsSql, type Statement } from './writer.js';
+import { ReadModelWriter, statementsAsSql, type Statement } from './writer.js';
 import { CHECKPOINT_CHANNEL, forgetInlineProjections, inlineNotification, inlineProjectionNames } from './progress.js';
 import { catchUp } from './runner.js';
 
@@ -32,6 +32,19 @@ export class InlineProjections implements InlineApplier {
     projections: readonly Projection[],
   ) {
     this.byName = new Map(projections.map((p) => [p.name, p]));
+  }
+
+  private shapesRead: Promise<void> | null = null;
+
+  /** The tables' shapes, read once through the read-model pool: `sqlFor` then needs no connection. */
+  ready(): Promise<void> {
+    this.shapesRead ??= (async () => {
+      for (const projection of this.byName.values()) await ReadModelWriter.prepare(this.knex, projection.tables);
+    })().catch((error) => {
+      this.shapesRead = null;
+      throw error;
+    });
+    return this.shapesRead;
   }
 
   async sqlFor(projections: string[], events: RecordedEvent[]): Promise<string> {

@@ -65,6 +65,8 @@ export async function applyPage(
   // The usual page (live tables, a stored checkpoint, no event to park): two round trips.
   if (!options.target && !options.parkFailuresAfter && !options.writer && from) {
     if (await applyPageInTwoTrips(deps, projection, from, last, relevant, { notify, lease: options.lease, prepared: options.prepared })) return last;
+    // Its statements were taken from the prepared writer: the full path works the page out again.
+    options = { ...options, prepared: undefined };
   }
   await deps.knex.transaction(async (trx) => {
     // Read models are derived from the log and the checkpoint commits with them: a crash
@@ -118,6 +120,10 @@ async function applyPageInTwoTrips(
     )
     .toQuery();
   const parkedProbe = `select exists (select 1 from parked_events where kind = 'projection' and name = ${pg.escapeLiteral(name)}) as parked`;
+  // Worked out before the connection is taken: the writer may read table shapes through the pool, and a runner
+  // holding one connection while it waits for a second could drain the smallest pool.
+  const statements = !relevant.length ? [] : options.prepared ? options.prepared.takeStatements() : await statementsFor(projection, knex, relevant);
+  const writes = statementsAsSql(knex, statements);
   const connection = (await knex.client.acquireConnection()) as pg.Client;
   let healthy = true;
   try {
@@ -128,8 +134,6 @@ async function applyPageInTwoTrips(
       await connection.query('rollback');
       return false;
     }
-    const statements = !relevant.length ? [] : options.prepared ? options.prepared.takeStatements() : await statementsFor(projection, knex, relevant);
-    const writes = statementsAsSql(knex, statements);
     const notification = options.notify ? `select pg_notify(${pg.escapeLiteral(CHECKPOINT_CHANNEL)}, ${pg.escapeLiteral(checkpointNotification(name, last))})` : '';
     await connection.query([writes, notification, 'commit'].filter(Boolean).join(';\n'));
     return true;

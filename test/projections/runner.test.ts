@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import knexFactory from 'knex';
 import { handleCommand } from '../../src/commands/aggregate.js';
 import { loadCheckpoint, CheckpointMovedError } from '../../src/events/subscriptions/checkpoints.js';
 import { AdvisoryLocks } from '../../src/infra/advisory-locks.js';
@@ -47,6 +48,21 @@ describe('projections', () => {
   afterEach(async () => db.close());
 
   describe('the runner', () => {
+    it('applies a page on a pool of one connection, table shapes not yet read (no wait for a second connection while holding the first)', async () => {
+      const ids = await createCounters(2, 1);
+      const events = await db.store.readAll({ from: null, maxCount: 100 });
+      const first = events.findIndex((e) => e.streamId === `probecounter-${ids[1]}`);
+      await applyPage(deps(), counterProjection, null, events.slice(0, first));
+      // A new pool (its table shapes not read yet) of one connection, and a stored checkpoint: the two-round-trip path.
+      const single = knexFactory({ client: 'pg', connection: db.url, pool: { min: 0, max: 1 }, acquireConnectionTimeout: 5_000 });
+      try {
+        await applyPage({ store: db.store, knex: single }, counterProjection, events[first - 1].position, events.slice(first));
+      } finally {
+        await single.destroy();
+      }
+      expect((await counters()).map((r) => r.id).sort()).to.deep.equal([...ids].sort());
+    });
+
     it('fills the read model and commits a checkpoint with each batch', async () => {
       await createCounters(3, 4);
       const abort = new AbortController();

@@ -185,6 +185,8 @@ function groupQuery(group: readonly PendingAppend[], versions: EventVersions, in
  * `<writes>; commit` in a second. Anything that fails undoes the append with them.
  */
 export interface InlineApplier {
+  /** Whatever `sqlFor` needs from the read-model pool, read before the append takes a connection (the first call reads it). */
+  ready(): Promise<void>;
   /** The SQL of the named projections' writes for these events (statements separated by `;`), or '' when there are none. */
   sqlFor(projections: string[], events: RecordedEvent[]): Promise<string>;
 }
@@ -410,6 +412,8 @@ export class PostgresEventStore implements EventStore {
     append: pg.QueryConfig,
     appended: (rows: Row[]) => { value: T; events: RecordedEvent[]; projections: string[] },
   ): Promise<T> {
+    // Never wait for the read-model pool while holding a connection of this one.
+    await inline.ready();
     const client = await this.pool.connect();
     try {
       const results = (await client.query(`begin; ${withLiterals(append)}`)) as unknown as pg.QueryResult<Row>[];
