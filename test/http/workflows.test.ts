@@ -614,17 +614,21 @@ describe('workflow webhooks and messages, end to end', () => {
     expect(deal).to.include({ name: 'First deal with Globex', accountId: account.id, amount: 1200, ownerId: admin.user.id });
   });
 
-  it('create_opportunity on a converted lead uses the account the conversion made', async () => {
-    const marker = `conv-${randomUUID().slice(0, 8)}`;
-    const wf = (
+  /** A workflow making a deal of `amount` when a lead of source `marker` is converted. */
+  const dealOnConversion = async (name: string, marker: string, amount: number) =>
+    (
       await call('POST', '/workflows', {
-        name: 'deal on conversion',
+        name,
         triggerModule: 'leads',
         triggerType: 'lead_converted',
         triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
-        actions: [{ actionType: 'create_opportunity', config: { amount: 800 } }],
+        actions: [{ actionType: 'create_opportunity', config: { amount } }],
       })
     ).body;
+
+  it('create_opportunity on a converted lead uses the account the conversion made', async () => {
+    const marker = `conv-${randomUUID().slice(0, 8)}`;
+    const wf = await dealOnConversion('deal on conversion', marker, 800);
     const lead = (await call('POST', '/leads', { firstName: 'Ada', lastName: 'Byron', company: `Analytical ${marker}`, source: marker })).body;
     const converted = await call('POST', `/leads/${lead.id}/convert`, {});
     expect(converted.status, JSON.stringify(converted.body)).to.be.oneOf([200, 201]);
@@ -638,15 +642,7 @@ describe('workflow webhooks and messages, end to end', () => {
 
   it('create_opportunity on a conversion whose account is written late waits for it instead of failing', async () => {
     const marker = `late-${randomUUID().slice(0, 8)}`;
-    const wf = (
-      await call('POST', '/workflows', {
-        name: 'deal on slow conversion',
-        triggerModule: 'leads',
-        triggerType: 'lead_converted',
-        triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
-        actions: [{ actionType: 'create_opportunity', config: { amount: 900 } }],
-      })
-    ).body;
+    const wf = await dealOnConversion('deal on slow conversion', marker, 900);
     const lead = (await call('POST', '/leads', { firstName: 'Late', lastName: 'Writer', company: `Slow ${marker}`, source: marker })).body;
     // The conversion's plan writes the lead first; its account lands 1.5 s later, after the saga has seen the lead's event.
     const store = service.services.store;
@@ -670,15 +666,7 @@ describe('workflow webhooks and messages, end to end', () => {
 
   it("a conversion whose plan keeps failing is parked for the workflow saga (not waited on for good); once the plan completes, a replay runs it", async () => {
     const marker = `stuck-${randomUUID().slice(0, 8)}`;
-    const wf = (
-      await call('POST', '/workflows', {
-        name: 'deal on stuck conversion',
-        triggerModule: 'leads',
-        triggerType: 'lead_converted',
-        triggerFilters: { logic: 'AND', conditions: [{ field: 'source', operator: 'equals', value: marker }] },
-        actions: [{ actionType: 'create_opportunity', config: { amount: 700 } }],
-      })
-    ).body;
+    const wf = await dealOnConversion('deal on stuck conversion', marker, 700);
     const lead = (await call('POST', '/leads', { firstName: 'Stuck', lastName: 'Plan', company: `Stuck ${marker}`, source: marker })).body;
     const { store, knex } = service.services;
     const append = store.appendToStream.bind(store);
