@@ -85,7 +85,8 @@ function watch(page: Page) {
   // A call the browser never completed (refused by CORS, connection dropped) never gets a response.
   page.on('requestfailed', (req) => {
     const url = req.url();
-    if (!url.startsWith(API_URL)) return;
+    // ERR_ABORTED: the page went on (the next step's navigation) before the answer came; not the service's failure.
+    if (!url.startsWith(API_URL) || req.failure()?.errorText === 'net::ERR_ABORTED') return;
     const u = new URL(url);
     problems.push({ kind: 'call', text: `${req.method()} ${u.pathname}${u.search} -> failed: ${req.failure()?.errorText ?? 'unknown'}` });
   });
