@@ -10,6 +10,7 @@ import {
   type RecordedEvent,
 } from '../events/store/types.js';
 import { conflict, notFound, preconditionFailed } from '../domain/errors.js';
+import { factsForAppend, noteAppended } from './checked-facts.js';
 import { takeTurnOn } from './stream-turns.js';
 
 export type { DomainEvent, EventFold } from '../events/domain-event.js';
@@ -198,8 +199,9 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
         const result = await deps.store.appendToStream(
           streamId,
           events.map((e, index) => ({ id: eventIds ? eventIds(index) : randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })),
-          { expectedRevision: revision < 0 ? 'no_stream' : revision },
+          { expectedRevision: revision < 0 ? 'no_stream' : revision, facts: factsForAppend() },
         );
+        noteAppended();
         return settle({
           state: events.reduce(aggregate.evolve, state),
           events,

@@ -5,7 +5,7 @@ import { firstValueFrom } from 'rxjs';
 import { appendQuery, PostgresEventStore } from '../../src/events/store/postgres.js';
 import { EventStoreDbEventStore } from '../../src/events/store/eventstoredb.js';
 import { comparePositions } from '../../src/events/store/position.js';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventFilter, type EventStore, type Position, type RecordedEvent } from '../../src/events/store/types.js';
+import { DuplicateEventIdError, StaleFactsError, WrongExpectedRevisionError, type AppendResult, type EventFilter, type EventStore, type Position, type RecordedEvent } from '../../src/events/store/types.js';
 import { EventVersions } from '../../src/events/versions.js';
 import { foldRecorded } from '../../src/commands/aggregate.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
@@ -493,6 +493,75 @@ for (const adapter of adapters) {
         for (const a of onHot) if (a.status === 'rejected') expect(a.reason).to.be.instanceOf(WrongExpectedRevisionError);
         expect(attempts.filter((_, i) => i % 2 === 1).every((a) => a.status === 'fulfilled')).to.equal(true);
         expect((await store.readStream(hot)).map((e) => e.revision)).to.deep.equal([0, 1]);
+      });
+    });
+
+    describe('appends decided on facts (other streams at the revisions the decision took them)', () => {
+      it('stores an append whose facts still hold, an absent stream counted as revision -1', async () => {
+        const settings = streamName('facts-settings');
+        await store.appendToStream(settings, [newEvent('Configured')], { expectedRevision: 'no_stream' });
+        const record = streamName('facts-record');
+        const facts = [{ streamId: settings, revision: 0 }, { streamId: streamName('facts-never'), revision: -1 }];
+        const result = await store.appendToStream(record, [newEvent('Created')], { expectedRevision: 'no_stream', facts });
+        expect(result.nextExpectedRevision).to.equal(0);
+        expect((await store.readStream(record)).map((e) => e.type)).to.deep.equal(['Created']);
+      });
+
+      it('refuses an append whose fact moved on, naming it, and writes nothing', async () => {
+        const settings = streamName('facts-settings');
+        await store.appendToStream(settings, [newEvent('Configured')], { expectedRevision: 'no_stream' });
+        await store.appendToStream(settings, [newEvent('Reconfigured')], { expectedRevision: 0 });
+        const record = streamName('facts-record');
+        const refused = await store.appendToStream(record, [newEvent('Created')], { expectedRevision: 'no_stream', facts: [{ streamId: settings, revision: 0 }] }).then(
+          () => null,
+          (error: unknown) => error,
+        );
+        expect(refused).to.be.instanceOf(StaleFactsError);
+        expect((refused as StaleFactsError).streamIds).to.deep.equal([settings]);
+        expect(await store.readStream(record)).to.deep.equal([]);
+        // A stream that appeared since counts as moved too.
+        const appeared = streamName('facts-appeared');
+        await store.appendToStream(appeared, [newEvent('Configured')], { expectedRevision: 'no_stream' });
+        const alsoRefused = await store.appendToStream(record, [newEvent('Created')], { expectedRevision: 'no_stream', facts: [{ streamId: appeared, revision: -1 }] }).then(
+          () => null,
+          (error: unknown) => error,
+        );
+        expect(alsoRefused).to.be.instanceOf(StaleFactsError);
+        expect(await store.readStream(record)).to.deep.equal([]);
+      });
+
+      it('among 20 appends at once, the one whose fact moved fails alone; the other 19 are stored', async () => {
+        const settings = streamName('facts-settings');
+        await store.appendToStream(settings, [newEvent('Configured')], { expectedRevision: 'no_stream' });
+        const tag = streamName('facts-at-once');
+        const stale = 7;
+        const attempts = await Promise.allSettled(
+          Array.from({ length: 20 }, (_, i) =>
+            store.appendToStream(`${tag}-${i}`, [newEvent('Created', { i })], {
+              expectedRevision: 'no_stream',
+              // Half decide on the settings as they are; one on an older revision; the rest on none.
+              facts: i === stale ? [{ streamId: settings, revision: -1 }] : i % 2 ? [{ streamId: settings, revision: 0 }] : undefined,
+            }),
+          ),
+        );
+        attempts.forEach((attempt, i) => {
+          if (i === stale) expect(attempt.status === 'rejected' && attempt.reason).to.be.instanceOf(StaleFactsError);
+          else expect(attempt.status, `append ${i}`).to.equal('fulfilled');
+        });
+        for (let i = 0; i < 20; i++) expect(await store.readStream(`${tag}-${i}`)).to.have.length(i === stale ? 0 : 1);
+      });
+
+      it('a retried append that went through answers as the first time, though its facts moved since', async () => {
+        const settings = streamName('facts-settings');
+        await store.appendToStream(settings, [newEvent('Configured')], { expectedRevision: 'no_stream' });
+        const record = streamName('facts-record');
+        const events = [newEvent('Created')];
+        const facts = [{ streamId: settings, revision: 0 }];
+        const first = await store.appendToStream(record, events, { expectedRevision: 'no_stream', facts });
+        await store.appendToStream(settings, [newEvent('Reconfigured')], { expectedRevision: 0 });
+        const again = await store.appendToStream(record, events, { expectedRevision: 'no_stream', facts });
+        expect(comparePositions(again.position, first.position)).to.equal(0);
+        expect(await store.readStream(record)).to.have.length(1);
       });
     });
 

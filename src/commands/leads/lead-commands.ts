@@ -18,6 +18,7 @@ import { assigningSettings, deletingSettingsItem, type SettingsDeleteDeps } from
 import { lineProduct, withLineProduct, type LineProductGiven } from '../products/line-products.js';
 import { usingCatalogue } from '../products/catalogue-usage.js';
 import { seedTenantsWithout } from '../tenant-seeds.js';
+import { withCheckedFacts } from '../checked-facts.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -36,7 +37,7 @@ const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<Le
 type DecideWith = (attempt: number) => Promise<LeadDecideContext>;
 
 const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, decideWith: DecideWith = currentContext(deps, ctx)) =>
-  handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create', decideWith });
+  withCheckedFacts(() => handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create', decideWith }));
 
 /**
  * A lead command that may give the lead a pipeline, stage or priority: it runs while no
@@ -52,17 +53,19 @@ const runAssigning = (deps: Deps, ctx: CommandContext, id: string, command: Lead
  * otherwise, and nothing is written), quantity 1 at the product's price.
  */
 export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<LeadInput, 'ownerId'> & { ownerId?: string }, productIds: string[] = []) {
-  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
-  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
-  const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'leads', { fields: given, customFields: given.customFields, mode: 'create' }))! };
-  const id = randomUUID();
-  const create = async () => {
-    const lines = await firstLines(deps, ctx.tenantId, productIds);
-    return runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! }, lines });
-  };
-  // While the lead is written, none of its products can be deleted (catalogue-usage.ts).
-  const result = productIds.length ? await usingCatalogue(deps.knex, ctx.tenantId, create) : await create();
-  return { id, position: result.position };
+  return withCheckedFacts(async () => {
+    await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+    await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
+    const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'leads', { fields: given, customFields: given.customFields, mode: 'create' }))! };
+    const id = randomUUID();
+    const create = async () => {
+      const lines = await firstLines(deps, ctx.tenantId, productIds);
+      return runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! }, lines });
+    };
+    // While the lead is written, none of its products can be deleted (catalogue-usage.ts).
+    const result = productIds.length ? await usingCatalogue(deps.knex, ctx.tenantId, create) : await create();
+    return { id, position: result.position };
+  });
 }
 
 async function firstLines(deps: Deps, tenantId: string, productIds: string[]): Promise<LeadProductLine[]> {
@@ -80,10 +83,12 @@ async function firstLines(deps: Deps, tenantId: string, productIds: string[]): P
 }
 
 export async function updateLead(deps: Deps, ctx: CommandContext, id: string, given: LeadChanges) {
-  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
-  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
-  const changes = await withCheckedCustomFields(deps, ctx, 'leads', given);
-  return runAssigning(deps, ctx, id, { kind: 'update', id, changes });
+  return withCheckedFacts(async () => {
+    await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+    await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
+    const changes = await withCheckedCustomFields(deps, ctx, 'leads', given);
+    return runAssigning(deps, ctx, id, { kind: 'update', id, changes });
+  });
 }
 
 export const deleteLead = (deps: Deps, ctx: CommandContext, id: string) => run(deps, ctx, id, { kind: 'delete', id });

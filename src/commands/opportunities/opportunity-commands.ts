@@ -21,6 +21,7 @@ import type { LineItemInput } from './opportunity-lines.js';
 import { checkedRecordWrite, checkedStageValues } from '../custom-field-values.js';
 import { withCheckedCustomFields } from '../records/record-commands.js';
 import { accountExists, contactExists } from '../../facts/records.js';
+import { withCheckedFacts } from '../checked-facts.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -45,31 +46,37 @@ const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<Op
  * is being deleted meanwhile (settings-usage.ts, opportunity-settings-usage.ts).
  */
 function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCommand) {
-  return assigningAllOpportunitySettings(deps.knex, ctx.tenantId, () =>
-    handleCommand(deps, opportunityAggregate, id, command, ctx, {
-      newStream: command.kind === 'create',
-      decideWith: currentContext(deps, ctx),
-    }),
+  return withCheckedFacts(() =>
+    assigningAllOpportunitySettings(deps.knex, ctx.tenantId, () =>
+      handleCommand(deps, opportunityAggregate, id, command, ctx, {
+        newStream: command.kind === 'create',
+        decideWith: currentContext(deps, ctx),
+      }),
+    ),
   );
 }
 
 /** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second opportunity. */
 export async function createOpportunity(deps: Deps, ctx: CommandContext, given: Omit<OpportunityInput, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
-  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
-  await assertAccount(deps.knex, ctx.tenantId, given.accountId);
-  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
-  const currency = given.currency ?? (await tenantCurrency(deps.store, ctx.tenantId));
-  const input = { ...given, currency, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'opportunities', { fields: given, customFields: given.customFields, mode: 'create' }))! };
-  const result = await run(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
-  return { id, position: result.position };
+  return withCheckedFacts(async () => {
+    await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+    await assertAccount(deps.knex, ctx.tenantId, given.accountId);
+    await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
+    const currency = given.currency ?? (await tenantCurrency(deps.store, ctx.tenantId));
+    const input = { ...given, currency, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'opportunities', { fields: given, customFields: given.customFields, mode: 'create' }))! };
+    const result = await run(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! } });
+    return { id, position: result.position };
+  });
 }
 
 export async function updateOpportunity(deps: Deps, ctx: CommandContext, id: string, given: OpportunityChanges) {
-  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
-  await assertAccount(deps.knex, ctx.tenantId, given.accountId);
-  await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
-  const changes = await withCheckedCustomFields(deps, ctx, 'opportunities', given);
-  return run(deps, ctx, id, { kind: 'update', id, changes });
+  return withCheckedFacts(async () => {
+    await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+    await assertAccount(deps.knex, ctx.tenantId, given.accountId);
+    await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
+    const changes = await withCheckedCustomFields(deps, ctx, 'opportunities', given);
+    return run(deps, ctx, id, { kind: 'update', id, changes });
+  });
 }
 
 type Body<K extends OpportunityCommand['kind']> = Omit<Extract<OpportunityCommand, { kind: K }>, 'kind' | 'id'>;

@@ -12,6 +12,7 @@ import type { EventStore } from '../../events/store/types.js';
 import { assertLiveUser } from '../identity/user-facts.js';
 import type { CustomFieldModule } from '../../domain/custom-fields.js';
 import { checkedRecordWrite } from '../custom-field-values.js';
+import { withCheckedFacts } from '../checked-facts.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -31,17 +32,21 @@ export async function assertOwner(store: EventStore, tenantId: string, ownerId: 
 }
 
 export async function createContact(deps: Deps, ctx: CommandContext, given: Omit<ContactFields, 'ownerId'> & { ownerId?: string }) {
-  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
-  const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'contacts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
-  const id = randomUUID();
-  const result = await handleCommand(deps, contactAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
-  return { id, position: result.position };
+  return withCheckedFacts(async () => {
+    await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+    const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'contacts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
+    const id = randomUUID();
+    const result = await handleCommand(deps, contactAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
+    return { id, position: result.position };
+  });
 }
 
 export async function updateContact(deps: Deps, ctx: CommandContext, id: string, given: Partial<ContactFields>) {
-  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
-  const changes = await withCheckedCustomFields(deps, ctx, 'contacts', given);
-  return handleCommand(deps, contactAggregate, id, { kind: 'update', id, changes }, ctx);
+  return withCheckedFacts(async () => {
+    await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+    const changes = await withCheckedCustomFields(deps, ctx, 'contacts', given);
+    return handleCommand(deps, contactAggregate, id, { kind: 'update', id, changes }, ctx);
+  });
 }
 
 export const deleteContact = (deps: Deps, ctx: CommandContext, id: string) => handleCommand(deps, contactAggregate, id, { kind: 'delete', id }, ctx);
@@ -68,19 +73,23 @@ async function assertParent(knex: Knex, tenantId: string, id: string | null, par
 }
 
 export async function createAccount(deps: Deps, ctx: CommandContext, given: Omit<AccountFields, 'ownerId'> & { ownerId?: string }) {
-  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
-  await assertParent(deps.knex, ctx.tenantId, null, given.parentAccountId);
-  const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'accounts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
-  const id = randomUUID();
-  const result = await handleCommand(deps, accountAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
-  return { id, position: result.position };
+  return withCheckedFacts(async () => {
+    await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+    await assertParent(deps.knex, ctx.tenantId, null, given.parentAccountId);
+    const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'accounts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
+    const id = randomUUID();
+    const result = await handleCommand(deps, accountAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
+    return { id, position: result.position };
+  });
 }
 
 export async function updateAccount(deps: Deps, ctx: CommandContext, id: string, given: Partial<AccountFields>) {
-  await assertOwner(deps.store, ctx.tenantId, given.ownerId);
-  await assertParent(deps.knex, ctx.tenantId, id, given.parentAccountId);
-  const changes = await withCheckedCustomFields(deps, ctx, 'accounts', given);
-  return handleCommand(deps, accountAggregate, id, { kind: 'update', id, changes }, ctx);
+  return withCheckedFacts(async () => {
+    await assertOwner(deps.store, ctx.tenantId, given.ownerId);
+    await assertParent(deps.knex, ctx.tenantId, id, given.parentAccountId);
+    const changes = await withCheckedCustomFields(deps, ctx, 'accounts', given);
+    return handleCommand(deps, accountAggregate, id, { kind: 'update', id, changes }, ctx);
+  });
 }
 
 export const deleteAccount = (deps: Deps, ctx: CommandContext, id: string) => handleCommand(deps, accountAggregate, id, { kind: 'delete', id }, ctx);

@@ -11,6 +11,7 @@ import { taskSettings, withTaskSettings } from './task-settings-source.js';
 import { checkedRecordWrite } from '../custom-field-values.js';
 import { withCheckedCustomFields } from '../records/record-commands.js';
 import { nextInSeries } from '../../domain/task-recurrence.js';
+import { withCheckedFacts } from '../checked-facts.js';
 
 type Deps = CommandDeps & { knex: Knex };
 
@@ -32,27 +33,33 @@ async function parentOf(deps: Deps, tenantId: string, parentTaskId: string | nul
 
 /** Runs a task command that decides against the tenant's task settings, as they are at each attempt. */
 function run(deps: Deps, ctx: CommandContext, id: string, command: TaskCommand, newStream = false) {
-  return withTaskSettings(deps.knex, ctx.tenantId, () =>
-    handleCommand(deps, taskAggregate, id, command, ctx, {
-      newStream,
-      decideWith: async (): Promise<TaskContext> => ({ settings: await taskSettings(deps.store, ctx.tenantId), now: deps.clock.now() }),
-    }),
+  return withCheckedFacts(() =>
+    withTaskSettings(deps.knex, ctx.tenantId, () =>
+      handleCommand(deps, taskAggregate, id, command, ctx, {
+        newStream,
+        decideWith: async (): Promise<TaskContext> => ({ settings: await taskSettings(deps.store, ctx.tenantId), now: deps.clock.now() }),
+      }),
+    ),
   );
 }
 
 /** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second task. */
 export async function createTask(deps: Deps, ctx: CommandContext, given: TaskInput, id: string = randomUUID()) {
-  await assertAssignee(deps.store, ctx.tenantId, given.assignedTo);
-  const fields = { ...given, customFields: await checkedRecordWrite(deps, ctx.tenantId, 'tasks', { fields: given, customFields: given.customFields, mode: 'create' }) };
-  const parent = await parentOf(deps, ctx.tenantId, fields.parentTaskId);
-  const result = await run(deps, ctx, id, { kind: 'create', id, fields, actorId: ctx.userId, parent }, true);
-  return { id, position: result.position };
+  return withCheckedFacts(async () => {
+    await assertAssignee(deps.store, ctx.tenantId, given.assignedTo);
+    const fields = { ...given, customFields: await checkedRecordWrite(deps, ctx.tenantId, 'tasks', { fields: given, customFields: given.customFields, mode: 'create' }) };
+    const parent = await parentOf(deps, ctx.tenantId, fields.parentTaskId);
+    const result = await run(deps, ctx, id, { kind: 'create', id, fields, actorId: ctx.userId, parent }, true);
+    return { id, position: result.position };
+  });
 }
 
 export async function updateTask(deps: Deps, ctx: CommandContext, id: string, given: TaskChanges) {
-  await assertAssignee(deps.store, ctx.tenantId, given.assignedTo);
-  const changes = await withCheckedCustomFields(deps, ctx, 'tasks', given);
-  return run(deps, ctx, id, { kind: 'update', id, changes });
+  return withCheckedFacts(async () => {
+    await assertAssignee(deps.store, ctx.tenantId, given.assignedTo);
+    const changes = await withCheckedCustomFields(deps, ctx, 'tasks', given);
+    return run(deps, ctx, id, { kind: 'update', id, changes });
+  });
 }
 
 export const completeTask = (deps: Deps, ctx: CommandContext, id: string, completionNotes: string | null) =>

@@ -20,7 +20,9 @@ import type { Logger } from 'pino';
 import { matchesFilter } from './filter.js';
 import { comparePositions } from './position.js';
 import {
+  StaleFactsError,
   WrongExpectedRevisionError,
+  type AppendOptions,
   type AppendResult,
   type EventFilter,
   type EventMetadata,
@@ -132,10 +134,15 @@ export class EventStoreDbEventStore implements EventStore {
   async appendToStream(
     streamId: string,
     events: NewEvent[],
-    options: { expectedRevision: ExpectedRevision },
+    options: AppendOptions,
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
     const expected = options.expectedRevision;
+    // EventStoreDB has no condition on other streams: they are checked just before, as a fresh read of them would be.
+    for (const fact of options.facts ?? []) {
+      const last = await this.readOne(fact.streamId, END, BACKWARDS);
+      if ((last ? Number(last.revision) : -1) !== fact.revision) throw new StaleFactsError([fact.streamId]);
+    }
     const result = await this.client
       .appendToStream(streamId, events.map((e) => toEventData(e, this.versions)), { expectedRevision: toEsdbExpected(expected) })
       .catch((error: unknown) => {

@@ -51,11 +51,29 @@ create table if not exists es_inline_projections (
   switched_at timestamptz not null default now()
 );
 
+-- Facts a command decided on without reading them (a process's cached settings): a JSON
+-- array of [stream, revision] pairs, revision -1 for "no stream". True when every stream
+-- still stands there. An append given them writes only if they hold (see
+-- src/commands/checked-facts.ts); a stream appended to concurrently counts as it was
+-- committed when this runs, as if the command had read it then.
+create or replace function es_unchanged(p_facts jsonb) returns boolean
+language sql stable as $fn$
+  select coalesce(bool_and(coalesce((select s.revision from event_streams s where s.stream_id = f ->> 0), -1) = (f ->> 1)::bigint), true)
+    from jsonb_array_elements(coalesce(p_facts, '[]'::jsonb)) f
+$fn$;
+
+-- The signatures before p_facts: left beside the new ones, a call would match both.
+drop function if exists es_append_events(boolean, text, bigint, uuid[], text[], jsonb[], jsonb[], timestamptz[]);
+drop function if exists es_append(text, bigint, uuid[], text[], jsonb[], jsonb[], timestamptz[]);
+drop function if exists es_append_group_events(boolean, text[], bigint[], int[], uuid[], text[], jsonb, jsonb, timestamptz[]);
+drop function if exists es_append_group(text[], bigint[], int[], uuid[], text[], jsonb, jsonb, timestamptz[]);
+
 -- es_append with every event's position (revision order), and with p_inline the names of
--- the inline projections the caller applies in the same transaction.
+-- the inline projections the caller applies in the same transaction. p_facts: see
+-- es_unchanged; when they no longer hold, nothing is written (error CR003).
 create or replace function es_append_events(
   p_inline boolean, p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data jsonb[],
-  p_metadata jsonb[], p_created_at timestamptz[]
+  p_metadata jsonb[], p_created_at timestamptz[], p_facts jsonb default null
 ) returns table (revision bigint, tx_id text, event_position bigint, inline_projections text[])
 language plpgsql as $fn$
 #variable_conflict use_column
@@ -85,6 +103,9 @@ begin
     select coalesce(array_agg(i.name order by i.name), '{}') into v_inline from es_inline_projections i;
   end if;
   perform pg_advisory_xact_lock(1129467213, hashtext(p_stream));
+  if p_facts is not null and not es_unchanged(p_facts) then
+    raise exception 'facts changed' using errcode = 'CR003';
+  end if;
   if p_expected = -2 then
     insert into event_streams as s (stream_id, revision) values (p_stream, v_count - 1)
       on conflict (stream_id) do update set revision = s.revision + v_count
@@ -121,11 +142,11 @@ $fn$;
 
 create or replace function es_append(
   p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data jsonb[],
-  p_metadata jsonb[], p_created_at timestamptz[]
+  p_metadata jsonb[], p_created_at timestamptz[], p_facts jsonb default null
 ) returns table (last_revision bigint, tx_id text, last_position bigint)
 language sql as $fn$
   select e.revision, e.tx_id, e.event_position
-    from es_append_events(false, p_stream, p_expected, p_ids, p_types, p_data, p_metadata, p_created_at) e
+    from es_append_events(false, p_stream, p_expected, p_ids, p_types, p_data, p_metadata, p_created_at, p_facts) e
    order by e.revision desc limit 1
 $fn$;
 
@@ -134,7 +155,8 @@ $fn$;
 -- as one JSON array each, cheaper to pass than arrays of JSON texts) written by one
 -- transaction, the store's own, in autocommit. Each member is checked alone and answered
 -- alone, in member order: 'ok' (revision: its last one), 'wrong_revision' (revision: the
--- stream's, null for no stream; nothing of it written) or 'busy' (another transaction
+-- stream's, null for no stream; nothing of it written), 'stale' (its facts, p_facts[i - 1]
+-- as in es_unchanged, no longer hold; nothing of it written) or 'busy' (another transaction
 -- holds its stream lock; nothing written: the store appends it alone). A group never
 -- waits for a lock, so it can never deadlock with a transaction appending to several
 -- streams. Any error of the statement (a duplicate event id) undoes the whole group; the
@@ -145,7 +167,7 @@ $fn$;
 -- with p_inline, the inline projections' names (as in es_append_events).
 create or replace function es_append_group_events(
   p_inline boolean, p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb,
-  p_metadata jsonb, p_created_at timestamptz[]
+  p_metadata jsonb, p_created_at timestamptz[], p_facts jsonb default null
 ) returns table (member int, status text, revision bigint, tx_id text, positions text, inline_projections text[])
 language plpgsql
 -- Planned once per connection: left to choose, PostgreSQL may plan its statements anew on
@@ -156,6 +178,7 @@ as $fn$
 #variable_conflict use_column
 declare
   v_locked boolean[];
+  v_fresh boolean[] := '{}';
   v_current bigint[];
   v_ok boolean[] := '{}';
   v_last bigint[] := '{}';
@@ -184,7 +207,9 @@ begin
     from unnest(p_streams) with ordinality as u(s, i);
 
   for i in 1 .. cardinality(p_streams) loop
-    v_ok[i] := v_locked[i] and case p_expected[i] when -2 then true when -1 then v_current[i] is null else v_current[i] = p_expected[i] end;
+    -- Member i's facts (see es_unchanged) are p_facts[i - 1]; checked only for a member it could write.
+    v_fresh[i] := not v_locked[i] or p_facts is null or es_unchanged(p_facts -> (i - 1));
+    v_ok[i] := v_locked[i] and v_fresh[i] and case p_expected[i] when -2 then true when -1 then v_current[i] is null else v_current[i] = p_expected[i] end;
     v_base := coalesce(v_current[i], -1);
     v_last[i] := case when v_ok[i] then v_base + p_counts[i] else v_current[i] end;
     for j in 1 .. p_counts[i] loop
@@ -214,7 +239,7 @@ begin
 
   return query
     select g.i,
-           case when not v_locked[g.i] then 'busy' when v_ok[g.i] then 'ok' else 'wrong_revision' end,
+           case when not v_locked[g.i] then 'busy' when not v_fresh[g.i] then 'stale' when v_ok[g.i] then 'ok' else 'wrong_revision' end,
            v_last[g.i],
            case when v_ok[g.i] then v_tx end,
            case when v_ok[g.i] then (v_positions -> p_streams[g.i])::text end,
@@ -226,11 +251,11 @@ $fn$;
 
 create or replace function es_append_group(
   p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb,
-  p_metadata jsonb, p_created_at timestamptz[]
+  p_metadata jsonb, p_created_at timestamptz[], p_facts jsonb default null
 ) returns table (member int, status text, revision bigint, tx_id text, last_position text)
 language sql as $fn$
   select g.member, g.status, g.revision, g.tx_id, (g.positions::jsonb ->> -1)
-    from es_append_group_events(false, p_streams, p_expected, p_counts, p_ids, p_types, p_data, p_metadata, p_created_at) g
+    from es_append_group_events(false, p_streams, p_expected, p_counts, p_ids, p_types, p_data, p_metadata, p_created_at, p_facts) g
    order by g.member
 $fn$;
 

@@ -12,7 +12,9 @@ import { eventVersions } from '../upcasters.js';
 import type { EventVersions } from '../versions.js';
 import {
   DuplicateEventIdError,
+  StaleFactsError,
   WrongExpectedRevisionError,
+  type AppendOptions,
   type AppendResult,
   type EventFilter,
   type EventStore,
@@ -23,19 +25,20 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type StreamFact,
 } from './types.js';
 
 const CHANNEL = 'crm_events_appended';
 const LISTENER_PREFIX = 'crm-events-listener-';
 const APPEND_SQL =
-  'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])';
+  'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb)';
 const APPEND_GROUP_SQL =
-  'select * from es_append_group($1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[])';
+  'select * from es_append_group($1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[], $9::jsonb)';
 /** The appends of a transaction that applies inline projections: every event's position, and the projections' names. */
 const APPEND_EVENTS_SQL =
-  'select * from es_append_events(true, $1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[])';
+  'select * from es_append_events(true, $1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb)';
 const APPEND_GROUP_EVENTS_SQL =
-  'select * from es_append_group_events(true, $1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[])';
+  'select * from es_append_group_events(true, $1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[], $9::jsonb)';
 /**
  * Group commit: at most two group transactions at once; appends that arrive meanwhile wait
  * and go together in the next one (a bench of 8 writers: groups of about 8).
@@ -132,7 +135,13 @@ function expectedAsNumber(expected: ExpectedRevision): number {
  * The append statement (one round trip). Exported so that tests can append inside a
  * transaction of their own; it must be that transaction's first write (see es_append).
  */
-export function appendQuery(streamId: string, events: NewEvent[], expected: ExpectedRevision, versions: EventVersions = eventVersions): pg.QueryConfig {
+export function appendQuery(
+  streamId: string,
+  events: NewEvent[],
+  expected: ExpectedRevision,
+  versions: EventVersions = eventVersions,
+  facts?: readonly StreamFact[],
+): pg.QueryConfig {
   const values = [
     streamId,
     expectedAsNumber(expected),
@@ -141,25 +150,32 @@ export function appendQuery(streamId: string, events: NewEvent[], expected: Expe
     events.map((e) => JSON.stringify(e.data)),
     events.map((e) => JSON.stringify(metadataWithVersion(e, versions))),
     events.map((e) => e.createdAt.toISOString()),
+    facts?.length ? factsJson(facts) : null,
   ];
   return { name: 'es_append', text: APPEND_SQL, values };
 }
 
+/** Facts as es_unchanged takes them: [stream, revision] pairs. */
+const factsJson = (facts: readonly StreamFact[]) => JSON.stringify(facts.map((f) => [f.streamId, f.revision]));
+
 interface AppendRequest {
   events: NewEvent[];
   expectedRevision: ExpectedRevision;
+  facts?: readonly StreamFact[];
 }
 
 type PendingAppend = GroupMember<AppendRequest>;
 
 interface GroupRow {
   member: number;
-  status: 'ok' | 'wrong_revision' | 'busy';
+  status: 'ok' | 'wrong_revision' | 'busy' | 'stale';
   /** bigint: a number or its text, depending on the pool's type parsers. */
   revision: number | string | null;
   tx_id: string | null;
   last_position: string | null;
 }
+
+const staleFacts = (request: AppendRequest) => new StaleFactsError((request.facts ?? []).map((f) => f.streamId));
 
 function groupQuery(group: readonly PendingAppend[], versions: EventVersions, inline = false): pg.QueryConfig {
   const events = group.flatMap((m) => m.request.events);
@@ -172,6 +188,8 @@ function groupQuery(group: readonly PendingAppend[], versions: EventVersions, in
     JSON.stringify(events.map((e) => e.data)),
     JSON.stringify(events.map((e) => metadataWithVersion(e, versions))),
     events.map((e) => e.createdAt.toISOString()),
+    // Members without facts get none ([]): es_unchanged holds for them.
+    group.some((m) => m.request.facts?.length) ? `[${group.map((m) => factsJson(m.request.facts ?? [])).join(',')}]` : null,
   ];
   return inline
     ? { name: 'es_append_group_events', text: APPEND_GROUP_EVENTS_SQL, values }
@@ -310,10 +328,10 @@ export class PostgresEventStore implements EventStore {
   async appendToStream(
     streamId: string,
     events: NewEvent[],
-    options: { expectedRevision: ExpectedRevision },
+    options: AppendOptions,
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
-    return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision }, events.length);
+    return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision, facts: options.facts }, events.length);
   }
 
   /** From now on, every append of this store applies the inline projections in its own transaction (null: no longer). */
@@ -346,6 +364,7 @@ export class PostgresEventStore implements EventStore {
         return Promise.resolve({ nextExpectedRevision: Number(row.revision), position });
       }
       if (row.status === 'busy') return this.appendAlone(member);
+      if (row.status === 'stale') return this.refused(member, staleFacts(member.request));
       const actual = row.revision === null ? 'no_stream' : Number(row.revision);
       return this.refused(member, new WrongExpectedRevisionError(member.streamId, member.request.expectedRevision, actual));
     });
@@ -378,6 +397,7 @@ export class PostgresEventStore implements EventStore {
         return Promise.resolve({ nextExpectedRevision: Number(row.revision), position: { commit: BigInt(row.tx_id!), prepare: BigInt(positions[positions.length - 1]) } });
       }
       if (row.status === 'busy') return this.appendAloneInline(member, inline);
+      if (row.status === 'stale') return this.refused(member, staleFacts(member.request));
       const actual = row.revision === null ? 'no_stream' : Number(row.revision);
       return this.refused(member, new WrongExpectedRevisionError(member.streamId, member.request.expectedRevision, actual));
     });
@@ -387,7 +407,7 @@ export class PostgresEventStore implements EventStore {
   private async appendAloneInline({ streamId, request }: PendingAppend, inline: InlineApplier): Promise<AppendResult> {
     let result: AppendResult;
     try {
-      const query = { ...appendQuery(streamId, request.events, request.expectedRevision, this.versions), name: 'es_append_events', text: APPEND_EVENTS_SQL };
+      const query = { ...appendQuery(streamId, request.events, request.expectedRevision, this.versions, request.facts), name: 'es_append_events', text: APPEND_EVENTS_SQL };
       result = await this.inTransaction<AppendEventsRow, AppendResult>(inline, query, (rows) => {
         const last = rows[rows.length - 1];
         const events = recordedOf(streamId, request.events, Number(last.revision), last.tx_id, rows.map((r) => r.event_position), this.versions);
@@ -396,6 +416,7 @@ export class PostgresEventStore implements EventStore {
       });
     } catch (error) {
       const code = (error as { code?: string }).code;
+      if (code === 'CR003') return this.refused({ streamId, request }, staleFacts(request));
       if (code !== 'CR001' && code !== '23505') throw error;
       return this.refused({ streamId, request }, this.translate(error, streamId, request.expectedRevision));
     }
@@ -434,10 +455,11 @@ export class PostgresEventStore implements EventStore {
   private async appendAlone({ streamId, request }: PendingAppend): Promise<AppendResult> {
     let row: { last_revision: string; tx_id: string; last_position: string };
     try {
-      const result = await this.pool.query(appendQuery(streamId, request.events, request.expectedRevision, this.versions));
+      const result = await this.pool.query(appendQuery(streamId, request.events, request.expectedRevision, this.versions, request.facts));
       row = result.rows[0];
     } catch (error) {
       const code = (error as { code?: string }).code;
+      if (code === 'CR003') return this.refused({ streamId, request }, staleFacts(request));
       if (code !== 'CR001' && code !== '23505') throw error;
       return this.refused({ streamId, request }, this.translate(error, streamId, request.expectedRevision));
     }

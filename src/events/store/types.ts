@@ -80,7 +80,11 @@ export interface LogPage {
 
 export interface EventStore {
   readonly name: string;
-  appendToStream(streamId: string, events: NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /**
+   * Appends if the stream stands at `expectedRevision` and, when `facts` are given, every one
+   * of those other streams still stands at its revision (else `StaleFactsError`, nothing written).
+   */
+  appendToStream(streamId: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult>;
   /** Events of one stream in revision order; an unknown stream reads as empty. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** The newest event of one stream (its revision is the stream's), or null for an unknown stream; reads one event, not the stream. */
@@ -109,6 +113,27 @@ export interface EventStore {
    */
   readonly appended$: Observable<void>;
   close(): Promise<void>;
+}
+
+/** A stream a command decided on without reading it (a cached fold), and the revision it took it at (-1: no stream). */
+export interface StreamFact {
+  streamId: string;
+  revision: number;
+}
+
+export interface AppendOptions {
+  expectedRevision: ExpectedRevision;
+  /** Streams the decision rests on that must still stand where they were taken (src/commands/checked-facts.ts). */
+  facts?: readonly StreamFact[];
+}
+
+/** An append refused because a fact it was given moved on: nothing was written; decide again on fresh facts. */
+export class StaleFactsError extends Error {
+  /** The facts the append was given (which of them moved is not always known). */
+  constructor(readonly streamIds: string[]) {
+    super(`a fact the append was decided on has changed (one of ${streamIds.join(', ')})`);
+    this.name = 'StaleFactsError';
+  }
 }
 
 export class WrongExpectedRevisionError extends Error {

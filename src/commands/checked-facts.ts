@@ -1,0 +1,93 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { conflict } from '../domain/errors.js';
+import { StaleFactsError, type StreamFact } from '../events/store/types.js';
+
+/**
+ * Facts a command takes from a process cache without reading them, checked by its append.
+ *
+ * A command decides on more than its own stream: the tenant's settings (lead settings, a
+ * module's custom fields…). Those are folded once per process and kept (see
+ * tenant-stream-cache.ts); reading each one's newest events before every command would cost
+ * a round trip each. Inside `withCheckedFacts`, a cached fold is used as it is and noted as a
+ * fact (stream and revision); the command's first append carries the facts, and the event
+ * store writes only if each stream still stands there (one check in the append's own
+ * transaction). When one has moved (another process changed the settings), nothing was
+ * written: the stale entries are dropped and the whole command runs again on fresh reads.
+ * A command refused before it appended has its facts read after all, so that no refusal
+ * rests on a stale fact either.
+ *
+ * Only appends until the first that goes through are checked: from then on the run reads
+ * its facts fresh, as commands outside a run always do, so a run that has written is never
+ * run again. A run's appends go one after another (a command's do). A run nested in another
+ * joins it (the outer one re-runs everything).
+ */
+
+interface Fact extends StreamFact {
+  /** Drops the cached fold, so the next read is fresh. */
+  forget(): void;
+  /** Whether the stream still stands at `revision` (a read of its newest event). */
+  holds(): Promise<boolean>;
+}
+
+interface Run {
+  facts: Map<string, Fact>;
+  /** An append of this run has gone with its facts: later reads are fresh and unchecked. */
+  appended: boolean;
+}
+
+const runs = new AsyncLocalStorage<Run>();
+
+/** Attempts of one command before its caller gets a 409 (only if the facts keep moving under it). */
+const MAX_RUNS = 3;
+
+export async function withCheckedFacts<T>(command: () => Promise<T>): Promise<T> {
+  if (runs.getStore()) return command();
+  for (let attempt = 1; ; attempt++) {
+    const run: Run = { facts: new Map(), appended: false };
+    try {
+      return await runs.run(run, command);
+    } catch (error) {
+      const stale = error instanceof StaleFactsError ? error.streamIds : await movedBeforeAppending(run);
+      if (!stale.length) throw error;
+      for (const streamId of stale) run.facts.get(streamId)?.forget();
+      if (attempt >= MAX_RUNS) throw conflict('The settings this request depends on changed while it ran; send it again');
+    }
+  }
+}
+
+/**
+ * A run that failed before any append (a refusal: a 400, a 404…) may have been refused on
+ * a stale fact, which no append checked: its facts are read now, and the streams that moved
+ * are named (the run then goes again). A run that appended had its facts checked.
+ */
+async function movedBeforeAppending(run: Run): Promise<string[]> {
+  if (run.appended || run.facts.size === 0) return [];
+  const facts = [...run.facts.values()];
+  const holding = await Promise.all(facts.map((fact) => fact.holds().catch(() => true)));
+  return facts.filter((_, i) => !holding[i]).map((fact) => fact.streamId);
+}
+
+/** True when a cached fold may be used unread: inside a run that has not appended yet. */
+export function mayUseCachedFact(): boolean {
+  const run = runs.getStore();
+  return !!run && !run.appended;
+}
+
+/** Notes a cached fold the run decided on (call only when `mayUseCachedFact()`). */
+export function noteCachedFact(fact: Fact): void {
+  const run = runs.getStore();
+  if (run && !run.appended && !run.facts.has(fact.streamId)) run.facts.set(fact.streamId, fact);
+}
+
+/** The facts the run's next append must carry: none outside a run, or once it has appended. */
+export function factsForAppend(): StreamFact[] | undefined {
+  const run = runs.getStore();
+  if (!run || run.appended || run.facts.size === 0) return undefined;
+  return [...run.facts.values()].map(({ streamId, revision }) => ({ streamId, revision }));
+}
+
+/** An append of the run went through (its facts held): from now on the run reads fresh and is never run again. */
+export function noteAppended(): void {
+  const run = runs.getStore();
+  if (run) run.appended = true;
+}

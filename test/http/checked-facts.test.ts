@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import { registerTenant, type Session } from '../support/identity.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+/**
+ * Settings a process keeps cached are checked by the write that used them
+ * (src/commands/checked-facts.ts): two service processes on one database, one changes the
+ * tenant's settings, and the other's next write decides on the new settings, not on the
+ * ones it had cached. The second service stands for another process (its own event store
+ * object, so its own caches).
+ */
+describe('cached settings are checked by the write that used them (two processes)', function () {
+  let first: TestService;
+  let second: TestService;
+  let admin: Session;
+  const on = (service: TestService) => (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, admin.auth);
+
+  before(async () => {
+    first = await startTestService();
+    second = await startTestService({}, { databaseUrl: first.databaseUrl });
+    admin = await registerTenant(first);
+  });
+  after(async () => {
+    await second.stop();
+    await first.stop();
+  });
+
+  const contactCount = async () => Number((await first.services.knex('contacts').where({ tenant_id: admin.tenant.id }).count<{ n: string }[]>('* as n'))[0].n);
+  const eventCount = async () => Number((await first.services.knex('events').count<{ n: string }[]>('* as n'))[0].n);
+
+  it('a custom field made required by another process refuses the next create here, writing nothing; a field added there is filled in here', async () => {
+    // The first process has the contacts' custom fields cached.
+    expect((await on(first)('POST', '/contacts', { lastName: 'Warm' })).status).to.equal(201);
+    const required = await on(second)('POST', '/admin/custom-fields', { module: 'contacts', fieldKey: 'tier', fieldLabel: 'Tier', fieldType: 'text', isRequired: true });
+    expect(required.status, JSON.stringify(required.body)).to.equal(201);
+    const key = required.body.fieldKey as string;
+
+    const contacts = await contactCount();
+    const events = await eventCount();
+    const refused = await on(first)('POST', '/contacts', { lastName: 'Stale' });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(400);
+    expect(refused.body.details.map((d: { path: string }) => d.path)).to.include(`customFields.${key}`);
+    expect(await contactCount()).to.equal(contacts);
+    expect(await eventCount()).to.equal(events);
+
+    // An optional field with a default, added by the other process: the cached definitions here are stale again.
+    const region = await on(second)('POST', '/admin/custom-fields', { module: 'contacts', fieldKey: 'region', fieldLabel: 'Region', fieldType: 'text', defaultValue: 'north' });
+    expect(region.status, JSON.stringify(region.body)).to.equal(201);
+    const created = await on(first)('POST', '/contacts', { lastName: 'Fresh', customFields: { [key]: 'gold' } });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    expect(created.body.customFields).to.deep.include({ [key]: 'gold', [region.body.fieldKey]: 'north' });
+    expect(await contactCount()).to.equal(contacts + 1);
+  });
+
+  it("a scoring rule added by another process scores the next lead here (the lead settings a create decides on)", async () => {
+    expect((await on(first)('POST', '/leads', { lastName: 'Warm', company: 'Mega Corp' })).body.score).to.equal(0);
+    const rule = await on(second)('POST', '/lead-settings/scoring-rules', { name: 'Corporate', fieldKey: 'company', operator: 'contains', value: 'corp', scoreDelta: 30 });
+    expect(rule.status, JSON.stringify(rule.body)).to.equal(201);
+    const lead = await on(first)('POST', '/leads', { lastName: 'Scored', company: 'Mega Corp' });
+    expect(lead.status, JSON.stringify(lead.body)).to.equal(201);
+    expect(lead.body.score).to.equal(30);
+    // Its stream holds the one create: the refused attempt wrote nothing.
+    expect(await first.services.store.readStream(`lead-${lead.body.id}`)).to.have.length(1);
+  });
+
+  it('20 creates at once here while the other process changes the settings: each answered 201, each written once', async () => {
+    const fields = (await on(first)('GET', '/admin/custom-fields?module=contacts')).body as { fieldKey: string; isRequired: boolean }[];
+    const required = Object.fromEntries(fields.filter((f) => f.isRequired).map((f) => [f.fieldKey, 'gold']));
+    const before = await contactCount();
+    const [changed, ...creates] = await Promise.all([
+      on(second)('POST', '/admin/custom-fields', { module: 'contacts', fieldKey: 'segment', fieldLabel: 'Segment', fieldType: 'text', defaultValue: 'smb' }),
+      ...Array.from({ length: 20 }, (_, i) => on(first)('POST', '/contacts', { lastName: `Burst ${i}`, customFields: required })),
+    ]);
+    expect(changed.status, JSON.stringify(changed.body)).to.equal(201);
+    for (const reply of creates) expect(reply.status, JSON.stringify(reply.body)).to.equal(201);
+    expect(await contactCount()).to.equal(before + 20);
+    for (const reply of creates) expect(await first.services.store.readStream(`contact-${reply.body.id}`)).to.have.length(1);
+  });
+});
