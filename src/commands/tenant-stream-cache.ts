@@ -3,37 +3,51 @@ import type { EventStore } from '../events/store/types.js';
 import { foldRecorded } from './aggregate.js';
 import { mayUseCachedFact, noteCachedFact } from './checked-facts.js';
 
-const CACHED_TENANTS = 1_000;
+/** A stream as a process last folded it. */
+export interface FoldedStream<State> {
+  state: State;
+  /** Its newest event's revision; -1: no stream. */
+  revision: number;
+  /** The tenant of its first event (whose stream it is); null: no stream. */
+  tenantId: string | null;
+}
 
 /**
- * A loader of a per-tenant configuration stream (lead settings, task settings…) as it is
- * now: the folded state is kept per process and event store. Inside a command run by
- * `withCheckedFacts` (checked-facts.ts) a cached state is used unread and its revision is
- * checked by the command's append; anywhere else only the events appended since are read,
- * so the command pays one (usually empty) stream read. The least recently used tenants are
- * dropped past 1,000.
+ * A loader of streams that many commands decide on (a tenant's settings, a user), folded and
+ * kept per process and event store, at most `maxStreams` of them (the least recently
+ * folded go first). Inside a command run by `withCheckedFacts` (checked-facts.ts) a cached
+ * fold is used unread and its revision is checked by the command's append; anywhere else
+ * only the events appended since are read, so the command pays one (usually empty) read.
  */
-export function tenantStreamCache<State, Event>(fold: EventFold<State, Event>, streamIdOf: (tenantId: string) => string) {
-  const cache = new WeakMap<EventStore, Map<string, { state: State; revision: number }>>();
-  return async function load(store: EventStore, tenantId: string): Promise<State> {
-    let tenants = cache.get(store);
-    if (!tenants) cache.set(store, (tenants = new Map()));
-    const streamId = streamIdOf(tenantId);
-    const known = tenants.get(tenantId);
+export function streamFoldCache<State, Event>(fold: EventFold<State, Event>, maxStreams: number) {
+  const cache = new WeakMap<EventStore, Map<string, FoldedStream<State>>>();
+  return async function load(store: EventStore, streamId: string): Promise<FoldedStream<State>> {
+    let streams = cache.get(store);
+    if (!streams) cache.set(store, (streams = new Map()));
+    const known = streams.get(streamId);
     if (known && mayUseCachedFact()) {
-      const forget = () => tenants.get(tenantId) === known && tenants.delete(tenantId);
+      const forget = () => streams.get(streamId) === known && streams.delete(streamId);
       const holds = async () => ((await store.readLastEvent(streamId))?.revision ?? -1) === known.revision;
       noteCachedFact({ streamId, revision: known.revision, forget, holds });
-      return known.state;
+      return known;
     }
-    const cached = known ?? { state: fold.initialState, revision: -1 };
+    const cached = known ?? { state: fold.initialState, revision: -1, tenantId: null };
     const events = await store.readStream(streamId, { fromRevision: cached.revision + 1 });
-    if (events.length === 0 && known) return cached.state;
-    const state = foldRecorded(fold, events, cached.state);
-    const revision = events.length ? events[events.length - 1].revision : cached.revision;
-    tenants.delete(tenantId);
-    if (tenants.size >= CACHED_TENANTS) tenants.delete(tenants.keys().next().value!);
-    tenants.set(tenantId, { state, revision });
-    return state;
+    if (events.length === 0 && known) return known;
+    const folded: FoldedStream<State> = {
+      state: foldRecorded(fold, events, cached.state),
+      revision: events.length ? events[events.length - 1].revision : cached.revision,
+      tenantId: cached.tenantId ?? events[0]?.metadata.tenantId ?? null,
+    };
+    streams.delete(streamId);
+    if (streams.size >= maxStreams) streams.delete(streams.keys().next().value!);
+    streams.set(streamId, folded);
+    return folded;
   };
+}
+
+/** A per-tenant configuration stream (lead settings, task settings…) as it is now: see `streamFoldCache`. */
+export function tenantStreamCache<State, Event>(fold: EventFold<State, Event>, streamIdOf: (tenantId: string) => string) {
+  const load = streamFoldCache(fold, 1_000);
+  return async (store: EventStore, tenantId: string): Promise<State> => (await load(store, streamIdOf(tenantId))).state;
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { registerTenant, type Session } from '../support/identity.js';
+import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /**
@@ -61,6 +61,23 @@ describe('cached settings are checked by the write that used them (two processes
     expect(lead.body.score).to.equal(30);
     // Its stream holds the one create: the refused attempt wrote nothing.
     expect(await first.services.store.readStream(`lead-${lead.body.id}`)).to.have.length(1);
+  });
+
+  it('a user deleted by another process is refused as owner here; one deactivated there is still taken (not deleted)', async () => {
+    const owner = await createUserAs(first, admin, 'user');
+    // The field the first test made required.
+    const customFields = { tier: 'gold' };
+    // Both processes have the user folded.
+    expect((await on(first)('POST', '/contacts', { lastName: 'Owned', ownerId: owner.user.id, customFields })).status).to.equal(201);
+    expect((await on(second)('POST', '/contacts', { lastName: 'Owned there', ownerId: owner.user.id, customFields })).status).to.equal(201);
+    expect((await on(second)('PUT', `/users/${owner.user.id}/deactivate`)).status).to.be.oneOf([200, 204]);
+    expect((await on(first)('POST', '/contacts', { lastName: 'Still owned', ownerId: owner.user.id, customFields })).status).to.equal(201);
+    expect((await on(second)('DELETE', `/users/${owner.user.id}`)).status).to.be.oneOf([200, 204]);
+    const contacts = await contactCount();
+    const refused = await on(first)('POST', '/contacts', { lastName: 'Orphan', ownerId: owner.user.id, customFields });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(400);
+    expect(refused.body.details.map((d: { path: string }) => d.path)).to.deep.equal(['ownerId']);
+    expect(await contactCount()).to.equal(contacts);
   });
 
   it('20 creates at once here while the other process changes the settings: each answered 201, each written once', async () => {

@@ -1,17 +1,22 @@
 import { invalid } from '../../domain/errors.js';
 import type { EventStore } from '../../events/store/types.js';
-import { foldRecorded, streamIdOf } from '../aggregate.js';
+import { streamIdOf } from '../aggregate.js';
+import { streamFoldCache } from '../tenant-stream-cache.js';
 import { userAggregate, type UserState } from './users.js';
+
+/** Users' streams as this process last folded them (logins make them long: only what was appended since is read). */
+const loadUser = streamFoldCache(userAggregate, 10_000);
 
 /**
  * A user of the tenant as their own stream has them now, not as the users read model
  * may still show them: a user deactivated or deleted a moment ago is never assigned.
- * One short stream read; another tenant's user (or no user) is `absent`.
+ * One short stream read, or none inside a checked command (checked-facts.ts); another
+ * tenant's user (or no user) is `absent`.
  */
 export async function currentUserStatus(store: EventStore, tenantId: string, userId: string): Promise<UserState['status']> {
-  const recorded = await store.readStream(streamIdOf(userAggregate, userId));
-  if (recorded.length === 0 || recorded[0].metadata.tenantId !== tenantId) return 'absent';
-  return foldRecorded(userAggregate, recorded).status;
+  const user = await loadUser(store, streamIdOf(userAggregate, userId));
+  if (user.revision < 0 || user.tenantId !== tenantId) return 'absent';
+  return user.state.status;
 }
 
 const unknownUser = (field: string) => invalid(`${field} does not name a user of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
