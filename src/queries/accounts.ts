@@ -7,7 +7,7 @@ import { applyRecordScope } from './record-scope.js';
 import { avatarUrlSql } from './avatars.js';
 import { containsPattern } from './search.js';
 import { withAliases } from '../domain/field-aliases.js';
-import { withRelated, withRelatedPage } from './related-records.js';
+import { RECORD_LINKS, relatedUsersSql, withRelated, withRelatedPage } from './related-records.js';
 
 export interface AccountListQuery {
   search?: string;
@@ -96,7 +96,7 @@ export async function getAccount(knex: Knex, principal: Principal, id: string, b
     .leftJoin('accounts as p', (j) => j.on('p.id', 'a.parent_account_id').andOnNull('p.deleted_at'))
     .where('a.id', id)
     // The shown custom fields come after `a.*`: the later column of a name is the row's.
-    .first('a.*', shownCustomFields(knex, 'a', principal.tenantId, 'accounts'), 'p.name as parent_account_name', avatarUrlSql(knex, 'a', 'accounts', basePath), knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`));
+    .first('a.*', shownCustomFields(knex, 'a', principal.tenantId, 'accounts'), 'p.name as parent_account_name', avatarUrlSql(knex, 'a', 'accounts', basePath), knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`), relatedUsersSql(knex, 'a', ['owner_id', 'created_by']));
   if (!r) return null;
   const contacts = await knex('contact_accounts as ca')
     .join('contacts as c', 'c.id', 'ca.contact_id')
@@ -128,7 +128,7 @@ export async function getAccount(knex: Knex, principal: Principal, id: string, b
     createdByName: r.created_by_name,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-  }));
+  }), RECORD_LINKS, { users: r.related_users });
 }
 
 export async function accountChildren(knex: Knex, principal: Principal, id: string) {

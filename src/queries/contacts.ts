@@ -8,7 +8,7 @@ import { avatarUrlSql } from './avatars.js';
 import { containsPattern } from './search.js';
 import { withAliases } from '../domain/field-aliases.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
-import { withRelated, withRelatedPage } from './related-records.js';
+import { RECORD_LINKS, relatedUsersSql, withRelated, withRelatedPage, type UserRef } from './related-records.js';
 
 export interface ContactListQuery {
   search?: string;
@@ -53,7 +53,10 @@ const accountName = (knex: Knex) =>
 
 export async function listContacts(knex: Knex, principal: Principal, q: ContactListQuery) {
   const cf = await customFieldListing(knex, principal.tenantId, 'contacts', 'c', q.cf);
-  const query = visibleContacts(knex, principal).select('c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.phone', 'c.title', 'c.source', 'c.owner_id', 'c.created_at', ...POINT_COLUMNS.map((c) => `c.${c}`), accountName(knex), shownCustomFields(knex, 'c', principal.tenantId, 'contacts'));
+  const query = visibleContacts(knex, principal).select(
+    'c.id', 'c.first_name', 'c.last_name', 'c.email', 'c.phone', 'c.title', 'c.source', 'c.owner_id', 'c.created_at', ...POINT_COLUMNS.map((c) => `c.${c}`),
+    accountName(knex), shownCustomFields(knex, 'c', principal.tenantId, 'contacts'), relatedUsersSql(knex, 'c', ['owner_id']),
+  );
   cf.apply(query);
   if (q.search) query.where('c.search_text', 'like', containsPattern(q.search));
   if (q.source) query.where('c.source', q.source);
@@ -66,21 +69,25 @@ export async function listContacts(knex: Knex, principal: Principal, q: ContactL
   // Unfiltered and unscoped, the total is the tenant's tally: no counting as the tenant grows.
   const unfiltered = !(q.search || q.source || q.createdBy || q.ownerId || q.accountId || cf.filtered) && scopeOf(principal, 'contacts') === 'all';
   const knownTotal = unfiltered ? () => tallied(knex, 'contact_totals', principal.tenantId) : undefined;
-  const page = await paginate(query, q.page, q.limit, (r) => withAliases('contacts', {
-    id: r.id,
-    firstName: r.first_name,
-    lastName: r.last_name,
-    email: r.email,
-    phone: r.phone,
-    title: r.title,
-    accountName: r.account_name,
-    source: r.source,
-    ...contactPointsOf(r),
-    customFields: r.custom_fields,
-    ownerId: r.owner_id,
-    createdAt: r.created_at,
-  }), knownTotal);
-  return withRelatedPage(knex, principal.tenantId, page);
+  const owners: UserRef[] = [];
+  const page = await paginate(query, q.page, q.limit, (r) => {
+    owners.push(...r.related_users);
+    return withAliases('contacts', {
+      id: r.id,
+      firstName: r.first_name,
+      lastName: r.last_name,
+      email: r.email,
+      phone: r.phone,
+      title: r.title,
+      accountName: r.account_name,
+      source: r.source,
+      ...contactPointsOf(r),
+      customFields: r.custom_fields,
+      ownerId: r.owner_id,
+      createdAt: r.created_at,
+    });
+  }, knownTotal);
+  return withRelatedPage(knex, principal.tenantId, page, RECORD_LINKS, { users: owners });
 }
 
 export async function contactAccounts(knex: Knex, tenantId: string, contactId: string) {
@@ -110,6 +117,7 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
         shownCustomFields(knex, 'c', principal.tenantId, 'contacts'),
         knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`),
         avatarUrlSql(knex, 'c', 'contacts', basePath),
+        relatedUsersSql(knex, 'c', ['owner_id', 'created_by']),
         knex.raw(`coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name, 'role', ca.role) order by ca.associated_at)
                      from contact_accounts ca join accounts a on a.id = ca.account_id
                     where ca.contact_id = c.id and ca.tenant_id = c.tenant_id and a.deleted_at is null), '[]') as accounts`),
@@ -145,5 +153,5 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
     createdByName: r.created_by_name,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-  }));
+  }), RECORD_LINKS, { users: r.related_users });
 }

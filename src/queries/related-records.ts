@@ -118,24 +118,48 @@ async function teamRefs(knex: Knex, tenantId: string, ids: string[]): Promise<Ma
 
 const READERS = { users: userRefs, accounts: accountRefs, contacts: contactRefs, teams: teamRefs } as const;
 
+/**
+ * A detail query's column `related_users`: the tenant's users its row's `columns` name, as
+ * `UserRef`s, so that the detail needs no second round trip for them (pass the column to
+ * `withRelated` as `{ users: row.related_users }`).
+ */
+export function relatedUsersSql(knex: Knex, alias: string, columns: readonly string[]): Knex.Raw {
+  const ids = columns.map(() => '??').join(', ');
+  return knex.raw(
+    `(select coalesce(json_agg(json_build_object('id', ru.id, 'firstName', ru.first_name, 'lastName', ru.last_name, 'email', ru.email)), '[]')
+        from users ru where ru.tenant_id = ??.tenant_id and ru.id in (${ids})) as related_users`,
+    [alias, ...columns.map((column) => `${alias}.${column}`)],
+  );
+}
+
+/** Things pointed at that a record's own query already fetched, by kind. */
+export type Prefetched = { users?: UserRef[] };
+
+/** The kind's things the records name: those prefetched, and the rest looked up (one query, none when all were fetched). */
+async function found(knex: Knex, tenantId: string, kind: keyof typeof READERS, ids: string[], prefetched: Prefetched): Promise<Map<string, unknown>> {
+  const known = kind === 'users' && prefetched.users ? new Map(prefetched.users.map((u) => [u.id, u])) : new Map<string, unknown>();
+  const missing = ids.filter((id) => !known.has(id));
+  if (!missing.length) return known;
+  const read = READERS[kind] as (k: Knex, t: string, ids: string[]) => Promise<Map<string, unknown>>;
+  return new Map([...known, ...(await read(knex, tenantId, missing))]);
+}
+
 /** The records with the objects they point at added (null when the id is empty or names nothing the tenant has). */
-export async function withRelatedAll<T extends object>(knex: Knex, tenantId: string, records: T[], links: RelatedLinks = RECORD_LINKS): Promise<T[]> {
+export async function withRelatedAll<T extends object>(knex: Knex, tenantId: string, records: T[], links: RelatedLinks = RECORD_LINKS, prefetched: Prefetched = {}): Promise<T[]> {
   const rows = records as unknown as Row[];
   const kinds = (Object.keys(READERS) as (keyof typeof READERS)[]).map((kind) => {
     // Only the links whose id field some record carries.
     const present = Object.entries(links[kind] ?? {}).filter(([, field]) => rows.some((r) => field in r));
     return { kind, present };
   });
-  const found = await Promise.all(
-    kinds.map(({ kind, present }) => (READERS[kind] as (k: Knex, t: string, ids: string[]) => Promise<Map<string, unknown>>)(knex, tenantId, idsOf(rows, present.map(([, f]) => f)))),
-  );
+  const refs = await Promise.all(kinds.map(({ kind, present }) => found(knex, tenantId, kind, idsOf(rows, present.map(([, f]) => f)), prefetched)));
   return rows.map((r) => {
     const added: Row = {};
     kinds.forEach(({ present }, n) => {
       for (const [key, field] of present) {
         if (!(field in r)) continue;
         const id = r[field];
-        added[key] = typeof id === 'string' ? (found[n].get(id) ?? null) : null;
+        added[key] = typeof id === 'string' ? (refs[n].get(id) ?? null) : null;
       }
     });
     return { ...r, ...added } as T;
@@ -143,13 +167,13 @@ export async function withRelatedAll<T extends object>(knex: Knex, tenantId: str
 }
 
 /** One record with the objects it points at. */
-export async function withRelated<T extends object>(knex: Knex, tenantId: string, record: T, links: RelatedLinks = RECORD_LINKS): Promise<T> {
-  return (await withRelatedAll(knex, tenantId, [record], links))[0];
+export async function withRelated<T extends object>(knex: Knex, tenantId: string, record: T, links: RelatedLinks = RECORD_LINKS, prefetched: Prefetched = {}): Promise<T> {
+  return (await withRelatedAll(knex, tenantId, [record], links, prefetched))[0];
 }
 
 /** A list page (`{ data, meta }`) whose items carry the objects they point at. */
-export async function withRelatedPage<P extends { data: object[] }>(knex: Knex, tenantId: string, page: P, links: RelatedLinks = RECORD_LINKS): Promise<P> {
-  return { ...page, data: await withRelatedAll(knex, tenantId, page.data, links) };
+export async function withRelatedPage<P extends { data: object[] }>(knex: Knex, tenantId: string, page: P, links: RelatedLinks = RECORD_LINKS, prefetched: Prefetched = {}): Promise<P> {
+  return { ...page, data: await withRelatedAll(knex, tenantId, page.data, links, prefetched) };
 }
 
 /** When something last happened on a record: the newest entry of its timeline, or null. */

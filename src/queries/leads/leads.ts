@@ -9,7 +9,7 @@ import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';
 import { recordTeam } from '../record-team.js';
 import { containsPattern } from '../search.js';
-import { RECORD_LINKS, withRelated, withRelatedAll, withRelatedPage, type RelatedLinks } from '../related-records.js';
+import { RECORD_LINKS, relatedUsersSql, withRelated, withRelatedAll, withRelatedPage, type RelatedLinks, type UserRef } from '../related-records.js';
 import { whereTagged } from '../tag-filter.js';
 
 export interface LeadListQuery {
@@ -122,7 +122,7 @@ function listItem(r: any) {
 
 export async function listLeads(knex: Knex, principal: Principal, q: LeadListQuery) {
   const cf = await customFieldListing(knex, principal.tenantId, 'leads', 'l', q.cf);
-  const query = withNames(filtered(knex, principal, q)).select(listColumns(knex, principal.tenantId));
+  const query = withNames(filtered(knex, principal, q)).select([...listColumns(knex, principal.tenantId), relatedUsersSql(knex, 'l', ['owner_id', 'created_by'])]);
   cf.apply(query);
   const sort = sortOf<string>(q, { ...SORTS, ...cf.sorts }, 'created_at', 'desc');
   query.orderByRaw(`${sort.column} ${sort.dir}, l.id ${sort.dir}`);
@@ -132,7 +132,10 @@ export async function listLeads(knex: Knex, principal: Principal, q: LeadListQue
   if (!others && !q.stageId) knownTotal = () => tallied(knex, 'lead_totals', principal.tenantId);
   const stageId = q.stageId;
   if (!others && stageId) knownTotal = () => tallied(knex, 'lead_stage_totals', principal.tenantId, { stage_id: stageId });
-  return withRelatedPage(knex, principal.tenantId, await paginate(query, q.page, q.limit, listItem, knownTotal));
+  // The page's owners and creators come with its rows (related_users): no lookup after.
+  const users: UserRef[] = [];
+  const page = await paginate(query, q.page, q.limit, (r) => (users.push(...r.related_users), listItem(r)), knownTotal);
+  return withRelatedPage(knex, principal.tenantId, page, RECORD_LINKS, { users });
 }
 
 /** The board: one pipeline's lead stages, each with its count and its best leads (score, then newest). */
@@ -215,6 +218,7 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
           's.slug as stage_slug', 's.color as stage_color', 's.sort_order as stage_sort_order', 's.is_won as stage_is_won', 's.is_lost as stage_is_lost',
           's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
           knex.raw(`${fullName('c')} as created_by_name`),
+          relatedUsersSql(knex, 'l', ['owner_id', 'created_by']),
         ]),
       ),
   );
@@ -263,7 +267,7 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
     disqualificationReasonName: r.disqualification_reason,
     // The record's team (set by `teamId`), beside its members; null when it has none.
     team: null,
-  }), LEAD_LINKS);
+  }), LEAD_LINKS, { users: r.related_users });
 }
 
 /** Leads and contacts with the same email (case-insensitive) or phone (digits only), within the caller's scope; any of a contact's emails and phones. */
