@@ -4,11 +4,12 @@ import type { OpportunitySettingsState } from '../commands/opportunity-settings/
 import type { Principal } from '../domain/principal.js';
 import { paginate, sortOf } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
-import { opportunityContacts, opportunityLineItems, opportunityTeam } from './opportunity-lines.js';
+import { opportunityContactsRead, opportunityLineItemsRead, opportunityTeamRead } from './opportunity-lines.js';
+import { readTogether } from './read-together.js';
 import { applyRecordScope } from './record-scope.js';
 import { whereTagged } from './tag-filter.js';
 import { containsPattern } from './search.js';
-import { lastActivityAt, withRelated, withRelatedPage } from './related-records.js';
+import { lastActivityAtRead, withRelated, withRelatedPage } from './related-records.js';
 
 /** What opportunity responses read besides the row: stage names and order, priority, type and close-reason names. */
 export interface OpportunityLookups {
@@ -163,12 +164,12 @@ function opportunityStages(pipelines: LeadSettingsState, pipelineId: string) {
 export async function getOpportunity(knex: Knex, principal: Principal, lookups: OpportunityLookups, id: string) {
   const row = await selectRows(knex, principal).where('o.id', id).first();
   if (!row) return null;
-  const [contacts, lineItems, team, lastActivity] = await Promise.all([
-    opportunityContacts(knex, principal.tenantId, id),
-    opportunityLineItems(knex, principal.tenantId, id),
-    opportunityTeam(knex, principal.tenantId, id),
-    lastActivityAt(knex, principal.tenantId, id),
-  ]);
+  const [contacts, lineItems, team, lastActivity] = await readTogether(knex, [
+    opportunityContactsRead(knex, principal.tenantId, id),
+    opportunityLineItemsRead(knex, principal.tenantId, id),
+    opportunityTeamRead(knex, principal.tenantId, id),
+    lastActivityAtRead(knex, principal.tenantId, id),
+  ] as const);
   // `teamMembers` as on a lead; `team` is the record's team (set by `teamId`), null when it has none.
   // The web client's detail page also reads its stage bar (`allStages`), the primary contact and when something last happened.
   return withRelated(knex, principal.tenantId, {

@@ -1,14 +1,15 @@
 import type { Knex } from 'knex';
-import { recordTeam } from './record-team.js';
+import { readAlone, readOf } from './read-together.js';
+import { recordTeamRead } from './record-team.js';
 
 /** An opportunity's contact roles (primary first, then as added) with the contacts' names and email. */
-export async function opportunityContacts(knex: Knex, tenantId: string, opportunityId: string) {
-  const rows = await knex('opportunity_contacts as oc')
+export function opportunityContactsRead(knex: Knex, tenantId: string, opportunityId: string) {
+  const query = knex('opportunity_contacts as oc')
     .leftJoin('contacts as c', (j) => j.on('c.id', 'oc.contact_id').andOn('c.tenant_id', 'oc.tenant_id'))
     .where({ 'oc.tenant_id': tenantId, 'oc.opportunity_id': opportunityId })
     .orderBy([{ column: 'oc.is_primary', order: 'desc' }, { column: 'oc.revision' }])
     .select('oc.*', 'c.first_name', 'c.last_name', 'c.email');
-  return rows.map((r: any) => ({
+  return readOf(query, (rows) => rows.map((r: any) => ({
     id: r.id,
     contactId: r.contact_id,
     firstName: r.first_name ?? null,
@@ -18,13 +19,15 @@ export async function opportunityContacts(knex: Knex, tenantId: string, opportun
     isPrimary: r.is_primary,
     notes: r.notes,
     createdAt: r.created_at,
-  }));
+  })));
 }
 
+export const opportunityContacts = (knex: Knex, tenantId: string, opportunityId: string) => readAlone(opportunityContactsRead(knex, tenantId, opportunityId));
+
 /** An opportunity's line items, as added; numeric columns arrive as strings. */
-export async function opportunityLineItems(knex: Knex, tenantId: string, opportunityId: string) {
-  const rows = await knex('opportunity_line_items').where({ tenant_id: tenantId, opportunity_id: opportunityId }).orderBy('revision');
-  return rows.map((r: any) => ({
+export function opportunityLineItemsRead(knex: Knex, tenantId: string, opportunityId: string) {
+  const query = knex('opportunity_line_items').where({ tenant_id: tenantId, opportunity_id: opportunityId }).orderBy('revision');
+  return readOf(query, (rows) => rows.map((r: any) => ({
     id: r.id,
     productId: r.product_id,
     productName: r.product_name,
@@ -36,7 +39,10 @@ export async function opportunityLineItems(knex: Knex, tenantId: string, opportu
     description: r.description,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-  }));
+  })));
 }
 
-export const opportunityTeam = (knex: Knex, tenantId: string, opportunityId: string) => recordTeam(knex, 'opportunity_team', 'opportunity_id', tenantId, opportunityId);
+export const opportunityLineItems = (knex: Knex, tenantId: string, opportunityId: string) => readAlone(opportunityLineItemsRead(knex, tenantId, opportunityId));
+
+export const opportunityTeamRead = (knex: Knex, tenantId: string, opportunityId: string) => recordTeamRead(knex, 'opportunity_team', 'opportunity_id', tenantId, opportunityId);
+export const opportunityTeam = (knex: Knex, tenantId: string, opportunityId: string) => readAlone(opportunityTeamRead(knex, tenantId, opportunityId));

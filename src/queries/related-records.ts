@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { readAlone, readOf, type Read } from './read-together.js';
 
 /**
  * The people, accounts, contacts and teams a record points at, as objects beside the ids
@@ -177,7 +178,9 @@ export async function withRelatedPage<P extends { data: object[] }>(knex: Knex, 
 }
 
 /** When something last happened on a record: the newest entry of its timeline, or null. */
-export async function lastActivityAt(knex: Knex, tenantId: string, recordId: string): Promise<Date | null> {
-  const row = await knex('record_activities').where({ tenant_id: tenantId, record_id: recordId }).max('created_at as at').first();
-  return (row?.at as Date | null | undefined) ?? null;
+export function lastActivityAtRead(knex: Knex, tenantId: string, recordId: string): Read<Date | null> {
+  const query = knex('record_activities').where({ tenant_id: tenantId, record_id: recordId }).max('created_at as at');
+  return readOf(query, (rows) => (rows[0]?.at as Date | null | undefined) ?? null);
 }
+
+export const lastActivityAt = (knex: Knex, tenantId: string, recordId: string) => readAlone(lastActivityAtRead(knex, tenantId, recordId));

@@ -7,7 +7,8 @@ import { customFieldListing, shownCustomFields, type CustomFieldParams } from '.
 import { prepared } from '../prepared.js';
 import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';
-import { recordTeam } from '../record-team.js';
+import { recordTeamRead } from '../record-team.js';
+import { readAlone, readOf, readTogether } from '../read-together.js';
 import { containsPattern } from '../search.js';
 import { RECORD_LINKS, relatedUsersSql, withRelated, withRelatedAll, withRelatedPage, type RelatedLinks, type UserRef } from '../related-records.js';
 import { whereTagged } from '../tag-filter.js';
@@ -198,11 +199,11 @@ function productLine(r: any) {
 
 const productRows = (knex: Knex, tenantId: string) => knex('lead_products as lp').where('lp.tenant_id', tenantId).orderBy(['lp.added_at', 'lp.product_id']);
 
-export async function leadProducts(knex: Knex, tenantId: string, leadId: string) {
-  return (await productRows(knex, tenantId).where('lp.lead_id', leadId).select('lp.*')).map(productLine);
-}
+const leadProductsRead = (knex: Knex, tenantId: string, leadId: string) => readOf(productRows(knex, tenantId).where('lp.lead_id', leadId).select('lp.*'), (rows) => rows.map(productLine));
+export const leadProducts = (knex: Knex, tenantId: string, leadId: string) => readAlone(leadProductsRead(knex, tenantId, leadId));
 
-export const leadTeam = (knex: Knex, tenantId: string, leadId: string) => recordTeam(knex, 'lead_team', 'lead_id', tenantId, leadId);
+const leadTeamRead = (knex: Knex, tenantId: string, leadId: string) => recordTeamRead(knex, 'lead_team', 'lead_id', tenantId, leadId);
+export const leadTeam = (knex: Knex, tenantId: string, leadId: string) => readAlone(leadTeamRead(knex, tenantId, leadId));
 
 /** A lead's `contact` and `account` are what it became when converted (a lead points at no account before). */
 const LEAD_LINKS: RelatedLinks = { ...RECORD_LINKS, accounts: { account: 'convertedAccountId' }, contacts: { contact: 'convertedContactId' } };
@@ -223,8 +224,8 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
       ),
   );
   if (!r) return null;
-  // Separate small queries, side by side: one query joining them all costs more to plan than to run.
-  const [products, team] = await Promise.all([leadProducts(knex, principal.tenantId, id), leadTeam(knex, principal.tenantId, id)]);
+  // Not joined into the lead's statement (which is prepared: joining them all costs more to plan than to run), but read together.
+  const [products, team] = await readTogether(knex, [leadProductsRead(knex, principal.tenantId, id), leadTeamRead(knex, principal.tenantId, id)] as const);
   return withRelated(knex, principal.tenantId, withAliases('leads', {
     ...listItem(r),
     mobile: r.mobile,

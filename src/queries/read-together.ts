@@ -1,0 +1,46 @@
+import type { Knex } from 'knex';
+import type pg from 'pg';
+import { withLiterals } from '../infra/simple-query.js';
+
+/** A query and what its rows mean: run alone (`readAlone`) or with others in one round trip (`readTogether`). */
+export interface Read<T> {
+  query: Knex.QueryBuilder;
+  map(rows: any[]): T;
+}
+
+export const readOf = <T>(query: Knex.QueryBuilder, map: (rows: any[]) => T): Read<T> => ({ query, map });
+
+export async function readAlone<T>(read: Read<T>): Promise<T> {
+  // `.first()` answers a row (or nothing) rather than rows.
+  const result: unknown = await read.query;
+  return read.map(Array.isArray(result) ? result : result === undefined ? [] : [result]);
+}
+
+type Results<R extends readonly Read<unknown>[]> = { [K in keyof R]: R[K] extends Read<infer T> ? T : never };
+
+/**
+ * Reads that do not depend on each other, in one round trip: each query's values are
+ * written in as literals (src/infra/simple-query.ts) and the statements go as one text in
+ * the simple protocol, on one pooled connection. Each read gets its rows as it would alone
+ * (the same type parsers apply). A round trip costs the service more CPU than these small
+ * queries cost PostgreSQL to plan unprepared, so the parts of a detail (its lines, team,
+ * contacts) are read this way. One failing statement fails them all.
+ */
+export async function readTogether<R extends readonly Read<unknown>[]>(knex: Knex, reads: R): Promise<Results<R>> {
+  if (reads.length <= 1) return (await Promise.all(reads.map(readAlone))) as Results<R>;
+  const text = reads
+    .map(({ query }) => {
+      const { sql, bindings } = query.toSQL().toNative();
+      return withLiterals({ text: sql, values: bindings });
+    })
+    .join(';\n');
+  const client = knex.client as { acquireConnection(): Promise<pg.PoolClient>; releaseConnection(connection: pg.PoolClient): Promise<void> };
+  const connection = await client.acquireConnection();
+  let results: pg.QueryResult[];
+  try {
+    results = (await connection.query(text)) as unknown as pg.QueryResult[];
+  } finally {
+    await client.releaseConnection(connection);
+  }
+  return reads.map((read, i) => read.map(results[i].rows)) as Results<R>;
+}
