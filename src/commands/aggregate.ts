@@ -10,7 +10,7 @@ import {
   type RecordedEvent,
 } from '../events/store/types.js';
 import { conflict, notFound, preconditionFailed } from '../domain/errors.js';
-import { factsForAppend, noteAppended } from './checked-facts.js';
+import { checksForAppend, noteAppended } from './checked-facts.js';
 import { takeTurnOn } from './stream-turns.js';
 
 export type { DomainEvent, EventFold } from '../events/domain-event.js';
@@ -199,7 +199,7 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
         const result = await deps.store.appendToStream(
           streamId,
           events.map((e, index) => ({ id: eventIds ? eventIds(index) : randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })),
-          { expectedRevision: revision < 0 ? 'no_stream' : revision, facts: factsForAppend() },
+          { expectedRevision: revision < 0 ? 'no_stream' : revision, ...checksForAppend() },
         );
         noteAppended();
         return settle({

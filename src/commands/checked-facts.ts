@@ -1,25 +1,32 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { conflict } from '../domain/errors.js';
-import { StaleFactsError, type StreamFact } from '../events/store/types.js';
+import { StaleFactsError, type EventStore, type StreamFact } from '../events/store/types.js';
 
 /**
  * Facts a command takes from a process cache without reading them, checked by its append.
  *
  * A command decides on more than its own stream: the tenant's settings (lead settings, a
- * module's custom fields…). Those are folded once per process and kept (see
- * tenant-stream-cache.ts); reading each one's newest events before every command would cost
- * a round trip each. Inside `withCheckedFacts`, a cached fold is used as it is and noted as a
- * fact (stream and revision); the command's first append carries the facts, and the event
- * store writes only if each stream still stands there (one check in the append's own
- * transaction). When one has moved (another process changed the settings), nothing was
- * written: the stale entries are dropped and the whole command runs again on fresh reads.
- * A command refused before it appended has its facts read after all, so that no refusal
- * rests on a stale fact either.
+ * module's custom fields…), the users it assigns. Those are folded once per process and
+ * kept (see tenant-stream-cache.ts); reading each one's newest events before every command
+ * would cost a round trip each. Inside `withCheckedFacts`, a cached fold is used as it is
+ * and noted as a fact (stream and revision; a fold read fresh is noted too); the command's
+ * first append carries the facts, and the event store writes only if each stream still
+ * stands there (one check in the append's own transaction). When one has moved (another
+ * process changed the settings), nothing was written: the stale entries are dropped and
+ * the whole command runs again on fresh reads. A command refused before it appended has
+ * its facts read after all, so that no refusal rests on a stale fact either.
+ *
+ * The same append can hold the command's usage guards (usage-guard.ts) on a store that
+ * `holdsGuards`: instead of a lock held around the whole command, the append's transaction
+ * takes them shared. Equivalent, because the guarded items live in settings streams the
+ * command has as facts: a delete that commits before the append moves a fact (the command
+ * runs again and sees the item gone); one that starts later waits for the append's
+ * transaction, then counts the record it wrote.
  *
  * Only appends until the first that goes through are checked: from then on the run reads
- * its facts fresh, as commands outside a run always do, so a run that has written is never
- * run again. A run's appends go one after another (a command's do). A run nested in another
- * joins it (the outer one re-runs everything).
+ * its facts fresh and takes its guards around its work, as commands outside a run always
+ * do, so a run that has written is never run again. A run's appends go one after another
+ * (a command's do). A run nested in another joins it (the outer one re-runs everything).
  */
 
 interface Fact extends StreamFact {
@@ -31,7 +38,11 @@ interface Fact extends StreamFact {
 
 interface Run {
   facts: Map<string, Fact>;
-  /** An append of this run has gone with its facts: later reads are fresh and unchecked. */
+  /** Usage-guard lock keys its first append holds. */
+  guards: Set<string>;
+  /** The store's appends can hold them. */
+  holdsGuards: boolean;
+  /** An append of this run has gone through: later reads are fresh and unchecked. */
   appended: boolean;
 }
 
@@ -40,10 +51,10 @@ const runs = new AsyncLocalStorage<Run>();
 /** Attempts of one command before its caller gets a 409 (only if the facts keep moving under it). */
 const MAX_RUNS = 3;
 
-export async function withCheckedFacts<T>(command: () => Promise<T>): Promise<T> {
+export async function withCheckedFacts<T>(store: Pick<EventStore, 'holdsGuards'>, command: () => Promise<T>): Promise<T> {
   if (runs.getStore()) return command();
   for (let attempt = 1; ; attempt++) {
-    const run: Run = { facts: new Map(), appended: false };
+    const run: Run = { facts: new Map(), guards: new Set(), holdsGuards: store.holdsGuards, appended: false };
     try {
       return await runs.run(run, command);
     } catch (error) {
@@ -73,17 +84,31 @@ export function mayUseCachedFact(): boolean {
   return !!run && !run.appended;
 }
 
-/** Notes a cached fold the run decided on (call only when `mayUseCachedFact()`). */
+/** Notes a fold the run decides on (no-op outside a run or once it appended); the first noted revision of a stream counts. */
 export function noteCachedFact(fact: Fact): void {
   const run = runs.getStore();
   if (run && !run.appended && !run.facts.has(fact.streamId)) run.facts.set(fact.streamId, fact);
 }
 
-/** The facts the run's next append must carry: none outside a run, or once it has appended. */
-export function factsForAppend(): StreamFact[] | undefined {
+/**
+ * Hands usage-guard lock keys to the run's first append, which holds them shared (true); false
+ * outside a run, once it appended, or when the store cannot: the caller then holds them itself.
+ */
+export function guardsHeldByAppend(lockKeys: readonly string[]): boolean {
   const run = runs.getStore();
-  if (!run || run.appended || run.facts.size === 0) return undefined;
-  return [...run.facts.values()].map(({ streamId, revision }) => ({ streamId, revision }));
+  if (!run || run.appended || !run.holdsGuards) return false;
+  for (const key of lockKeys) run.guards.add(key);
+  return true;
+}
+
+/** What the run's next append must carry: its facts and guards (none outside a run, or once it has appended). */
+export function checksForAppend(): { facts?: StreamFact[]; guards?: string[] } {
+  const run = runs.getStore();
+  if (!run || run.appended) return {};
+  return {
+    facts: run.facts.size ? [...run.facts.values()].map(({ streamId, revision }) => ({ streamId, revision })) : undefined,
+    guards: run.guards.size ? [...run.guards] : undefined,
+  };
 }
 
 /** An append of the run went through (its facts held): from now on the run reads fresh and is never run again. */

@@ -25,15 +25,10 @@ export function streamFoldCache<State, Event>(fold: EventFold<State, Event>, max
     let streams = cache.get(store);
     if (!streams) cache.set(store, (streams = new Map()));
     const known = streams.get(streamId);
-    if (known && mayUseCachedFact()) {
-      const forget = () => streams.get(streamId) === known && streams.delete(streamId);
-      const holds = async () => ((await store.readLastEvent(streamId))?.revision ?? -1) === known.revision;
-      noteCachedFact({ streamId, revision: known.revision, forget, holds });
-      return known;
-    }
+    if (known && mayUseCachedFact()) return noted(store, streams, streamId, known);
     const cached = known ?? { state: fold.initialState, revision: -1, tenantId: null };
     const events = await store.readStream(streamId, { fromRevision: cached.revision + 1 });
-    if (events.length === 0 && known) return known;
+    if (events.length === 0 && known) return noted(store, streams, streamId, known);
     const folded: FoldedStream<State> = {
       state: foldRecorded(fold, events, cached.state),
       revision: events.length ? events[events.length - 1].revision : cached.revision,
@@ -42,8 +37,16 @@ export function streamFoldCache<State, Event>(fold: EventFold<State, Event>, max
     streams.delete(streamId);
     if (streams.size >= maxStreams) streams.delete(streams.keys().next().value!);
     streams.set(streamId, folded);
-    return folded;
+    return noted(store, streams, streamId, folded);
   };
+}
+
+/** A fold a checked command decides on, noted as its fact (see checked-facts.ts; a no-op outside one). */
+function noted<State>(store: EventStore, streams: Map<string, FoldedStream<State>>, streamId: string, folded: FoldedStream<State>): FoldedStream<State> {
+  const forget = () => streams.get(streamId) === folded && streams.delete(streamId);
+  const holds = async () => ((await store.readLastEvent(streamId))?.revision ?? -1) === folded.revision;
+  noteCachedFact({ streamId, revision: folded.revision, forget, holds });
+  return folded;
 }
 
 /** A per-tenant configuration stream (lead settings, task settings…) as it is now: see `streamFoldCache`. */

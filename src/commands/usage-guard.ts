@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { liveReferences, type CountedModule } from '../facts/usage.js';
 import type { Position } from '../events/store/types.js';
-import { alongside, serially } from '../infra/serial-lock.js';
+import { alongside, guardLockKey, serially } from '../infra/serial-lock.js';
+import { guardsHeldByAppend } from './checked-facts.js';
 import type { CommandDeps } from './aggregate.js';
 import { DomainError, unavailable } from '../domain/errors.js';
 
@@ -27,8 +28,14 @@ export type UsageDeleteDeps = CommandDeps & {
  * Runs a command that makes a record use something guarded by `key` (or by each of several
  * keys: all taken in one transaction, so a command under two guards pins one pooled
  * connection, not two); many at once, never during a delete.
+ *
+ * `inAppend`: the guarded items live in settings streams the command decides on as checked
+ * facts, so inside `withCheckedFacts` the command's first append holds the keys instead
+ * (checked-facts.ts says why that is the same): no transaction of its own, no extra round trips.
  */
-export function assigningUsed<T>(knex: Knex, key: string | readonly string[], work: () => Promise<T>): Promise<T> {
+export function assigningUsed<T>(knex: Knex, key: string | readonly string[], work: () => Promise<T>, options: { inAppend?: boolean } = {}): Promise<T> {
+  const keys = typeof key === 'string' ? [key] : key;
+  if (options.inAppend && guardsHeldByAppend(keys.map(guardLockKey))) return work();
   return alongside(knex, key, work);
 }
 
@@ -75,7 +82,11 @@ export function columnUsage<Item extends { id: string }>(module: CountedModule, 
   };
 }
 
-/** A guard over one kind of configuration, locked per tenant under `name`; `counters` is read at each count, so it may be filled later. */
+/**
+ * A guard over one kind of configuration, locked per tenant under `name`; `counters` is read at
+ * each count, so it may be filled later. Its items live in a settings stream its commands
+ * decide on, so a checked command's append may hold it (`assigningUsed`'s `inAppend`).
+ */
 export function usageGuard<Item>(name: string, counters: readonly UsageCounter<Item>[]) {
   const lockKey = (tenantId: string) => `${name}:${tenantId}`;
 
@@ -85,7 +96,7 @@ export function usageGuard<Item>(name: string, counters: readonly UsageCounter<I
     return counts.reduce((sum, n) => sum + n, 0);
   }
 
-  const assigning = <T>(knex: Knex, tenantId: string, work: () => Promise<T>): Promise<T> => assigningUsed(knex, lockKey(tenantId), work);
+  const assigning = <T>(knex: Knex, tenantId: string, work: () => Promise<T>): Promise<T> => assigningUsed(knex, lockKey(tenantId), work, { inAppend: true });
 
   const deleting = <T>(deps: UsageDeleteDeps, tenantId: string, item: Item, work: (inUse: number) => Promise<T>): Promise<T> =>
     deletingUnused(deps, lockKey(tenantId), (trx) => usage(trx, tenantId, item), work);
@@ -95,5 +106,5 @@ export function usageGuard<Item>(name: string, counters: readonly UsageCounter<I
 
 /** Runs a command under several guards at once (their locks in one transaction). */
 export function assigningAll<T>(knex: Knex, tenantId: string, guards: readonly { lockKey(tenantId: string): string }[], work: () => Promise<T>): Promise<T> {
-  return assigningUsed(knex, guards.map((guard) => guard.lockKey(tenantId)), work);
+  return assigningUsed(knex, guards.map((guard) => guard.lockKey(tenantId)), work, { inAppend: true });
 }

@@ -4,7 +4,7 @@ import { WrongExpectedRevisionError, type EventStore, type ExpectedRevision, typ
 import type { Logger } from '../infra/logger.js';
 import { oneAtATime } from '../infra/key-locks.js';
 import { metadataOf, streamIdOf, type Aggregate, type CommandContext, type DomainEvent } from './aggregate.js';
-import { factsForAppend, noteAppended } from './checked-facts.js';
+import { checksForAppend, noteAppended } from './checked-facts.js';
 
 /*
  * A command that writes several streams (registration now; lead conversion and work
@@ -79,8 +79,9 @@ export async function savePlan(trx: Knex.Transaction, plan: WritePlan, now: Date
  * streams or `any` appends, which a rerun always completes.
  */
 export async function executePlan(deps: { store: EventStore; knex: Knex }, plan: WritePlan): Promise<Position | null> {
-  // A stored plan is carried out whatever happens, so it cannot be the append that checks a run's cached facts.
-  if (factsForAppend()) throw new Error('a write plan cannot be carried out inside withCheckedFacts before the run has appended');
+  // A stored plan is carried out whatever happens, so it cannot be the append that checks a run's facts or holds its guards.
+  const checks = checksForAppend();
+  if (checks.facts || checks.guards) throw new Error('a write plan cannot be carried out inside withCheckedFacts before the run has appended');
   let last: Position | null = null;
   for (const [index, write] of plan.writes.entries()) {
     let result;

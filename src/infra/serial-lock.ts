@@ -3,6 +3,9 @@ import { guardConnectionOf } from './key-locks.js';
 import { sleep } from './signal.js';
 import { withLiterals } from './simple-query.js';
 
+/** The advisory-lock key (`hashtextextended` of it) of a guard key, in `serially` and `alongside` alike. */
+export const guardLockKey = (key: string) => `crm:${key}`;
+
 /** Per database: the tail of the queue of each key's callers in this process. */
 const queues = new WeakMap<Knex, Map<string, Promise<unknown>>>();
 
@@ -24,7 +27,7 @@ export function serially<T>(knex: Knex, key: string, work: (trx: Knex.Transactio
   const previous = byKey.get(key) ?? Promise.resolve();
   const run = previous.then(() =>
     knex.transaction(async (trx) => {
-      await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`crm:${key}`]);
+      await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [guardLockKey(key)]);
       return work(trx);
     }),
   );
@@ -47,7 +50,7 @@ export function serially<T>(knex: Knex, key: string, work: (trx: Knex.Transactio
  * connection, and tries again.
  */
 export async function alongside<T>(knex: Knex, key: string | readonly string[], work: () => Promise<T>): Promise<T> {
-  const keys = (typeof key === 'string' ? [key] : [...key]).map((k) => `crm:${k}`);
+  const keys = (typeof key === 'string' ? [key] : [...key]).map(guardLockKey);
   for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
     const client = await guardConnectionOf(knex);
     let broken: Error | undefined;

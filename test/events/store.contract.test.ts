@@ -7,6 +7,7 @@ import { EventStoreDbEventStore } from '../../src/events/store/eventstoredb.js';
 import { comparePositions } from '../../src/events/store/position.js';
 import { DuplicateEventIdError, StaleFactsError, WrongExpectedRevisionError, type AppendResult, type EventFilter, type EventStore, type Position, type RecordedEvent } from '../../src/events/store/types.js';
 import { EventVersions } from '../../src/events/versions.js';
+import { guardLockKey, serially } from '../../src/infra/serial-lock.js';
 import { foldRecorded } from '../../src/commands/aggregate.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { collect, isIncreasing, newEvent } from '../support/events.js';
@@ -81,6 +82,84 @@ describe('PostgreSQL event store specifics', () => {
     } finally {
       await db.close();
     }
+  });
+
+  describe('usage guards held by appends (AppendOptions.guards)', () => {
+    let db: TestDatabase;
+    before(async () => (db = await openTestDatabase()));
+    after(async () => db.close());
+
+    /** Holds `key` as `serially` does, until `release` is called. */
+    async function heldExclusively(key: string) {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let taken!: () => void;
+      const holding = new Promise<void>((resolve) => (taken = resolve));
+      const done = serially(db.knex, key, async () => {
+        taken();
+        await released;
+      });
+      await holding;
+      return { release: async () => (release(), done) };
+    }
+    const settledWithin = (promise: Promise<unknown>, ms: number) =>
+      Promise.race([promise.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+
+    it('an append holding a guard waits while a serially caller holds it, alone or among appends at once; the others go on', async () => {
+      const key = `guard-${randomUUID()}`;
+      const holder = await heldExclusively(key);
+      const tag = `guarded-${randomUUID()}`;
+      const guarded = db.store.appendToStream(`${tag}-guarded`, [newEvent('Made')], { expectedRevision: 'no_stream', guards: [guardLockKey(key)] });
+      const others = Array.from({ length: 8 }, (_, i) => db.store.appendToStream(`${tag}-${i}`, [newEvent('Made')], { expectedRevision: 'no_stream' }));
+      expect(await settledWithin(Promise.all(others), 2_000)).to.equal(true);
+      expect(await settledWithin(guarded, 300)).to.equal(false);
+      expect(await db.store.readStream(`${tag}-guarded`)).to.deep.equal([]);
+      await holder.release();
+      expect((await guarded).nextExpectedRevision).to.equal(0);
+    });
+
+    it('appends waiting for a guard hold no connection: the holder, with more waiting appends than the pool has connections, still appends', async () => {
+      const key = `guard-${randomUUID()}`;
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let started!: () => void;
+      const holding = new Promise<void>((resolve) => (started = resolve));
+      const tag = `starved-${randomUUID()}`;
+      const holder = serially(db.knex, key, async () => {
+        started();
+        await released;
+        // What a settings delete does while it holds the guard: its own append.
+        return db.store.appendToStream(`${tag}-holder`, [newEvent('Deleted')], { expectedRevision: 'no_stream' });
+      });
+      await holding;
+      const waiting = Array.from({ length: db.pool.options.max! + 5 }, (_, i) =>
+        db.store.appendToStream(`${tag}-${i}`, [newEvent('Made')], { expectedRevision: 'no_stream', guards: [guardLockKey(key)] }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      release();
+      expect(await settledWithin(holder, 5_000), 'the holder appended').to.equal(true);
+      expect((await Promise.all(waiting)).map((r) => r.nextExpectedRevision)).to.deep.equal(waiting.map(() => 0));
+    });
+
+    it("a serially caller that starts while an append's transaction holds the guard shared waits for its commit, then sees its event", async () => {
+      const key = `guard-${randomUUID()}`;
+      const stream = `sharing-${randomUUID()}`;
+      const client = await db.pool.connect();
+      try {
+        await client.query('begin');
+        await client.query(appendQuery(stream, [newEvent('Made')], 'no_stream', undefined, undefined, [guardLockKey(key)]));
+        let seen = -1;
+        const exclusive = serially(db.knex, key, async () => {
+          seen = (await db.store.readStream(stream)).length;
+        });
+        expect(await settledWithin(exclusive, 300)).to.equal(false);
+        await client.query('commit');
+        await exclusive;
+        expect(seen).to.equal(1);
+      } finally {
+        client.release();
+      }
+    });
   });
 
   describe('group commit', () => {

@@ -37,7 +37,7 @@ const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<Le
 type DecideWith = (attempt: number) => Promise<LeadDecideContext>;
 
 const run = (deps: Deps, ctx: CommandContext, id: string, command: LeadCommand, decideWith: DecideWith = currentContext(deps, ctx)) =>
-  withCheckedFacts(() => handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create', decideWith }));
+  withCheckedFacts(deps.store, () => handleCommand(deps, leadAggregate, id, command, ctx, { newStream: command.kind === 'create', decideWith }));
 
 /**
  * A lead command that may give the lead a pipeline, stage or priority: it runs while no
@@ -53,7 +53,7 @@ const runAssigning = (deps: Deps, ctx: CommandContext, id: string, command: Lead
  * otherwise, and nothing is written), quantity 1 at the product's price.
  */
 export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<LeadInput, 'ownerId'> & { ownerId?: string }, productIds: string[] = []) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
     const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'leads', { fields: given, customFields: given.customFields, mode: 'create' }))! };
@@ -83,7 +83,7 @@ async function firstLines(deps: Deps, tenantId: string, productIds: string[]): P
 }
 
 export async function updateLead(deps: Deps, ctx: CommandContext, id: string, given: LeadChanges) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
     const changes = await withCheckedCustomFields(deps, ctx, 'leads', given);

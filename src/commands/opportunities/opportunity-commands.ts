@@ -46,7 +46,7 @@ const currentContext = (deps: Deps, ctx: CommandContext) => async (): Promise<Op
  * is being deleted meanwhile (settings-usage.ts, opportunity-settings-usage.ts).
  */
 function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCommand) {
-  return withCheckedFacts(() =>
+  return withCheckedFacts(deps.store, () =>
     assigningAllOpportunitySettings(deps.knex, ctx.tenantId, () =>
       handleCommand(deps, opportunityAggregate, id, command, ctx, {
         newStream: command.kind === 'create',
@@ -58,7 +58,7 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: OpportunityCo
 
 /** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second opportunity. */
 export async function createOpportunity(deps: Deps, ctx: CommandContext, given: Omit<OpportunityInput, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     await assertAccount(deps.knex, ctx.tenantId, given.accountId);
     await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
@@ -70,7 +70,7 @@ export async function createOpportunity(deps: Deps, ctx: CommandContext, given: 
 }
 
 export async function updateOpportunity(deps: Deps, ctx: CommandContext, id: string, given: OpportunityChanges) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     await assertAccount(deps.knex, ctx.tenantId, given.accountId);
     await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);

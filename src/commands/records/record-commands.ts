@@ -32,7 +32,7 @@ export async function assertOwner(store: EventStore, tenantId: string, ownerId: 
 }
 
 export async function createContact(deps: Deps, ctx: CommandContext, given: Omit<ContactFields, 'ownerId'> & { ownerId?: string }) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'contacts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
     const id = randomUUID();
@@ -42,7 +42,7 @@ export async function createContact(deps: Deps, ctx: CommandContext, given: Omit
 }
 
 export async function updateContact(deps: Deps, ctx: CommandContext, id: string, given: Partial<ContactFields>) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     const changes = await withCheckedCustomFields(deps, ctx, 'contacts', given);
     return handleCommand(deps, contactAggregate, id, { kind: 'update', id, changes }, ctx);
@@ -73,7 +73,7 @@ async function assertParent(knex: Knex, tenantId: string, id: string | null, par
 }
 
 export async function createAccount(deps: Deps, ctx: CommandContext, given: Omit<AccountFields, 'ownerId'> & { ownerId?: string }) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     await assertParent(deps.knex, ctx.tenantId, null, given.parentAccountId);
     const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'accounts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
@@ -84,7 +84,7 @@ export async function createAccount(deps: Deps, ctx: CommandContext, given: Omit
 }
 
 export async function updateAccount(deps: Deps, ctx: CommandContext, id: string, given: Partial<AccountFields>) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     await assertParent(deps.knex, ctx.tenantId, id, given.parentAccountId);
     const changes = await withCheckedCustomFields(deps, ctx, 'accounts', given);

@@ -33,7 +33,7 @@ async function parentOf(deps: Deps, tenantId: string, parentTaskId: string | nul
 
 /** Runs a task command that decides against the tenant's task settings, as they are at each attempt. */
 function run(deps: Deps, ctx: CommandContext, id: string, command: TaskCommand, newStream = false) {
-  return withCheckedFacts(() =>
+  return withCheckedFacts(deps.store, () =>
     withTaskSettings(deps.knex, ctx.tenantId, () =>
       handleCommand(deps, taskAggregate, id, command, ctx, {
         newStream,
@@ -45,7 +45,7 @@ function run(deps: Deps, ctx: CommandContext, id: string, command: TaskCommand, 
 
 /** `id`: a saga's stable id, so a repeated create is refused as existing instead of making a second task. */
 export async function createTask(deps: Deps, ctx: CommandContext, given: TaskInput, id: string = randomUUID()) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertAssignee(deps.store, ctx.tenantId, given.assignedTo);
     const fields = { ...given, customFields: await checkedRecordWrite(deps, ctx.tenantId, 'tasks', { fields: given, customFields: given.customFields, mode: 'create' }) };
     const parent = await parentOf(deps, ctx.tenantId, fields.parentTaskId);
@@ -55,7 +55,7 @@ export async function createTask(deps: Deps, ctx: CommandContext, given: TaskInp
 }
 
 export async function updateTask(deps: Deps, ctx: CommandContext, id: string, given: TaskChanges) {
-  return withCheckedFacts(async () => {
+  return withCheckedFacts(deps.store, async () => {
     await assertAssignee(deps.store, ctx.tenantId, given.assignedTo);
     const changes = await withCheckedCustomFields(deps, ctx, 'tasks', given);
     return run(deps, ctx, id, { kind: 'update', id, changes });

@@ -106,6 +106,8 @@ function toRecorded(event: EsdbRecordedEvent, versions: EventVersions): Recorded
 /** EventStoreDB (gRPC client v6): streams map 1:1, the global order is $all without system events. */
 export class EventStoreDbEventStore implements EventStore {
   readonly name = 'eventstoredb';
+  /** Its appends run on EventStoreDB: usage guards are held around them (`alongside`), not inside. */
+  readonly holdsGuards = false;
   private readonly client: EventStoreDBClient;
   private readonly appended = new Subject<void>();
   readonly appended$: Observable<void> = this.appended.asObservable();

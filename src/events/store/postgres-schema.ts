@@ -62,18 +62,27 @@ language sql stable as $fn$
     from jsonb_array_elements(coalesce(p_facts, '[]'::jsonb)) f
 $fn$;
 
--- The signatures before p_facts: left beside the new ones, a call would match both.
+-- Earlier signatures (before p_facts, before p_guards): left beside the new ones, a call would match several.
 drop function if exists es_append_events(boolean, text, bigint, uuid[], text[], jsonb[], jsonb[], timestamptz[]);
 drop function if exists es_append(text, bigint, uuid[], text[], jsonb[], jsonb[], timestamptz[]);
 drop function if exists es_append_group_events(boolean, text[], bigint[], int[], uuid[], text[], jsonb, jsonb, timestamptz[]);
 drop function if exists es_append_group(text[], bigint[], int[], uuid[], text[], jsonb, jsonb, timestamptz[]);
+drop function if exists es_append_events(boolean, text, bigint, uuid[], text[], jsonb[], jsonb[], timestamptz[], jsonb);
+drop function if exists es_append(text, bigint, uuid[], text[], jsonb[], jsonb[], timestamptz[], jsonb);
+drop function if exists es_append_group_events(boolean, text[], bigint[], int[], uuid[], text[], jsonb, jsonb, timestamptz[], jsonb);
+drop function if exists es_append_group(text[], bigint[], int[], uuid[], text[], jsonb, jsonb, timestamptz[], jsonb);
 
 -- es_append with every event's position (revision order), and with p_inline the names of
 -- the inline projections the caller applies in the same transaction. p_facts: see
--- es_unchanged; when they no longer hold, nothing is written (error CR003).
+-- es_unchanged; when they no longer hold, nothing is written (error CR003). p_guards: keys
+-- of usage guards (src/infra/serial-lock.ts) held shared until the transaction ends, as
+-- alongside() holds them. Only tried, before anything else: while an exclusive holder has
+-- one, nothing is written (error CR004) and the store tries again later, holding no
+-- connection meanwhile (waiting appends could otherwise take every connection the holder
+-- needs for its own append).
 create or replace function es_append_events(
   p_inline boolean, p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data jsonb[],
-  p_metadata jsonb[], p_created_at timestamptz[], p_facts jsonb default null
+  p_metadata jsonb[], p_created_at timestamptz[], p_facts jsonb default null, p_guards text[] default null
 ) returns table (revision bigint, tx_id text, event_position bigint, inline_projections text[])
 language plpgsql as $fn$
 #variable_conflict use_column
@@ -97,6 +106,9 @@ begin
       raise exception 'es_append_events must come before every other write of its transaction'
         using errcode = 'CR002';
     end if;
+  end if;
+  if not coalesce((select bool_and(pg_try_advisory_xact_lock_shared(hashtextextended(k, 0))) from unnest(p_guards) k), true) then
+    raise exception 'a usage guard is held' using errcode = 'CR004';
   end if;
   if p_inline then
     perform pg_advisory_xact_lock_shared(hashtextextended('crm:inline-projections', 0));
@@ -142,11 +154,11 @@ $fn$;
 
 create or replace function es_append(
   p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data jsonb[],
-  p_metadata jsonb[], p_created_at timestamptz[], p_facts jsonb default null
+  p_metadata jsonb[], p_created_at timestamptz[], p_facts jsonb default null, p_guards text[] default null
 ) returns table (last_revision bigint, tx_id text, last_position bigint)
 language sql as $fn$
   select e.revision, e.tx_id, e.event_position
-    from es_append_events(false, p_stream, p_expected, p_ids, p_types, p_data, p_metadata, p_created_at, p_facts) e
+    from es_append_events(false, p_stream, p_expected, p_ids, p_types, p_data, p_metadata, p_created_at, p_facts, p_guards) e
    order by e.revision desc limit 1
 $fn$;
 
@@ -167,7 +179,7 @@ $fn$;
 -- with p_inline, the inline projections' names (as in es_append_events).
 create or replace function es_append_group_events(
   p_inline boolean, p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb,
-  p_metadata jsonb, p_created_at timestamptz[], p_facts jsonb default null
+  p_metadata jsonb, p_created_at timestamptz[], p_facts jsonb default null, p_guards jsonb default null
 ) returns table (member int, status text, revision bigint, tx_id text, positions text, inline_projections text[])
 language plpgsql
 -- Planned once per connection: left to choose, PostgreSQL may plan its statements anew on
@@ -200,6 +212,14 @@ begin
   end if;
   select array_agg(pg_try_advisory_xact_lock(1129467213, hashtext(u.s)) order by u.i) into v_locked
     from unnest(p_streams) with ordinality as u(s, i);
+  -- Member i's guard keys (p_guards[i - 1], as in es_append_events) are only tried: a member
+  -- whose guard is held exclusively is 'busy' and goes alone, where it waits for it.
+  if p_guards is not null then
+    for i in 1 .. cardinality(p_streams) loop
+      v_locked[i] := v_locked[i] and coalesce((select bool_and(pg_try_advisory_xact_lock_shared(hashtextextended(k, 0)))
+                                                  from jsonb_array_elements_text(p_guards -> (i - 1)) k), true);
+    end loop;
+  end if;
   -- A statement of its own, so that its snapshot sees every append that held these locks
   -- before. A subquery per stream, not a join: a join planned while the table was small
   -- would scan it all for as long as the connection lives.
@@ -251,11 +271,11 @@ $fn$;
 
 create or replace function es_append_group(
   p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb,
-  p_metadata jsonb, p_created_at timestamptz[], p_facts jsonb default null
+  p_metadata jsonb, p_created_at timestamptz[], p_facts jsonb default null, p_guards jsonb default null
 ) returns table (member int, status text, revision bigint, tx_id text, last_position text)
 language sql as $fn$
   select g.member, g.status, g.revision, g.tx_id, (g.positions::jsonb ->> -1)
-    from es_append_group_events(false, p_streams, p_expected, p_counts, p_ids, p_types, p_data, p_metadata, p_created_at, p_facts) g
+    from es_append_group_events(false, p_streams, p_expected, p_counts, p_ids, p_types, p_data, p_metadata, p_created_at, p_facts, p_guards) g
    order by g.member
 $fn$;
 

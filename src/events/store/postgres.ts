@@ -31,14 +31,14 @@ import {
 const CHANNEL = 'crm_events_appended';
 const LISTENER_PREFIX = 'crm-events-listener-';
 const APPEND_SQL =
-  'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb)';
+  'select * from es_append($1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb, $9::text[])';
 const APPEND_GROUP_SQL =
-  'select * from es_append_group($1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[], $9::jsonb)';
+  'select * from es_append_group($1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[], $9::jsonb, $10::jsonb)';
 /** The appends of a transaction that applies inline projections: every event's position, and the projections' names. */
 const APPEND_EVENTS_SQL =
-  'select * from es_append_events(true, $1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb)';
+  'select * from es_append_events(true, $1, $2, $3::uuid[], $4::text[], $5::jsonb[], $6::jsonb[], $7::timestamptz[], $8::jsonb, $9::text[])';
 const APPEND_GROUP_EVENTS_SQL =
-  'select * from es_append_group_events(true, $1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[], $9::jsonb)';
+  'select * from es_append_group_events(true, $1::text[], $2::bigint[], $3::int[], $4::uuid[], $5::text[], $6::jsonb, $7::jsonb, $8::timestamptz[], $9::jsonb, $10::jsonb)';
 /**
  * Group commit: at most two group transactions at once; appends that arrive meanwhile wait
  * and go together in the next one (a bench of 8 writers: groups of about 8).
@@ -141,6 +141,7 @@ export function appendQuery(
   expected: ExpectedRevision,
   versions: EventVersions = eventVersions,
   facts?: readonly StreamFact[],
+  guards?: readonly string[],
 ): pg.QueryConfig {
   const values = [
     streamId,
@@ -151,6 +152,7 @@ export function appendQuery(
     events.map((e) => JSON.stringify(metadataWithVersion(e, versions))),
     events.map((e) => e.createdAt.toISOString()),
     facts?.length ? factsJson(facts) : null,
+    guards?.length ? [...guards] : null,
   ];
   return { name: 'es_append', text: APPEND_SQL, values };
 }
@@ -162,6 +164,7 @@ interface AppendRequest {
   events: NewEvent[];
   expectedRevision: ExpectedRevision;
   facts?: readonly StreamFact[];
+  guards?: readonly string[];
 }
 
 type PendingAppend = GroupMember<AppendRequest>;
@@ -173,6 +176,21 @@ interface GroupRow {
   revision: number | string | null;
   tx_id: string | null;
   last_position: string | null;
+}
+
+/**
+ * An append whose usage guard an exclusive holder has (CR004: nothing written) tries again
+ * after a pause, holding no connection meanwhile, as `alongside` waits.
+ */
+async function whileGuardHeld<T>(append: () => Promise<T>): Promise<T> {
+  for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      return await append();
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'CR004') throw error;
+    }
+    await sleep(pause);
+  }
 }
 
 const staleFacts = (request: AppendRequest) => new StaleFactsError((request.facts ?? []).map((f) => f.streamId));
@@ -190,6 +208,7 @@ function groupQuery(group: readonly PendingAppend[], versions: EventVersions, in
     events.map((e) => e.createdAt.toISOString()),
     // Members without facts get none ([]): es_unchanged holds for them.
     group.some((m) => m.request.facts?.length) ? `[${group.map((m) => factsJson(m.request.facts ?? [])).join(',')}]` : null,
+    group.some((m) => m.request.guards?.length) ? JSON.stringify(group.map((m) => m.request.guards ?? [])) : null,
   ];
   return inline
     ? { name: 'es_append_group_events', text: APPEND_GROUP_EVENTS_SQL, values }
@@ -273,6 +292,7 @@ function recordedOf(
 /** The default event store: one table in PostgreSQL, woken across processes by LISTEN/NOTIFY. */
 export class PostgresEventStore implements EventStore {
   readonly name = 'postgres';
+  readonly holdsGuards = true;
   private readonly appended = new Subject<void>();
   readonly appended$: Observable<void> = this.appended.asObservable();
   private listener: PgListener | null = null;
@@ -331,7 +351,7 @@ export class PostgresEventStore implements EventStore {
     options: AppendOptions,
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
-    return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision, facts: options.facts }, events.length);
+    return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision, facts: options.facts, guards: options.guards }, events.length);
   }
 
   /** From now on, every append of this store applies the inline projections in its own transaction (null: no longer). */
@@ -404,10 +424,14 @@ export class PostgresEventStore implements EventStore {
   }
 
   /** One append and its inline projections in a transaction of their own (waits for the stream's lock). */
-  private async appendAloneInline({ streamId, request }: PendingAppend, inline: InlineApplier): Promise<AppendResult> {
+  private appendAloneInline(member: PendingAppend, inline: InlineApplier): Promise<AppendResult> {
+    return whileGuardHeld(() => this.appendAloneInlineOnce(member, inline));
+  }
+
+  private async appendAloneInlineOnce({ streamId, request }: PendingAppend, inline: InlineApplier): Promise<AppendResult> {
     let result: AppendResult;
     try {
-      const query = { ...appendQuery(streamId, request.events, request.expectedRevision, this.versions, request.facts), name: 'es_append_events', text: APPEND_EVENTS_SQL };
+      const query = { ...appendQuery(streamId, request.events, request.expectedRevision, this.versions, request.facts, request.guards), name: 'es_append_events', text: APPEND_EVENTS_SQL };
       result = await this.inTransaction<AppendEventsRow, AppendResult>(inline, query, (rows) => {
         const last = rows[rows.length - 1];
         const events = recordedOf(streamId, request.events, Number(last.revision), last.tx_id, rows.map((r) => r.event_position), this.versions);
@@ -452,10 +476,14 @@ export class PostgresEventStore implements EventStore {
   }
 
   /** One append in its own statement and transaction. */
-  private async appendAlone({ streamId, request }: PendingAppend): Promise<AppendResult> {
+  private appendAlone(member: PendingAppend): Promise<AppendResult> {
+    return whileGuardHeld(() => this.appendAloneOnce(member));
+  }
+
+  private async appendAloneOnce({ streamId, request }: PendingAppend): Promise<AppendResult> {
     let row: { last_revision: string; tx_id: string; last_position: string };
     try {
-      const result = await this.pool.query(appendQuery(streamId, request.events, request.expectedRevision, this.versions, request.facts));
+      const result = await this.pool.query(appendQuery(streamId, request.events, request.expectedRevision, this.versions, request.facts, request.guards));
       row = result.rows[0];
     } catch (error) {
       const code = (error as { code?: string }).code;

@@ -80,6 +80,8 @@ export interface LogPage {
 
 export interface EventStore {
   readonly name: string;
+  /** Its appends can hold usage-guard keys in their own transaction (`AppendOptions.guards`): the PostgreSQL log. */
+  readonly holdsGuards: boolean;
   /**
    * Appends if the stream stands at `expectedRevision` and, when `facts` are given, every one
    * of those other streams still stands at its revision (else `StaleFactsError`, nothing written).
@@ -125,6 +127,11 @@ export interface AppendOptions {
   expectedRevision: ExpectedRevision;
   /** Streams the decision rests on that must still stand where they were taken (src/commands/checked-facts.ts). */
   facts?: readonly StreamFact[];
+  /**
+   * Usage-guard keys (src/infra/serial-lock.ts) held shared by the append's own transaction,
+   * as `alongside` would hold them around it; only stores with `holdsGuards` take them.
+   */
+  guards?: readonly string[];
 }
 
 /** An append refused because a fact it was given moved on: nothing was written; decide again on fresh facts. */
