@@ -11,6 +11,7 @@ import {
 } from '../events/store/types.js';
 import { conflict, notFound, preconditionFailed } from '../domain/errors.js';
 import { checksForAppend, noteAppended } from './checked-facts.js';
+import { forgetFolds } from './tenant-stream-cache.js';
 import { takeTurnOn } from './stream-turns.js';
 
 export type { DomainEvent, EventFold } from '../events/domain-event.js';
@@ -202,6 +203,7 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
           { expectedRevision: revision < 0 ? 'no_stream' : revision, ...checksForAppend() },
         );
         noteAppended();
+        forgetFolds(deps.store, streamId);
         return settle({
           state: events.reduce(aggregate.evolve, state),
           events,

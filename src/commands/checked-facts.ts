@@ -13,8 +13,10 @@ import { StaleFactsError, type EventStore, type StreamFact } from '../events/sto
  * first append carries the facts, and the event store writes only if each stream still
  * stands there (one check in the append's own transaction). When one has moved (another
  * process changed the settings), nothing was written: the stale entries are dropped and
- * the whole command runs again on fresh reads. A command refused before it appended has
- * its facts read after all, so that no refusal rests on a stale fact either.
+ * the whole command runs again on fresh reads. A command that ends without appending (a
+ * refusal, or nothing to change) has its facts read after all, so that no answer rests on a
+ * stale fact either. This process's own appends drop the folds of their streams at once
+ * (`forgetFolds`), so its next command reads them fresh instead of running twice.
  *
  * The same append can hold the command's usage guards (usage-guard.ts) on a store that
  * `holdsGuards`: instead of a lock held around the whole command, the append's transaction
@@ -55,21 +57,26 @@ export async function withCheckedFacts<T>(store: Pick<EventStore, 'holdsGuards'>
   if (runs.getStore()) return command();
   for (let attempt = 1; ; attempt++) {
     const run: Run = { facts: new Map(), guards: new Set(), holdsGuards: store.holdsGuards, appended: false };
+    let stale: string[];
     try {
-      return await runs.run(run, command);
+      const result = await runs.run(run, command);
+      // A run that changed nothing (its decision: no events) decided on its facts too.
+      stale = await movedBeforeAppending(run);
+      if (!stale.length) return result;
     } catch (error) {
-      const stale = error instanceof StaleFactsError ? error.streamIds : await movedBeforeAppending(run);
+      stale = error instanceof StaleFactsError ? error.streamIds : await movedBeforeAppending(run);
       if (!stale.length) throw error;
-      for (const streamId of stale) run.facts.get(streamId)?.forget();
-      if (attempt >= MAX_RUNS) throw conflict('The settings this request depends on changed while it ran; send it again');
     }
+    for (const streamId of stale) run.facts.get(streamId)?.forget();
+    if (attempt >= MAX_RUNS) throw conflict('The settings this request depends on changed while it ran; send it again');
   }
 }
 
 /**
- * A run that failed before any append (a refusal: a 400, a 404…) may have been refused on
- * a stale fact, which no append checked: its facts are read now, and the streams that moved
- * are named (the run then goes again). A run that appended had its facts checked.
+ * A run that ended before any append (a refusal: a 400, a 404…; or a decision to change
+ * nothing) may rest on a stale fact, which no append checked: its facts are read now, and
+ * the streams that moved are named (the run then goes again). A run that appended had its
+ * facts checked.
  */
 async function movedBeforeAppending(run: Run): Promise<string[]> {
   if (run.appended || run.facts.size === 0) return [];

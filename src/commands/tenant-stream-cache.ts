@@ -12,6 +12,14 @@ export interface FoldedStream<State> {
   tenantId: string | null;
 }
 
+/** Every fold cache of the process (a handful: one per kind of stream). */
+const caches: WeakMap<EventStore, Map<string, unknown>>[] = [];
+
+/** This process appended to the stream: its folds are stale, the next load reads it. */
+export function forgetFolds(store: EventStore, streamId: string): void {
+  for (const cache of caches) cache.get(store)?.delete(streamId);
+}
+
 /**
  * A loader of streams that many commands decide on (a tenant's settings, a user), folded and
  * kept per process and event store, at most `maxStreams` of them (the least recently
@@ -21,6 +29,7 @@ export interface FoldedStream<State> {
  */
 export function streamFoldCache<State, Event>(fold: EventFold<State, Event>, maxStreams: number) {
   const cache = new WeakMap<EventStore, Map<string, FoldedStream<State>>>();
+  caches.push(cache);
   return async function load(store: EventStore, streamId: string): Promise<FoldedStream<State>> {
     let streams = cache.get(store);
     if (!streams) cache.set(store, (streams = new Map()));

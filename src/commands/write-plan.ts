@@ -5,6 +5,7 @@ import type { Logger } from '../infra/logger.js';
 import { oneAtATime } from '../infra/key-locks.js';
 import { metadataOf, streamIdOf, type Aggregate, type CommandContext, type DomainEvent } from './aggregate.js';
 import { checksForAppend, noteAppended } from './checked-facts.js';
+import { forgetFolds } from './tenant-stream-cache.js';
 
 /*
  * A command that writes several streams (registration now; lead conversion and work
@@ -88,6 +89,7 @@ export async function executePlan(deps: { store: EventStore; knex: Knex }, plan:
     try {
       result = await deps.store.appendToStream(write.streamId, write.events, { expectedRevision: write.expectedRevision });
       noteAppended();
+      forgetFolds(deps.store, write.streamId);
     } catch (error) {
       if (index > 0 || typeof write.expectedRevision !== 'number' || !(error instanceof WrongExpectedRevisionError)) throw error;
       await deps.knex('pending_write_plans').where({ id: plan.id }).delete();

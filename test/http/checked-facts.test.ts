@@ -63,6 +63,18 @@ describe('cached settings are checked by the write that used them (two processes
     expect(await first.services.store.readStream(`lead-${lead.body.id}`)).to.have.length(1);
   });
 
+  it('a command that decides to change nothing checks its facts too: rescoring here after another process added a rule rescores', async () => {
+    const lead = await on(first)('POST', '/leads', { lastName: 'Unscored', company: 'Tiny Co' });
+    expect(lead.body.score).to.equal(0);
+    const rule = await on(second)('POST', '/lead-settings/scoring-rules', { name: 'Tiny', fieldKey: 'company', operator: 'contains', value: 'tiny', scoreDelta: 20 });
+    expect(rule.status, JSON.stringify(rule.body)).to.equal(201);
+    // On the cached rules the rescore would change nothing (and append nothing to check them).
+    const rescored = await on(first)('POST', '/lead-settings/scoring/rescore-all', {});
+    expect(rescored.status, JSON.stringify(rescored.body)).to.equal(200);
+    expect(rescored.body.rescored).to.be.greaterThan(0);
+    expect((await on(first)('GET', `/leads/${lead.body.id}`)).body.score).to.equal(20);
+  });
+
   it('a user deleted by another process is refused as owner here; one deactivated there is still taken (not deleted)', async () => {
     const owner = await createUserAs(first, admin, 'user');
     // The field the first test made required.
