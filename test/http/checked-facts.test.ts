@@ -69,9 +69,15 @@ describe('cached settings are checked by the write that used them (two processes
     const rule = await on(second)('POST', '/lead-settings/scoring-rules', { name: 'Tiny', fieldKey: 'company', operator: 'contains', value: 'tiny', scoreDelta: 20 });
     expect(rule.status, JSON.stringify(rule.body)).to.equal(201);
     // On the cached rules the rescore would change nothing (and append nothing to check them).
-    const rescored = await on(first)('POST', '/lead-settings/scoring/rescore-all', {});
-    expect(rescored.status, JSON.stringify(rescored.body)).to.equal(200);
-    expect(rescored.body.rescored).to.be.greaterThan(0);
+    // Past its time budget (a loaded machine) it answers 202 with what it did: asked again, it goes on.
+    let rescored = 0;
+    for (let round = 0; round < 10; round++) {
+      const reply = await on(first)('POST', '/lead-settings/scoring/rescore-all', {});
+      expect(reply.status, JSON.stringify(reply.body)).to.be.oneOf([200, 202]);
+      rescored += reply.body.rescored;
+      if (reply.status === 200) break;
+    }
+    expect(rescored).to.be.greaterThan(0);
     expect((await on(first)('GET', `/leads/${lead.body.id}`)).body.score).to.equal(20);
   });
 
