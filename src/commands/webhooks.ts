@@ -65,10 +65,11 @@ async function storeSecret(deps: Deps, tenantId: string, subscriptionId: string,
     .merge(['secret', 'created_at']);
 }
 
-export async function loadWebhookSecret(deps: { knex: Knex; secretBox: SecretBox }, subscriptionId: string): Promise<string | null> {
-  const row = await deps.knex(SEALED.table).where({ subscription_id: subscriptionId }).first('subscription_id', 'secret');
-  return row ? deps.secretBox.open(SEALED, row, row.secret) : null;
-}
+/** The table of sealed signing secrets, for a statement that reads a subscription's row with other things (`subscription_id`, `secret`). */
+export const WEBHOOK_SECRETS_TABLE = SEALED.table;
+
+/** A sealed row of WEBHOOK_SECRETS_TABLE opened. */
+export const openWebhookSecret = (deps: { secretBox: SecretBox }, row: { subscription_id: string; secret: string }): string => deps.secretBox.open(SEALED, row, row.secret);
 
 export async function createWebhookSubscription(deps: Deps, ctx: CommandContext, fields: WebhookSubscriptionFields) {
   const id = randomUUID();

@@ -77,12 +77,6 @@ export async function activeSubscriptions(knex: Knex, tenantId: string): Promise
 export const subscriptionsWanting = <S extends { eventTypes: string[] }>(subscriptions: S[], eventType: string): S[] =>
   subscriptions.filter((s) => s.eventTypes.includes(eventType) || s.eventTypes.includes('*'));
 
-/** Where a delivery goes now: the subscription as it stands (a deleted or inactive one gets nothing more). */
-export async function deliveryTarget(knex: Knex, subscriptionId: string): Promise<{ url: string; active: boolean; deleted: boolean } | null> {
-  const row = await knex('webhook_subscriptions').where({ id: subscriptionId }).first('url', 'active', 'deleted_at');
-  return row ? { url: row.url, active: row.active, deleted: row.deleted_at !== null } : null;
-}
-
 const attemptView = (r: any): WebhookAttemptView => ({
   attempt: r.attempt,
   attemptedAt: iso(r.attempted_at)!,

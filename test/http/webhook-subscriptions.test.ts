@@ -149,6 +149,26 @@ describe('webhook subscriptions', () => {
     receiver.reply = () => ({ status: 200, body: 'ok' });
   });
 
+  it('a retry whose subscription was made inactive, or deleted, meanwhile fails at its next attempt and sends nothing', async () => {
+    receiver.reply = (r) => (r.url.startsWith('/gone') ? { status: 503, body: 'later' } : { status: 200, body: 'ok' });
+    const inactive = await subscribe({ url: receiver.url('/gone-inactive'), eventTypes: ['LeadCreated'] });
+    const deleted = await subscribe({ url: receiver.url('/gone-deleted'), eventTypes: ['LeadCreated'] });
+    await createLead('Soon unwanted');
+    for (const subscription of [inactive, deleted]) await until(async () => (await deliveries(subscription.id))[0]?.attempts === 1, SAGA_WAIT_MS);
+    // Read before the delete: a deleted subscription's deliveries are no longer listed.
+    const [pendingDeleted] = await deliveries(deleted.id);
+    await ok('PUT', `/webhooks/${inactive.id}`, { active: false });
+    await ok('DELETE', `/webhooks/${deleted.id}`);
+    clock.advance(60_000);
+    await runJob('webhook-deliveries');
+    // Each got its first attempt (503) only.
+    expect([at('/gone-inactive').length, at('/gone-deleted').length]).to.deep.equal([1, 1]);
+    expect((await deliveries(inactive.id))[0]).to.deep.include({ status: 'failed', attempts: 2, lastError: 'the subscription is inactive' });
+    const row = await service.services.knex('webhook_deliveries').where({ id: pendingDeleted.id }).first('status', 'attempts', 'last_error');
+    expect(row).to.deep.equal({ status: 'failed', attempts: 2, last_error: 'the subscription was deleted' });
+    receiver.reply = () => ({ status: 200, body: 'ok' });
+  });
+
   it('backs off 1 min, 5 min, 30 min, 2 h, 6 h, then fails; retry now sends it at once', async () => {
     receiver.reply = (r) => (r.url === '/down' ? { status: 503, body: 'x'.repeat(5_000) } : { status: 200, body: 'ok' });
     const subscription = await subscribe({ url: receiver.url('/down'), eventTypes: ['LeadCreated'] });

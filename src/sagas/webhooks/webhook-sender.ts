@@ -1,13 +1,12 @@
 import { createHmac } from 'node:crypto';
 import type { Knex } from 'knex';
-import { loadWebhookSecret } from '../../commands/webhooks.js';
+import { openWebhookSecret, WEBHOOK_SECRETS_TABLE } from '../../commands/webhooks.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Config } from '../../infra/config.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import type { Logger } from '../../infra/logger.js';
 import { OutboundRefused, outboundPolicy, outboundRequest } from '../../infra/outbound-http.js';
 import { SecretBoxError, type SecretBox } from '../../infra/secret-box.js';
-import { deliveryTarget } from '../../queries/webhooks.js';
 
 export interface WebhookDeliveryDeps {
   knex: Knex;
@@ -38,6 +37,12 @@ interface ClaimedDelivery {
   event_type: string;
   payload: string;
   attempts: number;
+  /** Its subscription's target (null: no such subscription). */
+  url: string | null;
+  active: boolean | null;
+  deleted_at: Date | null;
+  /** Its subscription's sealed signing secret (null: none stored). */
+  sealed_secret: string | null;
 }
 
 type Outcome =
@@ -47,37 +52,45 @@ type Outcome =
 
 const CLAIMED_COLUMNS = ['id', 'tenant_id', 'subscription_id', 'event_type', 'payload', 'attempts'];
 
-/** Takes a delivery for sending (status `sending`); null when it is not in a state `from` allows (another process has it, or it is done). */
+/**
+ * Takes a delivery for sending (status `sending`) with what sending it needs, its
+ * subscription's target and sealed secret, in one statement; null when `claiming` (an update
+ * of webhook_deliveries returning CLAIMED_COLUMNS) took nothing (another process has it, or it is done).
+ */
+async function claimWithTarget(deps: WebhookDeliveryDeps, claiming: Knex.QueryBuilder): Promise<ClaimedDelivery | null> {
+  const { rows } = await deps.knex.raw(
+    `with claimed as (?)
+     select claimed.*, s.url, s.active, s.deleted_at, k.secret as sealed_secret
+       from claimed
+       left join webhook_subscriptions s on s.id = claimed.subscription_id
+       left join ?? k on k.subscription_id = claimed.subscription_id`,
+    [claiming, WEBHOOK_SECRETS_TABLE],
+  );
+  return rows[0] ?? null;
+}
+
 async function claim(deps: WebhookDeliveryDeps, id: string, from: string[]): Promise<ClaimedDelivery | null> {
-  const [row] = await deps.knex('webhook_deliveries')
-    .where({ id })
-    .whereIn('status', from)
-    .update({ status: 'sending', claimed_at: deps.clock.now() })
-    .returning(CLAIMED_COLUMNS);
-  return row ?? null;
+  return claimWithTarget(deps, deps.knex('webhook_deliveries').where({ id }).whereIn('status', from).update({ status: 'sending', claimed_at: deps.clock.now() }).returning(CLAIMED_COLUMNS));
 }
 
 /** One HTTP call for a claimed delivery; any outcome is returned, never thrown. */
 async function post(deps: WebhookDeliveryDeps, delivery: ClaimedDelivery): Promise<Outcome> {
-  const targetRead = deliveryTarget(deps.knex, delivery.subscription_id);
   let secret: string | null;
   try {
-    secret = await loadWebhookSecret(deps, delivery.subscription_id);
+    secret = delivery.sealed_secret === null ? null : openWebhookSecret(deps, { subscription_id: delivery.subscription_id, secret: delivery.sealed_secret });
   } catch (error) {
-    await targetRead.catch(() => undefined);
     // Every secret opened at start, so this is a key rotation still rolling out (another process sealed under a key this one
     // lacks: tried again later) or a value altered in the database (failed for good). Never sent unsigned.
     if (error instanceof SecretBoxError) return { kind: error.keyMissing ? 'retry' : 'failed', statusCode: null, responseBody: null, error: error.message };
     throw error;
   }
-  const target = await targetRead;
-  if (!target || target.deleted || !secret) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription was deleted' };
-  if (!target.active) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription is inactive' };
+  if (delivery.url === null || delivery.deleted_at !== null || !secret) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription was deleted' };
+  if (!delivery.active) return { kind: 'failed', statusCode: null, responseBody: null, error: 'the subscription is inactive' };
   const timestamp = String(Math.floor(deps.clock.now().getTime() / 1000));
   try {
     const response = await outboundRequest(
       {
-        url: target.url,
+        url: delivery.url,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -195,12 +208,14 @@ export async function sendDueDeliveries(deps: WebhookDeliveryDeps & { signal?: A
 
 /** Claims a delivery the job found due, if it still is (another worker or the saga may have taken it meanwhile). */
 async function claimDue(deps: WebhookDeliveryDeps, id: string, staleBefore: Date, now: Date): Promise<ClaimedDelivery | null> {
-  const [row] = await deps.knex('webhook_deliveries')
-    .where({ id })
-    .where((q) => q.where((p) => p.where('status', 'pending').where('next_attempt_at', '<=', now)).orWhere((p) => p.where('status', 'sending').where('claimed_at', '<', staleBefore)))
-    .update({ status: 'sending', claimed_at: deps.clock.now() })
-    .returning(CLAIMED_COLUMNS);
-  return row ?? null;
+  return claimWithTarget(
+    deps,
+    deps.knex('webhook_deliveries')
+      .where({ id })
+      .where((q) => q.where((p) => p.where('status', 'pending').where('next_attempt_at', '<=', now)).orWhere((p) => p.where('status', 'sending').where('claimed_at', '<', staleBefore)))
+      .update({ status: 'sending', claimed_at: deps.clock.now() })
+      .returning(CLAIMED_COLUMNS),
+  );
 }
 
 /** Rows one prune statement deletes; a run goes on until fewer are left, so each statement stays short. */
