@@ -112,8 +112,9 @@ export async function triggersOf(store: EventStore, event: TriggerEvent): Promis
   const source = BY_EVENT.get(event.type);
   if (!source) return null;
   const fold = viewFold(source.module);
-  const history = (await store.readStream(event.streamId)).filter((e) => e.revision <= event.revision);
-  const before = foldRecorded(fold, history.slice(0, -1)) as FoldedRecord;
+  // The events before this one (none for the record's first: nothing to read).
+  const earlier = event.revision === 0 ? [] : await store.readStream(event.streamId, { maxCount: event.revision });
+  const before = foldRecorded(fold, earlier) as FoldedRecord;
   const after = fold.evolve(before, event) as FoldedRecord;
   if (after.status === 'absent') return null;
   const ownerField = ownerFieldOf(source.module);
