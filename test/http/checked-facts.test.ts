@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { notifyUser } from '../../src/commands/notifications/notify-user.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -96,6 +98,28 @@ describe('cached settings are checked by the write that used them (two processes
     expect(refused.status, JSON.stringify(refused.body)).to.equal(400);
     expect(refused.body.details.map((d: { path: string }) => d.path)).to.deep.equal(['ownerId']);
     expect(await contactCount()).to.equal(contacts);
+  });
+
+  it("a recipient's notification preferences changed through another process are what the next notification here follows", async () => {
+    const recipient = await createUserAs(first, admin, 'user');
+    const ctx = { tenantId: admin.tenant.id, userId: admin.user.id, correlationId: randomUUID() };
+    const channels = async () => {
+      const notified = await notifyUser(first.services, ctx, { userId: recipient.user.id, type: 'lead_assigned', title: 'Yours', message: 'A lead' });
+      if (!notified) return null;
+      const [created] = await first.services.store.readStream(`notification-${notified.id}`);
+      return (created.data as { channels: string[] }).channels;
+    };
+    const prefer = async (body: unknown) => {
+      const reply = await second.request('PUT', '/api/notifications/preferences/lead_assigned', body, recipient.auth);
+      expect(reply.status, JSON.stringify(reply.body)).to.equal(200);
+    };
+    // Folded here: in-app and email, the defaults.
+    expect(await channels()).to.deep.equal(['inApp', 'email']);
+    await prefer({ channels: { inApp: false, email: false } });
+    // No channel left: nothing recorded (a decision that writes nothing is checked against its facts too).
+    expect(await channels()).to.equal(null);
+    await prefer({ channels: { email: true } });
+    expect(await channels()).to.deep.equal(['email']);
   });
 
   it('20 creates at once here while the other process changes the settings: each answered 201, each written once', async () => {

@@ -9,7 +9,10 @@ import { deterministicId } from '../../infra/deterministic-id.js';
 import type { Mailer } from '../../infra/mailer.js';
 import type { TextMessenger } from '../../infra/text-messages.js';
 import { toE164 } from '../../domain/field-rules.js';
-import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { handleCommand, streamIdOf, type CommandContext, type CommandDeps } from '../aggregate.js';
+import { withCheckedFacts } from '../checked-facts.js';
+import { streamFoldCache, tenantStreamCache } from '../tenant-stream-cache.js';
+import { notFound } from '../../domain/errors.js';
 import { notificationAggregate } from './notification-aggregate.js';
 import { channelsFor, notificationPreferencesAggregate } from './notification-preferences.js';
 import { emailTemplateFor, notificationSettingsAggregate } from './notification-settings.js';
@@ -109,13 +112,25 @@ export const digestMailId = (tenantId: string, userId: string, dueAt: Date) => d
  * A failed email never throws: the outbox records it and the mail-retry job tries again,
  * so the command that caused the notification is never failed by its delivery.
  */
-export async function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: NotificationInput, options: NotifyOptions = {}): Promise<Notified | null> {
+export function notifyUser(deps: NotifyDeps, ctx: CommandContext, input: NotificationInput, options: NotifyOptions = {}): Promise<Notified | null> {
+  // The recipient's preferences and the tenant's settings come from this process's folds, checked by the notification's append.
+  return withCheckedFacts(deps.store, () => notifyOnce(deps, ctx, input, options));
+}
+
+/** Users' notification preferences and tenants' notification settings, as this process last folded them. */
+const loadPreferences = streamFoldCache(notificationPreferencesAggregate, 10_000);
+const loadNotificationSettings = tenantStreamCache(notificationSettingsAggregate, (tenantId) => streamIdOf(notificationSettingsAggregate, tenantId));
+
+async function notifyOnce(deps: NotifyDeps, ctx: CommandContext, input: NotificationInput, options: NotifyOptions): Promise<Notified | null> {
   const recipient = await recipientOf(deps.knex, ctx.tenantId, input.userId);
   if (!recipient || recipient.status !== 'active') return null;
-  const [{ state: preferences }, { state: tenant }] = await Promise.all([
-    loadAggregate(deps.store, notificationPreferencesAggregate, input.userId, ctx.tenantId),
-    loadAggregate(deps.store, notificationSettingsAggregate, ctx.tenantId, ctx.tenantId),
+  const [own, tenant] = await Promise.all([
+    loadPreferences(deps.store, streamIdOf(notificationPreferencesAggregate, input.userId)),
+    loadNotificationSettings(deps.store, ctx.tenantId),
   ]);
+  // Another tenant's stream reads as absent (as loadAggregate has it).
+  if (own.revision >= 0 && own.tenantId !== ctx.tenantId) throw notFound();
+  const preferences = own.state;
   const wanted = options.allChannels ? { inApp: true, email: true, push: true, sms: true } : channelsFor(preferences, input.type);
   const channels: Channel[] = [];
   if (wanted.inApp) channels.push('inApp');
