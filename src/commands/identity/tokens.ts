@@ -35,7 +35,11 @@ const accessPayload = z.object({
   sep: z.number().int().min(0).default(0),
 });
 
+/** Tokens verified lately, kept until their expiry: a client sends the same one with every request. */
+const VERIFIED_TOKENS = 10_000;
+
 export class AccessTokens {
+  private readonly verified = new Map<string, { claims: AccessClaims; expiresAt: number }>();
   /** Built once: given a string, jsonwebtoken derives a key (trying it as a public key first) on every call. */
   private readonly key: KeyObject;
 
@@ -50,8 +54,25 @@ export class AccessTokens {
     return jwt.sign({ ...claims, typ: 'access' }, this.key, { algorithm: 'HS256', expiresIn: this.ttlSeconds });
   }
 
-  /** The claims of a valid, unexpired access token; null for anything else. */
+  /**
+   * The claims of a valid, unexpired access token; null for anything else. A token verified
+   * before is answered from memory until its expiry (its signature cannot have changed).
+   */
   verify(token: string): AccessClaims | null {
+    const known = this.verified.get(token);
+    if (known) {
+      if (Date.now() < known.expiresAt) return known.claims;
+      this.verified.delete(token);
+    }
+    const checked = this.check(token);
+    if (checked) {
+      if (this.verified.size >= VERIFIED_TOKENS) this.verified.delete(this.verified.keys().next().value!);
+      this.verified.set(token, checked);
+    }
+    return checked?.claims ?? null;
+  }
+
+  private check(token: string): { claims: AccessClaims; expiresAt: number } | null {
     let payload: unknown;
     try {
       payload = jwt.verify(token, this.key, { algorithms: ['HS256'] });
@@ -60,8 +81,9 @@ export class AccessTokens {
     }
     const parsed = accessPayload.safeParse(payload);
     if (!parsed.success) return null;
-    const { sub, tid, role, sep } = parsed.data;
-    return { sub: sub.toLowerCase(), tid: tid.toLowerCase(), role: String(role ?? ''), sep };
+    const { sub, tid, role, sep, exp } = parsed.data;
+    // Frozen: the same object answers every later request with this token.
+    return { claims: Object.freeze({ sub: sub.toLowerCase(), tid: tid.toLowerCase(), role: String(role ?? ''), sep }), expiresAt: exp * 1000 };
   }
 }
 
