@@ -17,7 +17,8 @@ export async function startTimer(deps: CommandDeps, ctx: CommandContext, userId:
   const result = await handleCommand(deps, timerAggregate, userId, { kind: 'start', userId, runId, ...run }, ctx, {
     decideWith: () => ({ now: deps.clock.now() }),
   });
-  return { runId, position: result.position };
+  // The run as this command left the timer: the answer needs no second read of the stream.
+  return { runId, position: result.position, running: result.state.status === 'running' ? result.state.run : null };
 }
 
 /** The entry a run's stop logs: its id is derived from the run, so stopping the same run again finds it instead of logging a second one. */
@@ -57,7 +58,9 @@ export async function stopTimer(deps: CommandDeps, ctx: CommandContext, run: Tim
     hourlyRate: choices.hourlyRate,
     currency: choices.currency,
   };
+  // No read first: the entry's id is new unless this run was stopped before, and then the append fails and the retry finds that entry.
   await handleCommand(deps, timeEntryAggregate, entryId, { kind: 'create', id: entryId, fields }, ctx, {
+    newStream: true,
     eventIds: (index) => deterministicId('timer-entry-event', run.runId, String(index)),
   });
   const stopped = await handleCommand(deps, timerAggregate, run.userId, { kind: 'stop', userId: run.userId, runId: run.runId, entryId }, ctx, {

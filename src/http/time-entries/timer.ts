@@ -29,15 +29,14 @@ export function mountTimerRoutes(router: Router, services: Services): void {
     const body = parseBody(startBody, req);
     const { kind } = await loggableRecord(knex, principal, body.entityType, body.entityId);
     await assertTask(knex, principal.tenantId, body.taskId);
-    const { position } = await startTimer(services, commandContextOf(res), principal.userId, {
+    const { position, running: run } = await startTimer(services, commandContextOf(res), principal.userId, {
       entityType: kind.type,
       entityId: body.entityId,
       taskId: body.taskId ?? null,
       description: body.description ?? null,
     });
     await services.waitForProjections(position);
-    const run = await runningTimer(services, principal.tenantId, principal.userId);
-    if (!run) throw notFound('Running timer'); // stopped in between by another request of the same user
+    if (!run) throw notFound('Running timer');
     res.status(201).json(await runningTimerView(knex, principal.tenantId, run, services.clock.now()));
   });
 
