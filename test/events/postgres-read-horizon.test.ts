@@ -89,6 +89,58 @@ describe('PostgreSQL event store: which events a reader may take', () => {
     }
   });
 
+  it('a short page says when events after it are held back; a follower then keeps looking, though the holder ends in a rollback that wakes nobody', async () => {
+    const tag = `short-${randomUUID()}`;
+    const start = await db.store.headPosition();
+    await db.store.appendToStream(`${tag}-before`, [newEvent('Before')], { expectedRevision: 'no_stream' });
+    const held = await open(db.url);
+    await held.query('begin');
+    await held.query(appendQuery(`${tag}-held`, [newEvent('Held')], 'no_stream'));
+    await db.store.appendToStream(`${tag}-after`, [newEvent('After')], { expectedRevision: 'no_stream' });
+
+    const page = await db.store.readPage({ from: start, maxCount: 100 });
+    expect(page.events.map((e) => e.type)).to.deep.equal(['Before']);
+    expect(page.heldBack, 'a committed event after the page waits for the append in progress').to.equal(true);
+
+    const reader = follow(db.store, start, tag);
+    try {
+      await until(() => reader.received.length === 1, 5000);
+      await held.query('rollback');
+      const endedAt = Date.now();
+      await until(() => reader.received.length === 2, 5000);
+      expect(reader.events().map((e) => e.type)).to.deep.equal(['Before', 'After']);
+      expect(reader.received[1].at - endedAt).to.be.below(PROMPT_MS);
+    } finally {
+      reader.stop();
+    }
+    const whole = await db.store.readPage({ from: start, maxCount: 100 });
+    expect(whole).to.deep.include({ heldBack: false });
+    expect(whole.events.map((e) => e.type)).to.deep.equal(['Before', 'After']);
+  });
+
+  it('a follower that has caught up reads the log once per append, not again right after each page', async () => {
+    const tag = `once-${randomUUID()}`;
+    const start = await db.store.headPosition();
+    let reads = 0;
+    const readPage = db.store.readPage.bind(db.store);
+    db.store.readPage = (options) => (reads++, readPage(options));
+    const reader = follow(db.store, start, tag);
+    const began = Date.now();
+    try {
+      await until(() => reads >= 1, 5000);
+      for (let i = 0; i < 10; i++) {
+        await db.store.appendToStream(tag, [newEvent('Tick', { i })], { expectedRevision: i === 0 ? 'no_stream' : i - 1 });
+        await until(() => reader.received.length === i + 1, 5000);
+      }
+    } finally {
+      reader.stop();
+    }
+    // The first read, one per append, and the idle polls (one a second) the run lasted.
+    const idlePolls = Math.ceil((Date.now() - began) / 1000);
+    expect(reads).to.be.at.most(1 + 10 + idlePolls);
+    expect(reader.events().map((e) => e.data)).to.deep.equal(Array.from({ length: 10 }, (_, i) => ({ i })));
+  });
+
   it("a tenant's reader is held back the same way, whatever tenant the append in progress is of", async () => {
     const tag = `held-tenant-${randomUUID()}`;
     const [tenant, other] = [randomUUID(), randomUUID()];

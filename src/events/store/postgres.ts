@@ -53,7 +53,9 @@ const EVENT_COLUMNS = `position::text as position_text, tx_id::text as tx_text, 
  * Events after ($1, $2) below the read horizon (see es_read_horizon in postgres-schema.ts),
  * at most $3. When none is readable but some later event is committed, that first event
  * comes back alone, marked `held`: the caller learns that events are held back, in the
- * same round trip and without a second ordered scan.
+ * same round trip and without a second ordered scan. Every row also says whether any
+ * committed event after the page is held back (`held_after`): a page that is not full and
+ * has none is all a reader can have until the next append.
  *
  * `matching` narrows both scans to a filter's events (a tenant: `events_tenant_order`
  * serves it as an index range; types: checked on the rows). The horizon stays the whole
@@ -68,8 +70,13 @@ function readPageSql(matching = ''): string {
     select coalesce((select true from events
                       where (tx_id, position) > ($1::text::xid8, $2::bigint) and tx_id < (select horizon from h)${matching}
                       order by tx_id, position limit 1), false) as readable
+  ), x as materialized (
+    -- Committed events past the horizon: the page is not all there is, even when it is not full.
+    select coalesce((select true from events
+                      where (tx_id, position) > ($1::text::xid8, $2::bigint) and tx_id >= (select horizon from h)${matching}
+                      order by tx_id, position limit 1), false) as held_after
   )
-  select ${EVENT_COLUMNS}, tx_id >= (select horizon from h) as held
+  select ${EVENT_COLUMNS}, tx_id >= (select horizon from h) as held, (select held_after from x) as held_after
     from events
    where (tx_id, position) > ($1::text::xid8, $2::bigint)${matching}
      and tx_id < (select case when r.readable then h.horizon else pg_snapshot_xmax(pg_current_snapshot()) end from h, r)
@@ -577,13 +584,16 @@ export class PostgresEventStore implements EventStore {
   private readonly readsInFlight = new Map<string, Promise<LogPage>>();
 
   private async queryPage(from: Position, maxCount: number, filter: EventFilter | undefined): Promise<LogPage> {
-    const { rows } = await this.pool.query<EventRow & { held: boolean }>(
+    const { rows } = await this.pool.query<EventRow & { held: boolean; held_after: boolean }>(
       filter
         ? filteredQuery(from, maxCount, filter)
         : { name: 'es_read_page', text: READ_PAGE_SQL, values: [from.commit.toString(), from.prepare.toString(), maxCount] },
     );
     // A held row is only there to say that events are held back: it is not handed out.
-    return { events: rows.filter((r) => !r.held).map((row) => toRecorded(row, this.versions)), heldBack: rows.some((r) => r.held) };
+    return {
+      events: rows.filter((r) => !r.held).map((row) => toRecorded(row, this.versions)),
+      heldBack: rows.length > 0 && (rows[0].held || rows[0].held_after),
+    };
   }
 
   async headPosition(): Promise<Position | null> {

@@ -73,7 +73,8 @@ export interface LogPage {
   events: RecordedEvent[];
   /**
    * Some events after the page are committed but not readable yet: an older append is
-   * still in progress, and they become readable when it ends. Read again soon.
+   * still in progress, and they become readable when it ends. Read again soon. False on a
+   * page shorter than asked: then it holds every event committed when it was read.
    */
   heldBack: boolean;
 }
