@@ -20,13 +20,6 @@ export const taskSummary = (knex: Knex, tenantId: string, id: string): Promise<{
 export const workRequestSummary = (knex: Knex, tenantId: string, id: string): Promise<{ requestedBy: string; title: string; requestNumber: string } | undefined> =>
   knex('work_requests').where({ tenant_id: tenantId, id }).first({ requestedBy: 'requested_by', title: 'title', requestNumber: 'request_number' });
 
-/** The display name of a user of the tenant, or null. */
-export async function userName(knex: Knex, tenantId: string, id: string | null): Promise<string | null> {
-  if (!id) return null;
-  const row = await knex('users').where({ tenant_id: tenantId, id }).first('first_name', 'last_name');
-  return row ? `${row.first_name} ${row.last_name}`.trim() : null;
-}
-
 /** Active users of the tenant among the given ids or emails (case-insensitive). */
 export async function activeUsersNamed(knex: Knex, tenantId: string, ids: string[], emails: string[]): Promise<string[]> {
   if (!ids.length && !emails.length) return [];

@@ -1,3 +1,5 @@
+import { withCheckedFacts } from '../commands/checked-facts.js';
+import { currentUser } from '../commands/identity/user-facts.js';
 import { notifyUser, type NotificationInput } from '../commands/notifications/notify-user.js';
 import { mentionsIn } from '../domain/notifications.js';
 import type { AppEventType } from '../events/app-events.js';
@@ -9,7 +11,7 @@ import type { Projection } from '../projections/projection.js';
 import { tasksProjection } from '../projections/tasks.js';
 import { workRequestsProjection } from '../projections/work-requests.js';
 import {
-  activeUsersNamed, escalationRecipients, leadSummary, opportunitySummary, recordLabel, taskSummary, userName, workRequestSummary,
+  activeUsersNamed, escalationRecipients, leadSummary, opportunitySummary, recordLabel, taskSummary, workRequestSummary,
 } from '../queries/notification-recipients.js';
 import { defineSaga, type RecordedAmong, type SagaContext, type SagaHandlers } from './saga.js';
 
@@ -27,7 +29,12 @@ const leadName = (d: { firstName?: string | null; lastName?: string | null; comp
 /** A user set (an owner, an assignee) by someone else: only then is there anyone to tell (checked before any read). */
 const byOther = (context: SagaContext, userId: string | null | undefined): userId is string => !!userId && userId !== context.command.userId;
 
-const actorName = async (context: SagaContext) => (await userName(context.deps.knex, context.command.tenantId, context.command.userId)) ?? 'Someone';
+/** Who caused the event, by name: from their own stream, a fact the notification's append checks (the handler runs checked). */
+const actorName = async (context: SagaContext) => {
+  const { tenantId, userId } = context.command;
+  const user = userId ? await currentUser(context.deps.store, tenantId, userId) : null;
+  return (user && `${user.fields.firstName ?? ''} ${user.fields.lastName ?? ''}`.trim()) || 'Someone';
+};
 
 const leadAssigned = async (context: SagaContext, leadId: string, ownerId: string, name: string): Promise<NotificationInput> => {
   const by = await actorName(context);
@@ -190,6 +197,10 @@ export const notificationsSaga = defineSaga({
   name: 'notifications',
   // Each trigger is typed on its key's event type; the saga runs the one of the event's type.
   handlers: Object.fromEntries(
-    Object.entries(TRIGGERS).map(([type, trigger]) => [type, async (event: RecordedEvent, context: SagaContext) => notifyAll(await (trigger as StoredTrigger)(event, context), context)]),
+    Object.entries(TRIGGERS).map(([type, trigger]) => [
+      type,
+      // Checked as one command: the names and recipients taken from this process's folds are facts of the first notification's append.
+      (event: RecordedEvent, context: SagaContext) => withCheckedFacts(context.deps.store, async () => notifyAll(await (trigger as StoredTrigger)(event, context), context)),
+    ]),
   ) as SagaHandlers,
 });

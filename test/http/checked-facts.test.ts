@@ -122,6 +122,22 @@ describe('cached settings are checked by the write that used them (two processes
     expect(await channels()).to.deep.equal(['email']);
   });
 
+  it('a recipient deactivated through another process is not notified here, though this process had them folded as active', async () => {
+    const recipient = await createUserAs(first, admin, 'user');
+    const ctx = { tenantId: admin.tenant.id, userId: admin.user.id, correlationId: randomUUID() };
+    const notify = () => notifyUser(first.services, ctx, { userId: recipient.user.id, type: 'lead_assigned', title: 'Yours', message: 'A lead' });
+    // Folded here, active, with the first notification.
+    expect(await notify()).to.not.equal(null);
+    const deactivated = await on(second)('PUT', `/users/${recipient.user.id}/deactivate`);
+    expect(deactivated.status, JSON.stringify(deactivated.body)).to.equal(200);
+    const before = await eventCount();
+    expect(await notify(), 'no notification for a user who is not active').to.equal(null);
+    expect(await eventCount()).to.equal(before);
+    const activated = await on(second)('PUT', `/users/${recipient.user.id}/activate`);
+    expect(activated.status, JSON.stringify(activated.body)).to.equal(200);
+    expect(await notify(), 'active again: notified').to.not.equal(null);
+  });
+
   it('20 creates at once here while the other process changes the settings: each answered 201, each written once', async () => {
     const fields = (await on(first)('GET', '/admin/custom-fields?module=contacts')).body as { fieldKey: string; isRequired: boolean }[];
     const required = Object.fromEntries(fields.filter((f) => f.isRequired).map((f) => [f.fieldKey, 'gold']));

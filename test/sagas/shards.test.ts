@@ -76,6 +76,9 @@ describe('sagas split into shards by tenant', () => {
     const recorder = new Recorder();
     engine(recorder, 'a', 4).start();
     engine(recorder, 'b', 4).start();
+    // The first engine takes every shard until the second one is seen: the events come once both hold their share.
+    const holders = async () => (await db.knex('unit_leases').whereNotNull('worker_id').where('unit', 'like', 'saga:probe#%').distinct('worker_id')).length;
+    await until(async () => (await holders()) === 2, 20_000);
     await pings(120);
     const ids = await allPingIds();
     await until(() => ids.every((id) => recorder.delivered.has(id)));

@@ -19,6 +19,12 @@ export async function currentUserStatus(store: EventStore, tenantId: string, use
   return user.state.status;
 }
 
+/** A user of the tenant (any status, deleted ones too) as their own stream has them now; null for no user of this tenant. */
+export async function currentUser(store: EventStore, tenantId: string, userId: string): Promise<UserState | null> {
+  const user = await loadUser(store, streamIdOf(userAggregate, userId));
+  return user.revision < 0 || user.tenantId !== tenantId ? null : user.state;
+}
+
 const unknownUser = (field: string) => invalid(`${field} does not name a user of this tenant`, [{ path: field, message: 'not found', code: 'unknown_reference' }]);
 
 /** `field` names a user of the tenant who is not deleted (active or not), else 400, as of the user's stream. */

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { userContact } from '../../facts/identity.js';
 import type { Knex } from 'knex';
 import { planDelivery } from '../../domain/notification-schedule.js';
 import { actionUrlOf, renderHtml, renderTemplate, typeInfo, type Channel, type NotificationType } from '../../domain/notifications.js';
@@ -11,6 +10,7 @@ import type { TextMessenger } from '../../infra/text-messages.js';
 import { toE164 } from '../../domain/field-rules.js';
 import { handleCommand, streamIdOf, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { withCheckedFacts } from '../checked-facts.js';
+import { currentUser } from '../identity/user-facts.js';
 import { streamFoldCache, tenantStreamCache } from '../tenant-stream-cache.js';
 import { notFound } from '../../domain/errors.js';
 import { notificationAggregate } from './notification-aggregate.js';
@@ -51,8 +51,6 @@ export interface Notified {
   id: string;
   position: Position | null;
 }
-
-const recipientOf = userContact;
 
 /** Who a delivery goes to: their address, number and browsers. */
 export interface DeliveryRecipient {
@@ -122,8 +120,10 @@ const loadPreferences = streamFoldCache(notificationPreferencesAggregate, 10_000
 const loadNotificationSettings = tenantStreamCache(notificationSettingsAggregate, (tenantId) => streamIdOf(notificationSettingsAggregate, tenantId));
 
 async function notifyOnce(deps: NotifyDeps, ctx: CommandContext, input: NotificationInput, options: NotifyOptions): Promise<Notified | null> {
-  const recipient = await recipientOf(deps.knex, ctx.tenantId, input.userId);
-  if (!recipient || recipient.status !== 'active') return null;
+  // From the user's own stream (a checked fact): a user deactivated a moment ago is not notified.
+  const user = await currentUser(deps.store, ctx.tenantId, input.userId);
+  if (!user || user.status !== 'active') return null;
+  const recipient = { email: user.fields.email, phone: user.fields.phone ?? null, first_name: user.fields.firstName };
   const [own, tenant] = await Promise.all([
     loadPreferences(deps.store, streamIdOf(notificationPreferencesAggregate, input.userId)),
     loadNotificationSettings(deps.store, ctx.tenantId),
