@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { assertReadable } from '../events/versions.js';
 import { followAll } from '../events/store/catch-up.js';
+import { comparePositions } from '../events/store/position.js';
 import type { Position, RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, CheckpointMoves, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { anyParked, backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
@@ -80,6 +81,9 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
   // A wait recorded by a holder that stopped is over: this runner records its own.
   await wait.clearAny();
   let stored = await loadCheckpoint(deps.knex, 'saga_checkpoints', name);
+  // Events after this were appended once this run began: no earlier holder can have handled them.
+  const begunAt = await deps.store.headPosition();
+  const appendedSinceBegun = (event: RecordedEvent) => begunAt === null || comparePositions(event.position, begunAt) > 0;
 
   // Stops reading and delivering: on the caller's abort, or on a failure of this run.
   const stop = withListenerRoom(new AbortController());
@@ -130,8 +134,10 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
 
   const deliver = async (event: RecordedEvent): Promise<Outcome> => {
     let behind = 0;
-    const run = { memo, whileWaiting: <T>(work: () => Promise<T>) => slots.without(work) };
+    const fresh = appendedSinceBegun(event);
     for (let attempt = 1; ; ) {
+      // Only its very first handing over here: a delivery again (failed, or its projection behind) may follow one that did something.
+      const run = { memo, firstDelivery: fresh && attempt === 1 && behind === 0, whileWaiting: <T>(work: () => Promise<T>) => slots.without(work) };
       let error: unknown;
       await slots.acquire();
       if (stop.signal.aborted) {

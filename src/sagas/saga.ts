@@ -33,6 +33,13 @@ export interface SagaContext {
   deps: SagaDeps;
   /** 1 for the first delivery; higher when retrying after a failure. */
   attempt: number;
+  /**
+   * No holder of the saga can have handled this event before: it was appended after this
+   * runner began (events before that may have been handled by the one before it, which a
+   * restart or takeover delivers again) and this is its first delivery here. A handler may
+   * then skip looking for what an earlier delivery did. False whenever unsure.
+   */
+  firstDelivery: boolean;
   /** Context for commands the saga issues: caused by this event, in its tenant and correlation. */
   command: CommandContext;
   /**
@@ -127,6 +134,8 @@ export function eachOf<T extends E['type'], E extends DomainEvent = AppEvent>(
 /** What the runner lends one delivery: its memo, and a way to give its slot back while it waits. */
 export interface DeliveryRun {
   memo?: TenantMemo;
+  /** See `SagaContext.firstDelivery` (false when not given). */
+  firstDelivery?: boolean;
   /** Runs a wait (for a projection) without taking up one of the runner's slots. */
   whileWaiting?<T>(wait: () => Promise<T>): Promise<T>;
 }
@@ -137,6 +146,7 @@ export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, d
   return {
     deps,
     attempt,
+    firstDelivery: run.firstDelivery ?? false,
     command: {
       tenantId: event.metadata.tenantId,
       userId: event.metadata.userId,

@@ -104,6 +104,35 @@ describe('sagas', () => {
     await locks.close();
   });
 
+  it('says firstDelivery only of an event appended after the runner began, on its first delivery: not after a restart, nor on a retry', async () => {
+    const seen: { n: number; attempt: number; first: boolean }[] = [];
+    const saga: Saga = {
+      name: 'first-or-not',
+      handles: ['Job'],
+      handle: async (e, context) => {
+        const n = (e.data as { n: number }).n;
+        seen.push({ n, attempt: context.attempt, first: context.firstDelivery });
+        if (n === 3 && context.attempt === 1) throw new Error('job 3 fails once');
+      },
+    };
+    // Before the runner began: a holder before it may have handled it.
+    await append('Job', { n: 1 });
+    const abort = new AbortController();
+    const running = runSaga(sagaDepsOf(db), saga, { abort: abort.signal, batchSize: 10, retry: fastRetry });
+    await until(() => seen.length === 1);
+    await append('Job', { n: 2 });
+    await append('Job', { n: 3 });
+    await until(() => seen.length === 4);
+    abort.abort();
+    await running;
+    expect(seen.sort((a, b) => a.n - b.n || a.attempt - b.attempt)).to.deep.equal([
+      { n: 1, attempt: 1, first: false },
+      { n: 2, attempt: 1, first: true },
+      { n: 3, attempt: 1, first: true },
+      { n: 3, attempt: 2, first: false },
+    ]);
+  });
+
   it('redelivers from the checkpoint after a restart, and stable event ids make the repeated command append nothing', async () => {
     const counterId = randomUUID();
     const deps = { store: db.store, clock: systemClock };

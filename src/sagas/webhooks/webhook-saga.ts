@@ -5,7 +5,7 @@ import { WEBHOOK_SUBSCRIPTION_EVENT_TYPES } from '../../events/webhooks.js';
 import { activeSubscriptions, subscriptionsWanting, tenantHasWebhooks } from '../../queries/webhooks.js';
 import type { AppEventType } from '../../events/app-events.js';
 import { defineSaga, eachOf, type Saga } from '../saga.js';
-import { sendPendingDelivery, type WebhookDeliveryDeps } from './webhook-sender.js';
+import { recordDeliveries, sendClaimedDelivery, sendPendingDelivery, type ClaimedDelivery, type WebhookDeliveryDeps } from './webhook-sender.js';
 
 /** What a receiver gets: the event's id, type, time, stream and data, and the subscription it came through. */
 export function webhookPayload(event: RecordedEvent, subscriptionId: string): string {
@@ -35,6 +35,31 @@ class FirstAttempts {
     this.queued++;
     this.waiting.set(tenantId, [...(this.waiting.get(tenantId) ?? []), deliveryId]);
     this.pump(deps, tenantId);
+  }
+
+  /**
+   * Takes `n` of the tenant's sending places at once, when they are free and nothing of the
+   * tenant waits (its order kept): the caller records its deliveries claimed and hands them to
+   * `sendReserved`, which gives the places back.
+   */
+  reserve(tenantId: string, n: number): boolean {
+    if (this.waiting.has(tenantId) || (this.running.get(tenantId) ?? 0) + n > PER_TENANT_CONCURRENCY) return false;
+    this.running.set(tenantId, (this.running.get(tenantId) ?? 0) + n);
+    return true;
+  }
+
+  /** Sends what was recorded on `n` reserved places (fewer when some were recorded before), each place given back when its call ends. */
+  sendReserved(deps: WebhookDeliveryDeps, tenantId: string, n: number, claimed: ClaimedDelivery[]): void {
+    const done = () => {
+      this.running.set(tenantId, this.running.get(tenantId)! - 1);
+      this.pump(deps, tenantId);
+    };
+    for (const delivery of claimed) {
+      sendClaimedDelivery(deps, delivery)
+        .catch((error) => deps.logger?.warn({ err: error, deliveryId: delivery.id }, 'webhook first attempt not recorded; the webhook-deliveries job sends it'))
+        .finally(done);
+    }
+    for (let unused = n - claimed.length; unused > 0; unused--) done();
   }
 
   private pump(deps: WebhookDeliveryDeps, tenantId: string): void {
@@ -81,25 +106,25 @@ export function webhookSaga(eventTypes: () => readonly AppEventType[]): Saga {
       });
       const subscriptions = subscriptionsWanting(all, event.type);
       if (subscriptions.length === 0) return;
-      const now = deps.clock.now();
-      const recorded: { id: string }[] = await deps.knex('webhook_deliveries')
-        .insert(
-          subscriptions.map((s) => ({
-            id: deliveryIdOf(s.id, event.id),
-            tenant_id: tenantId,
-            subscription_id: s.id,
-            event_id: event.id,
-            event_type: event.type,
-            payload: webhookPayload(event, s.id),
-            status: 'pending',
-            attempts: 0,
-            next_attempt_at: now,
-            created_at: now,
-          })),
-        )
-        .onConflict(['subscription_id', 'event_id'])
-        .ignore()
-        .returning('id');
+      const deliveries = subscriptions.map((s) => ({
+        id: deliveryIdOf(s.id, event.id),
+        tenant_id: tenantId,
+        subscription_id: s.id,
+        event_id: event.id,
+        event_type: event.type,
+        payload: webhookPayload(event, s.id),
+      }));
+      // Room to send them all at once: recorded as taken for sending (no claim after), and sent.
+      if (firstAttempts.reserve(tenantId, deliveries.length)) {
+        let recorded: ClaimedDelivery[] = [];
+        try {
+          recorded = await recordDeliveries(deps, deliveries, true);
+        } finally {
+          firstAttempts.sendReserved(deps, tenantId, deliveries.length, recorded);
+        }
+        return;
+      }
+      const recorded = await recordDeliveries(deps, deliveries, false);
       for (const { id } of recorded) firstAttempts.enqueue(deps, tenantId, id);
     }),
   });

@@ -30,7 +30,7 @@ export function webhookSignature(secret: string, timestamp: string, body: string
   return `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
-interface ClaimedDelivery {
+export interface ClaimedDelivery {
   id: string;
   tenant_id: string;
   subscription_id: string;
@@ -58,6 +58,10 @@ const CLAIMED_COLUMNS = ['id', 'tenant_id', 'subscription_id', 'event_type', 'pa
  * of webhook_deliveries returning CLAIMED_COLUMNS) took nothing (another process has it, or it is done).
  */
 async function claimWithTarget(deps: WebhookDeliveryDeps, claiming: Knex.QueryBuilder): Promise<ClaimedDelivery | null> {
+  return (await claimAllWithTarget(deps, claiming))[0] ?? null;
+}
+
+async function claimAllWithTarget(deps: WebhookDeliveryDeps, claiming: Knex.QueryBuilder): Promise<ClaimedDelivery[]> {
   const { rows } = await deps.knex.raw(
     `with claimed as (?)
      select claimed.*, s.url, s.active, s.deleted_at, k.secret as sealed_secret
@@ -66,8 +70,37 @@ async function claimWithTarget(deps: WebhookDeliveryDeps, claiming: Knex.QueryBu
        left join ?? k on k.subscription_id = claimed.subscription_id`,
     [claiming, WEBHOOK_SECRETS_TABLE],
   );
-  return rows[0] ?? null;
+  return rows;
 }
+
+/** A delivery as the saga records it: new, due now. */
+export interface NewDelivery {
+  id: string;
+  tenant_id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+}
+
+/**
+ * Records new deliveries (a delivery recorded before, by a redelivered event, is left as it
+ * is): `claimed` ones already taken for sending by the caller, who sends them now
+ * (`sendClaimedDelivery`), with what sending needs, in the same statement; the others pending,
+ * for whoever claims them. Answers what this call recorded.
+ */
+export async function recordDeliveries(deps: WebhookDeliveryDeps, deliveries: NewDelivery[], claimed: boolean): Promise<ClaimedDelivery[]> {
+  const now = deps.clock.now();
+  const inserting = deps.knex('webhook_deliveries')
+    .insert(deliveries.map((d) => ({ ...d, status: claimed ? 'sending' : 'pending', claimed_at: claimed ? now : null, attempts: 0, next_attempt_at: now, created_at: now })))
+    .onConflict(['subscription_id', 'event_id'])
+    .ignore();
+  if (!claimed) return (await inserting.returning(CLAIMED_COLUMNS)) as ClaimedDelivery[];
+  return claimAllWithTarget(deps, inserting.returning(CLAIMED_COLUMNS));
+}
+
+/** Sends a delivery `recordDeliveries` recorded claimed, and records the attempt. */
+export const sendClaimedDelivery = (deps: WebhookDeliveryDeps, delivery: ClaimedDelivery): Promise<void> => sendClaimed(deps, delivery);
 
 async function claim(deps: WebhookDeliveryDeps, id: string, from: string[]): Promise<ClaimedDelivery | null> {
   return claimWithTarget(deps, deps.knex('webhook_deliveries').where({ id }).whereIn('status', from).update({ status: 'sending', claimed_at: deps.clock.now() }).returning(CLAIMED_COLUMNS));

@@ -42,16 +42,19 @@ const messageOf = (error: unknown): string =>
 
 /**
  * Starts the run of a workflow for its trigger event, or carries on the one a redelivered
- * trigger started before (read from its stream). A new run's start is recorded together with
+ * trigger started before (read from its stream; not read when `firstDelivery` says no
+ * delivery can have come before, SagaContext.firstDelivery). A new run's start is recorded together with
  * what its first step did, in one append after that step's effects: the loop guard reads the
  * depth of a change from the change's own metadata (`workflowDepth`), so nothing needs the
  * run recorded before. A crash before that append repeats the first step, with the same ids.
  * Nobody else carries a new run on meanwhile: the wait job takes only waiting runs (this walk
  * returns once it records a wait), and a redelivery of the trigger comes after this delivery.
  */
-export async function startRun(deps: SagaDeps, handlers: Map<string, ActionHandler>, tenantId: string, start: RunStart): Promise<Outcome | null> {
-  const { revision } = await loadAggregate(deps.store, runAggregate, start.id, tenantId);
-  if (revision >= 0) return carryOnRun(deps, handlers, tenantId, start.id, start.workflowId);
+export async function startRun(deps: SagaDeps, handlers: Map<string, ActionHandler>, tenantId: string, start: RunStart, firstDelivery = false): Promise<Outcome | null> {
+  if (!firstDelivery) {
+    const { revision } = await loadAggregate(deps.store, runAggregate, start.id, tenantId);
+    if (revision >= 0) return carryOnRun(deps, handlers, tenantId, start.id, start.workflowId);
+  }
   const state = runAggregate.evolve(runAggregate.initialState, { type: 'WorkflowRunStarted', data: start } as WorkflowRunEvent) as Started;
   const secrets = needsSecrets(start.actions) ? await loadSecrets(deps, tenantId, start.workflowId) : [];
   const walk = new RunWalk(deps, handlers, tenantId, state, secrets, [{ kind: 'start', run: start }]);

@@ -122,7 +122,7 @@ export function workflowSaga(handlers: Map<string, ActionHandler> = ACTION_HANDL
           previous,
         };
         const runId = runIdOf(workflow.id, event.id);
-        await startRun(deps, handlers, tenantId, { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth: depth + 1 });
+        await startRun(deps, handlers, tenantId, { id: runId, workflowId: workflow.id, version: workflow.version, actions: workflow.actions, trigger, depth: depth + 1 }, context.firstDelivery);
       }
     }),
   });
