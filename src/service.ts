@@ -57,6 +57,12 @@ export interface Services extends IdentityDeps {
    * PROJECTION_WAIT_MS it throws `notYetReadable(created)`, answered 202.
    */
   waitForProjections(position: Position | null, created?: CreatedRecord): Promise<void>;
+  /**
+   * Whether the read models a module's responses read are written in each append's own
+   * transaction (inline projections): one statement then sees a record as of its stream's
+   * revision, with no wait. False outside a module's routes.
+   */
+  readsWrittenWithAppends(): boolean;
   /** Bearer-token authentication with one principal cache for every route. */
   authenticate: RequestHandler;
   /** SMS and chat-app messages (outbox, provider). */
@@ -207,6 +213,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       secretBox,
       rateLimiter: new RateLimiter(db.knex, clock),
       waitForProjections: waitingFor(projections, config.PROJECTION_WAIT_MS),
+      readsWrittenWithAppends: () => false,
       authenticate: (_req, _res, next) => next(),
       loadPrincipal: (tenantId, userId) => loadPrincipal(db.knex, tenantId, userId),
     };
@@ -285,7 +292,13 @@ function waitingFor(engine: ProjectionEngine, timeoutMs: number, names?: readonl
  */
 function mountModule(api: Router, services: Services, module: ModuleManifest): void {
   const reads = module.reads?.map((p) => p.name);
-  const scoped: Services = reads ? { ...services, waitForProjections: waitingFor(services.projections, services.config.PROJECTION_WAIT_MS, reads) } : services;
+  const scoped: Services = reads
+    ? {
+        ...services,
+        waitForProjections: waitingFor(services.projections, services.config.PROJECTION_WAIT_MS, reads),
+        readsWrittenWithAppends: () => services.projections.allInline(reads),
+      }
+    : services;
   // Idempotency-Key needs the caller, known here for every authenticated router.
   const idempotent = idempotentPosts(services);
   for (const routes of module.routes ?? []) {

@@ -12,7 +12,8 @@ import { aliasValues, assertPrimaryAgreement, withoutAliases } from '../domain/f
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
-import { mountRecordVersioning } from './record-versioning.js';
+import { mountRecordVersioning, revisionAskOf } from './record-versioning.js';
+import type { RevisionAsk } from '../queries/stream-revision.js';
 import { pastView } from '../queries/record-views.js';
 
 const uuid = z.uuid();
@@ -86,11 +87,11 @@ export const withDefaults = (given: z.infer<typeof createBody>) => {
 export function accountsRouter(services: Services): Router {
   const router = Router();
   // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
-  mountRecordVersioning(router, services, accountAggregate, pastView('accounts', services));
+  mountRecordVersioning(router, services, accountAggregate, pastView('accounts', services), { detailReadsRevision: true });
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleAccounts(knex, principal).where('a.id', id).first('a.id'));
-  const detail = async (principal: Principal, id: string) => {
-    const account = await getAccount(knex, principal, id, services.config.API_BASE_PATH);
+  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
+    const account = await getAccount(knex, principal, id, services.config.API_BASE_PATH, revisionAsk);
     if (!account) throw notFound('Account');
     return account;
   };
@@ -109,7 +110,7 @@ export function accountsRouter(services: Services): Router {
     res.json(await listAccounts(knex, principalOf(res), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/:id', requirePermission('accounts', 'view'), async (req, res) => {
-    res.json(await detail(principalOf(res), idParam(req, 'id', 'Account')));
+    res.json(await detail(principalOf(res), idParam(req, 'id', 'Account'), revisionAskOf(res)));
   });
   router.put('/:id', requirePermission('accounts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Account');

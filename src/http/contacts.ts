@@ -13,7 +13,8 @@ import { assertPrimaryAgreement, withoutAliases } from '../domain/field-aliases.
 import { mountRecordSubresources } from './record-subresources.js';
 import { writtenRecord } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
-import { mountRecordVersioning } from './record-versioning.js';
+import { mountRecordVersioning, revisionAskOf } from './record-versioning.js';
+import type { RevisionAsk } from '../queries/stream-revision.js';
 import { pastView } from '../queries/record-views.js';
 
 const uuid = z.uuid();
@@ -114,11 +115,11 @@ export const withDefaults = (given: z.infer<typeof createBody>) => {
 export function contactsRouter(services: Services): Router {
   const router = Router();
   // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
-  mountRecordVersioning(router, services, contactAggregate, pastView('contacts', services));
+  mountRecordVersioning(router, services, contactAggregate, pastView('contacts', services), { detailReadsRevision: true });
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleContacts(knex, principal).where('c.id', id).first('c.id'));
-  const detail = async (principal: Principal, id: string) => {
-    const contact = await getContact(knex, principal, id, services.config.API_BASE_PATH);
+  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
+    const contact = await getContact(knex, principal, id, services.config.API_BASE_PATH, revisionAsk);
     if (!contact) throw notFound('Contact');
     return contact;
   };
@@ -162,7 +163,7 @@ export function contactsRouter(services: Services): Router {
     res.json(await listContacts(knex, principalOf(res), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/:id', requirePermission('contacts', 'view'), async (req, res) => {
-    res.json(await detail(principalOf(res), idParam(req, 'id', 'Contact')));
+    res.json(await detail(principalOf(res), idParam(req, 'id', 'Contact'), revisionAskOf(res)));
   });
   router.put('/:id', requirePermission('contacts', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');

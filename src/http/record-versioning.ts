@@ -6,6 +6,7 @@ import { invalid } from '../domain/errors.js';
 import { deletedCustomFieldKeys, withoutDeleted } from '../queries/custom-field-listing.js';
 import type { RecordedEvent } from '../events/store/types.js';
 import type { TimeRange } from '../queries/history.js';
+import type { RevisionAsk } from '../queries/stream-revision.js';
 import type { Services } from '../service.js';
 import { principalOf } from './authenticate.js';
 import { errorBody } from './errors.js';
@@ -33,13 +34,15 @@ export function mountRecordVersioning<S, E>(
   aggregate: EventFold<S, E>,
   /** The detail's fields in a folded state, when they are not simply its `fields` (or the state itself): a record's API view (queries/record-views.ts). */
   pastFields: PastFields<S> = fieldsOf,
+  /** The module's `GET /:id` reads the stream's revision in its detail's own statement when asked (`revisionAskOf`). */
+  options: { detailReadsRevision?: boolean } = {},
 ): void {
   versionedRouters.add(router);
   router.use('/:id', async (req, res, next) => {
     const id = String(req.params.id);
     if (!UUID.test(id)) return next();
     const streamId = streamIdOf(aggregate, id);
-    if (req.method === 'GET' && req.path === '/') return versionedDetail(req, res, services, aggregate, id, pastFields).then(() => next());
+    if (req.method === 'GET' && req.path === '/') return versionedDetail(req, res, services, aggregate, id, pastFields, options).then(() => next());
     if (WRITES.has(req.method)) {
       const version: StreamVersion = { streamId, expectedRevision: ifMatchRevision(req) };
       res.locals.recordVersion = version;
@@ -78,6 +81,9 @@ function onSuccessHeaders(res: Response, set: () => void): void {
 
 export const asOfQuery = z.object({ asOf: queryDate.optional() });
 
+/** The ask the versioning left for this `GET /:id`, if any (see `detailReadsRevision`). */
+export const revisionAskOf = (res: Response): RevisionAsk | undefined => res.locals.revisionAsk;
+
 async function versionedDetail<S, E>(
   req: Request,
   res: Response,
@@ -85,10 +91,18 @@ async function versionedDetail<S, E>(
   aggregate: EventFold<S, E>,
   id: string,
   pastFields: PastFields<S>,
+  options: { detailReadsRevision?: boolean },
 ): Promise<void> {
   const streamId = streamIdOf(aggregate, id);
   const { asOf } = parseQuery(asOfQuery, req);
   const tenantId = principalOf(res).tenantId;
+  if (!asOf && options.detailReadsRevision && services.readsWrittenWithAppends()) {
+    // The read models are written in the append's transaction: the detail's own statement sees the record at its stream's revision.
+    const ask: RevisionAsk = { streamId, found: (revision) => res.setHeader('ETag', etag(revision)) };
+    res.locals.revisionAsk = ask;
+    onSuccessHeaders(res, () => undefined);
+    return;
+  }
   if (!asOf) {
     // The ETag needs only the stream's newest event, however long its history.
     const last = await services.store.readLastEvent(streamId);

@@ -110,6 +110,11 @@ export class ProjectionEngine {
     return position ? this.progress.waitFor(position, timeoutMs, names) : Promise.resolve(true);
   }
 
+  /** Whether every one of the projections is written in each append's own transaction (inline.ts), as this process knows it. */
+  allInline(names: readonly string[]): boolean {
+    return names.length > 0 && names.every((name) => this.progress.isInline(name));
+  }
+
   async close(): Promise<void> {
     if (this.ownWorkers) await this.workers.close();
     else await this.workers.remove(this.units.map((u) => u.key));

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
 import { prepared } from './prepared.js';
+import { answerRevision, revisionColumns, type RevisionAsk } from './stream-revision.js';
 import { scopeOf } from '../domain/principal.js';
 import type { Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
@@ -106,7 +107,7 @@ const CONTACT_COLUMNS = [
   'owner_id', 'created_by', 'created_at', 'updated_at', ...POINT_COLUMNS,
 ].map((c) => `c.${c}`);
 
-export async function getContact(knex: Knex, principal: Principal, id: string, basePath: string) {
+export async function getContact(knex: Knex, principal: Principal, id: string, basePath: string, revisionAsk?: RevisionAsk) {
   // One statement, its accounts included: a round trip costs more than the subquery.
   const r = await prepared(
     visibleContacts(knex, principal)
@@ -121,9 +122,11 @@ export async function getContact(knex: Knex, principal: Principal, id: string, b
         knex.raw(`coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name, 'role', ca.role) order by ca.associated_at)
                      from contact_accounts ca join accounts a on a.id = ca.account_id
                     where ca.contact_id = c.id and ca.tenant_id = c.tenant_id and a.deleted_at is null), '[]') as accounts`),
+        ...revisionColumns(knex, revisionAsk),
       ),
   );
   if (!r) return null;
+  answerRevision(revisionAsk, r);
   const accounts: { id: string; name: string; role: string | null }[] = r.accounts;
   // The contact's account (the web client's `accountId`/`account`): the primary link, else the oldest.
   const main = accounts.find((a) => a.role === 'primary') ?? accounts[0];

@@ -1,3 +1,4 @@
+import { answerRevision, revisionColumns, type RevisionAsk } from './stream-revision.js';
 import type { Knex } from 'knex';
 import type { LeadSettingsState } from '../commands/lead-settings/lead-settings.js';
 import type { OpportunitySettingsState } from '../commands/opportunity-settings/opportunity-settings.js';
@@ -161,9 +162,11 @@ function opportunityStages(pipelines: LeadSettingsState, pipelineId: string) {
 }
 
 /** The opportunity with its contact roles, line items and team (the list shows none of them). */
-export async function getOpportunity(knex: Knex, principal: Principal, lookups: OpportunityLookups, id: string) {
-  const row = await selectRows(knex, principal).where('o.id', id).first();
+export async function getOpportunity(knex: Knex, principal: Principal, lookups: OpportunityLookups, id: string, revisionAsk?: RevisionAsk) {
+  const query = selectRows(knex, principal).where('o.id', id);
+  const row = await (revisionAsk ? query.select(...revisionColumns(knex, revisionAsk)) : query).first();
   if (!row) return null;
+  answerRevision(revisionAsk, row);
   const [contacts, lineItems, team, lastActivity] = await readTogether(knex, [
     opportunityContactsRead(knex, principal.tenantId, id),
     opportunityLineItemsRead(knex, principal.tenantId, id),

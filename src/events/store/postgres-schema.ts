@@ -4,6 +4,9 @@
  * transaction still able to append lies under (`es_read_horizon`), so no later commit
  * can land behind a position already handed out.
  */
+/** Each stream's newest revision, kept by every append in its own transaction (a read model query may read it in the same snapshot as the rows the append wrote inline). */
+export const STREAM_REVISIONS_TABLE = 'event_streams';
+
 export const EVENT_STORE_SCHEMA = `
 create table if not exists event_streams (
   stream_id text primary key,

@@ -3,6 +3,7 @@ import { notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
 import { getLead, visibleLeads } from '../../queries/leads/leads.js';
 import { leadDetailExtras } from '../../queries/leads/lead-detail.js';
+import type { RevisionAsk } from '../../queries/stream-revision.js';
 import type { Services } from '../../service.js';
 import { principalOf, requirePermission } from '../authenticate.js';
 import { idParam } from '../validate.js';
@@ -16,12 +17,12 @@ export function leadAccess(services: Services) {
     if (!(await visible(principal, id))) throw notFound('Lead');
   };
   /** The lead as its detail page reads it: the record, its stage bar, stage history, qualification framework and duplicates. */
-  const fullLead = async (principal: Principal, id: string) => {
-    const lead = await getLead(knex, principal, id);
+  const fullLead = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
+    const lead = await getLead(knex, principal, id, revisionAsk);
     return lead && { ...lead, ...(await leadDetailExtras(services, principal, lead)) };
   };
-  const detail = async (principal: Principal, id: string) => {
-    const lead = await fullLead(principal, id);
+  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
+    const lead = await fullLead(principal, id, revisionAsk);
     if (!lead) throw notFound('Lead');
     return lead;
   };

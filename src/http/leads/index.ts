@@ -17,7 +17,7 @@ export function leadsRouter(services: Services): Router {
   const router = Router();
   const access = leadAccess(services);
   // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
-  mountRecordVersioning(router, services, leadAggregate, pastView('leads', services));
+  mountRecordVersioning(router, services, leadAggregate, pastView('leads', services), { detailReadsRevision: true });
   mountLeadBulk(router, services, access);
   mountLeadSla(router, services, access);
   mountLeadRecords(router, services, access);

@@ -8,6 +8,7 @@ import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import type { LeadAccess } from './access.js';
+import { revisionAskOf } from '../record-versioning.js';
 import { canonical, changeStageBody, createBody, disqualifyBody, duplicatesBody, listQuery, updateBody, withDefaults } from './schemas.js';
 
 /** The lead records: duplicates check, create, list (or kanban board), detail, update, delete, stage change, disqualify. */
@@ -40,7 +41,7 @@ export function mountLeadRecords(router: Router, services: Services, { detail, w
     res.json(await leadBoard(knex, principal, { ...query, pipelineId }));
   });
   router.get('/:id', view, async (req, res) => {
-    res.json(await detail(principalOf(res), idParam(req, 'id', 'Lead')));
+    res.json(await detail(principalOf(res), idParam(req, 'id', 'Lead'), revisionAskOf(res)));
   });
   router.put('/:id', edit, async (req, res) => {
     const id = idParam(req, 'id', 'Lead');

@@ -27,7 +27,8 @@ import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
 import { mountOpportunityLines } from './lines.js';
 import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBody, forecastQuery, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
-import { mountRecordVersioning } from '../record-versioning.js';
+import { mountRecordVersioning, revisionAskOf } from '../record-versioning.js';
+import type { RevisionAsk } from '../../queries/stream-revision.js';
 import { pastView } from '../../queries/record-views.js';
 
 const withDefaults = ({ ownerId, ...b }: CreateBody) => ({
@@ -48,13 +49,13 @@ const withDefaults = ({ ownerId, ...b }: CreateBody) => ({
 export function opportunitiesRouter(services: Services): Router {
   const router = Router();
   // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
-  mountRecordVersioning(router, services, opportunityAggregate, pastView('opportunities', services));
+  mountRecordVersioning(router, services, opportunityAggregate, pastView('opportunities', services), { detailReadsRevision: true });
   const { knex } = services;
   const lookupsOf = async (principal: Principal): Promise<OpportunityLookups> => ({
     pipelines: await loadLeadSettings(services.store, principal.tenantId),
     settings: await loadOpportunitySettings(services.store, principal.tenantId),
   });
-  const detail = async (principal: Principal, id: string) => getOpportunity(knex, principal, await lookupsOf(principal), id);
+  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => getOpportunity(knex, principal, await lookupsOf(principal), id, revisionAsk);
   const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'opportunities', 'Opportunity', (as) => detail(as, id));
   const visibleTo = async (principal: Principal, id: string) => {
     if (!(await opportunityVisible(knex, principal, id))) throw notFound('Opportunity');
@@ -94,7 +95,7 @@ export function opportunitiesRouter(services: Services): Router {
     res.json(await listOpportunities(knex, principal, await lookupsOf(principal), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/:id', requirePermission('opportunities', 'view'), async (req, res) => {
-    const found = await detail(principalOf(res), idParam(req, 'id', 'Opportunity'));
+    const found = await detail(principalOf(res), idParam(req, 'id', 'Opportunity'), revisionAskOf(res));
     if (!found) throw notFound('Opportunity');
     res.json(found);
   });

@@ -16,7 +16,8 @@ import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import { writtenRecord } from '../written-record.js';
 import { completeBody, createBody, entityType, listQuery, reopenBody, subtaskBody, updateBody, upcomingQuery, type CreateBody } from './schemas.js';
-import { mountRecordVersioning } from '../record-versioning.js';
+import { mountRecordVersioning, revisionAskOf } from '../record-versioning.js';
+import type { RevisionAsk } from '../../queries/stream-revision.js';
 import { pastView } from '../../queries/record-views.js';
 
 const withDefaults = (b: CreateBody): TaskInput => ({
@@ -41,10 +42,10 @@ const withDefaults = (b: CreateBody): TaskInput => ({
 export function tasksRouter(services: Services): Router {
   const router = Router();
   // ETag, If-Match, ?asOf= on /:id (before the /:id routes); a past detail is the record's API view then.
-  mountRecordVersioning(router, services, taskAggregate, pastView('tasks', services));
+  mountRecordVersioning(router, services, taskAggregate, pastView('tasks', services), { detailReadsRevision: true });
   const { knex } = services;
   const settingsOf = (principal: Principal) => taskSettings(services.store, principal.tenantId);
-  const detail = async (principal: Principal, id: string) => getTask(knex, principal, await settingsOf(principal), services.clock.now(), id);
+  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => getTask(knex, principal, await settingsOf(principal), services.clock.now(), id, revisionAsk);
   const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'tasks', 'Task', (as) => detail(as, id));
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await taskVisible(knex, principal, id))) throw notFound('Task');
@@ -89,7 +90,7 @@ export function tasksRouter(services: Services): Router {
     res.json(await listTasks(knex, principal, await settingsOf(principal), services.clock.now(), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/:id', requirePermission('tasks', 'view'), async (req, res) => {
-    const task = await detail(principalOf(res), idParam(req, 'id', 'Task'));
+    const task = await detail(principalOf(res), idParam(req, 'id', 'Task'), revisionAskOf(res));
     if (!task) throw notFound('Task');
     res.json(task);
   });

@@ -5,6 +5,7 @@ import { withAliases } from '../../domain/field-aliases.js';
 import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
 import { prepared } from '../prepared.js';
+import { answerRevision, revisionColumns, type RevisionAsk } from '../stream-revision.js';
 import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';
 import { recordTeamRead } from '../record-team.js';
@@ -208,7 +209,7 @@ export const leadTeam = (knex: Knex, tenantId: string, leadId: string) => readAl
 /** A lead's `contact` and `account` are what it became when converted (a lead points at no account before). */
 const LEAD_LINKS: RelatedLinks = { ...RECORD_LINKS, accounts: { account: 'convertedAccountId' }, contacts: { contact: 'convertedContactId' } };
 
-export async function getLead(knex: Knex, principal: Principal, id: string) {
+export async function getLead(knex: Knex, principal: Principal, id: string, revisionAsk?: RevisionAsk) {
   const r = await prepared(
     withNames(visibleLeads(knex, principal))
       .leftJoin('pipelines as pl', 'pl.id', 'l.pipeline_id')
@@ -220,10 +221,12 @@ export async function getLead(knex: Knex, principal: Principal, id: string) {
           's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
           knex.raw(`${fullName('c')} as created_by_name`),
           relatedUsersSql(knex, 'l', ['owner_id', 'created_by']),
+          ...revisionColumns(knex, revisionAsk),
         ]),
       ),
   );
   if (!r) return null;
+  answerRevision(revisionAsk, r);
   // Not joined into the lead's statement (which is prepared: joining them all costs more to plan than to run), but read together.
   const [products, team] = await readTogether(knex, [leadProductsRead(knex, principal.tenantId, id), leadTeamRead(knex, principal.tenantId, id)] as const);
   return withRelated(knex, principal.tenantId, withAliases('leads', {

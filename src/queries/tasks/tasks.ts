@@ -1,3 +1,4 @@
+import { answerRevision, revisionColumns, type RevisionAsk } from '../stream-revision.js';
 import type { Knex } from 'knex';
 import type { Principal } from '../../domain/principal.js';
 import { closedStatusIds, type TaskSettingsState } from '../../domain/task-settings.js';
@@ -131,7 +132,7 @@ export async function listTasks(knex: Knex, principal: Principal, settings: Task
 }
 
 /** A task's detail: the list item plus its linked record's name, who created and completed it, and the completion notes. */
-export async function getTask(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, id: string) {
+export async function getTask(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, id: string, revisionAsk?: RevisionAsk) {
   const r = await visibleTasks(knex, principal)
     .leftJoin('users as au', 'au.id', 't.assigned_to')
     .leftJoin('users as cu', 'cu.id', 't.created_by')
@@ -146,8 +147,10 @@ export async function getTask(knex: Knex, principal: Principal, settings: TaskSe
       knex.raw(`${displayName('du')} as completed_by_name`),
       knex.raw(`${linkedNameSql()} as entity_name`),
       knex.raw(`(select count(*)::int from tasks s where s.tenant_id = t.tenant_id and s.parent_task_id = t.id and s.deleted_at is null) as subtask_count`),
+      ...revisionColumns(knex, revisionAsk),
     );
   if (!r) return null;
+  answerRevision(revisionAsk, r);
   return withRelated(knex, principal.tenantId, {
     ...taskOf(settings, now)(r),
     entityName: r.entity_name,
