@@ -338,9 +338,11 @@ async function measureWorkflowRuns(cleanup: CleanupStack, freshDatabase: () => P
   const runs: WorkflowLatencyResult[] = [];
   for (const workers of settings.workflowWorkers) {
     runs.push(
-      await measureWorkflowLatency(
-        { cleanup, databaseUrl: await freshDatabase() },
-        { seconds: settings.workflowSeconds, ratePerSecond: settings.workflowRate, connections: settings.httpConnections, workers },
+      await cleanup.phase(async (cleanup) =>
+        measureWorkflowLatency(
+          { cleanup, databaseUrl: await freshDatabase() },
+          { seconds: settings.workflowSeconds, ratePerSecond: settings.workflowRate, connections: settings.httpConnections, workers },
+        ),
       ),
     );
   }
@@ -363,30 +365,30 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
   log(`projection lag: ${settings.writers} writers at ${pace} for ${settings.seconds} s`);
   const lag = await measureLag({ store, knex: db.knex }, { ...timed, ratePerSecond: settings.lagRate });
 
-  const http = await measureHttp(
+  const http = await cleanup.phase(async (cleanup) => measureHttp(
     { cleanup, databaseUrl: await freshDatabase() },
     { seconds: settings.seconds, connections: settings.httpConnections, contacts: settings.contacts, leads: settings.leads },
-  );
+  ));
 
-  const tasks = await measureTaskHttp(
+  const tasks = await cleanup.phase(async (cleanup) => measureTaskHttp(
     { cleanup, databaseUrl: await freshDatabase() },
     { seconds: settings.seconds, connections: settings.httpConnections, tasks: settings.tasks },
-  );
+  ));
 
-  const opportunities = await measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities: settings.opportunities });
+  const opportunities = await cleanup.phase(async (cleanup) => measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities: settings.opportunities }));
 
-  const uploads = await measureUploads({ cleanup, databaseUrl: await freshDatabase() }, UPLOAD_LOAD);
+  const uploads = await cleanup.phase(async (cleanup) => measureUploads({ cleanup, databaseUrl: await freshDatabase() }, UPLOAD_LOAD));
 
-  const timeEntries = await measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+  const timeEntries = await cleanup.phase(async (cleanup) => measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections }));
 
-  const workRequests = await measureWorkRequestHttp(
+  const workRequests = await cleanup.phase(async (cleanup) => measureWorkRequestHttp(
     { cleanup, databaseUrl: await freshDatabase() },
     { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests },
-  );
+  ));
 
   const workflows = await measureWorkflowRuns(cleanup, freshDatabase, settings);
 
-  const forms = await measureFormSubmitHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections });
+  const forms = await cleanup.phase(async (cleanup) => measureFormSubmitHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections }));
 
   return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }, server };
 }
