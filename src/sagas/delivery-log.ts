@@ -64,9 +64,14 @@ export class DeliveryLog {
     return count === 0 ? null : { to: this.entries[i - 1].position, setAside, count };
   }
 
-  /** The checkpoint was stored past a `ready()` prefix of `count` entries. */
-  stored(count: number): void {
-    this.head += count;
+  /**
+   * The checkpoint was stored past a `ready()` prefix. Its last entry may have been collapsed
+   * into a later passed position while the write was under way (`passed`): that position
+   * was not stored, so its entry stays for the next write.
+   */
+  stored(prefix: ReadyPrefix): void {
+    const last = this.entries[this.head + prefix.count - 1];
+    this.head += last.position === prefix.to ? prefix.count : prefix.count - 1;
     if (this.head >= COMPACT_AFTER && this.head * 2 >= this.entries.length) {
       this.entries = this.entries.slice(this.head);
       this.head = 0;

@@ -126,7 +126,7 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
           await setAside(trx, name, ready.setAside);
         });
       }
-      log.stored(ready.count);
+      log.stored(ready);
       stored = ready.to;
     },
     onError: fail,
