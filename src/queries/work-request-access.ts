@@ -27,13 +27,18 @@ export async function workRequestVisible(knex: Knex, principal: Principal, id: s
 
 /** The caller's relationship to a request of this owning team and department. */
 export async function workRequestActor(knex: Knex, principal: Principal, owner: { teamId: string | null; departmentId: string | null }): Promise<WorkRequestActor> {
-  const teamMember = !!owner.teamId && principal.teamIds.includes(owner.teamId);
-  const actor = { userId: principal.userId, manager: true, teamMember };
-  if (scopeOf(principal, 'work_requests') === 'all') return actor;
+  if (scopeOf(principal, 'work_requests') === 'all') return actorOf(principal, owner, { leadsTeam: false, headsDepartment: false });
   const { tenantId, userId } = principal;
   const leads = owner.teamId && (await knex('teams').where({ tenant_id: tenantId, id: owner.teamId, lead_id: userId }).whereNull('deleted_at').first('id'));
   const heads = owner.departmentId && (await knex('departments').where({ tenant_id: tenantId, id: owner.departmentId, head_id: userId }).whereNull('deleted_at').first('id'));
-  return { ...actor, manager: !!leads || !!heads };
+  return actorOf(principal, owner, { leadsTeam: !!leads, headsDepartment: !!heads });
+}
+
+/** The caller's relationship, given whether they lead the owning team or head the owning department (a manager of it; everyone with scope `all` is). */
+export function actorOf(principal: Principal, owner: { teamId: string | null }, manages: { leadsTeam: boolean; headsDepartment: boolean }): WorkRequestActor {
+  const teamMember = !!owner.teamId && principal.teamIds.includes(owner.teamId);
+  const manager = scopeOf(principal, 'work_requests') === 'all' || manages.leadsTeam || manages.headsDepartment;
+  return { userId: principal.userId, manager, teamMember };
 }
 
 /** A visible request's facts and the caller's relationship to it, or null (404). */

@@ -1,12 +1,14 @@
 import type { Knex } from 'knex';
 import type { WorkRequestSettingsState } from '../commands/work-request-settings/work-request-settings.js';
 import type { Principal } from '../domain/principal.js';
+import type { WorkRequestFacts } from '../domain/work-requests.js';
 import { CLOSED_STATUSES, OPEN_STATUSES } from '../events/work-requests.js';
 import { paginate, sortOf } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
-import { recordKind } from './record-registry.js';
+import { recordKind, recordKinds } from './record-registry.js';
 import { containsPattern } from './search.js';
-import { permittedActions, visibleWorkRequests, workRequestAccess } from './work-request-access.js';
+import { actorOf, permittedActions, visibleWorkRequests } from './work-request-access.js';
+import { prepared } from './prepared.js';
 
 export interface WorkRequestListQuery {
   view?: 'all' | 'assigned_to_me' | 'requested_by_me' | 'team_queue' | 'my_teams';
@@ -63,9 +65,14 @@ async function lookups(knex: Knex, tenantId: string, rows: any[]) {
   return { users, teams, departments, labels, logged };
 }
 
+type Lookups = Awaited<ReturnType<typeof lookups>>;
+
 /** Rows as every work request response shows them. */
 async function shape(knex: Knex, tenantId: string, settings: WorkRequestSettingsState, now: Date, rows: any[]) {
-  const { users, teams, departments, labels, logged } = await lookups(knex, tenantId, rows);
+  return shapeRows(settings, now, rows, await lookups(knex, tenantId, rows));
+}
+
+function shapeRows(settings: WorkRequestSettingsState, now: Date, rows: any[], { users, teams, departments, labels, logged }: Lookups) {
   return rows.map((r) => {
     const type = settings.types[r.type_id];
     const stage = settings.stages[r.stage_id];
@@ -113,32 +120,61 @@ async function shape(knex: Knex, tenantId: string, settings: WorkRequestSettings
   });
 }
 
-/** The request's time totals: its live time entries (spec: `time`). */
-export async function workRequestTime(knex: Knex, tenantId: string, id: string) {
-  const row = await knex('time_entries')
-    .where({ tenant_id: tenantId, entity_type: 'work_requests', entity_id: id })
-    .whereNull('deleted_at')
-    .first(
-      knex.raw('coalesce(sum(minutes), 0)::int as total'),
-      knex.raw('coalesce(sum(minutes) filter (where is_billable), 0)::int as billable'),
-      knex.raw('coalesce(sum(amount), 0) as amount'),
-    );
-  return { totalMinutes: Number(row?.total ?? 0), billableMinutes: Number(row?.billable ?? 0), billableAmount: Number(row?.amount ?? 0) };
-}
+/** The live time entries of a request (spec: `time`), as SQL over the row `r`: total, billable minutes and amount. */
+const TIME_TOTALS_SQL = `(select json_build_object('total', coalesce(sum(te.minutes), 0)::int,
+                                  'billable', coalesce(sum(te.minutes) filter (where te.is_billable), 0)::int,
+                                  'amount', coalesce(sum(te.amount), 0))
+            from time_entries te
+           where te.tenant_id = r.tenant_id and te.entity_type = 'work_requests' and te.entity_id = r.id and te.deleted_at is null) as detail_time`;
 
-/** The detail: the row, the type's request fields, time totals and what the caller may do; null when not visible. */
+/** The label of the record a request is about (`lookups` for one row), whichever kind it is. */
+const entityLabelSql = () =>
+  `case ${recordKinds()
+    .map((k) => `when r.entity_type in ('${k.type}', '${k.recordType}') then (select ${k.label('x')} from ${k.table} x where x.tenant_id = r.tenant_id and x.id = r.entity_id)`)
+    .join(' ')} end as detail_entity_label`;
+
+/**
+ * The detail: the row, the type's request fields, time totals and what the caller may do;
+ * null when not visible. One statement: what the list looks up per page (people, team,
+ * department, the record it is about, logged time) and whether the caller leads its team or
+ * heads its department come as columns of the row.
+ */
 export async function getWorkRequest(knex: Knex, principal: Principal, settings: WorkRequestSettingsState, now: Date, id: string) {
-  const access = await workRequestAccess(knex, principal, id);
-  if (!access) return null;
+  const { tenantId, userId } = principal;
   // The shown custom fields come after `r.*`: the later column of a name is the row's.
-  const row = await visibleWorkRequests(knex, principal).where('r.id', id).first('r.*', shownCustomFields(knex, 'r', principal.tenantId, 'work_requests'));
+  const row = await prepared(
+    visibleWorkRequests(knex, principal)
+      .where('r.id', id)
+      .first(
+        'r.*',
+        shownCustomFields(knex, 'r', tenantId, 'work_requests'),
+        knex.raw(`(select coalesce(json_agg(json_build_object('id', u.id, 'first_name', u.first_name, 'last_name', u.last_name, 'avatar', u.avatar)), '[]')
+                     from users u where u.tenant_id = r.tenant_id and u.id in (r.requested_by, r.assigned_to, r.declined_by, r.created_by)) as detail_users`),
+        knex.raw('(select t.name from teams t where t.tenant_id = r.tenant_id and t.id = r.team_id) as detail_team_name'),
+        knex.raw('(select d.name from departments d where d.tenant_id = r.tenant_id and d.id = r.department_id) as detail_department_name'),
+        knex.raw(entityLabelSql()),
+        knex.raw(TIME_TOTALS_SQL),
+        knex.raw('exists (select 1 from teams t where t.tenant_id = r.tenant_id and t.id = r.team_id and t.lead_id = ? and t.deleted_at is null) as detail_leads_team', [userId]),
+        knex.raw('exists (select 1 from departments d where d.tenant_id = r.tenant_id and d.id = r.department_id and d.head_id = ? and d.deleted_at is null) as detail_heads_department', [userId]),
+      ),
+  );
   if (!row) return null;
-  const [request] = await shape(knex, principal.tenantId, settings, now, [row]);
+  const time = row.detail_time as { total: number; billable: number; amount: number };
+  const looked: Lookups = {
+    users: new Map((row.detail_users as { id: string }[]).map((u) => [u.id, u])),
+    teams: new Map(row.team_id ? [[row.team_id, row.detail_team_name]] : []),
+    departments: new Map(row.department_id ? [[row.department_id, row.detail_department_name]] : []),
+    labels: new Map(row.entity_id ? [[row.entity_id, row.detail_entity_label]] : []),
+    logged: new Map([[row.id, time.total]]),
+  };
+  const [request] = shapeRows(settings, now, [row], looked);
+  const facts: WorkRequestFacts = { status: row.status, assignedTo: row.assigned_to, requestedBy: row.requested_by };
+  const actor = actorOf(principal, { teamId: row.team_id }, { leadsTeam: row.detail_leads_team, headsDepartment: row.detail_heads_department });
   return {
     ...request,
     requestFields: (settings.types[row.type_id]?.requestFields ?? []).map(({ key, label, type, required }) => ({ key, label, type, required })),
-    time: await workRequestTime(knex, principal.tenantId, id),
-    can: permittedActions(principal, access.facts, access.actor),
+    time: { totalMinutes: Number(time.total), billableMinutes: Number(time.billable), billableAmount: Number(time.amount) },
+    can: permittedActions(principal, facts, actor),
   };
 }
 

@@ -103,6 +103,15 @@ describe('work requests', () => {
       expect((await api.ok('POST', '', { typeId: leadMode.id, title: 'To the lead' })).assignedTo).to.include({ id: lead.user.id });
     });
 
+    it('keeps quotes, backslashes, placeholders and any script in what it stores with the request number, as sent', async () => {
+      const title = `It's a "quote" \\ back $1 ? ?? :name E'\\x00' — 東京 ☃ ${randomUUID().slice(0, 4)}`;
+      const created = await raise({ title, description: "'); drop table work_requests; --", requestData: { brief: '$2 \\\\ ?' } });
+      const read = await api.ok('GET', `/${created.id}`);
+      expect(read).to.include({ title, description: "'); drop table work_requests; --" });
+      expect(read.requestData).to.deep.equal({ brief: '$2 \\\\ ?' });
+      expect((await service.services.store.readStream(`work_request-${created.id}`))[0].data).to.include({ title, requestNumber: created.requestNumber });
+    });
+
     it('takes 50 concurrent creates without a gap or a duplicate, and goes on after a restart', async () => {
       const tenant = await registerTenant(service);
       const t = await settings.ok('POST', '/pipelines', { name: 'P' }, tenant);
@@ -170,6 +179,18 @@ describe('work requests', () => {
       expect(reopened).to.include({ status: 'accepted' });
       expect(reopened.stage.name).to.equal('To do');
       expect(reopened.cancelledAt).to.equal(null);
+    });
+
+    it('a request of a department-owned type is managed by the department\'s head, whose detail says so, and by nobody else below scope all', async () => {
+      const head = await createUserAs(service, admin, 'user');
+      const department = (await service.request('POST', '/api/departments', { name: unique('Print'), headId: head.user.id }, admin.auth)).body;
+      const printType = await settings.ok('POST', '/types', { name: unique('Poster'), pipelineId: pipeline.id, departmentId: department.id, requestFields: [] });
+      const r = await api.ok('POST', '', { typeId: printType.id, title: unique('Poster') });
+      expect(r.department).to.deep.equal({ id: department.id, name: department.name });
+      expect(r.team).to.equal(null);
+      expect((await api.expectStatus(200, 'GET', `/${r.id}`, undefined, head)).can).to.include({ manage: true, assign: true });
+      expect((await api.expectStatus(200, 'GET', `/${r.id}`, undefined, requester)).can).to.include({ manage: false, assign: false });
+      await api.expectStatus(200, 'POST', `/${r.id}/assign`, { userId: member.user.id }, head);
     });
 
     it('decline needs a reason and a team member or manager; release goes back to the queue; assign is for managers', async () => {
@@ -292,6 +313,14 @@ describe('work requests', () => {
       const byEntity = await api.expectStatus(200, 'GET', `/by-entity/accounts/${account.id}`, undefined, fresh);
       expect(byEntity.map((r: any) => r.id)).to.deep.equal([a.id]);
       expect(byEntity[0].entity).to.deep.include({ type: 'accounts', id: account.id, noun: 'Account', label: 'Acme' });
+      // The detail reads in its one statement what the list looks up per page: the same record, people, team and label.
+      const { requestFields, time, can, ...detailed } = await api.expectStatus(200, 'GET', `/${a.id}`, undefined, fresh);
+      expect(detailed).to.deep.equal(byEntity[0]);
+      expect(detailed.assignedTo).to.include({ id: worker.user.id });
+      expect(detailed.team.name).to.be.a('string');
+      expect(time).to.deep.equal({ totalMinutes: 0, billableMinutes: 0, billableAmount: 0 });
+      expect(requestFields).to.be.an('array');
+      expect(can).to.include({ manage: true });
       await api.expectStatus(404, 'GET', `/by-entity/accounts/${account.id}`, undefined, other);
       await api.expectStatus(400, 'GET', `/by-entity/planets/${account.id}`, undefined, fresh);
     });

@@ -3,8 +3,10 @@ import type { Knex } from 'knex';
 import { invalid } from '../../domain/errors.js';
 import type { WorkRequestActor } from '../../domain/work-requests.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
-import { loadWorkRequestSettings } from '../work-request-settings/work-request-settings.js';
-import { executePlan, newStreamWrite, savePlan, type WritePlan } from '../write-plan.js';
+import { loadWorkRequestSettings, type WorkRequestSettingsState } from '../work-request-settings/work-request-settings.js';
+import { executePlan, newStreamWrite, savePlanSql, type WritePlan } from '../write-plan.js';
+import { inTwoTrips } from '../../infra/two-trip-transaction.js';
+import { withLiterals } from '../../infra/simple-query.js';
 import { workRequestAggregate, type WorkRequestCommand, type WorkRequestContext } from './work-request-aggregate.js';
 import { owningUnit, type WorkRequestInput } from './work-request-create.js';
 import { checkedRecordWrite } from '../custom-field-values.js';
@@ -28,45 +30,50 @@ async function teamLeadOf(knex: Knex, tenantId: string, teamId: string | null | 
 }
 
 /**
- * The tenant's next request number, `WR-000001` on: the counter row is locked until the
- * transaction ends, so concurrent creates take one number each, and a create that fails
- * before its plan is stored rolls the number back (no gaps).
+ * Takes the tenant's next request number (`last_number` of the result): the counter row is
+ * locked until the transaction ends, so concurrent creates take one number each, and a
+ * create that fails before its plan is stored rolls the number back (no gaps).
  */
-async function nextRequestNumber(trx: Knex.Transaction, tenantId: string): Promise<string> {
-  const { rows } = await trx.raw(
-    `insert into work_request_numbers (tenant_id, last_number) values (?, 1)
-     on conflict (tenant_id) do update set last_number = work_request_numbers.last_number + 1 returning last_number`,
-    [tenantId],
-  );
-  return `WR-${String(rows[0].last_number).padStart(6, '0')}`;
-}
+const nextRequestNumberSql = (tenantId: string) =>
+  withLiterals({
+    text: `insert into work_request_numbers (tenant_id, last_number) values ($1, 1)
+           on conflict (tenant_id) do update set last_number = work_request_numbers.last_number + 1 returning last_number`,
+    values: [tenantId],
+  });
+
+const requestNumberOf = (lastNumber: number | string) => `WR-${String(lastNumber).padStart(6, '0')}`;
 
 /**
  * Raises a request. The number is taken, the create decided and its write stored as a
  * plan in one transaction; then the plan is appended (and completed by the
  * pending-write-plans job if this process stops before). A refused create takes no number.
  */
-export async function createWorkRequest(deps: Deps, ctx: CommandContext, input: WorkRequestInput, actor: WorkRequestActor) {
+export async function createWorkRequest(
+  deps: Deps,
+  ctx: CommandContext,
+  input: WorkRequestInput,
+  actor: WorkRequestActor,
+  /** The tenant's settings as the caller read them for this request (read here when not given): one read per request. */
+  settings?: WorkRequestSettingsState,
+) {
   await assertAssignable(deps.store, ctx.tenantId, input.assignedTo, 'assignedTo');
   await teamLeadOf(deps.knex, ctx.tenantId, input.teamId, 'teamId');
   input = { ...input, customFields: await checkedRecordWrite(deps, ctx.tenantId, 'work_requests', { fields: input, customFields: input.customFields, mode: 'create' }) };
-  const settings = await loadWorkRequestSettings(deps.store, ctx.tenantId);
+  settings ??= await loadWorkRequestSettings(deps.store, ctx.tenantId);
   const teamLead = await teamLeadOf(deps.knex, ctx.tenantId, owningUnit(settings.types[input.typeId], input.teamId).teamId);
   const id = randomUUID();
   const now = deps.clock.now();
   const context: WorkRequestContext = { settings, now, actor, teamLead };
-  const plan = await deps.knex.transaction(async (trx) => {
-    // No wait for the disk, so the tenant's counter row is held shorter: the append that
-    // follows commits durably and so flushes this commit with it (the log is written in
-    // order); a crash before it loses the number and the plan together, and the client,
-    // never answered, sees a failed request.
-    await trx.raw('set local synchronous_commit = off');
-    const requestNumber = await nextRequestNumber(trx, ctx.tenantId);
+  // No wait for the disk, so the tenant's counter row is held shorter: the append that
+  // follows commits durably and so flushes this commit with it (the log is written in
+  // order); a crash before it loses the number and the plan together, and the client,
+  // never answered, sees a failed request. Two round trips: the number, then the plan.
+  const plan = await inTwoTrips(deps.knex, ['set local synchronous_commit = off', nextRequestNumberSql(ctx.tenantId)], ([, numbered]) => {
+    const requestNumber = requestNumberOf(numbered.rows[0].last_number);
     const command: WorkRequestCommand = { kind: 'create', id, requestNumber, requestedBy: ctx.userId!, input };
     const write = newStreamWrite(workRequestAggregate, id, command, ctx, now, context);
     const planned: WritePlan = { id: randomUUID(), tenantId: ctx.tenantId, kind: 'work-request', writes: [write] };
-    await savePlan(trx, planned, now);
-    return planned;
+    return { statements: [savePlanSql(planned, now)], result: planned };
   });
   return { id, position: await executePlan(deps, plan) };
 }
