@@ -36,6 +36,8 @@ interface Fact extends StreamFact {
   forget(): void;
   /** Whether the stream still stands at `revision` (a read of its newest event). */
   holds(): Promise<boolean>;
+  /** An append found the stream at `revision`: the rest of the request may use the fold unread. */
+  held(): void;
 }
 
 interface Run {
@@ -121,5 +123,7 @@ export function checksForAppend(): { facts?: StreamFact[]; guards?: string[] } {
 /** An append of the run went through (its facts held): from now on the run reads fresh and is never run again. */
 export function noteAppended(): void {
   const run = runs.getStore();
-  if (run) run.appended = true;
+  if (!run || run.appended) return;
+  run.appended = true;
+  for (const fact of run.facts.values()) fact.held();
 }

@@ -2,6 +2,7 @@ import type { EventFold } from '../events/domain-event.js';
 import type { EventStore } from '../events/store/types.js';
 import { foldRecorded } from './aggregate.js';
 import { mayUseCachedFact, noteCachedFact } from './checked-facts.js';
+import { noteReadThisRequest, readThisRequest } from './request-reads.js';
 
 /** A stream as a process last folded it. */
 export interface FoldedStream<State> {
@@ -25,7 +26,8 @@ export function forgetFolds(store: EventStore, streamId: string): void {
  * kept per process and event store, at most `maxStreams` of them (the least recently
  * folded go first). Inside a command run by `withCheckedFacts` (checked-facts.ts) a cached
  * fold is used unread and its revision is checked by the command's append; anywhere else
- * only the events appended since are read, so the command pays one (usually empty) read.
+ * only the events appended since are read, so the command pays one (usually empty) read,
+ * once per HTTP request (request-reads.ts).
  */
 export function streamFoldCache<State, Event>(fold: EventFold<State, Event>, maxStreams: number) {
   const cache = new WeakMap<EventStore, Map<string, FoldedStream<State>>>();
@@ -34,10 +36,13 @@ export function streamFoldCache<State, Event>(fold: EventFold<State, Event>, max
     let streams = cache.get(store);
     if (!streams) cache.set(store, (streams = new Map()));
     const known = streams.get(streamId);
-    if (known && mayUseCachedFact()) return noted(store, streams, streamId, known);
+    if (known && (mayUseCachedFact() || readThisRequest(known))) return noted(store, streams, streamId, known);
     const cached = known ?? { state: fold.initialState, revision: -1, tenantId: null };
     const events = await store.readStream(streamId, { fromRevision: cached.revision + 1 });
-    if (events.length === 0 && known) return noted(store, streams, streamId, known);
+    if (events.length === 0 && known) {
+      noteReadThisRequest(known);
+      return noted(store, streams, streamId, known);
+    }
     const folded: FoldedStream<State> = {
       state: foldRecorded(fold, events, cached.state),
       revision: events.length ? events[events.length - 1].revision : cached.revision,
@@ -46,6 +51,7 @@ export function streamFoldCache<State, Event>(fold: EventFold<State, Event>, max
     streams.delete(streamId);
     if (streams.size >= maxStreams) streams.delete(streams.keys().next().value!);
     streams.set(streamId, folded);
+    noteReadThisRequest(folded);
     return noted(store, streams, streamId, folded);
   };
 }
@@ -54,7 +60,7 @@ export function streamFoldCache<State, Event>(fold: EventFold<State, Event>, max
 function noted<State>(store: EventStore, streams: Map<string, FoldedStream<State>>, streamId: string, folded: FoldedStream<State>): FoldedStream<State> {
   const forget = () => streams.get(streamId) === folded && streams.delete(streamId);
   const holds = async () => ((await store.readLastEvent(streamId))?.revision ?? -1) === folded.revision;
-  noteCachedFact({ streamId, revision: folded.revision, forget, holds });
+  noteCachedFact({ streamId, revision: folded.revision, forget, holds, held: () => noteReadThisRequest(folded) });
   return folded;
 }
 

@@ -9,6 +9,7 @@ import { healthRouter } from './health.js';
 import { HttpMetrics, metricsRouter } from './metrics.js';
 import { refuseUnsafeInput } from './input-guard.js';
 import { requestContext } from './request-context.js';
+import { withRequestReads } from '../commands/request-reads.js';
 
 export interface HttpAppOptions {
   /** Behind a proxy, take the client address from X-Forwarded-For (rate limits count per client). */
@@ -78,6 +79,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
     const api = Router();
     api.use(requireBodyType(options.multipartPaths ?? []), requireKnownEncoding);
     api.use(express.json({ limit: options.bodyLimit, type: ['application/json', 'application/*+json'] }));
+    // After the body is read: its stream's events would run outside the scope.
+    api.use((_req, _res, next) => withRequestReads(next));
     api.use(refuseUnsafeInput);
     api.use(chooseResponseShape(options.referenceClientOrigins ?? []));
     options.mountApi(api);

@@ -30,6 +30,37 @@ describe('cached settings are checked by the write that used them (two processes
   const contactCount = async () => Number((await first.services.knex('contacts').where({ tenant_id: admin.tenant.id }).count<{ n: string }[]>('* as n'))[0].n);
   const eventCount = async () => Number((await first.services.knex('events').count<{ n: string }[]>('* as n'))[0].n);
 
+  it('a request reads each settings stream at most once, none after the write that checked it, and the next request anew (a stage renamed by another process shows at once)', async () => {
+    const store = first.services.store;
+    const reads: string[] = [];
+    const readStream = store.readStream.bind(store);
+    store.readStream = ((streamId: string, options?: Parameters<typeof readStream>[1]) => {
+      reads.push(streamId);
+      return readStream(streamId, options);
+    }) as typeof store.readStream;
+    try {
+      const account = (await on(first)('POST', '/accounts', { name: `Acme ${randomUUID().slice(0, 4)}` })).body;
+      const stage = (await on(first)('GET', '/lead-settings/stages?module=opportunities')).body.find((s: { isWon: boolean; isLost: boolean }) => !s.isWon && !s.isLost);
+      // Warm: the first create has the settings folded in this process.
+      expect((await on(first)('POST', '/opportunities', { name: 'Warm', accountId: account.id, stageId: stage.id })).status).to.equal(201);
+      reads.length = 0;
+      const created = await on(first)('POST', '/opportunities', { name: 'Counted', accountId: account.id, stageId: stage.id });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      expect(created.body.stageName).to.equal(stage.name);
+      const settingsReads = reads.filter((id) => /^(lead|opportunity)_settings-/.test(id));
+      expect(settingsReads, 'the answer uses the settings the append checked').to.deep.equal([]);
+
+      const renamed = await on(second)('PUT', `/lead-settings/stages/${stage.id}`, { name: `Renamed ${randomUUID().slice(0, 4)}` });
+      expect(renamed.status, JSON.stringify(renamed.body)).to.equal(200);
+      reads.length = 0;
+      const read = await on(first)('GET', `/opportunities/${created.body.id}`);
+      expect(read.body.stageName).to.equal(renamed.body.name);
+      expect(reads.filter((id) => id.startsWith('lead_settings-')), 'one read of the lead settings in the request').to.have.length(1);
+    } finally {
+      store.readStream = readStream;
+    }
+  });
+
   it('a custom field made required by another process refuses the next create here, writing nothing; a field added there is filled in here', async () => {
     // The first process has the contacts' custom fields cached.
     expect((await on(first)('POST', '/contacts', { lastName: 'Warm' })).status).to.equal(201);

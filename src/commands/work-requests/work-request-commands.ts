@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { invalid } from '../../domain/errors.js';
 import type { WorkRequestActor } from '../../domain/work-requests.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
-import { loadWorkRequestSettings, type WorkRequestSettingsState } from '../work-request-settings/work-request-settings.js';
+import { loadWorkRequestSettings } from '../work-request-settings/work-request-settings.js';
 import { executePlan, newStreamWrite, savePlanSql, type WritePlan } from '../write-plan.js';
 import { inTwoTrips } from '../../infra/two-trip-transaction.js';
 import { withLiterals } from '../../infra/simple-query.js';
@@ -48,18 +48,11 @@ const requestNumberOf = (lastNumber: number | string) => `WR-${String(lastNumber
  * plan in one transaction; then the plan is appended (and completed by the
  * pending-write-plans job if this process stops before). A refused create takes no number.
  */
-export async function createWorkRequest(
-  deps: Deps,
-  ctx: CommandContext,
-  input: WorkRequestInput,
-  actor: WorkRequestActor,
-  /** The tenant's settings as the caller read them for this request (read here when not given): one read per request. */
-  settings?: WorkRequestSettingsState,
-) {
+export async function createWorkRequest(deps: Deps, ctx: CommandContext, input: WorkRequestInput, actor: WorkRequestActor) {
   await assertAssignable(deps.store, ctx.tenantId, input.assignedTo, 'assignedTo');
   await teamLeadOf(deps.knex, ctx.tenantId, input.teamId, 'teamId');
   input = { ...input, customFields: await checkedRecordWrite(deps, ctx.tenantId, 'work_requests', { fields: input, customFields: input.customFields, mode: 'create' }) };
-  settings ??= await loadWorkRequestSettings(deps.store, ctx.tenantId);
+  const settings = await loadWorkRequestSettings(deps.store, ctx.tenantId);
   const teamLead = await teamLeadOf(deps.knex, ctx.tenantId, owningUnit(settings.types[input.typeId], input.teamId).teamId);
   const id = randomUUID();
   const now = deps.clock.now();

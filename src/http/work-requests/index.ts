@@ -6,7 +6,7 @@ import { deleteDocument } from '../../commands/uploads.js';
 import { associationLabel, linkRecords } from '../../commands/associations.js';
 import { findDocument } from '../../queries/uploads.js';
 import { owningUnit } from '../../commands/work-requests/work-request-create.js';
-import { loadWorkRequestSettings, type WorkRequestSettingsState } from '../../commands/work-request-settings/work-request-settings.js';
+import { loadWorkRequestSettings } from '../../commands/work-request-settings/work-request-settings.js';
 import { invalid, notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
 import { recordKind, recordVisible } from '../../queries/record-registry.js';
@@ -44,9 +44,8 @@ export function workRequestsRouter(services: Services): Router {
   mountRecordVersioning(router, services, workRequestAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const settingsOf = (principal: Principal) => loadWorkRequestSettings(services.store, principal.tenantId);
-  const detail = async (principal: Principal, id: string, settings?: WorkRequestSettingsState) =>
-    getWorkRequest(knex, principal, settings ?? (await settingsOf(principal)), services.clock.now(), id);
-  const written = (res: Response, id: string, settings?: WorkRequestSettingsState) => writtenRecord(principalOf(res), 'work_requests', WHAT, (as) => detail(as, id, settings));
+  const detail = async (principal: Principal, id: string) => getWorkRequest(knex, principal, await settingsOf(principal), services.clock.now(), id);
+  const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'work_requests', WHAT, (as) => detail(as, id));
   /** The request's access (facts, the caller's relationship), or 404 when the caller may not view it. */
   const accessOr404 = async (res: Response, id: string) => {
     const access = await workRequestAccess(knex, principalOf(res), id);
@@ -99,13 +98,11 @@ export function workRequestsRouter(services: Services): Router {
       const kind = recordKind(body.entityType)!;
       if (!(await recordVisible(knex, principal, kind, body.entityId))) throw unknownReference('entityId', `entityId does not name a ${kind.noun.toLowerCase()} you can view`);
     }
-    // One read of the settings for the whole request: the actor, the decision and the answer.
-    const settings = await settingsOf(principal);
-    const actor = await workRequestActor(knex, principal, owningUnit(settings.types[body.typeId], body.teamId));
-    const { id, position } = await createWorkRequest(services, commandContextOf(res), body, actor, settings);
+    const actor = await workRequestActor(knex, principal, owningUnit((await settingsOf(principal)).types[body.typeId], body.teamId));
+    const { id, position } = await createWorkRequest(services, commandContextOf(res), body, actor);
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
     await linkAssociations(principal, commandContextOf(res), id, associations);
-    res.status(201).location(`${req.baseUrl}/${id}`).json(await written(res, id, settings));
+    res.status(201).location(`${req.baseUrl}/${id}`).json(await written(res, id));
   });
   router.get('/:id', requirePermission('work_requests', 'view'), async (req, res) => {
     const found = await detail(principalOf(res), idParam(req, 'id', WHAT));
