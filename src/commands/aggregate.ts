@@ -11,6 +11,7 @@ import {
 } from '../events/store/types.js';
 import { conflict, notFound, preconditionFailed } from '../domain/errors.js';
 import { checksForAppend, noteAppended } from './checked-facts.js';
+import { aggregateCache } from './aggregate-cache.js';
 import { forgetFolds } from './tenant-stream-cache.js';
 import { takeTurnOn } from './stream-turns.js';
 
@@ -181,7 +182,12 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
     for (let attempt = 1; ; attempt++) {
       let state = aggregate.initialState;
       let revision = -1;
-      if (!newStream || attempt > 1) {
+      // The first attempt may decide on the state this process's last append left, unread
+      // (aggregate-cache.ts); a command with stable ids reads, to find an earlier run of itself.
+      const kept = attempt === 1 && !newStream && !eventIds ? aggregateCache.known(deps.store, streamId, context.tenantId) : undefined;
+      if (kept) {
+        ({ state, revision } = kept as { state: State; revision: number });
+      } else if (!newStream || attempt > 1) {
         const recorded = await readOwnStream(deps.store, streamId, context.tenantId);
         ({ state, revision } = fold(aggregate, recorded));
         const earlier = eventIds && earlierRun(recorded, eventIds);
@@ -190,9 +196,22 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
           return settle({ state, events: earlier as unknown as Event[], revision: last.revision, position: last.position });
         }
       }
-      if (expected !== undefined && revision !== expected) throw stale(revision);
-      const events = aggregate.decide(command, state, (await decideWith?.(attempt)) as Context);
-      if (events.length === 0) return settle({ state, events, revision, position: null });
+      // On a kept state only an append (which checks its revision) is taken: anything else is decided again on the stream as read.
+      if (expected !== undefined && revision !== expected) {
+        if (kept) continue;
+        throw stale(revision);
+      }
+      let events: Event[];
+      try {
+        events = aggregate.decide(command, state, (await decideWith?.(attempt)) as Context);
+      } catch (error) {
+        if (kept) continue;
+        throw error;
+      }
+      if (events.length === 0) {
+        if (kept) continue;
+        return settle({ state, events, revision, position: null });
+      }
 
       const metadata = metadataOf(context);
       const now = deps.clock.now();
@@ -204,16 +223,16 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
         );
         noteAppended();
         forgetFolds(deps.store, streamId);
-        return settle({
-          state: events.reduce(aggregate.evolve, state),
-          events,
-          revision: result.nextExpectedRevision,
-          position: result.position,
-        });
+        const next = events.reduce(aggregate.evolve, state);
+        aggregateCache.remember(deps.store, streamId, { state: next, revision: result.nextExpectedRevision, tenantId: context.tenantId });
+        return settle({ state: next, events, revision: result.nextExpectedRevision, position: result.position });
       } catch (error) {
+        aggregateCache.forget(deps.store, streamId);
         if (!(error instanceof WrongExpectedRevisionError)) throw error;
         // The client decided on the revision it saw: deciding again on a newer one would overrule it.
         if (expected !== undefined) throw stale(error.actual);
+        // The kept state was behind the stream (another writer): read it, no need to back off.
+        if (kept) continue;
         if (attempt >= MAX_ATTEMPTS) throw conflict('The record was changed by someone else meanwhile; try again');
         // Random jitter spreads contenders out so they stop colliding.
         await new Promise((r) => setTimeout(r, Math.random() * 4 * attempt));

@@ -1,6 +1,7 @@
 import type { EventFold } from '../events/domain-event.js';
 import type { EventStore } from '../events/store/types.js';
 import { foldRecorded } from './aggregate.js';
+import { aggregateCache } from './aggregate-cache.js';
 import { mayUseCachedFact, noteCachedFact } from './checked-facts.js';
 import { noteReadThisRequest, readThisRequest } from './request-reads.js';
 
@@ -19,6 +20,7 @@ const caches: WeakMap<EventStore, Map<string, unknown>>[] = [];
 /** This process appended to the stream: its folds are stale, the next load reads it. */
 export function forgetFolds(store: EventStore, streamId: string): void {
   for (const cache of caches) cache.get(store)?.delete(streamId);
+  aggregateCache.forget(store, streamId);
 }
 
 /**
