@@ -23,7 +23,10 @@ export class HttpClient {
     private readonly baseUrl: string,
     maxConnections: number,
   ) {
-    this.agent = new http.Agent({ keepAlive: true, maxSockets: maxConnections });
+    // A kept-alive socket idle for 4 s is dropped here, before the service closes it at its
+    // keep-alive timeout (5 s): a request sent on a socket the server is closing that moment
+    // fails with ECONNRESET (the workflows phase's tenant set-up leaves its first client idle that long).
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: maxConnections, timeout: 4_000 });
   }
 
   request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<HttpResponse> {
