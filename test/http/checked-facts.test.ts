@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { notifyUser } from '../../src/commands/notifications/notify-user.js';
-import { createUserAs, registerTenant, type Session } from '../support/identity.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { createUserAs, type Session } from '../support/identity.js';
+import type { TestService } from '../support/service.js';
+import { streamReadsDuring, twoProcesses } from '../support/two-processes.js';
 
 /**
  * Settings a process keeps cached are checked by the write that used them
@@ -12,53 +13,33 @@ import { startTestService, type TestService } from '../support/service.js';
  * object, so its own caches).
  */
 describe('cached settings are checked by the write that used them (two processes)', function () {
+  const processes = twoProcesses();
+  const { on } = processes;
   let first: TestService;
   let second: TestService;
   let admin: Session;
-  const on = (service: TestService) => (method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, admin.auth);
-
-  before(async () => {
-    first = await startTestService();
-    second = await startTestService({}, { databaseUrl: first.databaseUrl });
-    admin = await registerTenant(first);
-  });
-  after(async () => {
-    await second.stop();
-    await first.stop();
-  });
+  before(() => ({ first, second, admin } = processes));
 
   const contactCount = async () => Number((await first.services.knex('contacts').where({ tenant_id: admin.tenant.id }).count<{ n: string }[]>('* as n'))[0].n);
   const eventCount = async () => Number((await first.services.knex('events').count<{ n: string }[]>('* as n'))[0].n);
 
   it('a request reads each settings stream at most once, none after the write that checked it, and the next request anew (a stage renamed by another process shows at once)', async () => {
-    const store = first.services.store;
-    const reads: string[] = [];
-    const readStream = store.readStream.bind(store);
-    store.readStream = ((streamId: string, options?: Parameters<typeof readStream>[1]) => {
-      reads.push(streamId);
-      return readStream(streamId, options);
-    }) as typeof store.readStream;
-    try {
-      const account = (await on(first)('POST', '/accounts', { name: `Acme ${randomUUID().slice(0, 4)}` })).body;
-      const stage = (await on(first)('GET', '/lead-settings/stages?module=opportunities')).body.find((s: { isWon: boolean; isLost: boolean }) => !s.isWon && !s.isLost);
-      // Warm: the first create has the settings folded in this process.
-      expect((await on(first)('POST', '/opportunities', { name: 'Warm', accountId: account.id, stageId: stage.id })).status).to.equal(201);
-      reads.length = 0;
-      const created = await on(first)('POST', '/opportunities', { name: 'Counted', accountId: account.id, stageId: stage.id });
-      expect(created.status, JSON.stringify(created.body)).to.equal(201);
-      expect(created.body.stageName).to.equal(stage.name);
-      const settingsReads = reads.filter((id) => /^(lead|opportunity)_settings-/.test(id));
-      expect(settingsReads, 'the answer uses the settings the append checked').to.deep.equal([]);
+    const account = (await on(first)('POST', '/accounts', { name: `Acme ${randomUUID().slice(0, 4)}` })).body;
+    const stage = (await on(first)('GET', '/lead-settings/stages?module=opportunities')).body.find((s: { isWon: boolean; isLost: boolean }) => !s.isWon && !s.isLost);
+    // Warm: the first create has the settings folded in this process.
+    expect((await on(first)('POST', '/opportunities', { name: 'Warm', accountId: account.id, stageId: stage.id })).status).to.equal(201);
+    let created: { status: number; body: { id: string; stageName: string } } = { status: 0, body: { id: '', stageName: '' } };
+    const createReads = await streamReadsDuring(first, async () => (created = await on(first)('POST', '/opportunities', { name: 'Counted', accountId: account.id, stageId: stage.id })));
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    expect(created.body.stageName).to.equal(stage.name);
+    expect(createReads.filter((id) => /^(lead|opportunity)_settings-/.test(id)), 'the answer uses the settings the append checked').to.deep.equal([]);
 
-      const renamed = await on(second)('PUT', `/lead-settings/stages/${stage.id}`, { name: `Renamed ${randomUUID().slice(0, 4)}` });
-      expect(renamed.status, JSON.stringify(renamed.body)).to.equal(200);
-      reads.length = 0;
-      const read = await on(first)('GET', `/opportunities/${created.body.id}`);
-      expect(read.body.stageName).to.equal(renamed.body.name);
-      expect(reads.filter((id) => id.startsWith('lead_settings-')), 'one read of the lead settings in the request').to.have.length(1);
-    } finally {
-      store.readStream = readStream;
-    }
+    const renamed = await on(second)('PUT', `/lead-settings/stages/${stage.id}`, { name: `Renamed ${randomUUID().slice(0, 4)}` });
+    expect(renamed.status, JSON.stringify(renamed.body)).to.equal(200);
+    let stageName = '';
+    const readReads = await streamReadsDuring(first, async () => (stageName = (await on(first)('GET', `/opportunities/${created.body.id}`)).body.stageName));
+    expect(stageName).to.equal(renamed.body.name);
+    expect(readReads.filter((id) => id.startsWith('lead_settings-')), 'one read of the lead settings in the request').to.have.length(1);
   });
 
   it('a custom field made required by another process refuses the next create here, writing nothing; a field added there is filled in here', async () => {
