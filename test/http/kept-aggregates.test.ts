@@ -29,6 +29,18 @@ describe('aggregates kept by the process that wrote them (two processes)', funct
     expect(events.filter((t) => t === 'ContactUpdated')).to.have.length(4);
   });
 
+  it('20 concurrent updates of one record, split over both processes, each land once: none lost, none refused', async () => {
+    const contact = (await on(processes.first)('POST', '/contacts', { lastName: 'Busy' })).body;
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, n) => on(n % 2 ? processes.second : processes.first)('PUT', `/contacts/${contact.id}`, { title: `T${n}`, description: `D${n}` })),
+    );
+    expect(replies.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
+    const updates = (await processes.first.services.store.readStream(`contact-${contact.id}`)).filter((e) => e.type === 'ContactUpdated');
+    expect(updates).to.have.length(20);
+    const last = updates[updates.length - 1].data as { changes: { title: string } };
+    expect((await on(processes.second)('GET', `/contacts/${contact.id}`)).body.title).to.equal(last.changes.title);
+  });
+
   it('a refusal is never decided on a kept state: a timer stopped by the other process starts again here', async () => {
     const contact = (await on(processes.first)('POST', '/contacts', { lastName: 'Timed' })).body;
     expect((await on(processes.first)('POST', '/time-entries/timer/start', { entityType: 'contacts', entityId: contact.id })).status).to.equal(201);
