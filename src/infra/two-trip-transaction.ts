@@ -1,11 +1,7 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
+import type { RawClient } from './raw-connection.js';
 
-type RawClient = {
-  acquireConnection(): Promise<pg.PoolClient>;
-  releaseConnection(connection: pg.PoolClient): Promise<void>;
-  destroyRawConnection?(connection: pg.PoolClient): Promise<void>;
-};
 
 /**
  * A short transaction in two round trips instead of one per statement: `begin` goes with the

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
-import { prepared } from './prepared.js';
+import { preparedFirst } from './prepared.js';
 import { answerRevision, revisionColumns, type RevisionAsk } from './stream-revision.js';
 import { scopeOf } from '../domain/principal.js';
 import type { Principal } from '../domain/principal.js';
@@ -109,7 +109,7 @@ const CONTACT_COLUMNS = [
 
 export async function getContact(knex: Knex, principal: Principal, id: string, basePath: string, revisionAsk?: RevisionAsk) {
   // One statement, its accounts included: a round trip costs more than the subquery.
-  const r = await prepared(
+  const r = await preparedFirst(knex,
     visibleContacts(knex, principal)
       .leftJoin('users as u', 'u.id', 'c.created_by')
       .where('c.id', id)

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
+import { onConnection } from '../infra/raw-connection.js';
 import { withLiterals } from '../infra/simple-query.js';
 
 /** A query and what its rows mean: run alone (`readAlone`) or with others in one round trip (`readTogether`). */
@@ -34,13 +35,6 @@ export async function readTogether<R extends readonly Read<unknown>[]>(knex: Kne
       return withLiterals({ text: sql, values: bindings });
     })
     .join(';\n');
-  const client = knex.client as { acquireConnection(): Promise<pg.PoolClient>; releaseConnection(connection: pg.PoolClient): Promise<void> };
-  const connection = await client.acquireConnection();
-  let results: pg.QueryResult[];
-  try {
-    results = (await connection.query(text)) as unknown as pg.QueryResult[];
-  } finally {
-    await client.releaseConnection(connection);
-  }
+  const results = await onConnection(knex, async (connection) => (await connection.query(text)) as unknown as pg.QueryResult[]);
   return reads.map((read, i) => read.map(results[i].rows)) as Results<R>;
 }

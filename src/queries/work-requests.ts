@@ -8,7 +8,7 @@ import { customFieldListing, shownCustomFields, type CustomFieldParams } from '.
 import { recordKind, recordKinds } from './record-registry.js';
 import { containsPattern } from './search.js';
 import { actorOf, permittedActions, visibleWorkRequests } from './work-request-access.js';
-import { prepared } from './prepared.js';
+import { preparedFirst } from './prepared.js';
 
 export interface WorkRequestListQuery {
   view?: 'all' | 'assigned_to_me' | 'requested_by_me' | 'team_queue' | 'my_teams';
@@ -142,7 +142,7 @@ const entityLabelSql = () =>
 export async function getWorkRequest(knex: Knex, principal: Principal, settings: WorkRequestSettingsState, now: Date, id: string) {
   const { tenantId, userId } = principal;
   // The shown custom fields come after `r.*`: the later column of a name is the row's.
-  const row = await prepared(
+  const row = await preparedFirst(knex,
     visibleWorkRequests(knex, principal)
       .where('r.id', id)
       .first(

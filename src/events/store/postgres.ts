@@ -261,7 +261,11 @@ export function asStored(value: unknown): unknown {
   return sortKeys(JSON.parse(JSON.stringify(value) ?? 'null'));
 }
 
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
 const byJsonbKeyOrder = (a: string, b: string) => {
+  // ASCII keys (nearly all): characters are bytes, so length and code-unit order are jsonb's.
+  if (ASCII_ONLY.test(a) && ASCII_ONLY.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length - y.length || Buffer.compare(x, y);

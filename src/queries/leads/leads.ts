@@ -4,7 +4,7 @@ import { lineTotal } from '../../domain/sales-lines.js';
 import { withAliases } from '../../domain/field-aliases.js';
 import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
-import { prepared } from '../prepared.js';
+import { preparedFirst } from '../prepared.js';
 import { answerRevision, revisionColumns, type RevisionAsk } from '../stream-revision.js';
 import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';
@@ -210,7 +210,7 @@ export const leadTeam = (knex: Knex, tenantId: string, leadId: string) => readAl
 const LEAD_LINKS: RelatedLinks = { ...RECORD_LINKS, accounts: { account: 'convertedAccountId' }, contacts: { contact: 'convertedContactId' } };
 
 export async function getLead(knex: Knex, principal: Principal, id: string, revisionAsk?: RevisionAsk) {
-  const r = await prepared(
+  const r = await preparedFirst(knex,
     withNames(visibleLeads(knex, principal))
       .leftJoin('pipelines as pl', 'pl.id', 'l.pipeline_id')
       .leftJoin('users as c', 'c.id', 'l.created_by')
