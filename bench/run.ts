@@ -120,6 +120,9 @@ function httpFigures(key: string, label: string, load: LoadResult, notes: string
     ...(load.serviceCpuMs === undefined
       ? []
       : [{ key: `${key}ServiceCpuMs`, label: '  service CPU per request', value: load.serviceCpuMs, decimals: 2, unit: 'ms', notes: 'user + system time of the service process(es); steadier than req/s on a shared machine' }]),
+    ...(load.databaseCpuMs === undefined
+      ? []
+      : [{ key: `${key}DatabaseCpuMs`, label: '  database CPU per request', value: load.databaseCpuMs, decimals: 2, unit: 'ms', notes: 'user + system time of the embedded PostgreSQL (server and backends) in the same interval' }]),
   ];
 }
 

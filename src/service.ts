@@ -10,6 +10,7 @@ import { RateLimiter } from './infra/rate-limit.js';
 import { AccessTokens, signingSecret } from './commands/identity/tokens.js';
 import { openEventStore } from './events/store/index.js';
 import type { EventStore, Position } from './events/store/types.js';
+import type { ReadAlong } from './events/store/read-along.js';
 import { createHttpApp } from './http/app.js';
 import { apiDocsRouter } from './http/openapi/index.js';
 import { authenticate } from './http/authenticate.js';
@@ -63,6 +64,12 @@ export interface Services extends IdentityDeps {
    * revision, with no wait. False outside a module's routes.
    */
   readsWrittenWithAppends(): boolean;
+  /**
+   * A read for a command's append to carry in its transaction (src/events/store/read-along.ts),
+   * answered only when the projections the module's responses read were applied with the
+   * append; undefined outside a module's routes.
+   */
+  readAlong(statementFor: ReadAlong['statementFor']): ReadAlong | undefined;
   /** Bearer-token authentication with one principal cache for every route. */
   authenticate: RequestHandler;
   /** SMS and chat-app messages (outbox, provider). */
@@ -214,6 +221,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       rateLimiter: new RateLimiter(db.knex, clock),
       waitForProjections: waitingFor(projections, config.PROJECTION_WAIT_MS),
       readsWrittenWithAppends: () => false,
+      readAlong: () => undefined,
       authenticate: (_req, _res, next) => next(),
       loadPrincipal: (tenantId, userId) => loadPrincipal(db.knex, tenantId, userId),
     };
@@ -297,6 +305,7 @@ function mountModule(api: Router, services: Services, module: ModuleManifest): v
         ...services,
         waitForProjections: waitingFor(services.projections, services.config.PROJECTION_WAIT_MS, reads),
         readsWrittenWithAppends: () => services.projections.allInline(reads),
+        readAlong: (statementFor) => (reads.length ? { needs: reads, statementFor } : undefined),
       }
     : services;
   // Idempotency-Key needs the caller, known here for every authenticated router.

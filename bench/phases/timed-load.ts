@@ -24,5 +24,6 @@ export async function timedLoad(
 /** A load's figures in one line: rate, latency and (when measured) the service's CPU per request. */
 export function describeLoad(result: LoadResult): string {
   const cpu = result.serviceCpuMs === undefined ? '' : `, service CPU ${result.serviceCpuMs.toFixed(2)} ms/request`;
-  return `${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms${cpu}`;
+  const database = result.databaseCpuMs === undefined ? '' : `, database CPU ${result.databaseCpuMs.toFixed(2)} ms`;
+  return `${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(1)} ms, p99 ${result.p99.toFixed(1)} ms${cpu}${database}`;
 }

@@ -4,14 +4,15 @@ import { contactAggregate } from '../commands/contacts.js';
 import { invalid, notFound } from '../domain/errors.js';
 import { accountExists } from '../facts/records.js';
 import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/records/record-commands.js';
-import { contactAccounts, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
+import { contactAccounts, contactDetailOf, contactDetailQuery, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { address, contactPoints, flatAddress, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags, url, countryHint } from './record-schemas.js';
 import { assertPrimaryAgreement, withoutAliases } from '../domain/field-aliases.js';
 import { mountRecordSubresources } from './record-subresources.js';
-import { writtenRecord } from './written-record.js';
+import { detailAlong, rowAlong, writtenRecord } from './written-record.js';
+import { withReadAlong, type ReadAlong } from '../events/store/read-along.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
 import { mountRecordVersioning, revisionAskOf } from './record-versioning.js';
 import type { RevisionAsk } from '../queries/stream-revision.js';
@@ -125,6 +126,13 @@ export function contactsRouter(services: Services): Router {
   };
   /** The contact as the answer to the caller's own write (shown once even if it left their scope). */
   const written = (principal: Principal, id: string) => writtenRecord(principal, 'contacts', 'Contact', (as) => getContact(knex, as, id, services.config.API_BASE_PATH));
+  /** The detail for a command's append to carry, so the answer needs no read of its own (none when the account link writes again after). */
+  const detailWith = (principal: Principal, accountId: string | undefined) =>
+    accountId ? undefined : detailAlong(services, contactAggregate, (id) => contactDetailQuery(knex, principal, id, services.config.API_BASE_PATH));
+  const answer = async (principal: Principal, id: string, along: ReadAlong | undefined) => {
+    const row = rowAlong(along);
+    return row ? contactDetailOf(knex, principal, row) : written(principal, id);
+  };
   /** Writes need the record to be visible to the caller first (404 otherwise). */
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await visible(principal, id))) throw notFound('Contact');
@@ -154,10 +162,11 @@ export function contactsRouter(services: Services): Router {
   router.post('/', requirePermission('contacts', 'create'), async (req, res) => {
     const { accountId, ...body } = parseBody(createBody, req);
     await pickedAccount(principalOf(res), accountId);
-    const { id, position } = await createContact(services, commandContextOf(res), withDefaults(body));
+    const along = detailWith(principalOf(res), accountId);
+    const { id, position } = await withReadAlong(along, () => createContact(services, commandContextOf(res), withDefaults(body)));
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
     await linkPicked(res, id, accountId);
-    res.status(201).json(await written(principalOf(res), id));
+    res.status(201).json(await answer(principalOf(res), id, along));
   });
   router.get('/', requirePermission('contacts', 'view'), async (req, res) => {
     res.json(await listContacts(knex, principalOf(res), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
@@ -170,10 +179,11 @@ export function contactsRouter(services: Services): Router {
     const { accountId, ...changes } = canonical(parseBody(updateBody, req));
     await visibleOr404(principalOf(res), id);
     await pickedAccount(principalOf(res), accountId);
-    const result = await updateContact(services, commandContextOf(res), id, changes);
+    const along = detailWith(principalOf(res), accountId);
+    const result = await withReadAlong(along, () => updateContact(services, commandContextOf(res), id, changes));
     await services.waitForProjections(result.position);
     await linkPicked(res, id, accountId);
-    res.json(await written(principalOf(res), id));
+    res.json(await answer(principalOf(res), id, along));
   });
   router.delete('/:id', requirePermission('contacts', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Contact');

@@ -1,5 +1,8 @@
+import type { Knex } from 'knex';
 import { notFound } from '../domain/errors.js';
 import { withFullScope, type Principal } from '../domain/principal.js';
+import type { ReadAlong } from '../events/store/read-along.js';
+import type { Services } from '../service.js';
 
 /**
  * The record a caller's own write just created or changed, as its response shows it: as
@@ -13,3 +16,22 @@ export async function writtenRecord<T>(principal: Principal, module: string, wha
   if (!record) throw notFound(what);
   return record;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The detail statement of the record a command writes, for its append to carry (see
+ * ReadAlong): `query` for the id of the aggregate's stream the append writes to.
+ */
+export function detailAlong(services: Services, aggregate: { streamPrefix: string }, query: (id: string) => Knex.QueryBuilder): ReadAlong | undefined {
+  const prefix = `${aggregate.streamPrefix}-`;
+  return services.readAlong((streamId) => {
+    const id = streamId.startsWith(prefix) ? streamId.slice(prefix.length) : '';
+    if (!UUID.test(id)) return null;
+    const { sql, bindings } = query(id).toSQL().toNative();
+    return { text: sql, values: bindings };
+  });
+}
+
+/** The detail row the write's own transaction answered, when it did and the caller's scope shows the record. */
+export const rowAlong = (along: ReadAlong | undefined): unknown => along?.rows?.[0];

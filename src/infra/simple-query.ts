@@ -12,11 +12,11 @@ export function withLiterals(query: { text: string; values?: readonly unknown[] 
   return query.text.replace(/\$(\d+)/g, (_match, n: string) => {
     const index = Number(n) - 1;
     if (index < 0 || index >= values.length) throw new Error(`no value for $${n}`);
-    return literal(values[index]);
+    return sqlLiteral(values[index]);
   });
 }
 
-function literal(value: unknown): string {
+export function sqlLiteral(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'string') return pg.escapeLiteral(value);
   if (typeof value === 'number') {
@@ -25,7 +25,7 @@ function literal(value: unknown): string {
   }
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(',')}]`;
+  if (Array.isArray(value)) return `ARRAY[${value.map(sqlLiteral).join(',')}]`;
   if (value instanceof Date) return pg.escapeLiteral(value.toISOString());
   throw new Error(`cannot write a ${typeof value} as a literal`);
 }

@@ -107,25 +107,31 @@ const CONTACT_COLUMNS = [
   'owner_id', 'created_by', 'created_at', 'updated_at', ...POINT_COLUMNS,
 ].map((c) => `c.${c}`);
 
+/** The detail's one statement, its accounts included: a round trip costs more than the subquery. */
+export function contactDetailQuery(knex: Knex, principal: Principal, id: string, basePath: string, revisionAsk?: RevisionAsk) {
+  return visibleContacts(knex, principal)
+    .leftJoin('users as u', 'u.id', 'c.created_by')
+    .where('c.id', id)
+    .first(
+      ...CONTACT_COLUMNS,
+      shownCustomFields(knex, 'c', principal.tenantId, 'contacts'),
+      knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`),
+      avatarUrlSql(knex, 'c', 'contacts', basePath),
+      relatedUsersSql(knex, 'c', ['owner_id', 'created_by']),
+      knex.raw(`coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name, 'role', ca.role) order by ca.associated_at)
+                   from contact_accounts ca join accounts a on a.id = ca.account_id
+                  where ca.contact_id = c.id and ca.tenant_id = c.tenant_id and a.deleted_at is null), '[]') as accounts`),
+      ...revisionColumns(knex, revisionAsk),
+    );
+}
+
 export async function getContact(knex: Knex, principal: Principal, id: string, basePath: string, revisionAsk?: RevisionAsk) {
-  // One statement, its accounts included: a round trip costs more than the subquery.
-  const r = await preparedFirst(knex,
-    visibleContacts(knex, principal)
-      .leftJoin('users as u', 'u.id', 'c.created_by')
-      .where('c.id', id)
-      .first(
-        ...CONTACT_COLUMNS,
-        shownCustomFields(knex, 'c', principal.tenantId, 'contacts'),
-        knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`),
-        avatarUrlSql(knex, 'c', 'contacts', basePath),
-        relatedUsersSql(knex, 'c', ['owner_id', 'created_by']),
-        knex.raw(`coalesce((select json_agg(json_build_object('id', a.id, 'name', a.name, 'role', ca.role) order by ca.associated_at)
-                     from contact_accounts ca join accounts a on a.id = ca.account_id
-                    where ca.contact_id = c.id and ca.tenant_id = c.tenant_id and a.deleted_at is null), '[]') as accounts`),
-        ...revisionColumns(knex, revisionAsk),
-      ),
-  );
-  if (!r) return null;
+  const r = await preparedFirst(knex, contactDetailQuery(knex, principal, id, basePath, revisionAsk));
+  return r ? contactDetailOf(knex, principal, r, revisionAsk) : null;
+}
+
+/** A row of `contactDetailQuery` as the API shows the contact. */
+export async function contactDetailOf(knex: Knex, principal: Principal, r: any, revisionAsk?: RevisionAsk) {
   answerRevision(revisionAsk, r);
   const accounts: { id: string; name: string; role: string | null }[] = r.accounts;
   // The contact's account (the web client's `accountId`/`account`): the primary link, else the oldest.

@@ -17,6 +17,12 @@ export async function readAlone<T>(read: Read<T>): Promise<T> {
   return read.map(Array.isArray(result) ? result : result === undefined ? [] : [result]);
 }
 
+/** A builder's statement with its values written in, to send with others in one text (simple-query.ts). */
+export function sqlWithLiterals(query: Knex.QueryBuilder): string {
+  const { sql, bindings } = query.toSQL().toNative();
+  return withLiterals({ text: sql, values: bindings });
+}
+
 type Results<R extends readonly Read<unknown>[]> = { [K in keyof R]: R[K] extends Read<infer T> ? T : never };
 
 /**
@@ -29,12 +35,7 @@ type Results<R extends readonly Read<unknown>[]> = { [K in keyof R]: R[K] extend
  */
 export async function readTogether<R extends readonly Read<unknown>[]>(knex: Knex, reads: R): Promise<Results<R>> {
   if (reads.length <= 1) return (await Promise.all(reads.map(readAlone))) as Results<R>;
-  const text = reads
-    .map(({ query }) => {
-      const { sql, bindings } = query.toSQL().toNative();
-      return withLiterals({ text: sql, values: bindings });
-    })
-    .join(';\n');
+  const text = reads.map(({ query }) => sqlWithLiterals(query)).join(';\n');
   const results = await onConnection(knex, async (connection) => (await connection.query(text)) as unknown as pg.QueryResult[]);
   return reads.map((read, i) => read.map(results[i].rows)) as Results<R>;
 }

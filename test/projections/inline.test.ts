@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import pg from 'pg';
 import { handleCommand } from '../../src/commands/aggregate.js';
 import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
 import { formatPosition } from '../../src/events/store/position.js';
+import { withReadAlong, type ReadAlong } from '../../src/events/store/read-along.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
 import type { DomainEvent } from '../../src/events/domain-event.js';
 import { defineProjection } from '../../src/projections/projection.js';
@@ -171,5 +173,87 @@ describe('inline projections (PostgreSQL log)', () => {
     const result = await command(id, { kind: 'create', value: 4 });
     expect(await engine.waitFor(result.position, 5_000, ['probe-counters'])).to.equal(true);
     expect(await counter(id)).to.deep.equal({ value: 4, increments: 0 });
+  });
+
+  describe('a read carried by the append (read-along.ts)', () => {
+    /** The counter's row, read in the append's transaction; `needs` the counters' projection unless told otherwise. */
+    const counterRead = (needs = ['probe-counters'], text = 'select value, increments from probe_counters where id = $1'): ReadAlong => ({
+      needs,
+      statementFor: (streamId) => (streamId.startsWith('probecounter-') ? { text, values: [streamId.slice('probecounter-'.length)] } : null),
+    });
+
+    it('answers the read with what the append just wrote, in the same transaction (no round trip of its own)', async () => {
+      await startEngine({ inline: ['probe-counters', 'probe-every-event'], run: false });
+      const id = randomUUID();
+      const created = counterRead();
+      await withReadAlong(created, () => command(id, { kind: 'create', value: 5 }));
+      expect(created.rows).to.deep.equal([{ value: 5, increments: 0 }]);
+      const incremented = counterRead();
+      const statements: string[] = [];
+      const original = pg.Client.prototype.query;
+      (pg.Client.prototype as any).query = function (this: unknown, config: any, ...rest: unknown[]) {
+        statements.push(typeof config === 'string' ? config : config?.text ?? '');
+        return (original as any).call(this, config, ...rest);
+      };
+      try {
+        await withReadAlong(incremented, () => command(id, { kind: 'increment', by: 3 }));
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+      expect(incremented.rows).to.deep.equal([{ value: 8, increments: 1 }]);
+      // The read went in the text that commits the append, after its projections' writes, as a statement prepared before.
+      const commitText = statements.find((text) => /execute r_/.test(text));
+      expect(commitText).to.match(/update[\s\S]*probe_counters[\s\S]*execute r_[\w-]+\('[0-9a-f-]{36}'\);\s*commit$/);
+      // Prepared at most once on the connection, before the transaction, never in it.
+      expect(statements.filter((text) => text.startsWith('prepare r_')).length).to.be.at.most(1);
+      expect(commitText).to.not.include('prepare');
+    });
+
+    it('concurrent appends in one group each get their own record', async () => {
+      await startEngine({ inline: ['probe-counters'], run: false });
+      const ids = Array.from({ length: 12 }, () => randomUUID());
+      const reads = ids.map(() => counterRead());
+      await Promise.all(ids.map((id, i) => withReadAlong(reads[i], () => command(id, { kind: 'create', value: i }))));
+      expect(reads.map((r) => r.rows)).to.deep.equal(ids.map((_, i) => [{ value: i, increments: 0 }]));
+    });
+
+    it('is left unanswered, and the append stands, when a projection it needs is not applied with the append', async () => {
+      await startEngine({ inline: ['probe-every-event'], run: false });
+      const id = randomUUID();
+      const read = counterRead(['probe-counters']);
+      await withReadAlong(read, () => command(id, { kind: 'create', value: 2 }));
+      expect(read.rows).to.equal(undefined);
+      expect((await db.store.readStream(`probecounter-${id}`)).map((e) => e.revision)).to.deep.equal([0]);
+    });
+
+    it('a read that fails, or cannot be written out, costs the append nothing: it is stored and applied, the read left unanswered', async () => {
+      await startEngine({ inline: ['probe-counters'], run: false });
+      const unprepared = counterRead(['probe-counters'], 'select no_such_column from probe_counters where id = $1');
+      const failing = counterRead(['probe-counters'], 'select value / 0 as x from probe_counters where id = $1');
+      const throwing: ReadAlong = {
+        needs: ['probe-counters'],
+        statementFor: () => {
+          throw new Error('cannot write this read out');
+        },
+      };
+      const ids = [randomUUID(), randomUUID(), randomUUID()];
+      await Promise.all([unprepared, failing, throwing].map((read, i) => withReadAlong(read, () => command(ids[i], { kind: 'create', value: i + 1 }))));
+      for (const [i, read] of [unprepared, failing, throwing].entries()) {
+        expect(read.rows).to.equal(undefined);
+        expect(await counter(ids[i])).to.deep.equal({ value: i + 1, increments: 0 });
+      }
+    });
+
+    it('a read about another stream is not sent, and an append outside a carried read carries none', async () => {
+      await startEngine({ inline: ['probe-counters'], run: false });
+      const other: ReadAlong = { needs: ['probe-counters'], statementFor: () => null };
+      const id = randomUUID();
+      await withReadAlong(other, () => command(id, { kind: 'create', value: 1 }));
+      expect(other.rows).to.equal(undefined);
+      const earlier = counterRead();
+      await withReadAlong(earlier, () => command(id, { kind: 'increment', by: 1 }));
+      await command(id, { kind: 'increment', by: 1 });
+      expect(earlier.rows).to.deep.equal([{ value: 2, increments: 1 }]);
+    });
   });
 });

@@ -6,6 +6,8 @@ import { PgListener } from '../../infra/pg-listener.js';
 import { sleep } from '../../infra/signal.js';
 import { catchUpSubscription } from './catch-up.js';
 import { GroupCommitter, type GroupMember } from './group-commit.js';
+import { answerable, carriedRead, CarriedStatements, type CarriedRead } from './carried-reads.js';
+import { readAlongNow, type ReadAlong } from './read-along.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
 import { withLiterals } from '../../infra/simple-query.js';
 import { eventVersions } from '../upcasters.js';
@@ -172,6 +174,8 @@ interface AppendRequest {
   expectedRevision: ExpectedRevision;
   facts?: readonly StreamFact[];
   guards?: readonly string[];
+  /** The caller's read to answer in the append's transaction (inline projections only). */
+  along?: ReadAlong;
 }
 
 type PendingAppend = GroupMember<AppendRequest>;
@@ -315,6 +319,7 @@ export class PostgresEventStore implements EventStore {
   private readonly groupCommit = new GroupCommitter<AppendRequest, AppendResult>((group) => this.commitGroup(group), GROUP_COMMIT);
   /** Set once inline projections are switched on: every append then applies them in its transaction. */
   private inline: InlineApplier | null = null;
+  private readonly carried = new CarriedStatements();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -362,7 +367,8 @@ export class PostgresEventStore implements EventStore {
     options: AppendOptions,
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
-    return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision, facts: options.facts, guards: options.guards }, events.length);
+    const along = this.inline ? readAlongNow() : undefined;
+    return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision, facts: options.facts, guards: options.guards, along }, events.length);
   }
 
   /** From now on, every append of this store applies the inline projections in its own transaction (null: no longer). */
@@ -408,14 +414,17 @@ export class PostgresEventStore implements EventStore {
    */
   private async commitGroupInline(group: readonly PendingAppend[], inline: InlineApplier): Promise<Promise<AppendResult>[]> {
     let rows: GroupEventsRow[];
+    const reads = group.map((member) => carriedRead(member.request.along, member.streamId));
     try {
-      rows = await this.inTransaction<GroupEventsRow, GroupEventsRow[]>(inline, groupQuery(group, this.versions, true), (found) => {
+      rows = await this.inTransaction<GroupEventsRow, GroupEventsRow[]>(inline, groupQuery(group, this.versions, true), reads, (found, ready) => {
         const events = group.flatMap((member, i) => {
           const row = found[i];
           if (row.status !== 'ok') return [];
           return recordedOf(member.streamId, member.request.events, Number(row.revision), row.tx_id!, JSON.parse(row.positions!), this.versions);
         });
-        return { value: found, events, projections: found[0]?.inline_projections ?? [] };
+        const projections = found[0]?.inline_projections ?? [];
+        const along = reads.filter((read, i): read is CarriedRead => !!read && found[i].status === 'ok' && ready.has(read) && answerable(read, projections));
+        return { value: found, events, projections, along };
       });
     } catch {
       return group.map((member) => this.appendAloneInline(member, inline));
@@ -443,7 +452,7 @@ export class PostgresEventStore implements EventStore {
     let result: AppendResult;
     try {
       const query = { ...appendQuery(streamId, request.events, request.expectedRevision, this.versions, request.facts, request.guards), name: 'es_append_events', text: APPEND_EVENTS_SQL };
-      result = await this.inTransaction<AppendEventsRow, AppendResult>(inline, query, (rows) => {
+      result = await this.inTransaction<AppendEventsRow, AppendResult>(inline, query, [], (rows) => {
         const last = rows[rows.length - 1];
         const events = recordedOf(streamId, request.events, Number(last.revision), last.tx_id, rows.map((r) => r.event_position), this.versions);
         const value = { nextExpectedRevision: Number(last.revision), position: { commit: BigInt(last.tx_id), prepare: BigInt(last.event_position) } };
@@ -466,17 +475,23 @@ export class PostgresEventStore implements EventStore {
   private async inTransaction<Row extends pg.QueryResultRow, T>(
     inline: InlineApplier,
     append: pg.QueryConfig,
-    appended: (rows: Row[]) => { value: T; events: RecordedEvent[]; projections: string[] },
+    reads: readonly (CarriedRead | null)[],
+    appended: (rows: Row[], ready: ReadonlySet<CarriedRead>) => { value: T; events: RecordedEvent[]; projections: string[]; along?: CarriedRead[] },
   ): Promise<T> {
     // Never wait for the read-model pool while holding a connection of this one.
     await inline.ready();
     const client = await this.pool.connect();
     try {
+      const ready = reads.some(Boolean) ? await this.carried.ready(client, reads.filter((r): r is CarriedRead => !!r)) : new Set<CarriedRead>();
       const results = (await client.query(`begin; ${withLiterals(append)}`)) as unknown as pg.QueryResult<Row>[];
-      const { value, events, projections } = appended(results[1].rows);
+      const { value, events, projections, along = [] } = appended(results[1].rows, ready);
       const writes = events.length ? await inline.sqlFor(projections, events) : '';
-      await client.query(writes ? `${writes};\ncommit` : 'commit');
+      // The reads go after the writes, before the commit: they see the transaction's own rows.
+      const text = [writes, ...along.map((a) => a.execute), 'commit'].filter(Boolean).join(';\n');
+      const answered = await client.query(text);
       client.release();
+      const list = (Array.isArray(answered) ? answered : [answered]) as pg.QueryResult[];
+      along.forEach((a, i) => (a.read.rows = list[list.length - 1 - along.length + i].rows));
       return value;
     } catch (error) {
       // Back in the pool only if it answers (and is out of any transaction).

@@ -1,0 +1,44 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat times, is 100 on every mainstream build. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** A process's /proc/<pid>/stat fields after the command name (which is in parentheses and may hold spaces), or null when it is gone. */
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** User plus system CPU time of a process so far, in ms (NaN when it cannot be read). */
+export function cpuMsOf(pid: number): number {
+  const fields = statFields(pid);
+  return fields ? ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND : NaN;
+}
+
+let databaseServer: number | null = null;
+
+/** The embedded PostgreSQL's postmaster: its CPU and its backends' is the database's (an external server is not measured). */
+export function watchDatabaseServer(postmasterPid: number): void {
+  databaseServer = postmasterPid;
+}
+
+/** CPU time so far of the database server and every process it started (its backends), in ms; NaN when not watched. */
+export function databaseCpuMs(): number {
+  if (databaseServer === null) return NaN;
+  const server = statFields(databaseServer);
+  if (!server) return NaN;
+  // The server's own time and that of its backends that ended (cutime, cstime: a backend's time moves there when it exits).
+  let total = ((Number(server[11]) + Number(server[12]) + Number(server[13]) + Number(server[14])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    const fields = statFields(pid);
+    // Field 4 of stat (index 1 here) is the parent's pid.
+    if (fields && Number(fields[1]) === databaseServer) total += cpuMsOf(pid);
+  }
+  return total;
+}
