@@ -130,7 +130,7 @@ export function contactsRouter(services: Services): Router {
   const detailWith = (principal: Principal, accountId: string | undefined) =>
     accountId ? undefined : detailAlong(services, contactAggregate, (id) => contactDetailQuery(knex, principal, id, services.config.API_BASE_PATH));
   const answer = async (principal: Principal, id: string, along: ReadAlong | undefined) => {
-    const row = rowAlong(along);
+    const row = rowAlong(along, id);
     return row ? contactDetailOf(knex, principal, row) : written(principal, id);
   };
   /** Writes need the record to be visible to the caller first (404 otherwise). */

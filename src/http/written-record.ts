@@ -33,5 +33,12 @@ export function detailAlong(services: Services, aggregate: { streamPrefix: strin
   });
 }
 
-/** The detail row the write's own transaction answered, when it did and the caller's scope shows the record. */
-export const rowAlong = (along: ReadAlong | undefined): unknown => along?.rows?.[0];
+/**
+ * The detail row of record `id` the write's own transaction answered, when it did and the
+ * caller's scope shows the record (a command that also wrote another record of the kind
+ * may have carried the read there last: that row is not this answer).
+ */
+export function rowAlong(along: ReadAlong | undefined, id: string): unknown {
+  const row = along?.rows?.[0] as { id?: unknown } | undefined;
+  return row?.id === id ? row : undefined;
+}

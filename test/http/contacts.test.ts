@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import pg from 'pg';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { carriedReadsOf, statementsDuring } from '../support/statements.js';
 
 describe('contacts and accounts', () => {
   let service: TestService;
@@ -56,26 +56,18 @@ describe('contacts and accounts', () => {
     });
 
     it("answers a create and an update with the detail read in the write's own transaction, equal to a GET after it", async () => {
-      const texts: string[] = [];
-      const original = pg.Client.prototype.query;
-      (pg.Client.prototype as any).query = function (this: unknown, config: any, ...rest: unknown[]) {
-        texts.push(typeof config === 'string' ? config : `${config?.text ?? ''} ${JSON.stringify(config?.values ?? [])}`);
-        return (original as any).call(this, config, ...rest);
-      };
       let created: any;
       let updated: any;
-      try {
+      const texts = await statementsDuring(async () => {
         created = await newContact({ firstName: 'Along', title: 'Buyer' });
         const res = await call('PUT', `/contacts/${created.id}`, { title: 'Head of Buying', tags: ['vip'] });
         expect(res.status).to.equal(200);
         updated = res.body;
-      } finally {
-        pg.Client.prototype.query = original;
-      }
+      });
       expect(updated).to.deep.include({ id: created.id, firstName: 'Along', title: 'Head of Buying', tags: ['vip'] });
       expect((await call('GET', `/contacts/${created.id}`)).body).to.deep.equal(updated);
       // Both details went with their append's commit (a statement prepared on the connection), none on its own.
-      const carried = texts.filter((text) => /execute r_/.test(text) && text.includes(created.id));
+      const carried = carriedReadsOf(texts, created.id);
       expect(carried).to.have.length(2);
       for (const text of carried) expect(text).to.match(/;\s*commit$/);
       expect(texts.filter((text) => text.includes('"c"."first_name"') && !text.startsWith('prepare') && !/execute r_/.test(text) && text.includes(created.id))).to.deep.equal([]);

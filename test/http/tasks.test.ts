@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { carriedReadsOf, statementsDuring } from '../support/statements.js';
 
 // 2026-01-05 is a Monday.
 const MONDAY_9 = '2026-01-05T09:00:00.000Z';
@@ -83,6 +84,28 @@ describe('tasks', () => {
       });
       expect(await activityTypes(`/contacts/${contact.id}`)).to.include('task_created');
       expect(await activityTypes(`/tasks/${res.body.id}`)).to.deep.equal(['created']);
+    });
+
+    it("answers a create and an update with the detail (its people included) read in the write's own transaction, equal to a GET after it", async () => {
+      let created: any;
+      let updated: any;
+      const texts = await statementsDuring(async () => {
+        created = await newTask({ title: 'Carried', assignedTo: plain.user.id });
+        const res = await call('PUT', `/tasks/${created.id}`, { title: 'Carried on', assignedTo: admin.user.id });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        updated = res.body;
+      });
+      expect(created).to.deep.include({ title: 'Carried', assignedTo: plain.user.id, assignedToName: 'user Tester' });
+      expect(created.assignee).to.deep.include({ id: plain.user.id });
+      expect(updated).to.deep.include({ id: created.id, title: 'Carried on', assignedTo: admin.user.id, assignedToName: 'Ada Admin' });
+      expect(updated.assignee).to.deep.include({ id: admin.user.id });
+      expect((await call('GET', `/tasks/${created.id}`)).body).to.deep.equal(updated);
+      const carried = carriedReadsOf(texts, created.id);
+      expect(carried).to.have.length(2);
+      for (const text of carried) expect(text).to.match(/;\s*commit$/);
+      // No detail read of its own, nor a lookup of its people after it.
+      expect(texts.filter((text) => text.includes('"t"."title"') && !text.startsWith('prepare') && !/execute r_/.test(text) && text.includes(created.id))).to.deep.equal([]);
+      expect(texts.filter((text) => /from "users" where "tenant_id" = \$1 and "id" in/.test(text))).to.deep.equal([]);
     });
 
     it('refuses bad input with 400 and creates nothing', async () => {

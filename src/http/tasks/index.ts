@@ -9,12 +9,13 @@ import type { Principal } from '../../domain/principal.js';
 import type { TaskEntityType } from '../../events/tasks.js';
 import { taskCounts, upcomingTasks } from '../../queries/tasks/task-dashboard.js';
 import { linkedRecordVisible, taskVisible } from '../../queries/tasks/task-scope.js';
-import { getTask, listSubtasks, listTasks, tasksOfRecord } from '../../queries/tasks/tasks.js';
+import { getTask, listSubtasks, listTasks, taskDetailOf, taskDetailQuery, tasksOfRecord } from '../../queries/tasks/tasks.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
-import { writtenRecord } from '../written-record.js';
+import { detailAlong, rowAlong, writtenRecord } from '../written-record.js';
+import { withReadAlong, type ReadAlong } from '../../events/store/read-along.js';
 import { completeBody, createBody, entityType, listQuery, reopenBody, subtaskBody, updateBody, upcomingQuery, type CreateBody } from './schemas.js';
 import { mountRecordVersioning, revisionAskOf } from '../record-versioning.js';
 import type { RevisionAsk } from '../../queries/stream-revision.js';
@@ -47,6 +48,13 @@ export function tasksRouter(services: Services): Router {
   const settingsOf = (principal: Principal) => taskSettings(services.store, principal.tenantId);
   const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => getTask(knex, principal, await settingsOf(principal), services.clock.now(), id, revisionAsk);
   const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'tasks', 'Task', (as) => detail(as, id));
+  /** The detail for a command's append to carry, so the answer needs no read of its own. */
+  const detailWith = (res: Response) => detailAlong(services, taskAggregate, (id) => taskDetailQuery(knex, principalOf(res), id));
+  const answer = async (res: Response, id: string, along: ReadAlong | undefined) => {
+    const row = rowAlong(along, id);
+    const principal = principalOf(res);
+    return row ? taskDetailOf(knex, principal, await settingsOf(principal), services.clock.now(), row) : written(res, id);
+  };
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await taskVisible(knex, principal, id))) throw notFound('Task');
   };
@@ -81,9 +89,10 @@ export function tasksRouter(services: Services): Router {
     if (body.parentTaskId && !(await taskVisible(knex, principal, body.parentTaskId))) {
       throw invalid('parentTaskId does not name a task you can see', [{ path: 'parentTaskId', message: 'not found', code: 'unknown_reference' }]);
     }
-    const { id, position } = await createTask(services, commandContextOf(res), withDefaults(body));
+    const along = detailWith(res);
+    const { id, position } = await withReadAlong(along, () => createTask(services, commandContextOf(res), withDefaults(body)));
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
-    res.status(201).json(await written(res, id));
+    res.status(201).json(await answer(res, id, along));
   });
   router.get('/', requirePermission('tasks', 'view'), async (req, res) => {
     const principal = principalOf(res);
@@ -100,9 +109,10 @@ export function tasksRouter(services: Services): Router {
     const changes = parseBody(updateBody, req);
     await visibleOr404(principal, id);
     await assertLink(principal, changes);
-    const result = await updateTask(services, commandContextOf(res), id, changes);
+    const along = detailWith(res);
+    const result = await withReadAlong(along, () => updateTask(services, commandContextOf(res), id, changes));
     await services.waitForProjections(result.position);
-    res.json(await written(res, id));
+    res.json(await answer(res, id, along));
   });
   router.delete('/:id', requirePermission('tasks', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Task');

@@ -7,7 +7,8 @@ import { customFieldListing, shownCustomFields, type CustomFieldParams } from '.
 import { containsPattern } from '../search.js';
 import { whereTagged } from '../tag-filter.js';
 import { linkedNameSql, visibleTasks } from './task-scope.js';
-import { TASK_LINKS, withRelated, withRelatedPage } from '../related-records.js';
+import { relatedUsersSql, TASK_LINKS, withRelated, withRelatedPage } from '../related-records.js';
+import { preparedFirst } from '../prepared.js';
 
 export interface TaskListQuery {
   search?: string;
@@ -132,8 +133,8 @@ export async function listTasks(knex: Knex, principal: Principal, settings: Task
 }
 
 /** A task's detail: the list item plus its linked record's name, who created and completed it, and the completion notes. */
-export async function getTask(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, id: string, revisionAsk?: RevisionAsk) {
-  const r = await visibleTasks(knex, principal)
+export function taskDetailQuery(knex: Knex, principal: Principal, id: string, revisionAsk?: RevisionAsk) {
+  return visibleTasks(knex, principal)
     .leftJoin('users as au', 'au.id', 't.assigned_to')
     .leftJoin('users as cu', 'cu.id', 't.created_by')
     .leftJoin('users as du', 'du.id', 't.completed_by')
@@ -147,9 +148,18 @@ export async function getTask(knex: Knex, principal: Principal, settings: TaskSe
       knex.raw(`${displayName('du')} as completed_by_name`),
       knex.raw(`${linkedNameSql()} as entity_name`),
       knex.raw(`(select count(*)::int from tasks s where s.tenant_id = t.tenant_id and s.parent_task_id = t.id and s.deleted_at is null) as subtask_count`),
+      relatedUsersSql(knex, 't', ['created_by', 'assigned_to']),
       ...revisionColumns(knex, revisionAsk),
     );
-  if (!r) return null;
+}
+
+export async function getTask(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, id: string, revisionAsk?: RevisionAsk) {
+  const r = await preparedFirst(knex, taskDetailQuery(knex, principal, id, revisionAsk));
+  return r ? taskDetailOf(knex, principal, settings, now, r, revisionAsk) : null;
+}
+
+/** A row of `taskDetailQuery` as the API shows the task; its people came with it. */
+export async function taskDetailOf(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, r: any, revisionAsk?: RevisionAsk) {
   answerRevision(revisionAsk, r);
   return withRelated(knex, principal.tenantId, {
     ...taskOf(settings, now)(r),
@@ -158,7 +168,7 @@ export async function getTask(knex: Knex, principal: Principal, settings: TaskSe
     completedByName: r.completed_by_name,
     completionNotes: r.completion_notes,
     subtaskCount: r.subtask_count,
-  }, TASK_LINKS);
+  }, TASK_LINKS, { users: r.related_users });
 }
 
 /** The subtasks of a task, oldest first (spec: Subtask). */
