@@ -6,6 +6,7 @@ import { allJobs } from '../../src/modules.js';
 import { Scheduler } from '../../src/jobs/scheduler.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { carriedReadsOf, statementsDuring } from '../support/statements.js';
 
 // 2026-01-05 is a Monday; the seeded SLA policy is 4 working hours, Mon–Fri 09:00–18:00 UTC.
 const MONDAY_9 = '2026-01-05T09:00:00.000Z';
@@ -88,6 +89,27 @@ describe('leads', () => {
       const detail = (await call('GET', `/leads/${res.body.id}`)).body;
       expect(detail).to.deep.include(res.body);
       expect(detail).to.include.keys('allStages', 'stageHistory', 'qualificationFramework', 'duplicates');
+    });
+
+    it("answers a create and an update with the lead's own statement read in the write's transaction: the same fields a GET shows", async () => {
+      let created: any;
+      let updated: any;
+      const texts = await statementsDuring(async () => {
+        const res = await call('POST', '/leads', { firstName: 'Cary', lastName: 'Along', company: 'Carried Ltd', email: 'cary@carried.example' });
+        expect(res.status, JSON.stringify(res.body)).to.equal(201);
+        created = res.body;
+        const put = await call('PUT', `/leads/${created.id}`, { company: 'Carried Group', estimatedValue: 1200 });
+        expect(put.status, JSON.stringify(put.body)).to.equal(200);
+        updated = put.body;
+      });
+      expect(created).to.deep.include({ firstName: 'Cary', lastName: 'Along', company: 'Carried Ltd', products: [], teamMembers: [] });
+      expect(created.owner).to.deep.include({ id: admin.user.id });
+      expect(updated).to.deep.include({ id: created.id, company: 'Carried Group', estimatedValue: 1200 });
+      // GET /leads/:id adds the detail page's extras to the same record.
+      expect((await call('GET', `/leads/${created.id}`)).body).to.deep.include(updated);
+      const carried = carriedReadsOf(texts, created.id);
+      expect(carried).to.have.length(2);
+      for (const text of carried) expect(text).to.match(/;\s*commit$/);
     });
 
     it('accepts a stage, a priority by name and the jobTitle / assignedTo aliases', async () => {

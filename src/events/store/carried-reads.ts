@@ -19,7 +19,8 @@ function nameOf(text: string): string {
   let name = names.get(text);
   if (name === undefined) {
     if (names.size >= 1_000) names.clear();
-    name = `r_${createHash('sha1').update(text).digest('base64url').slice(0, 24)}`;
+    // Hex: the name goes into SQL unquoted (base64url's `-` would not parse).
+    name = `r_${createHash('sha1').update(text).digest('hex').slice(0, 32)}`;
     names.set(text, name);
   }
   return name;

@@ -1,13 +1,15 @@
 import type { Response } from 'express';
 import { notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
-import { getLead, visibleLeads } from '../../queries/leads/leads.js';
+import { leadAggregate } from '../../commands/leads/leads.js';
+import { getLead, leadDetailOf, leadDetailQuery, visibleLeads } from '../../queries/leads/leads.js';
 import { leadDetailExtras } from '../../queries/leads/lead-detail.js';
 import type { RevisionAsk } from '../../queries/stream-revision.js';
 import type { Services } from '../../service.js';
 import { principalOf, requirePermission } from '../authenticate.js';
 import { idParam } from '../validate.js';
-import { writtenRecord } from '../written-record.js';
+import { detailAlong, rowAlong, writtenRecord } from '../written-record.js';
+import type { ReadAlong } from '../../events/store/read-along.js';
 
 /** What the lead routes share: which leads the caller may see, the lead as answered, the permission checks. */
 export function leadAccess(services: Services) {
@@ -32,6 +34,13 @@ export function leadAccess(services: Services) {
    * history, framework, duplicates), which cost six more reads and which GET /leads/:id gives.
    */
   const written = (principal: Principal, id: string) => writtenRecord(principal, 'leads', 'Lead', (as) => getLead(knex, as, id));
+  /** The lead's own statement for a command's append to carry (see ReadAlong): the answer then reads only its products and team. */
+  const detailWith = (principal: Principal) => detailAlong(services, leadAggregate, (id) => leadDetailQuery(knex, principal, id));
+  /** `written`, from the row the write's append carried when it did. */
+  const answer = async (principal: Principal, id: string, along: ReadAlong | undefined) => {
+    const row = rowAlong(along, id);
+    return row ? leadDetailOf(knex, principal, row) : written(principal, id);
+  };
   /** The lead id of the path, 404 unless the caller may see it. */
   const leadId = async (req: Parameters<typeof idParam>[0], res: Response) => {
     const id = idParam(req, 'id', 'Lead');
@@ -46,7 +55,7 @@ export function leadAccess(services: Services) {
   }
   const view = requirePermission('leads', 'view');
   const edit = requirePermission('leads', 'edit');
-  return { visible, visibleOr404, detail, written, leadId, visibleIds, view, edit };
+  return { visible, visibleOr404, detail, written, detailWith, answer, leadId, visibleIds, view, edit };
 }
 
 export type LeadAccess = ReturnType<typeof leadAccess>;

@@ -8,11 +8,12 @@ import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
 import type { LeadAccess } from './access.js';
+import { withReadAlong } from '../../events/store/read-along.js';
 import { revisionAskOf } from '../record-versioning.js';
 import { canonical, changeStageBody, createBody, disqualifyBody, duplicatesBody, listQuery, updateBody, withDefaults } from './schemas.js';
 
 /** The lead records: duplicates check, create, list (or kanban board), detail, update, delete, stage change, disqualify. */
-export function mountLeadRecords(router: Router, services: Services, { detail, written, leadId, visibleOr404, view, edit }: LeadAccess): void {
+export function mountLeadRecords(router: Router, services: Services, { detail, written, detailWith, answer, leadId, visibleOr404, view, edit }: LeadAccess): void {
   const { knex } = services;
   router.post('/check-duplicates', view, async (req, res) => {
     res.json(await findDuplicates(knex, principalOf(res), parseBody(duplicatesBody, req)));
@@ -23,9 +24,10 @@ export function mountLeadRecords(router: Router, services: Services, { detail, w
 
   router.post('/', requirePermission('leads', 'create'), async (req, res) => {
     const body = parseBody(createBody, req);
-    const { id, position } = await createLead(services, commandContextOf(res), withDefaults(body), body.productIds);
+    const along = detailWith(principalOf(res));
+    const { id, position } = await withReadAlong(along, () => createLead(services, commandContextOf(res), withDefaults(body), body.productIds));
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
-    res.status(201).json(await written(principalOf(res), id));
+    res.status(201).json(await answer(principalOf(res), id, along));
   });
   router.get('/', view, async (req, res) => {
     const q = parseQuery(listQuery, req);
@@ -47,9 +49,10 @@ export function mountLeadRecords(router: Router, services: Services, { detail, w
     const id = idParam(req, 'id', 'Lead');
     const changes = canonical(parseBody(updateBody, req));
     await visibleOr404(principalOf(res), id);
-    const result = await updateLead(services, commandContextOf(res), id, changes);
+    const along = detailWith(principalOf(res));
+    const result = await withReadAlong(along, () => updateLead(services, commandContextOf(res), id, changes));
     await services.waitForProjections(result.position);
-    res.json(await written(principalOf(res), id));
+    res.json(await answer(principalOf(res), id, along));
   });
   router.delete('/:id', requirePermission('leads', 'delete'), async (req, res) => {
     const id = await leadId(req, res);

@@ -209,23 +209,31 @@ export const leadTeam = (knex: Knex, tenantId: string, leadId: string) => readAl
 /** A lead's `contact` and `account` are what it became when converted (a lead points at no account before). */
 const LEAD_LINKS: RelatedLinks = { ...RECORD_LINKS, accounts: { account: 'convertedAccountId' }, contacts: { contact: 'convertedContactId' } };
 
+/** The lead's own statement (prepared): the row, its stage, pipeline and people. */
+export function leadDetailQuery(knex: Knex, principal: Principal, id: string, revisionAsk?: RevisionAsk) {
+  return withNames(visibleLeads(knex, principal))
+    .leftJoin('pipelines as pl', 'pl.id', 'l.pipeline_id')
+    .leftJoin('users as c', 'c.id', 'l.created_by')
+    .where('l.id', id)
+    .first(
+      listColumns(knex, principal.tenantId).concat([
+        's.slug as stage_slug', 's.color as stage_color', 's.sort_order as stage_sort_order', 's.is_won as stage_is_won', 's.is_lost as stage_is_lost',
+        's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
+        knex.raw(`${fullName('c')} as created_by_name`),
+        relatedUsersSql(knex, 'l', ['owner_id', 'created_by']),
+        ...revisionColumns(knex, revisionAsk),
+      ]),
+    );
+}
+
 export async function getLead(knex: Knex, principal: Principal, id: string, revisionAsk?: RevisionAsk) {
-  const r = await preparedFirst(knex,
-    withNames(visibleLeads(knex, principal))
-      .leftJoin('pipelines as pl', 'pl.id', 'l.pipeline_id')
-      .leftJoin('users as c', 'c.id', 'l.created_by')
-      .where('l.id', id)
-      .first(
-        listColumns(knex, principal.tenantId).concat([
-          's.slug as stage_slug', 's.color as stage_color', 's.sort_order as stage_sort_order', 's.is_won as stage_is_won', 's.is_lost as stage_is_lost',
-          's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
-          knex.raw(`${fullName('c')} as created_by_name`),
-          relatedUsersSql(knex, 'l', ['owner_id', 'created_by']),
-          ...revisionColumns(knex, revisionAsk),
-        ]),
-      ),
-  );
-  if (!r) return null;
+  const r = await preparedFirst(knex, leadDetailQuery(knex, principal, id, revisionAsk));
+  return r ? leadDetailOf(knex, principal, r, revisionAsk) : null;
+}
+
+/** A row of `leadDetailQuery` as the API shows the lead, with its products and team (read together). */
+export async function leadDetailOf(knex: Knex, principal: Principal, r: any, revisionAsk?: RevisionAsk) {
+  const id: string = r.id;
   answerRevision(revisionAsk, r);
   // Not joined into the lead's statement (which is prepared: joining them all costs more to plan than to run), but read together.
   const [products, team] = await readTogether(knex, [leadProductsRead(knex, principal.tenantId, id), leadTeamRead(knex, principal.tenantId, id)] as const);
