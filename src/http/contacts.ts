@@ -11,8 +11,8 @@ import { commandContextOf, principalOf, requirePermission } from './authenticate
 import { address, contactPoints, flatAddress, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags, url, countryHint } from './record-schemas.js';
 import { assertPrimaryAgreement, withoutAliases } from '../domain/field-aliases.js';
 import { mountRecordSubresources } from './record-subresources.js';
-import { detailAlong, rowAlong, writtenRecord } from './written-record.js';
-import { withReadAlong, type ReadAlong } from '../events/store/read-along.js';
+import { writtenDetails } from './written-record.js';
+import { withReadAlong } from '../events/store/read-along.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
 import { mountRecordVersioning, revisionAskOf } from './record-versioning.js';
 import type { RevisionAsk } from '../queries/stream-revision.js';
@@ -125,14 +125,15 @@ export function contactsRouter(services: Services): Router {
     return contact;
   };
   /** The contact as the answer to the caller's own write (shown once even if it left their scope). */
-  const written = (principal: Principal, id: string) => writtenRecord(principal, 'contacts', 'Contact', (as) => getContact(knex, as, id, services.config.API_BASE_PATH));
-  /** The detail for a command's append to carry, so the answer needs no read of its own (none when the account link writes again after). */
-  const detailWith = (principal: Principal, accountId: string | undefined) =>
-    accountId ? undefined : detailAlong(services, contactAggregate, (id) => contactDetailQuery(knex, principal, id, services.config.API_BASE_PATH));
-  const answer = async (principal: Principal, id: string, along: ReadAlong | undefined) => {
-    const row = rowAlong(along, id);
-    return row ? contactDetailOf(knex, principal, row) : written(principal, id);
-  };
+  const { detailWith: carriedDetail, answer } = writtenDetails(services, {
+    module: 'contacts',
+    what: 'Contact',
+    aggregate: contactAggregate,
+    query: (as, id) => contactDetailQuery(knex, as, id, services.config.API_BASE_PATH),
+    shape: (as, row) => contactDetailOf(knex, as, row),
+  });
+  /** The detail for a command's append to carry; none when the account link writes again after it. */
+  const detailWith = (principal: Principal, accountId: string | undefined) => (accountId ? undefined : carriedDetail(principal));
   /** Writes need the record to be visible to the caller first (404 otherwise). */
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await visible(principal, id))) throw notFound('Contact');

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { notFound } from '../domain/errors.js';
 import { withFullScope, type Principal } from '../domain/principal.js';
 import type { ReadAlong } from '../events/store/read-along.js';
+import { preparedFirst } from '../queries/prepared.js';
 import type { Services } from '../service.js';
 
 /**
@@ -41,4 +42,33 @@ export function detailAlong(services: Services, aggregate: { streamPrefix: strin
 export function rowAlong(along: ReadAlong | undefined, id: string): unknown {
   const row = along?.rows?.[0] as { id?: unknown } | undefined;
   return row?.id === id ? row : undefined;
+}
+
+/** How a module reads the detail of one of its records: the statement, and its row as the API shows it. */
+export interface RecordDetail<T> {
+  module: string;
+  /** The record's name in a 404's message. */
+  what: string;
+  aggregate: { streamPrefix: string };
+  query(principal: Principal, id: string): Knex.QueryBuilder;
+  shape(principal: Principal, row: any): Promise<T> | T;
+}
+
+/**
+ * A module's answers to its own writes: `written` reads the record after the write; with
+ * `detailWith` handed to the command (`withReadAlong`), `answer` takes the row its append
+ * carried instead, and reads only when there is none.
+ */
+export function writtenDetails<T>(services: Services, detail: RecordDetail<T>) {
+  const read = async (as: Principal, id: string) => {
+    const row = await preparedFirst(services.knex, detail.query(as, id));
+    return row ? detail.shape(as, row) : null;
+  };
+  const written = (principal: Principal, id: string) => writtenRecord(principal, detail.module, detail.what, (as) => read(as, id));
+  const detailWith = (principal: Principal) => detailAlong(services, detail.aggregate, (id) => detail.query(principal, id));
+  const answer = async (principal: Principal, id: string, along: ReadAlong | undefined): Promise<T> => {
+    const row = rowAlong(along, id);
+    return row ? detail.shape(principal, row) : written(principal, id);
+  };
+  return { written, detailWith, answer };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ManualClock } from '../../src/infra/clock.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
+import { carriedReadsOf, statementsDuring } from '../support/statements.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const MONDAY_9 = '2026-01-05T09:00:00.000Z';
@@ -57,6 +58,27 @@ describe('time entries', () => {
       expect(res.headers.get('location')).to.equal(`/api/time-entries/${entry.id}`);
       expect((await call('GET', `/time-entries/${entry.id}`)).body).to.deep.equal(entry);
       expect(await streamTypes(entry.id)).to.deep.equal(['TimeEntryCreated']);
+    });
+
+    it("answers a log, an edit and a stopped timer with the entry read in the write's own transaction, equal to a GET after it", async () => {
+      let logged: any;
+      let edited: any;
+      let stopped: any;
+      const texts = await statementsDuring(async () => {
+        logged = await log({ minutes: 20, description: 'Carried' });
+        const put = await call('PUT', `/time-entries/${logged.id}`, { minutes: 25 });
+        expect(put.status, JSON.stringify(put.body)).to.equal(200);
+        edited = put.body;
+        expect((await call('POST', '/time-entries/timer/start', { entityType: 'contacts', entityId: contact.id })).status).to.equal(201);
+        clock.advance(10 * 60_000);
+        stopped = await created(await call('POST', '/time-entries/timer/stop', {}));
+      });
+      expect(edited).to.deep.include({ id: logged.id, minutes: 25, description: 'Carried' });
+      expect((await call('GET', `/time-entries/${logged.id}`)).body).to.deep.equal(edited);
+      expect(stopped).to.deep.include({ entityId: contact.id, source: 'timer', minutes: 10 });
+      expect((await call('GET', `/time-entries/${stopped.id}`)).body).to.deep.equal(stopped);
+      expect(carriedReadsOf(texts, logged.id)).to.have.length(2);
+      expect(carriedReadsOf(texts, stopped.id)).to.have.length(1);
     });
 
     it('takes a task, a day, and billing given by the caller; the amount is minutes × rate, a rate without currency in USD', async () => {

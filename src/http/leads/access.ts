@@ -8,8 +8,7 @@ import type { RevisionAsk } from '../../queries/stream-revision.js';
 import type { Services } from '../../service.js';
 import { principalOf, requirePermission } from '../authenticate.js';
 import { idParam } from '../validate.js';
-import { detailAlong, rowAlong, writtenRecord } from '../written-record.js';
-import type { ReadAlong } from '../../events/store/read-along.js';
+import { writtenDetails } from '../written-record.js';
 
 /** What the lead routes share: which leads the caller may see, the lead as answered, the permission checks. */
 export function leadAccess(services: Services) {
@@ -33,14 +32,14 @@ export function leadAccess(services: Services) {
    * the record with its related objects, without the detail page's extras (stage bar, stage
    * history, framework, duplicates), which cost six more reads and which GET /leads/:id gives.
    */
-  const written = (principal: Principal, id: string) => writtenRecord(principal, 'leads', 'Lead', (as) => getLead(knex, as, id));
-  /** The lead's own statement for a command's append to carry (see ReadAlong): the answer then reads only its products and team. */
-  const detailWith = (principal: Principal) => detailAlong(services, leadAggregate, (id) => leadDetailQuery(knex, principal, id));
-  /** `written`, from the row the write's append carried when it did. */
-  const answer = async (principal: Principal, id: string, along: ReadAlong | undefined) => {
-    const row = rowAlong(along, id);
-    return row ? leadDetailOf(knex, principal, row) : written(principal, id);
-  };
+  // The lead's own statement can be carried by a command's append: the answer then reads only its products and team.
+  const { written, detailWith, answer } = writtenDetails(services, {
+    module: 'leads',
+    what: 'Lead',
+    aggregate: leadAggregate,
+    query: (as, id) => leadDetailQuery(knex, as, id),
+    shape: (as, row) => leadDetailOf(knex, as, row),
+  });
   /** The lead id of the path, 404 unless the caller may see it. */
   const leadId = async (req: Parameters<typeof idParam>[0], res: Response) => {
     const id = idParam(req, 'id', 'Lead');

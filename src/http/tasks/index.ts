@@ -14,7 +14,7 @@ import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
-import { detailAlong, rowAlong, writtenRecord } from '../written-record.js';
+import { writtenDetails } from '../written-record.js';
 import { withReadAlong, type ReadAlong } from '../../events/store/read-along.js';
 import { completeBody, createBody, entityType, listQuery, reopenBody, subtaskBody, updateBody, upcomingQuery, type CreateBody } from './schemas.js';
 import { mountRecordVersioning, revisionAskOf } from '../record-versioning.js';
@@ -47,14 +47,17 @@ export function tasksRouter(services: Services): Router {
   const { knex } = services;
   const settingsOf = (principal: Principal) => taskSettings(services.store, principal.tenantId);
   const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => getTask(knex, principal, await settingsOf(principal), services.clock.now(), id, revisionAsk);
-  const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'tasks', 'Task', (as) => detail(as, id));
+  const details = writtenDetails(services, {
+    module: 'tasks',
+    what: 'Task',
+    aggregate: taskAggregate,
+    query: (as, id) => taskDetailQuery(knex, as, id),
+    shape: async (as, row) => taskDetailOf(knex, as, await settingsOf(as), services.clock.now(), row),
+  });
+  const written = (res: Response, id: string) => details.written(principalOf(res), id);
   /** The detail for a command's append to carry, so the answer needs no read of its own. */
-  const detailWith = (res: Response) => detailAlong(services, taskAggregate, (id) => taskDetailQuery(knex, principalOf(res), id));
-  const answer = async (res: Response, id: string, along: ReadAlong | undefined) => {
-    const row = rowAlong(along, id);
-    const principal = principalOf(res);
-    return row ? taskDetailOf(knex, principal, await settingsOf(principal), services.clock.now(), row) : written(res, id);
-  };
+  const detailWith = (res: Response) => details.detailWith(principalOf(res));
+  const answer = (res: Response, id: string, along: ReadAlong | undefined) => details.answer(principalOf(res), id, along);
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await taskVisible(knex, principal, id))) throw notFound('Task');
   };

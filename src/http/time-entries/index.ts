@@ -1,4 +1,3 @@
-import type { Response } from 'express';
 import { Router } from 'express';
 import { deleteTimeEntry, logTimeEntry, updateTimeEntry } from '../../commands/time-entries/time-entry-commands.js';
 import { notFound } from '../../domain/errors.js';
@@ -10,7 +9,8 @@ import { entryInScope, getTimeEntry, listTimeEntries, summariseTimeEntries, type
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
-import { writtenRecord } from '../written-record.js';
+import { withReadAlong } from '../../events/store/read-along.js';
+import { writtenEntries } from './written-entry.js';
 import { mountTimerRoutes } from './timer.js';
 import { listQuery, logBody, summaryQuery, updateBody } from './schemas.js';
 import { timeEntryAggregate } from '../../commands/time-entries/time-entry-aggregate.js';
@@ -20,7 +20,7 @@ export function timeEntriesRouter(services: Services): Router {
   const router = Router();
   mountRecordVersioning(router, services, timeEntryAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
-  const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'time_entries', 'Time entry', (as) => getTimeEntry(knex, as, id));
+  const entries = writtenEntries(services);
   /** Rule 6: the caller's own entry or one by a user in their scope; anything else reads as absent. */
   const inScopeOr404 = async (principal: Principal, id: string) => {
     if (!(await entryInScope(knex, principal, id))) throw notFound('Time entry');
@@ -54,7 +54,8 @@ export function timeEntriesRouter(services: Services): Router {
     const body = parseBody(logBody, req);
     const { kind, rules } = await loggableRecord(knex, principal, body.entityType, body.entityId);
     await assertTask(knex, principal.tenantId, body.taskId);
-    const { id, position } = await logTimeEntry(services, commandContextOf(res), {
+    const along = entries.detailWith(principal);
+    const { id, position } = await withReadAlong(along, () => logTimeEntry(services, commandContextOf(res), {
       userId: principal.userId,
       entityType: kind.type,
       entityId: body.entityId,
@@ -66,9 +67,9 @@ export function timeEntriesRouter(services: Services): Router {
       endedAt: null,
       source: 'manual',
       ...billingOf(rules, body),
-    });
+    }));
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
-    res.status(201).location(`${req.baseUrl}/${id}`).json(await written(res, id));
+    res.status(201).location(`${req.baseUrl}/${id}`).json(await entries.answer(principal, id, along));
   });
   router.get('/:id', requirePermission('time_entries', 'view'), async (req, res) => {
     const entry = await getTimeEntry(knex, principalOf(res), idParam(req, 'id', 'Time entry'));
@@ -81,9 +82,10 @@ export function timeEntriesRouter(services: Services): Router {
     const changes = parseBody(updateBody, req);
     await inScopeOr404(principal, id);
     await assertTask(knex, principal.tenantId, changes.taskId);
-    const result = await updateTimeEntry(services, commandContextOf(res), id, changes);
+    const along = entries.detailWith(principal);
+    const result = await withReadAlong(along, () => updateTimeEntry(services, commandContextOf(res), id, changes));
     await services.waitForProjections(result.position);
-    res.json(await written(res, id));
+    res.json(await entries.answer(principal, id, along));
   });
   router.delete('/:id', requirePermission('time_entries', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Time entry');

@@ -4,12 +4,12 @@ import { notFound } from '../../domain/errors.js';
 import { billingOf } from '../../domain/time-tracking.js';
 import { assertTask, loggableRecord, workRequestTimeRules } from '../../queries/time-entries/entity-rules.js';
 import { runningTimerView } from '../../queries/time-entries/running-timer.js';
-import { getTimeEntry } from '../../queries/time-entries/time-entries.js';
 import { recordKind } from '../../queries/record-registry.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { parseBody } from '../validate.js';
-import { writtenRecord } from '../written-record.js';
+import { withReadAlong } from '../../events/store/read-along.js';
+import { writtenEntries } from './written-entry.js';
 import { emptyBody, startBody, stopBody } from './schemas.js';
 
 const NON_BILLABLE = { isBillable: false, hourlyRate: null, currency: null };
@@ -17,6 +17,7 @@ const NON_BILLABLE = { isBillable: false, hourlyRate: null, currency: null };
 /** The caller's timer (spec: Timer): one per user across the tenant, on the stream `timer-<userId>`. */
 export function mountTimerRoutes(router: Router, services: Services): void {
   const { knex } = services;
+  const entries = writtenEntries(services);
 
   router.get('/timer', requirePermission('time_entries', 'view'), async (_req, res) => {
     const principal = principalOf(res);
@@ -47,14 +48,17 @@ export function mountTimerRoutes(router: Router, services: Services): void {
     if (!run) throw notFound('Running timer');
     // Billing defaults as a logged entry's: the work request's settings, otherwise non-billable (the right to log was checked at start).
     const defaults = recordKind(run.entityType)?.type === 'work_requests' ? await workRequestTimeRules(knex, principal, run.entityId) : NON_BILLABLE;
-    const { entryId, position } = await stopTimer(services, commandContextOf(res), run, {
-      minutes: body.minutes,
-      description: body.description,
-      ...billingOf(defaults, { isBillable: body.isBillable }),
-    });
+    const along = entries.detailWith(principal);
+    const { entryId, position } = await withReadAlong(along, () =>
+      stopTimer(services, commandContextOf(res), run, {
+        minutes: body.minutes,
+        description: body.description,
+        ...billingOf(defaults, { isBillable: body.isBillable }),
+      }),
+    );
     const location = `${req.baseUrl}/${entryId}`;
     await services.waitForProjections(position, { id: entryId, location });
-    res.status(201).location(location).json(await writtenRecord(principal, 'time_entries', 'Time entry', (as) => getTimeEntry(knex, as, entryId)));
+    res.status(201).location(location).json(await entries.answer(principal, entryId, along));
   });
 
   router.delete('/timer', requirePermission('time_entries', 'create'), async (req, res) => {

@@ -4,6 +4,7 @@ import type { Principal } from '../../domain/principal.js';
 import { paginate } from '../pagination.js';
 import type { RecordKind } from '../record-registry.js';
 import { applyRecordScope } from '../record-scope.js';
+import { preparedFirst } from '../prepared.js';
 
 export interface TimeEntryFilter {
   /** A record's entries (the caller may view it: checked by the route); without it, entries by users in the caller's scope. */
@@ -109,7 +110,13 @@ export async function summariseTimeEntries(knex: Knex, principal: Principal, fil
 }
 
 /** One entry, if it is the caller's or by a user in their scope. */
+/** The entry's one statement, its person and task included. */
+export const timeEntryDetailQuery = (knex: Knex, principal: Principal, id: string) => withPeople(knex, entriesInScope(knex, principal).where('te.id', id)).first();
+
 export async function getTimeEntry(knex: Knex, principal: Principal, id: string) {
-  const row = await withPeople(knex, entriesInScope(knex, principal).where('te.id', id)).first();
+  const row = await preparedFirst(knex, timeEntryDetailQuery(knex, principal, id));
   return row ? entryOf(row) : null;
 }
+
+/** A row of `timeEntryDetailQuery` as the API shows the entry. */
+export const timeEntryDetailOf = (row: any) => entryOf(row);
