@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { containsPattern } from './search.js';
+import { preparedFirst } from './prepared.js';
 
 export interface ProductListQuery {
   search?: string;
@@ -71,10 +72,23 @@ export async function listProducts(knex: Knex, tenantId: string, q: ProductListQ
   return paginate(query, q.page, q.limit, productOf);
 }
 
+/** Named, not `p.*`: a prepared statement's row shape must not change when a migration adds a column. */
+const DETAIL_COLUMNS = [
+  'id', 'name', 'code', 'description', 'category_id', 'type', 'unit_price', 'currency', 'is_active', 'status', 'taxable', 'tax_rate',
+  'short_description', 'unit', 'tax_category', 'image_url', 'external_url', 'created_by', 'created_at', 'updated_at',
+].map((c) => `p.${c}`);
+
+/** The product's one statement (its shown custom fields and category name included). */
+export const productDetailQuery = (knex: Knex, tenantId: string, id: string) =>
+  liveProducts(knex, tenantId).where('p.id', id).first(...DETAIL_COLUMNS, shownCustomFields(knex, 'p', tenantId, 'products'), 'c.name as category_name');
+
 export async function getProduct(knex: Knex, tenantId: string, id: string) {
-  const r = await liveProducts(knex, tenantId).where('p.id', id).first('p.*', shownCustomFields(knex, 'p', tenantId, 'products'), 'c.name as category_name');
+  const r = await preparedFirst(knex, productDetailQuery(knex, tenantId, id));
   return r ? productOf(r) : null;
 }
+
+/** A row of `productDetailQuery` as the API shows the product. */
+export const productDetailOf = (r: any) => productOf(r);
 
 const productCount = (knex: Knex) =>
   knex.raw('(select count(*) from products p where p.tenant_id = pc.tenant_id and p.category_id = pc.id and p.deleted_at is null)::int as product_count');

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { carriedReadsOf, statementsDuring } from '../support/statements.js';
 
 describe('products and product categories', () => {
   let service: TestService;
@@ -48,6 +49,24 @@ describe('products and product categories', () => {
         name: 'CRM Pro', code: 'CRM-PRO', description: 'The works', categoryId: category.id, categoryName: 'Software', type: 'subscription',
         unitPrice: 49.99, currency: 'EUR', isActive: false, taxable: true, taxRate: 20, customFields: { tier: 'gold' },
       });
+    });
+
+    it("answers a create and an update with the product read in the write's own transaction, equal to a GET after it", async () => {
+      const category = await newCategory({ name: `Carried ${randomUUID().slice(0, 4)}` });
+      let created: any;
+      let updated: any;
+      const texts = await statementsDuring(async () => {
+        const res = await call('POST', '/products', { name: 'Carried', code: `CAR-${randomUUID().slice(0, 6)}`, categoryId: category.id, unitPrice: 10 });
+        expect(res.status, JSON.stringify(res.body)).to.equal(201);
+        created = res.body;
+        const put = await call('PUT', `/products/${created.id}`, { unitPrice: 12.5, shortDescription: 'Now dearer' });
+        expect(put.status, JSON.stringify(put.body)).to.equal(200);
+        updated = put.body;
+      });
+      expect(created).to.deep.include({ name: 'Carried', categoryId: category.id, categoryName: category.name, unitPrice: 10 });
+      expect(updated).to.deep.include({ id: created.id, unitPrice: 12.5, shortDescription: 'Now dearer' });
+      expect((await call('GET', `/products/${created.id}`)).body).to.deep.equal(updated);
+      expect(carriedReadsOf(texts, created.id)).to.have.length(2);
     });
 
     it('refuses bad input with 400 and creates nothing', async () => {

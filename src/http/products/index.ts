@@ -5,7 +5,9 @@ import {
   createProduct, createProductCategory, deleteProduct, deleteProductCategory, updateProduct, updateProductCategory,
 } from '../../commands/products/product-commands.js';
 import { notFound } from '../../domain/errors.js';
-import { getProduct, getProductCategory, listProductCategories, listProducts } from '../../queries/products.js';
+import { getProduct, getProductCategory, listProductCategories, listProducts, productDetailOf, productDetailQuery } from '../../queries/products.js';
+import { withReadAlong } from '../../events/store/read-along.js';
+import { writtenDetails } from '../written-record.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { currencyCode, customFieldParams, customFields, listQueryBase, money, optionalText, url } from '../record-schemas.js';
@@ -140,10 +142,20 @@ export function productsRouter(services: Services): Router {
   mountPriceBooks(router, services);
   mountBundleItems(router, services);
 
+  // A product has no owner: every caller who may view products sees each one.
+  const written = writtenDetails(services, {
+    module: 'products',
+    what: 'Product',
+    aggregate: productAggregate,
+    query: (as, id) => productDetailQuery(knex, as.tenantId, id),
+    shape: (_as, row) => productDetailOf(row),
+  });
   router.post('/', requirePermission('products', 'create'), async (req, res) => {
-    const { id, position } = await createProduct(services, commandContextOf(res), withDefaults(parseBody(createBody, req)));
+    const body = withDefaults(parseBody(createBody, req));
+    const along = written.detailWith(principalOf(res));
+    const { id, position } = await withReadAlong(along, () => createProduct(services, commandContextOf(res), body));
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
-    res.status(201).json(await product(tenantOf(res), id));
+    res.status(201).json(await written.answer(principalOf(res), id, along));
   });
   router.get('/', requirePermission('products', 'view'), async (req, res) => {
     res.json(await listProducts(knex, tenantOf(res), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
@@ -155,8 +167,9 @@ export function productsRouter(services: Services): Router {
     const id = idParam(req, 'id', 'Product');
     const changes = parseBody(updateBody, req);
     await product(tenantOf(res), id);
-    await services.waitForProjections((await updateProduct(services, commandContextOf(res), id, changes)).position);
-    res.json(await product(tenantOf(res), id));
+    const along = written.detailWith(principalOf(res));
+    await services.waitForProjections((await withReadAlong(along, () => updateProduct(services, commandContextOf(res), id, changes))).position);
+    res.json(await written.answer(principalOf(res), id, along));
   });
   router.delete('/:id', requirePermission('products', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Product');
