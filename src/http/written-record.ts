@@ -24,7 +24,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * The detail statement of the record a command writes, for its append to carry (see
  * ReadAlong): `query` for the id of the aggregate's stream the append writes to.
  */
-export function detailAlong(services: Services, aggregate: { streamPrefix: string }, query: (id: string) => Knex.QueryBuilder): ReadAlong | undefined {
+function detailAlong(services: Services, aggregate: { streamPrefix: string }, query: (id: string) => Knex.QueryBuilder): ReadAlong | undefined {
   const prefix = `${aggregate.streamPrefix}-`;
   return services.readAlong((streamId) => {
     const id = streamId.startsWith(prefix) ? streamId.slice(prefix.length) : '';
@@ -39,7 +39,7 @@ export function detailAlong(services: Services, aggregate: { streamPrefix: strin
  * caller's scope shows the record (a command that also wrote another record of the kind
  * may have carried the read there last: that row is not this answer).
  */
-export function rowAlong(along: ReadAlong | undefined, id: string): unknown {
+function rowAlong(along: ReadAlong | undefined, id: string): unknown {
   const row = along?.rows?.[0] as { id?: unknown } | undefined;
   return row?.id === id ? row : undefined;
 }
