@@ -6,11 +6,12 @@ import type { Principal } from '../domain/principal.js';
 import { paginate, sortOf } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { opportunityContactsRead, opportunityLineItemsRead, opportunityTeamRead } from './opportunity-lines.js';
-import { readTogether } from './read-together.js';
+import { readAsColumn } from './read-together.js';
+import { preparedFirst } from './prepared.js';
 import { applyRecordScope } from './record-scope.js';
 import { whereTagged } from './tag-filter.js';
 import { containsPattern } from './search.js';
-import { lastActivityAtRead, withRelated, withRelatedPage } from './related-records.js';
+import { lastActivityAtSql, prefetchedOf, RECORD_LINKS, relatedRefsSql, withRelated, withRelatedPage } from './related-records.js';
 
 /** What opportunity responses read besides the row: stage names and order, priority, type and close-reason names. */
 export interface OpportunityLookups {
@@ -161,30 +162,55 @@ function opportunityStages(pipelines: LeadSettingsState, pipelineId: string) {
     .map(([id, s]) => ({ id, name: s.name, slug: s.slug, color: s.color, sortOrder: s.sortOrder, probability: s.probability, isWon: s.isWon, isLost: s.isLost, isActive: s.isActive }));
 }
 
-/** The opportunity with its contact roles, line items and team (the list shows none of them). */
-export async function getOpportunity(knex: Knex, principal: Principal, lookups: OpportunityLookups, id: string, revisionAsk?: RevisionAsk) {
-  const query = selectRows(knex, principal).where('o.id', id);
-  const row = await (revisionAsk ? query.select(...revisionColumns(knex, revisionAsk)) : query).first();
-  if (!row) return null;
+/** The parts of an opportunity's detail the list shows none of, each a column of the detail's statement. */
+function detailParts(knex: Knex, tenantId: string, id: string) {
+  return {
+    contacts: readAsColumn(knex, opportunityContactsRead(knex, tenantId, id), 'contact_roles', ['created_at']),
+    lineItems: readAsColumn(knex, opportunityLineItemsRead(knex, tenantId, id), 'line_items', ['created_at', 'updated_at']),
+    team: readAsColumn(knex, opportunityTeamRead(knex, tenantId, id), 'team_members', ['added_at']),
+  };
+}
+
+/**
+ * The statement of an opportunity's detail: its row with its contact roles, line items,
+ * team, last activity and the people, account and team it points at, in one statement (a
+ * write can carry it: see ReadAlong).
+ */
+export function opportunityDetailQuery(knex: Knex, principal: Principal, id: string, revisionAsk?: RevisionAsk) {
+  const parts = detailParts(knex, principal.tenantId, id);
+  return selectRows(knex, principal)
+    .where('o.id', id)
+    .select(
+      parts.contacts.column, parts.lineItems.column, parts.team.column, lastActivityAtSql(knex, 'o'),
+      relatedRefsSql(knex, 'users', 'o', ['owner_id', 'created_by']), relatedRefsSql(knex, 'accounts', 'o', ['account_id']), relatedRefsSql(knex, 'teams', 'o', ['team_id']),
+      ...revisionColumns(knex, revisionAsk),
+    )
+    .limit(1);
+}
+
+/** A row of `opportunityDetailQuery` as the API shows the opportunity. */
+export async function opportunityDetailOf(knex: Knex, principal: Principal, lookups: OpportunityLookups, row: any, revisionAsk?: RevisionAsk) {
   answerRevision(revisionAsk, row);
-  const [contacts, lineItems, team, lastActivity] = await readTogether(knex, [
-    opportunityContactsRead(knex, principal.tenantId, id),
-    opportunityLineItemsRead(knex, principal.tenantId, id),
-    opportunityTeamRead(knex, principal.tenantId, id),
-    lastActivityAtRead(knex, principal.tenantId, id),
-  ] as const);
+  const parts = detailParts(knex, principal.tenantId, row.id);
+  const contacts = parts.contacts.of(row);
   // `teamMembers` as on a lead; `team` is the record's team (set by `teamId`), null when it has none.
   // The web client's detail page also reads its stage bar (`allStages`), the primary contact and when something last happened.
   return withRelated(knex, principal.tenantId, {
     ...opportunityOf(lookups)(row),
     contacts,
-    lineItems,
-    teamMembers: team,
+    lineItems: parts.lineItems.of(row),
+    teamMembers: parts.team.of(row),
     team: null,
     primaryContactId: contacts.find((c) => c.isPrimary)?.contactId ?? null,
     allStages: opportunityStages(lookups.pipelines, row.pipeline_id),
-    lastActivityAt: lastActivity,
-  });
+    lastActivityAt: row.last_activity_at ?? null,
+  }, RECORD_LINKS, prefetchedOf(row));
+}
+
+/** The opportunity with its contact roles, line items and team (the list shows none of them). */
+export async function getOpportunity(knex: Knex, principal: Principal, lookups: OpportunityLookups, id: string, revisionAsk?: RevisionAsk) {
+  const row = await preparedFirst(knex, opportunityDetailQuery(knex, principal, id, revisionAsk));
+  return row ? opportunityDetailOf(knex, principal, lookups, row, revisionAsk) : null;
 }
 
 /** "2d 3h 4m": the non-zero whole days, hours and minutes of a span ("0m" under a minute). */

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type pg from 'pg';
+import pg from 'pg';
 import { onConnection } from '../infra/raw-connection.js';
 import { withLiterals } from '../infra/simple-query.js';
 
@@ -38,4 +38,24 @@ export async function readTogether<R extends readonly Read<unknown>[]>(knex: Kne
   const text = reads.map(({ query }) => sqlWithLiterals(query)).join(';\n');
   const results = await onConnection(knex, async (connection) => (await connection.query(text)) as unknown as pg.QueryResult[]);
   return reads.map((read, i) => read.map(results[i].rows)) as Results<R>;
+}
+
+const parseTimestamp = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (text: string) => Date;
+
+/**
+ * A read as one column (`alias`) of another statement, its rows as a json array: the parts
+ * of a detail (its lines, team, contacts) in the detail's own statement, one that a write can
+ * carry (see ReadAlong) or that is prepared once. The rows keep the subquery's order. In json
+ * a timestamp is text: `timestamps` names the columns `map` should get as the driver gives
+ * them (Dates); numbers and booleans arrive as they are.
+ */
+export function readAsColumn<T>(knex: Knex, read: Read<T>, alias: string, timestamps: readonly string[] = []) {
+  return {
+    column: knex.raw(`(select coalesce(json_agg(j), '[]') from (?) j) as ??`, [read.query, alias]),
+    of(row: Record<string, unknown>): T {
+      const rows = (row[alias] ?? []) as Record<string, unknown>[];
+      for (const r of rows) for (const key of timestamps) if (typeof r[key] === 'string') r[key] = parseTimestamp((r[key] as string).replace('T', ' '));
+      return read.map(rows);
+    },
+  };
 }

@@ -64,91 +64,75 @@ const idsOf = (records: Row[], fields: string[]) => [
   ...new Set(records.flatMap((r) => fields.map((f) => r[f])).filter((v): v is string => typeof v === 'string')),
 ];
 
-async function lookup<T>(ids: string[], read: (ids: string[]) => Promise<T[]>, idOf: (t: T) => string): Promise<Map<string, T>> {
+/** Per kind of thing pointed at: its table, the fields of its ref, and whether a deleted one still shows. */
+const REF_SQL = {
+  users: { table: 'users', fields: { id: 'id', firstName: 'first_name', lastName: 'last_name', email: 'email' }, keepsDeleted: true },
+  accounts: { table: 'accounts', fields: { id: 'id', name: 'name', email: 'email', phone: 'phone', website: 'website', industry: 'industry' }, keepsDeleted: false },
+  contacts: { table: 'contacts', fields: { id: 'id', firstName: 'first_name', lastName: 'last_name', email: 'email' }, keepsDeleted: false },
+  teams: { table: 'teams', fields: { id: 'id', name: 'name' }, keepsDeleted: false },
+} as const;
+
+type Kind = keyof typeof REF_SQL;
+type RefOf = { users: UserRef; accounts: AccountRef; contacts: ContactRef; teams: TeamRef };
+
+/** The tenant's things of a kind by id, as refs (deleted users keep their names, as the details always showed them). */
+async function refsOf<K extends Kind>(knex: Knex, kind: K, tenantId: string, ids: string[]): Promise<Map<string, RefOf[K]>> {
   if (ids.length === 0) return new Map();
-  return new Map((await read(ids)).map((t) => [idOf(t), t]));
+  const { table, fields, keepsDeleted } = REF_SQL[kind];
+  const query = knex(table).where('tenant_id', tenantId).whereIn('id', ids).select(Object.values(fields));
+  if (!keepsDeleted) query.whereNull('deleted_at');
+  const entries = Object.entries(fields);
+  return new Map((await query).map((row: Row) => [row.id as string, Object.fromEntries(entries.map(([key, column]) => [key, row[column]])) as unknown as RefOf[K]]));
 }
 
-/** The tenant's users by id (deleted users keep their names, as the details always showed them). */
-export async function userRefs(knex: Knex, tenantId: string, ids: string[]): Promise<Map<string, UserRef>> {
-  return lookup(
-    ids,
-    async (wanted) =>
-      (await knex('users').where('tenant_id', tenantId).whereIn('id', wanted).select('id', 'first_name', 'last_name', 'email')).map((u: any) => ({
-        id: u.id,
-        firstName: u.first_name,
-        lastName: u.last_name,
-        email: u.email,
-      })),
-    (u) => u.id,
-  );
-}
+export const userRefs = (knex: Knex, tenantId: string, ids: string[]) => refsOf(knex, 'users', tenantId, ids);
 
-async function accountRefs(knex: Knex, tenantId: string, ids: string[]): Promise<Map<string, AccountRef>> {
-  return lookup(
-    ids,
-    async (wanted) =>
-      (await knex('accounts').where('tenant_id', tenantId).whereIn('id', wanted).whereNull('deleted_at').select('id', 'name', 'email', 'phone', 'website', 'industry')).map(
-        (a: any) => ({ id: a.id, name: a.name, email: a.email, phone: a.phone, website: a.website, industry: a.industry }),
-      ),
-    (a) => a.id,
-  );
-}
-
-async function contactRefs(knex: Knex, tenantId: string, ids: string[]): Promise<Map<string, ContactRef>> {
-  return lookup(
-    ids,
-    async (wanted) =>
-      (await knex('contacts').where('tenant_id', tenantId).whereIn('id', wanted).whereNull('deleted_at').select('id', 'first_name', 'last_name', 'email')).map((c: any) => ({
-        id: c.id,
-        firstName: c.first_name,
-        lastName: c.last_name,
-        email: c.email,
-      })),
-    (c) => c.id,
-  );
-}
-
-async function teamRefs(knex: Knex, tenantId: string, ids: string[]): Promise<Map<string, TeamRef>> {
-  return lookup(
-    ids,
-    async (wanted) => (await knex('teams').where('tenant_id', tenantId).whereIn('id', wanted).whereNull('deleted_at').select('id', 'name')).map((t: any) => ({ id: t.id, name: t.name })),
-    (t) => t.id,
-  );
-}
-
-const READERS = { users: userRefs, accounts: accountRefs, contacts: contactRefs, teams: teamRefs } as const;
+const KINDS = Object.keys(REF_SQL) as Kind[];
 
 /**
- * A detail query's column `related_users`: the tenant's users its row's `columns` name, as
- * `UserRef`s, so that the detail needs no second round trip for them (pass the column to
- * `withRelated` as `{ users: row.related_users }`).
+ * A detail query's column `related_<kind>`: the tenant's things of that kind its row's
+ * `columns` name, as refs, so that the detail needs no second round trip for them (pass the
+ * row to `withRelated` as `prefetchedOf(row)`). The same refs as the lookups give.
  */
-export function relatedUsersSql(knex: Knex, alias: string, columns: readonly string[]): Knex.Raw {
+export function relatedRefsSql(knex: Knex, kind: Kind, alias: string, columns: readonly string[]): Knex.Raw {
+  const { table, fields, keepsDeleted } = REF_SQL[kind];
   const ids = columns.map(() => '??').join(', ');
+  const object = Object.entries(fields).map(([key, column]) => `'${key}', rr.${column}`).join(', ');
   return knex.raw(
-    `(select coalesce(json_agg(json_build_object('id', ru.id, 'firstName', ru.first_name, 'lastName', ru.last_name, 'email', ru.email)), '[]')
-        from users ru where ru.tenant_id = ??.tenant_id and ru.id in (${ids})) as related_users`,
+    `(select coalesce(json_agg(json_build_object(${object})), '[]')
+        from ${table} rr where rr.tenant_id = ??.tenant_id and rr.id in (${ids})${keepsDeleted ? '' : ' and rr.deleted_at is null'}) as related_${kind}`,
     [alias, ...columns.map((column) => `${alias}.${column}`)],
   );
 }
 
+/** The users a detail row's `columns` name, as column `related_users` (see `relatedRefsSql`). */
+export const relatedUsersSql = (knex: Knex, alias: string, columns: readonly string[]) => relatedRefsSql(knex, 'users', alias, columns);
+
 /** Things pointed at that a record's own query already fetched, by kind. */
-export type Prefetched = { users?: UserRef[] };
+export type Prefetched = { [K in Kind]?: RefOf[K][] };
+
+/** The refs a detail row's `related_<kind>` columns brought. */
+export function prefetchedOf(row: Record<string, unknown>): Prefetched {
+  const prefetched: Prefetched = {};
+  for (const kind of KINDS) {
+    const refs = row[`related_${kind}`];
+    if (Array.isArray(refs)) prefetched[kind] = refs;
+  }
+  return prefetched;
+}
 
 /** The kind's things the records name: those prefetched, and the rest looked up (one query, none when all were fetched). */
-async function found(knex: Knex, tenantId: string, kind: keyof typeof READERS, ids: string[], prefetched: Prefetched): Promise<Map<string, unknown>> {
-  const known = kind === 'users' && prefetched.users ? new Map(prefetched.users.map((u) => [u.id, u])) : new Map<string, unknown>();
+async function found(knex: Knex, tenantId: string, kind: Kind, ids: string[], prefetched: Prefetched): Promise<Map<string, unknown>> {
+  const known = new Map<string, unknown>((prefetched[kind] ?? []).map((ref) => [ref.id, ref]));
   const missing = ids.filter((id) => !known.has(id));
   if (!missing.length) return known;
-  const read = READERS[kind] as (k: Knex, t: string, ids: string[]) => Promise<Map<string, unknown>>;
-  return new Map([...known, ...(await read(knex, tenantId, missing))]);
+  return new Map([...known, ...(await refsOf(knex, kind, tenantId, missing))]);
 }
 
 /** The records with the objects they point at added (null when the id is empty or names nothing the tenant has). */
 export async function withRelatedAll<T extends object>(knex: Knex, tenantId: string, records: T[], links: RelatedLinks = RECORD_LINKS, prefetched: Prefetched = {}): Promise<T[]> {
   const rows = records as unknown as Row[];
-  const kinds = (Object.keys(READERS) as (keyof typeof READERS)[]).map((kind) => {
+  const kinds = KINDS.map((kind) => {
     // Only the links whose id field some record carries.
     const present = Object.entries(links[kind] ?? {}).filter(([, field]) => rows.some((r) => field in r));
     return { kind, present };
@@ -184,3 +168,8 @@ export function lastActivityAtRead(knex: Knex, tenantId: string, recordId: strin
 }
 
 export const lastActivityAt = (knex: Knex, tenantId: string, recordId: string) => readAlone(lastActivityAtRead(knex, tenantId, recordId));
+
+/** A detail query's column `last_activity_at`: when something last happened on its row's record (see `lastActivityAtRead`). */
+export function lastActivityAtSql(knex: Knex, alias: string): Knex.Raw {
+  return knex.raw('(select max(ra.created_at) from record_activities ra where ra.tenant_id = ??.tenant_id and ra.record_id = ??.id) as last_activity_at', [alias, alias]);
+}

@@ -4,6 +4,7 @@ import { ManualClock } from '../../src/infra/clock.js';
 import { migration0054OpportunityStageChangeActivities } from '../../src/projections/migrations/0054_opportunity_stage_change_activities.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { carriedReadsOf, statementsDuring } from '../support/statements.js';
 
 const START = '2026-02-02T09:00:00.000Z';
 const MINUTE = 60_000;
@@ -153,6 +154,48 @@ describe('opportunities', () => {
       expect((await call('DELETE', `/opportunities/${o.id}`)).body).to.deep.equal({ success: true });
       expect((await call('GET', `/opportunities/${o.id}`)).status).to.equal(404);
       expect((await call('DELETE', `/opportunities/${o.id}`)).status).to.equal(404);
+    });
+
+    it("answers a create, an update and a stage move with the detail read in the write's own transaction, equal to a GET after it", async () => {
+      let created: any;
+      let updated: any;
+      let moved: any;
+      const texts = await statementsDuring(async () => {
+        created = await newOpportunity({ name: 'Carried deal', tags: ['q1'] });
+        updated = (await call('PUT', `/opportunities/${created.id}`, { amount: 2500, description: 'Bigger' })).body;
+        moved = (await call('POST', `/opportunities/${created.id}/change-stage`, { stageId: stages['Needs Analysis'].id })).body;
+      });
+      expect(created).to.deep.include({ name: 'Carried deal', tags: ['q1'], accountId: account.id, account: { ...created.account, id: account.id, name: account.name }, owner: { ...created.owner, id: admin.user.id } });
+      expect(updated).to.deep.include({ id: created.id, amount: 2500, description: 'Bigger' });
+      expect(moved).to.deep.include({ id: created.id, stageId: stages['Needs Analysis'].id, amount: 2500 });
+      expect((await call('GET', `/opportunities/${created.id}`)).body).to.deep.equal(moved);
+      // Each answer went with its append's commit, none was read on its own.
+      const carried = carriedReadsOf(texts, created.id);
+      expect(carried).to.have.length(3);
+      for (const text of carried) expect(text).to.match(/;\s*commit$/);
+      expect(texts.filter((text) => text.includes('"o"."weighted_amount"') && !text.startsWith('prepare') && !/execute r_/.test(text))).to.deep.equal([]);
+    });
+
+    it('answers an update of a deal with contact roles, lines and a team exactly as a GET shows it (their times as the driver gives them)', async () => {
+      const o = await newOpportunity();
+      const contact = (await call('POST', '/contacts', { firstName: 'Rita', lastName: 'Role' })).body;
+      const product = (await call('POST', '/products', { name: `Widget ${randomUUID().slice(0, 6)}`, unitPrice: 12.5 })).body;
+      expect((await call('POST', `/opportunities/${o.id}/contacts`, { contactId: contact.id, role: 'champion', isPrimary: true })).status).to.equal(201);
+      expect((await call('POST', `/opportunities/${o.id}/line-items`, { productId: product.id, quantity: 3 })).status).to.equal(201);
+      expect((await call('POST', `/opportunities/${o.id}/team`, { userId: viewer.user.id, role: 'support' })).status).to.equal(201);
+      clock.advance(1_234);
+      const res = await call('PUT', `/opportunities/${o.id}`, { description: 'With parts' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.contacts).to.have.length(1);
+      expect(res.body.lineItems).to.have.length(1);
+      expect(res.body.teamMembers).to.have.length(1);
+      expect(res.body).to.deep.include({ primaryContactId: contact.id, primaryContact: { id: contact.id, firstName: 'Rita', lastName: 'Role', email: null } });
+      expect(res.body.lastActivityAt).to.be.a('string');
+      expect((await call('GET', `/opportunities/${o.id}`)).body).to.deep.equal(res.body);
+      // The parts as their own routes read them (rows from the driver, not json).
+      expect(res.body.contacts).to.deep.equal((await call('GET', `/opportunities/${o.id}/contacts`)).body);
+      expect(res.body.lineItems).to.deep.equal((await call('GET', `/opportunities/${o.id}/line-items`)).body);
+      expect(res.body.teamMembers).to.deep.equal((await call('GET', `/opportunities/${o.id}/team`)).body);
     });
   });
 

@@ -19,12 +19,13 @@ import { quarterOf } from '../../domain/quarters.js';
 import type { Principal } from '../../domain/principal.js';
 import type { Position } from '../../events/store/types.js';
 import { opportunityForecast } from '../../queries/opportunity-forecast.js';
-import { findDuplicateOpportunities, getOpportunity, listOpportunities, opportunityVisible, stageHistory, type OpportunityLookups } from '../../queries/opportunities.js';
+import { findDuplicateOpportunities, getOpportunity, listOpportunities, opportunityDetailOf, opportunityDetailQuery, opportunityVisible, stageHistory, type OpportunityLookups } from '../../queries/opportunities.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
-import { writtenRecord } from '../written-record.js';
+import { writtenDetails } from '../written-record.js';
+import { withReadAlong } from '../../events/store/read-along.js';
 import { mountOpportunityLines } from './lines.js';
 import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBody, forecastQuery, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
 import { mountRecordVersioning, revisionAskOf } from '../record-versioning.js';
@@ -56,15 +57,29 @@ export function opportunitiesRouter(services: Services): Router {
     settings: await loadOpportunitySettings(services.store, principal.tenantId),
   });
   const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => getOpportunity(knex, principal, await lookupsOf(principal), id, revisionAsk);
-  const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'opportunities', 'Opportunity', (as) => detail(as, id));
+  // The detail statement can be carried by the command's append: the answer then reads nothing after it.
+  const { detailWith, answer: answerWith } = writtenDetails(services, {
+    module: 'opportunities',
+    what: 'Opportunity',
+    aggregate: opportunityAggregate,
+    query: (as, id) => opportunityDetailQuery(knex, as, id),
+    shape: async (as, row) => opportunityDetailOf(knex, as, await lookupsOf(as), row),
+  });
+  /** Runs a command on opportunity `id` (undefined: the one it creates) with its detail carried by the append. */
+  const carrying = async <R extends { id?: string; position: Position | null }>(res: Response, command: () => Promise<R>) => {
+    const along = detailWith(principalOf(res));
+    const result = await withReadAlong(along, command);
+    return { result, answerFor: (id: string) => answerWith(principalOf(res), id, along) };
+  };
   const visibleTo = async (principal: Principal, id: string) => {
     if (!(await opportunityVisible(knex, principal, id))) throw notFound('Opportunity');
   };
   const visibleOr404 = (res: Response, id: string) => visibleTo(principalOf(res), id);
   /** Answers with the opportunity as the command left it, once the read models have its events. */
-  const answer = async (res: Response, id: string, position: Position | null) => {
-    await services.waitForProjections(position);
-    res.json(await written(res, id));
+  const answer = async (res: Response, id: string, command: () => Promise<{ position: Position | null }>) => {
+    const { result, answerFor } = await carrying(res, command);
+    await services.waitForProjections(result.position);
+    res.json(await answerFor(id));
   };
 
   // Before `/:id`: `check-duplicates` is not an id.
@@ -86,9 +101,9 @@ export function opportunitiesRouter(services: Services): Router {
 
   router.post('/', requirePermission('opportunities', 'create'), async (req, res) => {
     const body = parseBody(createBody, req);
-    const { id, position } = await createOpportunity(services, commandContextOf(res), withDefaults(body));
-    await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
-    res.status(201).json(await written(res, id));
+    const { result, answerFor } = await carrying(res, () => createOpportunity(services, commandContextOf(res), withDefaults(body)));
+    await services.waitForProjections(result.position, { id: result.id, location: `${req.baseUrl}/${result.id}` });
+    res.status(201).json(await answerFor(result.id));
   });
   router.get('/', requirePermission('opportunities', 'view'), async (req, res) => {
     const principal = principalOf(res);
@@ -103,7 +118,7 @@ export function opportunitiesRouter(services: Services): Router {
     const id = idParam(req, 'id', 'Opportunity');
     const changes = parseBody(updateBody, req);
     await visibleOr404(res, id);
-    await answer(res, id, (await updateOpportunity(services, commandContextOf(res), id, changes)).position);
+    await answer(res, id, () => updateOpportunity(services, commandContextOf(res), id, changes));
   });
   router.delete('/:id', requirePermission('opportunities', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Opportunity');
@@ -116,40 +131,43 @@ export function opportunitiesRouter(services: Services): Router {
     const id = idParam(req, 'id', 'Opportunity');
     const body = parseBody(changeStageBody, req);
     await visibleOr404(res, id);
-    const result = await changeOpportunityStage(services, commandContextOf(res), id, {
-      stageId: body.stageId,
-      values: body.stageFieldValues ?? {},
-      unlockReason: body.unlockReason ?? null,
-    });
-    await answer(res, id, result.position);
+    await answer(res, id, () =>
+      changeOpportunityStage(services, commandContextOf(res), id, {
+        stageId: body.stageId,
+        values: body.stageFieldValues ?? {},
+        unlockReason: body.unlockReason ?? null,
+      }),
+    );
   });
   router.post('/:id/close-won', requirePermission('opportunities', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Opportunity');
     const body = parseBody(closeWonBody, req);
     await visibleOr404(res, id);
-    const result = await closeOpportunityWon(services, commandContextOf(res), id, {
-      closeDate: body.closeDate ?? null,
-      finalAmount: body.finalAmount ?? null,
-      notes: body.notes ?? null,
-    });
-    await answer(res, id, result.position);
+    await answer(res, id, () =>
+      closeOpportunityWon(services, commandContextOf(res), id, {
+        closeDate: body.closeDate ?? null,
+        finalAmount: body.finalAmount ?? null,
+        notes: body.notes ?? null,
+      }),
+    );
   });
   router.post('/:id/close-lost', requirePermission('opportunities', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Opportunity');
     const body = parseBody(closeLostBody, req);
     await visibleOr404(res, id);
-    const result = await closeOpportunityLost(services, commandContextOf(res), id, {
-      closeReasonId: body.closeReasonId ?? null,
-      competitorName: body.competitorName ?? null,
-      notes: body.notes ?? null,
-    });
-    await answer(res, id, result.position);
+    await answer(res, id, () =>
+      closeOpportunityLost(services, commandContextOf(res), id, {
+        closeReasonId: body.closeReasonId ?? null,
+        competitorName: body.competitorName ?? null,
+        notes: body.notes ?? null,
+      }),
+    );
   });
   router.post('/:id/reopen', requirePermission('opportunities', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Opportunity');
     const body = parseBody(reopenBody, req);
     await visibleOr404(res, id);
-    await answer(res, id, (await reopenOpportunity(services, commandContextOf(res), id, body)).position);
+    await answer(res, id, () => reopenOpportunity(services, commandContextOf(res), id, body));
   });
   router.get('/:id/stage-history', requirePermission('opportunities', 'view'), async (req, res) => {
     const id = idParam(req, 'id', 'Opportunity');
