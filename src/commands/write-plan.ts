@@ -6,7 +6,6 @@ import { oneAtATime } from '../infra/key-locks.js';
 import { metadataOf, streamIdOf, type Aggregate, type CommandContext, type DomainEvent } from './aggregate.js';
 import { checksForAppend, noteAppended } from './checked-facts.js';
 import { forgetFolds } from './tenant-stream-cache.js';
-import { withLiterals } from '../infra/simple-query.js';
 
 /*
  * A command that writes several streams (registration now; lead conversion and work
@@ -68,14 +67,6 @@ export function newStreamWrite<State, Event extends DomainEvent, Command, Contex
 export async function savePlan(trx: Knex.Transaction, plan: WritePlan, now: Date): Promise<void> {
   await trx('pending_write_plans').insert({
     id: plan.id, tenant_id: plan.tenantId, kind: plan.kind, subject: plan.subject ?? null, writes: JSON.stringify(plan.writes), created_at: now,
-  });
-}
-
-/** The statement that stores the plan, with its values written in (for a transaction sent as SQL text: two-trip-transaction.ts). */
-export function savePlanSql(plan: WritePlan, now: Date): string {
-  return withLiterals({
-    text: 'insert into pending_write_plans (id, tenant_id, kind, subject, writes, created_at) values ($1, $2, $3, $4, $5::jsonb, $6)',
-    values: [plan.id, plan.tenantId, plan.kind, plan.subject ?? null, JSON.stringify(plan.writes), now],
   });
 }
 

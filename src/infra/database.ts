@@ -73,6 +73,8 @@ export async function startEmbeddedPostgres(options: {
   port: number;
   persistent?: boolean;
   logger?: Logger;
+  /** More `-c name=value` server settings (the bench's statement statistics). */
+  flags?: string[];
 }): Promise<EmbeddedServer> {
   const dir = path.resolve(options.dir);
   const EmbeddedPostgres = await loadEmbeddedPostgres();
@@ -85,7 +87,7 @@ export async function startEmbeddedPostgres(options: {
     persistent: options.persistent ?? true,
     // PostgreSQL refuses to run as root; the package then runs it as a `postgres` user.
     createPostgresUser: os.userInfo().uid === 0,
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'shared_buffers=256MB'],
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'shared_buffers=256MB', ...(options.flags ?? [])],
     onLog: (message) => {
       output.add(message);
       options.logger?.debug({ embeddedPostgres: String(message).trim() });

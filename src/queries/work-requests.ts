@@ -133,32 +133,39 @@ const entityLabelSql = () =>
     .map((k) => `when r.entity_type in ('${k.type}', '${k.recordType}') then (select ${k.label('x')} from ${k.table} x where x.tenant_id = r.tenant_id and x.id = r.entity_id)`)
     .join(' ')} end as detail_entity_label`;
 
+/** The columns of a request its responses show (named: a prepared `r.*` fails once a migration adds a column). */
+const SHOWN_COLUMNS = [
+  'id', 'tenant_id', 'request_number', 'title', 'description', 'type_id', 'pipeline_id', 'stage_id', 'stage_entered_at', 'entity_type', 'entity_id',
+  'team_id', 'department_id', 'requested_by', 'assigned_to', 'assigned_at', 'status', 'priority', 'due_date', 'accepted_at', 'started_at',
+  'completed_at', 'cancelled_at', 'declined_at', 'declined_by', 'decline_reason', 'estimated_minutes', 'is_billable', 'hourly_rate', 'currency',
+  'request_data', 'tags', 'created_by', 'created_at', 'updated_at',
+].map((column) => `r.${column}`);
+
 /**
- * The detail: the row, the type's request fields, time totals and what the caller may do;
- * null when not visible. One statement: what the list looks up per page (people, team,
- * department, the record it is about, logged time) and whether the caller leads its team or
- * heads its department come as columns of the row.
+ * The statement of a request's detail, in the caller's view of it: the row, what the list
+ * looks up per page (people, team, department, the record it is about, logged time) and
+ * whether the caller leads its team or heads its department, as columns of the row. One
+ * statement, that a write can carry (see ReadAlong).
  */
-export async function getWorkRequest(knex: Knex, principal: Principal, settings: WorkRequestSettingsState, now: Date, id: string) {
-  const { tenantId, userId } = principal;
-  // The shown custom fields come after `r.*`: the later column of a name is the row's.
-  const row = await preparedFirst(knex,
-    visibleWorkRequests(knex, principal)
-      .where('r.id', id)
-      .first(
-        'r.*',
-        shownCustomFields(knex, 'r', tenantId, 'work_requests'),
-        knex.raw(`(select coalesce(json_agg(json_build_object('id', u.id, 'first_name', u.first_name, 'last_name', u.last_name, 'avatar', u.avatar)), '[]')
-                     from users u where u.tenant_id = r.tenant_id and u.id in (r.requested_by, r.assigned_to, r.declined_by, r.created_by)) as detail_users`),
-        knex.raw('(select t.name from teams t where t.tenant_id = r.tenant_id and t.id = r.team_id) as detail_team_name'),
-        knex.raw('(select d.name from departments d where d.tenant_id = r.tenant_id and d.id = r.department_id) as detail_department_name'),
-        knex.raw(entityLabelSql()),
-        knex.raw(TIME_TOTALS_SQL),
-        knex.raw('exists (select 1 from teams t where t.tenant_id = r.tenant_id and t.id = r.team_id and t.lead_id = ? and t.deleted_at is null) as detail_leads_team', [userId]),
-        knex.raw('exists (select 1 from departments d where d.tenant_id = r.tenant_id and d.id = r.department_id and d.head_id = ? and d.deleted_at is null) as detail_heads_department', [userId]),
-      ),
-  );
-  if (!row) return null;
+export function workRequestDetailQuery(knex: Knex, principal: Principal, id: string) {
+  return visibleWorkRequests(knex, principal)
+    .where('r.id', id)
+    .first(
+      ...SHOWN_COLUMNS,
+      shownCustomFields(knex, 'r', principal.tenantId, 'work_requests'),
+      knex.raw(`(select coalesce(json_agg(json_build_object('id', u.id, 'first_name', u.first_name, 'last_name', u.last_name, 'avatar', u.avatar)), '[]')
+                   from users u where u.tenant_id = r.tenant_id and u.id in (r.requested_by, r.assigned_to, r.declined_by, r.created_by)) as detail_users`),
+      knex.raw('(select t.name from teams t where t.tenant_id = r.tenant_id and t.id = r.team_id) as detail_team_name'),
+      knex.raw('(select d.name from departments d where d.tenant_id = r.tenant_id and d.id = r.department_id) as detail_department_name'),
+      knex.raw(entityLabelSql()),
+      knex.raw(TIME_TOTALS_SQL),
+      knex.raw('exists (select 1 from teams t where t.tenant_id = r.tenant_id and t.id = r.team_id and t.lead_id = ? and t.deleted_at is null) as detail_leads_team', [principal.userId]),
+      knex.raw('exists (select 1 from departments d where d.tenant_id = r.tenant_id and d.id = r.department_id and d.head_id = ? and d.deleted_at is null) as detail_heads_department', [principal.userId]),
+    );
+}
+
+/** A row of `workRequestDetailQuery` as the API shows the request: with the type's request fields, time totals and what the caller may do. */
+export function workRequestDetailOf(principal: Principal, settings: WorkRequestSettingsState, now: Date, row: any) {
   const time = row.detail_time as { total: number; billable: number; amount: number };
   const looked: Lookups = {
     users: new Map((row.detail_users as { id: string }[]).map((u) => [u.id, u])),
@@ -176,6 +183,12 @@ export async function getWorkRequest(knex: Knex, principal: Principal, settings:
     time: { totalMinutes: Number(time.total), billableMinutes: Number(time.billable), billableAmount: Number(time.amount) },
     can: permittedActions(principal, facts, actor),
   };
+}
+
+/** The detail of a request the caller may view, or null. */
+export async function getWorkRequest(knex: Knex, principal: Principal, settings: WorkRequestSettingsState, now: Date, id: string) {
+  const row = await preparedFirst(knex, workRequestDetailQuery(knex, principal, id));
+  return row ? workRequestDetailOf(principal, settings, now, row) : null;
 }
 
 export const SORTS = {

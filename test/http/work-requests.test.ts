@@ -4,6 +4,7 @@ import { ManualClock } from '../../src/infra/clock.js';
 import { httpReplies } from '../support/http-replies.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { carriedReadsOf, statementsDuring } from '../support/statements.js';
 
 const START = '2026-03-02T09:00:00.000Z';
 const DAY = 86_400_000;
@@ -126,6 +127,38 @@ describe('work requests', () => {
       await service.stop();
       service = await startTestService({}, { clock, schedule: false, databaseUrl });
       expect((await api.ok('POST', '', { typeId: type2.id, title: 'After restart' }, tenant)).requestNumber).to.equal('WR-000051');
+    });
+
+    it('writes the number it takes into the stored event and the plan; past WR-999999 the number grows a digit', async () => {
+      const tenant = await registerTenant(service);
+      const t = await settings.ok('POST', '/pipelines', { name: 'P' }, tenant);
+      await settings.ok('POST', '/stages', { pipelineId: t.id, name: 'Open' }, tenant);
+      const team3 = (await service.request('POST', '/api/teams', { name: 'Ops' }, tenant.auth)).body;
+      const type3 = await settings.ok('POST', '/types', { name: 'Ops', pipelineId: t.id, teamId: team3.id }, tenant);
+      const first = await api.ok('POST', '', { typeId: type3.id, title: 'First' }, tenant);
+      expect(first.requestNumber).to.equal('WR-000001');
+      const [created] = await service.services.store.readStream(`work_request-${first.id}`);
+      expect(created.data).to.deep.include({ id: first.id, requestNumber: 'WR-000001', title: 'First' });
+      // The carried-out plan is forgotten.
+      expect(await service.services.knex('pending_write_plans').where({ tenant_id: tenant.tenant.id }).count('* as n').first()).to.deep.equal({ n: 0 });
+      await service.services.knex('work_request_numbers').where({ tenant_id: tenant.tenant.id }).update({ last_number: 999_999 });
+      const big = await api.ok('POST', '', { typeId: type3.id, title: 'Big' }, tenant);
+      expect(big.requestNumber).to.equal('WR-1000000');
+      expect((await api.ok('GET', `/${big.id}`, undefined, tenant)).requestNumber).to.equal('WR-1000000');
+    });
+
+    it("answers a create and a lifecycle step with the detail read in the write's own transaction, equal to a GET after it", async () => {
+      let created: any;
+      let accepted: any;
+      const texts = await statementsDuring(async () => {
+        created = await raise({ description: 'Carried' });
+        accepted = await api.expectStatus(200, 'POST', `/${created.id}/accept`, {}, member);
+      });
+      expect(accepted).to.include({ id: created.id, status: 'accepted', requestNumber: created.requestNumber });
+      expect(await api.ok('GET', `/${created.id}`, undefined, member)).to.deep.equal(accepted);
+      const carried = carriedReadsOf(texts, created.id);
+      expect(carried).to.have.length(2);
+      for (const text of carried) expect(text).to.match(/;\s*commit$/);
     });
   });
 

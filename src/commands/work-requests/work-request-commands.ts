@@ -4,9 +4,7 @@ import { invalid } from '../../domain/errors.js';
 import type { WorkRequestActor } from '../../domain/work-requests.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { loadWorkRequestSettings } from '../work-request-settings/work-request-settings.js';
-import { executePlan, newStreamWrite, savePlanSql, type WritePlan } from '../write-plan.js';
-import { inTwoTrips } from '../../infra/two-trip-transaction.js';
-import { withLiterals } from '../../infra/simple-query.js';
+import { executePlan, newStreamWrite, type WritePlan } from '../write-plan.js';
 import { workRequestAggregate, type WorkRequestCommand, type WorkRequestContext } from './work-request-aggregate.js';
 import { owningUnit, type WorkRequestInput } from './work-request-create.js';
 import { checkedRecordWrite } from '../custom-field-values.js';
@@ -30,18 +28,29 @@ async function teamLeadOf(knex: Knex, tenantId: string, teamId: string | null | 
 }
 
 /**
- * Takes the tenant's next request number (`last_number` of the result): the counter row is
- * locked until the transaction ends, so concurrent creates take one number each, and a
- * create that fails before its plan is stored rolls the number back (no gaps).
+ * Takes the tenant's next request number and stores the plan with it (at `numberAt` in its
+ * writes), in one statement: the counter row is locked only while it runs. Held across a
+ * transaction's round trips instead, it queued every create of the tenant behind the one
+ * holding it. Concurrent creates take one number each; a create refused before this takes
+ * none, and a number is only ever taken with its stored plan (no gaps). No wait for the
+ * disk: the append that follows commits durably and so flushes this commit with it (the
+ * log is written in order); a crash before it loses the number and the plan together, and
+ * the client, never answered, sees a failed request.
  */
-const nextRequestNumberSql = (tenantId: string) =>
-  withLiterals({
-    text: `insert into work_request_numbers (tenant_id, last_number) values ($1, 1)
-           on conflict (tenant_id) do update set last_number = work_request_numbers.last_number + 1 returning last_number`,
-    values: [tenantId],
-  });
-
-const requestNumberOf = (lastNumber: number | string) => `WR-${String(lastNumber).padStart(6, '0')}`;
+async function storeNumberedPlan(knex: Knex, plan: WritePlan, numberAt: readonly (string | number)[], now: Date): Promise<string> {
+  const { rows } = await knex.raw(
+    `with async as materialized (select set_config('synchronous_commit', 'off', true)),
+     numbered as (
+       insert into work_request_numbers as w (tenant_id, last_number) select ?, 1 from async
+       on conflict (tenant_id) do update set last_number = w.last_number + 1
+       returning 'WR-' || lpad(last_number::text, greatest(6, length(last_number::text)), '0') as request_number)
+     insert into pending_write_plans (id, tenant_id, kind, subject, writes, created_at)
+     select ?, ?, ?, ?, jsonb_set(?::jsonb, ?::text[], to_jsonb(n.request_number)), ? from numbered n
+     returning writes #>> ?::text[] as request_number`,
+    [plan.tenantId, plan.id, plan.tenantId, plan.kind, plan.subject ?? null, JSON.stringify(plan.writes), numberAt.map(String), now, numberAt.map(String)],
+  );
+  return rows[0].request_number;
+}
 
 /**
  * Raises a request. The number is taken, the create decided and its write stored as a
@@ -57,17 +66,13 @@ export async function createWorkRequest(deps: Deps, ctx: CommandContext, input: 
   const id = randomUUID();
   const now = deps.clock.now();
   const context: WorkRequestContext = { settings, now, actor, teamLead };
-  // No wait for the disk, so the tenant's counter row is held shorter: the append that
-  // follows commits durably and so flushes this commit with it (the log is written in
-  // order); a crash before it loses the number and the plan together, and the client,
-  // never answered, sees a failed request. Two round trips: the number, then the plan.
-  const plan = await inTwoTrips(deps.knex, ['set local synchronous_commit = off', nextRequestNumberSql(ctx.tenantId)], ([, numbered]) => {
-    const requestNumber = requestNumberOf(numbered.rows[0].last_number);
-    const command: WorkRequestCommand = { kind: 'create', id, requestNumber, requestedBy: ctx.userId!, input };
-    const write = newStreamWrite(workRequestAggregate, id, command, ctx, now, context);
-    const planned: WritePlan = { id: randomUUID(), tenantId: ctx.tenantId, kind: 'work-request', writes: [write] };
-    return { statements: [savePlanSql(planned, now)], result: planned };
-  });
+  // Decided before its number is taken (a refusal takes none); the statement that takes it writes it into the stored plan.
+  const command: WorkRequestCommand = { kind: 'create', id, requestNumber: '', requestedBy: ctx.userId!, input };
+  const write = newStreamWrite(workRequestAggregate, id, command, ctx, now, context);
+  const created = write.events.findIndex((event) => event.type === 'WorkRequestCreated');
+  const plan: WritePlan = { id: randomUUID(), tenantId: ctx.tenantId, kind: 'work-request', writes: [write] };
+  const requestNumber = await storeNumberedPlan(deps.knex, plan, [0, 'events', created, 'data', 'requestNumber'], now);
+  (write.events[created].data as { requestNumber: string }).requestNumber = requestNumber;
   return { id, position: await executePlan(deps, plan) };
 }
 

@@ -13,12 +13,13 @@ import { recordKind, recordVisible } from '../../queries/record-registry.js';
 import { recordActivities } from '../../queries/record-subresources.js';
 import { responseShape } from '../response-shape.js';
 import { workRequestAccess, workRequestActor, workRequestVisible } from '../../queries/work-request-access.js';
-import { countWorkRequests, getWorkRequest, listWorkRequests, workRequestStageHistory } from '../../queries/work-requests.js';
+import { countWorkRequests, getWorkRequest, listWorkRequests, workRequestDetailOf, workRequestDetailQuery, workRequestStageHistory } from '../../queries/work-requests.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { activitiesIn, mountRecordSubresources } from '../record-subresources.js';
 import { idParam, parseBody, parseQuery } from '../validate.js';
-import { writtenRecord } from '../written-record.js';
+import { writtenDetails } from '../written-record.js';
+import { withReadAlong, type ReadAlong } from '../../events/store/read-along.js';
 import { activitiesQuery, assignBody, changeStageBody, createBody, declineBody, emptyBody, listQuery, noteBody, reasonBody, updateBody, type CreateBody } from './schemas.js';
 import { mountRecordVersioning } from '../record-versioning.js';
 
@@ -45,20 +46,33 @@ export function workRequestsRouter(services: Services): Router {
   const { knex } = services;
   const settingsOf = (principal: Principal) => loadWorkRequestSettings(services.store, principal.tenantId);
   const detail = async (principal: Principal, id: string) => getWorkRequest(knex, principal, await settingsOf(principal), services.clock.now(), id);
-  const written = (res: Response, id: string) => writtenRecord(principalOf(res), 'work_requests', WHAT, (as) => detail(as, id));
+  // The detail statement can be carried by the command's append: the answer then reads nothing after it.
+  const { detailWith, answer } = writtenDetails(services, {
+    module: 'work_requests',
+    what: WHAT,
+    aggregate: workRequestAggregate,
+    query: (as, id) => workRequestDetailQuery(knex, as, id),
+    shape: async (as, row) => workRequestDetailOf(as, await settingsOf(as), services.clock.now(), row),
+  });
   /** The request's access (facts, the caller's relationship), or 404 when the caller may not view it. */
   const accessOr404 = async (res: Response, id: string) => {
     const access = await workRequestAccess(knex, principalOf(res), id);
     if (!access) throw notFound(WHAT);
     return access;
   };
-  const run = async (req: Request, res: Response, make: (id: string) => Exclude<WorkRequestCommand, { kind: 'create' }>, assignToTeamId?: string | null) => {
+  /** Runs a command on the path's request; `along`: the read its append carries. */
+  const run = async (req: Request, res: Response, make: (id: string) => Exclude<WorkRequestCommand, { kind: 'create' }>, assignToTeamId?: string | null, along?: ReadAlong) => {
     const id = idParam(req, 'id', WHAT);
     const command = make(id);
     const access = await accessOr404(res, id);
-    const result = await changeWorkRequest(services, commandContextOf(res), command, access.actor, access.teamId, assignToTeamId);
+    const result = await withReadAlong(along, () => changeWorkRequest(services, commandContextOf(res), command, access.actor, access.teamId, assignToTeamId));
     await services.waitForProjections(result.position);
     return id;
+  };
+  /** Runs a command and answers with the request as it left it. */
+  const runAndAnswer = async (req: Request, res: Response, make: (id: string) => Exclude<WorkRequestCommand, { kind: 'create' }>, assignToTeamId?: string | null) => {
+    const along = detailWith(principalOf(res));
+    res.json(await answer(principalOf(res), await run(req, res, make, assignToTeamId, along), along));
   };
 
   router.get('/', requirePermission('work_requests', 'view'), async (req, res) => {
@@ -99,10 +113,12 @@ export function workRequestsRouter(services: Services): Router {
       if (!(await recordVisible(knex, principal, kind, body.entityId))) throw unknownReference('entityId', `entityId does not name a ${kind.noun.toLowerCase()} you can view`);
     }
     const actor = await workRequestActor(knex, principal, owningUnit((await settingsOf(principal)).types[body.typeId], body.teamId));
-    const { id, position } = await createWorkRequest(services, commandContextOf(res), body, actor);
+    // Links made after the create write again: then the detail is read after them.
+    const along = associations.length ? undefined : detailWith(principal);
+    const { id, position } = await withReadAlong(along, () => createWorkRequest(services, commandContextOf(res), body, actor));
     await services.waitForProjections(position, { id, location: `${req.baseUrl}/${id}` });
     await linkAssociations(principal, commandContextOf(res), id, associations);
-    res.status(201).location(`${req.baseUrl}/${id}`).json(await written(res, id));
+    res.status(201).location(`${req.baseUrl}/${id}`).json(await answer(principal, id, along));
   });
   router.get('/:id', requirePermission('work_requests', 'view'), async (req, res) => {
     const found = await detail(principalOf(res), idParam(req, 'id', WHAT));
@@ -111,7 +127,7 @@ export function workRequestsRouter(services: Services): Router {
   });
   router.put('/:id', requirePermission('work_requests', 'edit'), async (req, res) => {
     const changes = parseBody(updateBody, req);
-    res.json(await written(res, await run(req, res, (id) => ({ kind: 'update', id, changes }))));
+    await runAndAnswer(req, res, (id) => ({ kind: 'update', id, changes }));
   });
   router.delete('/:id', requirePermission('work_requests', 'delete'), async (req, res) => {
     await run(req, res, (id) => ({ kind: 'delete', id }));
@@ -120,7 +136,7 @@ export function workRequestsRouter(services: Services): Router {
   for (const [action, make] of Object.entries(LIFECYCLE)) {
     router.post(`/:id/${action}`, requirePermission('work_requests', 'edit'), async (req, res) => {
       const body = parseBody(LIFECYCLE_BODIES[action as keyof typeof LIFECYCLE_BODIES], req);
-      res.json(await written(res, await run(req, res, (id) => make(id, body))));
+      await runAndAnswer(req, res, (id) => make(id, body));
     });
   }
   router.post('/:id/change-stage', requirePermission('work_requests', 'edit'), async (req, res) => {
@@ -128,7 +144,7 @@ export function workRequestsRouter(services: Services): Router {
     const make = (id: string): WorkRequestCommand & { kind: 'change-stage' } => ({
       kind: 'change-stage', id, stageId: b.stageId, note: b.note ?? null, assignmentMode: b.assignmentMode ?? null, assignToUserId: b.assignToUserId ?? null,
     });
-    res.json(await written(res, await run(req, res, make, b.assignToTeamId ?? null)));
+    await runAndAnswer(req, res, make, b.assignToTeamId ?? null);
   });
   router.get('/:id/stage-history', requirePermission('work_requests', 'view'), async (req, res) => {
     const id = idParam(req, 'id', WHAT);
