@@ -8,6 +8,7 @@ import { PostgresEventStore } from '../src/events/store/postgres.js';
 import { connectDatabase, createDatabaseIfMissing, startEmbeddedPostgres, withDatabase, type Database } from '../src/infra/database.js';
 import { allMigrations } from '../src/modules.js';
 import { watchDatabaseServer } from './process-cpu.js';
+import { enableStatementStats, statementStatsFlags } from './statement-stats.js';
 import { migrateToLatest } from '../src/projections/migrations/index.js';
 import type { CleanupStack } from './cleanup.js';
 import { log } from './log.js';
@@ -55,7 +56,8 @@ async function startThrowawayServer(cleanup: CleanupStack): Promise<string> {
   const port = await freePort();
   log(`starting embedded PostgreSQL on port ${port} in ${dataDir}`);
   const pgDir = path.join(dataDir, 'pg');
-  const embedded = await startEmbeddedPostgres({ dir: pgDir, port, persistent: false });
+  const embedded = await startEmbeddedPostgres({ dir: pgDir, port, persistent: false, flags: statementStatsFlags() });
+  await enableStatementStats(embedded.adminUrl);
   // postmaster.pid's first line is the server's pid: its processes' CPU is measured beside the service's.
   watchDatabaseServer(Number(fs.readFileSync(path.join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]));
   // Ctrl-C signals the whole process group, so the server may have stopped already, and

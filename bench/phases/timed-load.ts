@@ -1,3 +1,4 @@
+import { logStatementStats, resetStatementStats } from '../statement-stats.js';
 import { loadTest, type HttpResponse, type LoadResult } from '../http-load.js';
 import { log } from '../log.js';
 
@@ -13,11 +14,13 @@ export async function timedLoad(
   makeRequest: (connection: number) => Promise<HttpResponse>,
 ): Promise<LoadResult> {
   log(`${what}: ${options.connections} connections for ${options.seconds} s`);
+  await resetStatementStats();
   const result = await loadTest(options.seconds, options.connections, makeRequest, service.pids ?? (service.pid ? [service.pid] : []));
   service.assertRunning();
   if (result.count === 0) throw new Error(`${what}: no request completed`);
   if (result.errors / result.count > 0.01) throw new Error(`${what}: ${result.errors} of ${result.count} requests failed, first: ${result.firstError}`);
   log(`  ${describeLoad(result)}`);
+  await logStatementStats(result.count);
   return result;
 }
 

@@ -1,0 +1,48 @@
+import pg from 'pg';
+import { log } from './log.js';
+
+/**
+ * BENCH_PG_STATEMENTS=n: the embedded server loads pg_stat_statements, and each timed load
+ * logs the n statements that took the server the most time per request during it (all
+ * backends: the requests' and the projections' and sagas' behind them). Where a request's
+ * database time goes, to be read beside its database CPU.
+ */
+const wanted = Math.max(0, Math.round(Number(process.env.BENCH_PG_STATEMENTS ?? 0)) || 0);
+
+let adminUrl: string | null = null;
+
+/** The embedded server's extra flags when statement statistics are wanted. */
+export const statementStatsFlags = (): string[] => (wanted ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all', '-c', 'pg_stat_statements.track_planning=on'] : []);
+
+/** Statistics are read through `url` (a superuser's, any database of the server). */
+export async function enableStatementStats(url: string): Promise<void> {
+  if (!wanted) return;
+  adminUrl = url;
+  await query('create extension if not exists pg_stat_statements');
+}
+
+async function query(text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: adminUrl! });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function resetStatementStats(): Promise<void> {
+  if (adminUrl) await query('select pg_stat_statements_reset()');
+}
+
+/** Logs the statements that took the most server time since the reset, per request of the load. */
+export async function logStatementStats(requests: number): Promise<void> {
+  if (!adminUrl || requests <= 0) return;
+  const { rows } = await query(`select calls, total_exec_time + total_plan_time as ms, rows, regexp_replace(query, '\\s+', ' ', 'g') as text
+                                  from pg_stat_statements order by 2 desc limit ${wanted}`);
+  const [all] = (await query('select sum(calls)::float8 as calls, sum(total_exec_time + total_plan_time)::float8 as ms from pg_stat_statements')).rows;
+  log(`    every statement: ${((all.ms / requests) * 1000).toFixed(0)} µs/request in ${(all.calls / requests).toFixed(1)} calls/request (planning and running; not parsing, sending or committing)`);
+  for (const r of rows) {
+    log(`    ${((r.ms / requests) * 1000).toFixed(0).padStart(5)} µs/request ${(r.calls / requests).toFixed(2).padStart(6)} calls/request  ${String(r.text).slice(0, 160)}`);
+  }
+}
