@@ -2,6 +2,8 @@ import type { EventStore } from '../events/store/types.js';
 
 /** An aggregate as this process's last append left it. */
 export interface KnownAggregate {
+  /** The fold whose state this is (a stream may be folded more than one way). */
+  fold: object;
   state: unknown;
   revision: number;
   tenantId: string;
@@ -17,12 +19,13 @@ const caches = new WeakMap<EventStore, Map<string, KnownAggregate>>();
  * it: when another process (or another path of this one) wrote the stream since, the
  * append is refused and the command reads the stream and decides again. A decision that
  * would append nothing, or refuses, is never taken on a kept state alone (aggregate.ts
- * reads and decides again), so no answer rests on a state the log did not confirm.
+ * reads and decides again), so no answer rests on a state the log did not confirm. A load
+ * of the aggregate (loadAggregate) reads only the events after the kept revision.
  */
 export const aggregateCache = {
-  known(store: EventStore, streamId: string, tenantId: string): KnownAggregate | undefined {
+  known(store: EventStore, streamId: string, tenantId: string, fold: object): KnownAggregate | undefined {
     const known = caches.get(store)?.get(streamId);
-    return known && known.tenantId === tenantId ? known : undefined;
+    return known && known.tenantId === tenantId && known.fold === fold ? known : undefined;
   },
   remember(store: EventStore, streamId: string, known: KnownAggregate): void {
     let streams = caches.get(store);

@@ -93,6 +93,14 @@ export interface HandleOptions<Context> {
    * answered as that write was and appends nothing. Default: fresh random ids.
    */
   eventIds?: (index: number) => string;
+  /**
+   * With `eventIds`: a repeat of the command, decided on the state its earlier run left,
+   * appends nothing or is refused (a timer's stop of its run). The first attempt may then
+   * decide on the kept state and what came after it, and the whole stream is read for an
+   * earlier run only when that decision does not append: a long stream is not read whole
+   * on every command.
+   */
+  repeatRefused?: boolean;
   /** What decide needs from outside; asked on every attempt, so a retry decides on fresh settings and time. */
   decideWith?: (attempt: number) => Context | Promise<Context>;
 }
@@ -106,8 +114,9 @@ export function streamIdOf(aggregate: { streamPrefix: string }, id: string): str
   return `${aggregate.streamPrefix}-${id}`;
 }
 
-async function readOwnStream(store: EventStore, streamId: string, tenantId: string): Promise<RecordedEvent[]> {
-  const recorded = await store.readStream(streamId);
+/** The stream's events (after revision `after`, when given), as long as it is the tenant's. */
+async function readOwnStream(store: EventStore, streamId: string, tenantId: string, after?: number): Promise<RecordedEvent[]> {
+  const recorded = await store.readStream(streamId, after === undefined ? undefined : { fromRevision: after + 1 });
   // A stream of another tenant reads as absent: never reveal that it exists.
   if (recorded.length > 0 && recorded[0].metadata.tenantId !== tenantId) throw notFound();
   return recorded;
@@ -133,7 +142,15 @@ export async function loadAggregate<State, Event>(
   id: string,
   tenantId: string,
 ): Promise<{ state: State; revision: number }> {
-  return fold(aggregate, await readOwnStream(store, streamIdOf(aggregate, id), tenantId));
+  const streamId = streamIdOf(aggregate, id);
+  const kept = aggregateCache.known(store, streamId, tenantId, aggregate);
+  if (!kept) return fold(aggregate, await readOwnStream(store, streamId, tenantId));
+  // What was appended since this process's last append to it (usually nothing): a long stream (a user's timer) is not read again whole.
+  const newer = await readOwnStream(store, streamId, tenantId, kept.revision);
+  if (!newer.length) return kept as { state: State; revision: number };
+  const caught = { state: foldRecorded(aggregate, newer, kept.state as State), revision: newer[newer.length - 1].revision };
+  aggregateCache.remember(store, streamId, { fold: aggregate, ...caught, tenantId });
+  return caught;
 }
 
 /** The events of an earlier run of the same command (its ids already in the stream), or null. */
@@ -166,7 +183,7 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
   context: CommandContext,
   ...[options = {}]: HandleOptionsFor<Context>
 ): Promise<CommandResult<State, Event>> {
-  const { newStream, eventIds, decideWith } = options as HandleOptions<Context>;
+  const { newStream, eventIds, repeatRefused, decideWith } = options as HandleOptions<Context>;
   const streamId = streamIdOf(aggregate, id);
   const version = context.version?.streamId === streamId ? context.version : undefined;
   const expected = version?.expectedRevision;
@@ -183,13 +200,16 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
       let state = aggregate.initialState;
       let revision = -1;
       // The first attempt may decide on the state this process's last append left, unread
-      // (aggregate-cache.ts); a command with stable ids reads, to find an earlier run of itself.
-      const kept = attempt === 1 && !newStream && !eventIds ? aggregateCache.known(deps.store, streamId, context.tenantId) : undefined;
-      if (kept) {
+      // (aggregate-cache.ts); a command with stable ids reads, to find an earlier run of
+      // itself: the whole stream, or with `repeatRefused` what came after the kept state.
+      const kept = attempt === 1 && !newStream && (!eventIds || repeatRefused) ? aggregateCache.known(deps.store, streamId, context.tenantId, aggregate) : undefined;
+      if (kept && !eventIds) {
         ({ state, revision } = kept as { state: State; revision: number });
       } else if (!newStream || attempt > 1) {
-        const recorded = await readOwnStream(deps.store, streamId, context.tenantId);
-        ({ state, revision } = fold(aggregate, recorded));
+        const recorded = await readOwnStream(deps.store, streamId, context.tenantId, kept?.revision);
+        ({ state, revision } = kept
+          ? { state: foldRecorded(aggregate, recorded, kept.state as State), revision: recorded.length ? recorded[recorded.length - 1].revision : kept.revision }
+          : fold(aggregate, recorded));
         const earlier = eventIds && earlierRun(recorded, eventIds);
         if (earlier) {
           const last = earlier[earlier.length - 1];
@@ -224,7 +244,7 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
         noteAppended();
         forgetFolds(deps.store, streamId);
         const next = events.reduce(aggregate.evolve, state);
-        aggregateCache.remember(deps.store, streamId, { state: next, revision: result.nextExpectedRevision, tenantId: context.tenantId });
+        aggregateCache.remember(deps.store, streamId, { fold: aggregate, state: next, revision: result.nextExpectedRevision, tenantId: context.tenantId });
         return settle({ state: next, events, revision: result.nextExpectedRevision, position: result.position });
       } catch (error) {
         aggregateCache.forget(deps.store, streamId);

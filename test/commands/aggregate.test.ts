@@ -93,6 +93,29 @@ describe('the command handler', () => {
     expect(await db.store.readStream(`probecounter-${id}`)).to.deep.equal([]);
   });
 
+  it('loads an aggregate this process wrote from its kept state and the events after it, including another writer\'s', async () => {
+    const id = randomUUID();
+    await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 5 }, ctx);
+    // Another writer (not through this process's command handler) appends after it.
+    const [created] = await db.store.readStream(`probecounter-${id}`);
+    await db.store.appendToStream(`probecounter-${id}`, [{ id: randomUUID(), type: 'CounterIncremented', data: { by: 2 }, metadata: created.metadata, createdAt: new Date() }], { expectedRevision: 0 });
+    const reads: unknown[] = [];
+    const readStream = db.store.readStream.bind(db.store);
+    db.store.readStream = (streamId, options) => (reads.push(options?.fromRevision ?? 0), readStream(streamId, options));
+    try {
+      const loaded = await loadAggregate(db.store, counterAggregate, id, 'tenant-a');
+      expect(loaded.revision).to.equal(1);
+      expect(loaded.state.value).to.equal(7);
+      // The caught-up state is kept: the next load reads only what comes after revision 1.
+      expect((await loadAggregate(db.store, counterAggregate, id, 'tenant-a')).state.value).to.equal(7);
+      expect(reads).to.deep.equal([1, 2]);
+      // Another tenant's load reads as not found, as before.
+      expect(await loadAggregate(db.store, counterAggregate, id, 'tenant-b').catch((e) => e.kind)).to.equal('not_found');
+    } finally {
+      db.store.readStream = readStream;
+    }
+  });
+
   describe('stable event ids (a saga’s command, redelivered)', () => {
     const ids = (key: string) => (index: number) => deterministicId('test-saga', key, String(index));
 
@@ -119,6 +142,29 @@ describe('the command handler', () => {
       // Deciding again now would be refused (past the maximum): the repeat is answered from the stream instead.
       const again = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx, { eventIds });
       expect(again.events.map((e) => e.type)).to.deep.equal(['CounterIncremented']);
+      expect(await db.store.readStream(`probecounter-${id}`)).to.have.length(2);
+    });
+
+    it('with repeatRefused, reads only what came after the kept state, and still answers a repeat as the first time', async () => {
+      const id = randomUUID();
+      await handleCommand(deps(), counterAggregate, id, { kind: 'create', id, value: 999_999 }, ctx);
+      const eventIds = ids(randomUUID());
+      const reads: unknown[] = [];
+      const readStream = db.store.readStream.bind(db.store);
+      // The kept aggregates are per store object: the store's own reads are counted.
+      db.store.readStream = (streamId, options) => (reads.push(options?.fromRevision ?? 0), readStream(streamId, options));
+      try {
+        const first = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx, { eventIds, repeatRefused: true });
+        // The create left the counter kept at revision 0: only what came after it was read.
+        expect(reads).to.deep.equal([1]);
+        // The repeat, decided on the kept state, is refused (past the maximum): the whole stream is read and the earlier run found.
+        const again = await handleCommand(deps(), counterAggregate, id, { kind: 'increment', id, by: 1 }, ctx, { eventIds, repeatRefused: true });
+        expect(reads).to.deep.equal([1, 2, 0]);
+        expect(again.revision).to.equal(first.revision);
+        expect(again.events.map((e) => e.type)).to.deep.equal(['CounterIncremented']);
+      } finally {
+        db.store.readStream = readStream;
+      }
       expect(await db.store.readStream(`probecounter-${id}`)).to.have.length(2);
     });
 

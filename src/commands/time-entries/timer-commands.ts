@@ -65,6 +65,8 @@ export async function stopTimer(deps: CommandDeps, ctx: CommandContext, run: Tim
   });
   const stopped = await handleCommand(deps, timerAggregate, run.userId, { kind: 'stop', userId: run.userId, runId: run.runId, entryId }, ctx, {
     eventIds: (index) => deterministicId('timer-stop', run.runId, String(index)),
+    // A stop of a run that is not running is refused: the earlier stop shows in the state.
+    repeatRefused: true,
     decideWith: () => ({ now }),
   });
   return { entryId, position: stopped.position };
