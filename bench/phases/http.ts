@@ -1,15 +1,14 @@
 import pg from 'pg';
 import type { CleanupStack } from '../cleanup.js';
-import { HttpClient, loadTest, type HttpResponse, type LoadResult } from '../http-load.js';
+import { HttpClient, type HttpResponse, type LoadResult } from '../http-load.js';
 import { elapsedSeconds, log } from '../log.js';
 import { pick } from '../record-events.js';
-import { startServiceProcess, type ServiceProcess } from '../service-process.js';
-import { describeLoad } from './timed-load.js';
+import { startServiceProcess } from '../service-process.js';
+import { timedLoad } from './timed-load.js';
 
 /** Concurrent callers for the untimed seeding: more than the timed 10, below the service's pool of 20. */
 const SEED_CONNECTIONS = 16;
 /** A run with more failed requests than this share is no measurement at all. */
-const MAX_ERROR_SHARE = 0.01;
 
 const FIRST_NAMES = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Margaret', 'Ken', 'Frances', 'John',
   'Radia', 'Tim', 'Hedy', 'Dennis', 'Katherine', 'Linus', 'Shafi', 'Niklaus', 'Sophie', 'Vint'];
@@ -83,19 +82,6 @@ export interface HttpResult {
   connections: number;
 }
 
-/** Says loudly that requests failed, and fails the bench past MAX_ERROR_SHARE. */
-function checkErrors(what: string, result: LoadResult, service: ServiceProcess): LoadResult {
-  service.assertRunning();
-  if (result.count === 0) throw new Error(`${what}: no request completed`);
-  if (result.errors > 0) {
-    const share = result.errors / result.count;
-    const message = `${what}: ${result.errors} of ${result.count} requests FAILED (${(100 * share).toFixed(2)}%), first: ${result.firstError}`;
-    if (share > MAX_ERROR_SHARE) throw new Error(message);
-    log(`WARNING ${message}`);
-  }
-  log(`  ${describeLoad(result)}`);
-  return result;
-}
 
 /** What a tenant's table looks like after it has been in use a while: analysed, written back. */
 export async function settle(databaseUrl: string): Promise<void> {
@@ -184,10 +170,7 @@ export async function measureHttp(
   const customMatches = (await client.json<Page>('GET', customListPath)).meta.total;
   if (customMatches === 0 || customMatches > Math.ceil(leads / TIERS.length)) throw new Error(`the tier filter matches ${customMatches} of ${leads} leads`);
 
-  const timed = async (what: string, makeRequest: () => Promise<HttpResponse>) => {
-    log(`${what}: ${connections} connections for ${seconds} s`);
-    return checkErrors(what, await loadTest(seconds, connections, makeRequest, [service.pid]), service);
-  };
+  const timed = (what: string, makeRequest: () => Promise<HttpResponse>) => timedLoad(service, what, { seconds, connections }, makeRequest);
   const read = await timed('GET /api/contacts/:id', () => client.request('GET', `/api/contacts/${pick(ids)}`));
   const list = await timed(`GET ${listPath}`, () => client.request('GET', listPath));
   const search = await timed(`GET ${searchPath}`, () => client.request('GET', searchPath));

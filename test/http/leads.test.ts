@@ -112,6 +112,29 @@ describe('leads', () => {
       for (const text of carried) expect(text).to.match(/;\s*commit$/);
     });
 
+    it('answers an update of a lead with product lines and a team from the carried statement, as their own routes show them', async () => {
+      const lead = await newLead();
+      const productId = (await call('POST', '/products', { name: `Carried widget ${randomUUID().slice(0, 6)}`, unitPrice: 40 })).body.id;
+      expect((await call('POST', `/leads/${lead.id}/products`, { productId, quantity: 2, discount: 10, discountType: 'percentage' })).status).to.equal(201);
+      expect((await call('POST', `/leads/${lead.id}/team`, { userId: plain.user.id, role: 'support' })).status).to.equal(201);
+      clock.advance(1_234);
+      let updated: any;
+      const texts = await statementsDuring(async () => {
+        const put = await call('PUT', `/leads/${lead.id}`, { company: 'Parts Ltd' });
+        expect(put.status, JSON.stringify(put.body)).to.equal(200);
+        updated = put.body;
+      });
+      expect(updated).to.deep.include({ company: 'Parts Ltd', productsCount: 1 });
+      expect(updated.products).to.deep.equal((await call('GET', `/leads/${lead.id}/products`)).body);
+      expect(updated.products[0]).to.include({ productId, quantity: 2, total: 72 });
+      expect(updated.teamMembers).to.deep.equal((await call('GET', `/leads/${lead.id}/team`)).body);
+      expect(updated.teamMembers.map((m: { userId: string }) => m.userId)).to.deep.equal([plain.user.id]);
+      expect((await call('GET', `/leads/${lead.id}`)).body).to.deep.include(updated);
+      // Nothing of the lead was read after the write: its products and team came with the carried statement.
+      expect(carriedReadsOf(texts, lead.id)).to.have.length(1);
+      expect(texts.filter((text) => /from "lead_products"|from "lead_team"/.test(text) && !/execute r_|^prepare/.test(text))).to.deep.equal([]);
+    });
+
     it('accepts a stage, a priority by name and the jobTitle / assignedTo aliases', async () => {
       const lead = await newLead({ stageId: stages.Qualified.id, priority: 'High', jobTitle: 'CTO', assignedTo: plain.user.id });
       expect(lead).to.include({ stageName: 'Qualified', priority: 'high', title: 'CTO', ownerId: plain.user.id });

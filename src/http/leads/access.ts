@@ -32,7 +32,7 @@ export function leadAccess(services: Services) {
    * the record with its related objects, without the detail page's extras (stage bar, stage
    * history, framework, duplicates), which cost six more reads and which GET /leads/:id gives.
    */
-  // The lead's own statement can be carried by a command's append: the answer then reads only its products and team.
+  // The lead's statement, products and team included, can be carried by a command's append: the answer then reads nothing after it.
   const { written, detailWith, answer } = writtenDetails(services, {
     module: 'leads',
     what: 'Lead',

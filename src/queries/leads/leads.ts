@@ -9,9 +9,9 @@ import { answerRevision, revisionColumns, type RevisionAsk } from '../stream-rev
 import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';
 import { recordTeamRead } from '../record-team.js';
-import { readAlone, readOf, readTogether } from '../read-together.js';
+import { readAlone, readAsColumn, readOf } from '../read-together.js';
 import { containsPattern } from '../search.js';
-import { RECORD_LINKS, relatedUsersSql, withRelated, withRelatedAll, withRelatedPage, type RelatedLinks, type UserRef } from '../related-records.js';
+import { prefetchedOf, RECORD_LINKS, relatedUsersSql, withRelated, withRelatedAll, withRelatedPage, type RelatedLinks, type UserRef } from '../related-records.js';
 import { whereTagged } from '../tag-filter.js';
 
 export interface LeadListQuery {
@@ -209,8 +209,15 @@ export const leadTeam = (knex: Knex, tenantId: string, leadId: string) => readAl
 /** A lead's `contact` and `account` are what it became when converted (a lead points at no account before). */
 const LEAD_LINKS: RelatedLinks = { ...RECORD_LINKS, accounts: { account: 'convertedAccountId' }, contacts: { contact: 'convertedContactId' } };
 
-/** The lead's own statement (prepared): the row, its stage, pipeline and people. */
+/** The parts of a lead's detail the list shows none of, each a column of the detail's statement. */
+const leadDetailParts = (knex: Knex, tenantId: string, id: string) => ({
+  products: readAsColumn(knex, leadProductsRead(knex, tenantId, id), 'lead_products', ['added_at']),
+  team: readAsColumn(knex, leadTeamRead(knex, tenantId, id), 'team_members', ['added_at']),
+});
+
+/** The lead's statement (prepared, or carried by a write): the row, its stage, pipeline, people, products and team. */
 export function leadDetailQuery(knex: Knex, principal: Principal, id: string, revisionAsk?: RevisionAsk) {
+  const parts = leadDetailParts(knex, principal.tenantId, id);
   return withNames(visibleLeads(knex, principal))
     .leftJoin('pipelines as pl', 'pl.id', 'l.pipeline_id')
     .leftJoin('users as c', 'c.id', 'l.created_by')
@@ -221,6 +228,8 @@ export function leadDetailQuery(knex: Knex, principal: Principal, id: string, re
         's.fields as stage_fields', 'p.color as priority_color', 'p.icon as priority_icon', 'pl.name as pipeline_name', 'pl.stage_movement',
         knex.raw(`${fullName('c')} as created_by_name`),
         relatedUsersSql(knex, 'l', ['owner_id', 'created_by']),
+        parts.products.column,
+        parts.team.column,
         ...revisionColumns(knex, revisionAsk),
       ]),
     );
@@ -231,12 +240,12 @@ export async function getLead(knex: Knex, principal: Principal, id: string, revi
   return r ? leadDetailOf(knex, principal, r, revisionAsk) : null;
 }
 
-/** A row of `leadDetailQuery` as the API shows the lead, with its products and team (read together). */
+/** A row of `leadDetailQuery` as the API shows the lead. */
 export async function leadDetailOf(knex: Knex, principal: Principal, r: any, revisionAsk?: RevisionAsk) {
-  const id: string = r.id;
   answerRevision(revisionAsk, r);
-  // Not joined into the lead's statement (which is prepared: joining them all costs more to plan than to run), but read together.
-  const [products, team] = await readTogether(knex, [leadProductsRead(knex, principal.tenantId, id), leadTeamRead(knex, principal.tenantId, id)] as const);
+  const parts = leadDetailParts(knex, principal.tenantId, r.id);
+  const products = parts.products.of(r);
+  const team = parts.team.of(r);
   return withRelated(knex, principal.tenantId, withAliases('leads', {
     ...listItem(r),
     mobile: r.mobile,
@@ -279,7 +288,7 @@ export async function leadDetailOf(knex: Knex, principal: Principal, r: any, rev
     disqualificationReasonName: r.disqualification_reason,
     // The record's team (set by `teamId`), beside its members; null when it has none.
     team: null,
-  }), LEAD_LINKS, { users: r.related_users });
+  }), LEAD_LINKS, prefetchedOf(r));
 }
 
 /** Leads and contacts with the same email (case-insensitive) or phone (digits only), within the caller's scope; any of a contact's emails and phones. */

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { invalid } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
 import { sourceField, type DataSource, type SourceField } from './data-sources.js';
-import { checkDefinition, fieldOrFail, outputColumns, sourceOrFail, type CheckedDefinition, type DefinitionInput, type OutputColumn } from './definition.js';
+import { checkDefinition, fieldOrFail, sourceOrFail, type CheckedDefinition, type DefinitionInput, type OutputColumn } from './definition.js';
 import { compileRun, valueOf, withStatementTimeout } from './run.js';
 
 /**
