@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { preparedQuery } from '../infra/prepared.js';
 import { WrongExpectedRevisionError, type EventStore, type ExpectedRevision, type NewEvent, type Position } from '../events/store/types.js';
 import type { Logger } from '../infra/logger.js';
 import { oneAtATime } from '../infra/key-locks.js';
@@ -107,10 +108,11 @@ export async function executePlan(deps: { store: EventStore; knex: Knex }, plan:
  * Deletes a carried-out plan without waiting for the disk: lost in a crash, the plan is
  * only carried out again, which appends nothing twice (its event ids are in the streams).
  */
-export async function forgetPlan(db: Knex | Knex.Transaction, id: string): Promise<void> {
-  await db.raw(
+export async function forgetPlan(knex: Knex, id: string): Promise<void> {
+  await preparedQuery(
+    knex,
     `with async as materialized (select set_config('synchronous_commit', 'off', true))
-     delete from pending_write_plans where id = ? and exists (select 1 from async)`,
+     delete from pending_write_plans where id = $1 and exists (select 1 from async)`,
     [id],
   );
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { preparedFirst } from '../infra/prepared.js';
 
 /**
  * What the write side reads of the identity module's read models (users, roles, teams,
@@ -56,7 +57,8 @@ export const teamExists = async (knex: Knex, tenantId: string, teamId: string): 
 
 /** A live team of the tenant: its lead (null when it has none); undefined when there is no such team. */
 export const teamLead = async (knex: Knex, tenantId: string, teamId: string): Promise<{ leadId: string | null } | undefined> => {
-  const row = await knex('teams').where({ tenant_id: tenantId, id: teamId }).whereNull('deleted_at').first('lead_id');
+  // Prepared: every work request create and step reads it.
+  const row = await preparedFirst(knex, knex('teams').where({ tenant_id: tenantId, id: teamId }).whereNull('deleted_at').first('lead_id'));
   return row ? { leadId: row.lead_id ?? null } : undefined;
 };
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { notFound } from '../domain/errors.js';
 import { withFullScope, type Principal } from '../domain/principal.js';
 import type { ReadAlong } from '../events/store/read-along.js';
-import { preparedFirst } from '../queries/prepared.js';
+import { preparedFirst } from '../infra/prepared.js';
 import type { Services } from '../service.js';
 
 /**

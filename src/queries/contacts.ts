@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
-import { preparedFirst } from './prepared.js';
+import { preparedFirst } from '../infra/prepared.js';
 import { answerRevision, revisionColumns, type RevisionAsk } from './stream-revision.js';
 import { scopeOf } from '../domain/principal.js';
 import type { Principal } from '../domain/principal.js';

@@ -1,24 +1,29 @@
 import type { Knex } from 'knex';
 import { ADMIN_LEVEL } from '../domain/permissions.js';
 import { activeUsersWithRoleLevel } from '../facts/identity.js';
+import { preparedFirst } from '../infra/prepared.js';
 import { recordKind } from './record-registry.js';
 
-/** What the notification triggers read about the records and users they notify of and to. */
+/**
+ * What the notification triggers read about the records and users they notify of and to.
+ * The summaries run for every event they react to, by id on tables with many partial
+ * indexes: prepared, so they are planned once per connection rather than on every event.
+ */
 
 const personName = `coalesce(nullif(trim(coalesce(first_name, '') || ' ' || coalesce(last_name, '')), ''), company, email, 'Lead')`;
 
 export const leadSummary = (knex: Knex, tenantId: string, id: string): Promise<{ ownerId: string; name: string } | undefined> =>
-  knex('leads').where({ tenant_id: tenantId, id }).first({ ownerId: 'owner_id' }, knex.raw(`${personName} as name`));
+  preparedFirst(knex, knex('leads').where({ tenant_id: tenantId, id }).first({ ownerId: 'owner_id' }, knex.raw(`${personName} as name`)));
 
 export const opportunitySummary = (knex: Knex, tenantId: string, id: string): Promise<{ ownerId: string; name: string } | undefined> =>
-  knex('opportunities').where({ tenant_id: tenantId, id }).first({ ownerId: 'owner_id', name: 'name' });
+  preparedFirst(knex, knex('opportunities').where({ tenant_id: tenantId, id }).first({ ownerId: 'owner_id', name: 'name' }));
 
 /** `createdBy` is the task's owner (tasks have no owner field; null when made by no user, e.g. a workflow). */
 export const taskSummary = (knex: Knex, tenantId: string, id: string): Promise<{ title: string; dueDate: Date | null; createdBy: string | null } | undefined> =>
-  knex('tasks').where({ tenant_id: tenantId, id }).first({ title: 'title', dueDate: 'due_date', createdBy: 'created_by' });
+  preparedFirst(knex, knex('tasks').where({ tenant_id: tenantId, id }).first({ title: 'title', dueDate: 'due_date', createdBy: 'created_by' }));
 
 export const workRequestSummary = (knex: Knex, tenantId: string, id: string): Promise<{ requestedBy: string; title: string; requestNumber: string } | undefined> =>
-  knex('work_requests').where({ tenant_id: tenantId, id }).first({ requestedBy: 'requested_by', title: 'title', requestNumber: 'request_number' });
+  preparedFirst(knex, knex('work_requests').where({ tenant_id: tenantId, id }).first({ requestedBy: 'requested_by', title: 'title', requestNumber: 'request_number' }));
 
 /** Active users of the tenant among the given ids or emails (case-insensitive). */
 export async function activeUsersNamed(knex: Knex, tenantId: string, ids: string[], emails: string[]): Promise<string[]> {

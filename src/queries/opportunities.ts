@@ -7,7 +7,7 @@ import { paginate, sortOf } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { opportunityContactsRead, opportunityLineItemsRead, opportunityTeamRead } from './opportunity-lines.js';
 import { readAsColumn } from './read-together.js';
-import { preparedFirst } from './prepared.js';
+import { preparedFirst } from '../infra/prepared.js';
 import { applyRecordScope } from './record-scope.js';
 import { whereTagged } from './tag-filter.js';
 import { containsPattern } from './search.js';

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { containsPattern } from './search.js';
-import { preparedFirst } from './prepared.js';
+import { preparedFirst } from '../infra/prepared.js';
 
 export interface ProductListQuery {
   search?: string;

@@ -8,7 +8,7 @@ import { customFieldListing, shownCustomFields, type CustomFieldParams } from '.
 import { recordKind, recordKinds } from './record-registry.js';
 import { containsPattern } from './search.js';
 import { actorOf, permittedActions, visibleWorkRequests } from './work-request-access.js';
-import { preparedFirst } from './prepared.js';
+import { preparedFirst } from '../infra/prepared.js';
 
 export interface WorkRequestListQuery {
   view?: 'all' | 'assigned_to_me' | 'requested_by_me' | 'team_queue' | 'my_teams';

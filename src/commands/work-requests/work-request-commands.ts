@@ -5,6 +5,7 @@ import type { WorkRequestActor } from '../../domain/work-requests.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { loadWorkRequestSettings } from '../work-request-settings/work-request-settings.js';
 import { executePlan, newStreamWrite, type WritePlan } from '../write-plan.js';
+import { preparedQuery } from '../../infra/prepared.js';
 import { workRequestAggregate, type WorkRequestCommand, type WorkRequestContext } from './work-request-aggregate.js';
 import { owningUnit, type WorkRequestInput } from './work-request-create.js';
 import { checkedRecordWrite } from '../custom-field-values.js';
@@ -38,16 +39,19 @@ async function teamLeadOf(knex: Knex, tenantId: string, teamId: string | null | 
  * the client, never answered, sees a failed request.
  */
 async function storeNumberedPlan(knex: Knex, plan: WritePlan, numberAt: readonly (string | number)[], now: Date): Promise<string> {
-  const { rows } = await knex.raw(
+  const path = numberAt.map(String);
+  // Prepared (one text for every create): planning it cost more than running it.
+  const rows = await preparedQuery<{ request_number: string }>(
+    knex,
     `with async as materialized (select set_config('synchronous_commit', 'off', true)),
      numbered as (
-       insert into work_request_numbers as w (tenant_id, last_number) select ?, 1 from async
+       insert into work_request_numbers as w (tenant_id, last_number) select $1, 1 from async
        on conflict (tenant_id) do update set last_number = w.last_number + 1
        returning 'WR-' || lpad(last_number::text, greatest(6, length(last_number::text)), '0') as request_number)
      insert into pending_write_plans (id, tenant_id, kind, subject, writes, created_at)
-     select ?, ?, ?, ?, jsonb_set(?::jsonb, ?::text[], to_jsonb(n.request_number)), ? from numbered n
-     returning writes #>> ?::text[] as request_number`,
-    [plan.tenantId, plan.id, plan.tenantId, plan.kind, plan.subject ?? null, JSON.stringify(plan.writes), numberAt.map(String), now, numberAt.map(String)],
+     select $2, $1, $3, $4, jsonb_set($5::jsonb, $6::text[], to_jsonb(n.request_number)), $7 from numbered n
+     returning writes #>> $6::text[] as request_number`,
+    [plan.tenantId, plan.id, plan.kind, plan.subject ?? null, JSON.stringify(plan.writes), path, now],
   );
   return rows[0].request_number;
 }

@@ -560,18 +560,25 @@ export class PostgresEventStore implements EventStore {
     return { nextExpectedRevision: last.revision, position: { commit: BigInt(last.tx_text), prepare: BigInt(last.position_text) } };
   }
 
+  // Both reads are named (prepared once per connection): nearly every request reads a stream
+  // (a settings stream's fresh check, a record's), and planning the read cost more than running it.
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
-    const { rows } = await this.pool.query<EventRow>(
-      `select ${EVENT_COLUMNS} from events
-        where stream_id = $1 and stream_revision >= $2
-        order by stream_revision limit $3`,
-      [streamId, options.fromRevision ?? 0, options.maxCount ?? null],
-    );
+    const { rows } = await this.pool.query<EventRow>({
+      name: 'es_read_stream',
+      text: `select ${EVENT_COLUMNS} from events
+              where stream_id = $1 and stream_revision >= $2
+              order by stream_revision limit $3`,
+      values: [streamId, options.fromRevision ?? 0, options.maxCount ?? null],
+    });
     return rows.map((row) => toRecorded(row, this.versions));
   }
 
   async readLastEvent(streamId: string): Promise<RecordedEvent | null> {
-    const { rows } = await this.pool.query<EventRow>(`select ${EVENT_COLUMNS} from events where stream_id = $1 order by stream_revision desc limit 1`, [streamId]);
+    const { rows } = await this.pool.query<EventRow>({
+      name: 'es_read_last_event',
+      text: `select ${EVENT_COLUMNS} from events where stream_id = $1 order by stream_revision desc limit 1`,
+      values: [streamId],
+    });
     return rows.length ? toRecorded(rows[0], this.versions) : null;
   }
 

@@ -4,7 +4,7 @@ import { lineTotal } from '../../domain/sales-lines.js';
 import { withAliases } from '../../domain/field-aliases.js';
 import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
-import { preparedFirst } from '../prepared.js';
+import { preparedFirst } from '../../infra/prepared.js';
 import { answerRevision, revisionColumns, type RevisionAsk } from '../stream-revision.js';
 import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';

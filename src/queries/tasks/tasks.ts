@@ -8,7 +8,7 @@ import { containsPattern } from '../search.js';
 import { whereTagged } from '../tag-filter.js';
 import { linkedNameSql, visibleTasks } from './task-scope.js';
 import { relatedUsersSql, TASK_LINKS, withRelated, withRelatedPage } from '../related-records.js';
-import { preparedFirst } from '../prepared.js';
+import { preparedFirst } from '../../infra/prepared.js';
 
 export interface TaskListQuery {
   search?: string;

@@ -4,7 +4,7 @@ import type { Principal } from '../../domain/principal.js';
 import { paginate } from '../pagination.js';
 import type { RecordKind } from '../record-registry.js';
 import { applyRecordScope } from '../record-scope.js';
-import { preparedFirst } from '../prepared.js';
+import { preparedFirst } from '../../infra/prepared.js';
 
 export interface TimeEntryFilter {
   /** A record's entries (the caller may view it: checked by the route); without it, entries by users in the caller's scope. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { onConnection } from '../infra/raw-connection.js';
+import { onConnection } from './raw-connection.js';
 
 /** Statement names by SQL text; bounded, since a text may carry an unbound literal (a base path). */
 const names = new Map<string, string>();
@@ -26,7 +26,12 @@ export function statementName(sql: string): string {
  */
 export async function preparedRows<Row = any>(knex: Knex, query: Knex.QueryBuilder): Promise<Row[]> {
   const { sql, bindings } = query.toSQL().toNative();
-  const config = { name: statementName(sql), text: sql, values: bindings as unknown[] };
+  return preparedQuery<Row>(knex, sql, bindings);
+}
+
+/** The rows of an SQL text with `$n` placeholders, run as a named prepared statement (see `preparedRows`). */
+export async function preparedQuery<Row = any>(knex: Knex, text: string, values: readonly unknown[]): Promise<Row[]> {
+  const config = { name: statementName(text), text, values: values as unknown[] };
   return onConnection(knex, async (connection) => (await connection.query(config)).rows as Row[]);
 }
 

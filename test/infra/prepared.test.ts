@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import knexFactory, { type Knex } from 'knex';
-import { preparedFirst, preparedRows, statementName } from '../../src/queries/prepared.js';
+import { preparedFirst, preparedRows, statementName } from '../../src/infra/prepared.js';
 import { freshDatabaseUrl } from '../support/database.js';
 
 describe('prepared statements', () => {
