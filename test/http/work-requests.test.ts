@@ -113,12 +113,17 @@ describe('work requests', () => {
       expect((await service.services.store.readStream(`work_request-${created.id}`))[0].data).to.include({ title, requestNumber: created.requestNumber });
     });
 
-    it('takes 50 concurrent creates without a gap or a duplicate, and goes on after a restart', async () => {
+    /** A tenant of its own (its numbers start at 1) with a pipeline and a type owned by a team. */
+    const newTenantWithType = async () => {
       const tenant = await registerTenant(service);
-      const t = await settings.ok('POST', '/pipelines', { name: 'P' }, tenant);
-      await settings.ok('POST', '/stages', { pipelineId: t.id, name: 'Open' }, tenant);
-      const team2 = (await service.request('POST', '/api/teams', { name: 'Ops' }, tenant.auth)).body;
-      const type2 = await settings.ok('POST', '/types', { name: 'Ops', pipelineId: t.id, teamId: team2.id }, tenant);
+      const pipeline = await settings.ok('POST', '/pipelines', { name: 'P' }, tenant);
+      await settings.ok('POST', '/stages', { pipelineId: pipeline.id, name: 'Open' }, tenant);
+      const team = (await service.request('POST', '/api/teams', { name: 'Ops' }, tenant.auth)).body;
+      return { tenant, type: await settings.ok('POST', '/types', { name: 'Ops', pipelineId: pipeline.id, teamId: team.id }, tenant) };
+    };
+
+    it('takes 50 concurrent creates without a gap or a duplicate, and goes on after a restart', async () => {
+      const { tenant, type: type2 } = await newTenantWithType();
       const replies = await Promise.all(Array.from({ length: 50 }, (_, n) => service.request('POST', '/api/work-requests', { typeId: type2.id, title: `R${n}` }, tenant.auth)));
       expect(replies.map((r) => r.status)).to.deep.equal(Array(50).fill(201));
       const numbers = replies.map((r) => r.body.requestNumber).sort();
@@ -130,11 +135,7 @@ describe('work requests', () => {
     });
 
     it('writes the number it takes into the stored event and the plan; past WR-999999 the number grows a digit', async () => {
-      const tenant = await registerTenant(service);
-      const t = await settings.ok('POST', '/pipelines', { name: 'P' }, tenant);
-      await settings.ok('POST', '/stages', { pipelineId: t.id, name: 'Open' }, tenant);
-      const team3 = (await service.request('POST', '/api/teams', { name: 'Ops' }, tenant.auth)).body;
-      const type3 = await settings.ok('POST', '/types', { name: 'Ops', pipelineId: t.id, teamId: team3.id }, tenant);
+      const { tenant, type: type3 } = await newTenantWithType();
       const first = await api.ok('POST', '', { typeId: type3.id, title: 'First' }, tenant);
       expect(first.requestNumber).to.equal('WR-000001');
       const [created] = await service.services.store.readStream(`work_request-${first.id}`);
