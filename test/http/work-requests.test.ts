@@ -5,6 +5,7 @@ import { httpReplies } from '../support/http-replies.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { carriedReadsOf, statementsDuring } from '../support/statements.js';
+import { completePendingPlans } from '../../src/commands/write-plan.js';
 
 const START = '2026-03-02T09:00:00.000Z';
 const DAY = 86_400_000;
@@ -146,6 +147,27 @@ describe('work requests', () => {
       const big = await api.ok('POST', '', { typeId: type3.id, title: 'Big' }, tenant);
       expect(big.requestNumber).to.equal('WR-1000000');
       expect((await api.ok('GET', `/${big.id}`, undefined, tenant)).requestNumber).to.equal('WR-1000000');
+    });
+
+    it('a create cut off after its numbered plan is stored is completed by the plan job, with that number; the next create takes the next one', async () => {
+      const { tenant, type: ops } = await newTenantWithType();
+      const { store } = service.services;
+      const appendToStream = store.appendToStream.bind(store);
+      // The event store goes away after the plan is stored, before the request's own stream is written.
+      store.appendToStream = (streamId, ...rest) => (streamId.startsWith('work_request-') ? Promise.reject(new Error('event store connection lost')) : appendToStream(streamId, ...rest));
+      let failed;
+      try {
+        failed = await service.request('POST', '/api/work-requests', { typeId: ops.id, title: 'Cut off' }, tenant.auth);
+      } finally {
+        store.appendToStream = appendToStream;
+      }
+      expect(failed.status).to.be.at.least(500);
+      const [plan] = await service.services.knex('pending_write_plans').where({ tenant_id: tenant.tenant.id }).select('writes');
+      expect(plan.writes[0].events[0].data).to.include({ title: 'Cut off', requestNumber: 'WR-000001' });
+      expect(await completePendingPlans(service.services, { olderThanMs: 0, now: new Date() })).to.equal(1);
+      const [event] = await service.services.store.readStream(plan.writes[0].streamId);
+      expect(event.data).to.include({ title: 'Cut off', requestNumber: 'WR-000001' });
+      expect((await api.ok('POST', '', { typeId: ops.id, title: 'Next' }, tenant)).requestNumber).to.equal('WR-000002');
     });
 
     it("answers a create and a lifecycle step with the detail read in the write's own transaction, equal to a GET after it", async () => {
