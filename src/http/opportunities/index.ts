@@ -65,7 +65,7 @@ export function opportunitiesRouter(services: Services): Router {
     query: (as, id) => opportunityDetailQuery(knex, as, id),
     shape: async (as, row) => opportunityDetailOf(knex, as, await lookupsOf(as), row),
   });
-  /** Runs a command on opportunity `id` (undefined: the one it creates) with its detail carried by the append. */
+  /** Runs a command with the detail of the opportunity it writes carried by its append; `answerFor(id)` answers with that detail. */
   const carrying = async <R extends { id?: string; position: Position | null }>(res: Response, command: () => Promise<R>) => {
     const along = detailWith(principalOf(res));
     const result = await withReadAlong(along, command);
