@@ -58,7 +58,7 @@ export async function followAll(
         from = page.events[page.events.length - 1].position;
         // A short page with nothing held back after it is the whole log as of the read: the
         // next read waits for an append after it (one read per append, not two).
-        if (page.events.length < batchSize && !page.heldBack) await wake.wait(seen, idlePollMs, options.abort);
+        if (page.events.length < batchSize && !page.heldBack && !page.readOn) await wake.wait(seen, idlePollMs, options.abort);
         continue;
       }
       if (page.heldBack) {

@@ -6,6 +6,7 @@ import { PgListener } from '../../infra/pg-listener.js';
 import { sleep } from '../../infra/signal.js';
 import { catchUpSubscription } from './catch-up.js';
 import { GroupCommitter, type GroupMember } from './group-commit.js';
+import { RecentPages } from './recent-pages.js';
 import { answerable, carriedRead, CarriedStatements, type CarriedRead } from './carried-reads.js';
 import { readAlongNow, type ReadAlong } from './read-along.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
@@ -46,6 +47,8 @@ const APPEND_GROUP_EVENTS_SQL =
  * and go together in the next one (a bench of 8 writers: groups of about 8).
  */
 const GROUP_COMMIT = { maxInFlight: 2, maxGroupSize: 1000 };
+/** Events of recent log pages a process keeps for readers behind (a few MB: pages of small events). */
+const RECENT_PAGE_EVENTS = 20_000;
 // Aliases differ from column names on purpose: ORDER BY a bare name would otherwise
 // sort by the text alias ("1005" < "988") instead of the column.
 const EVENT_COLUMNS = `position::text as position_text, tx_id::text as tx_text, event_id, stream_id,
@@ -93,6 +96,9 @@ const FILTERED_READ_SQL = {
   types: readPageSql(` and type = any($4::text[])`),
   both: readPageSql(` and (metadata->>'tenantId') = $4::text and type = any($5::text[])`),
 };
+
+/** The filter a read applies, or undefined when it filters nothing. */
+const readFilter = (filter: EventFilter | undefined) => (filter && (filter.tenantId !== undefined || filter.types !== undefined) ? filter : undefined);
 
 function filteredQuery(from: Position, maxCount: number, filter: EventFilter): pg.QueryConfig {
   const shape = filter.tenantId === undefined ? 'types' : filter.types === undefined ? 'tenant' : 'both';
@@ -588,26 +594,40 @@ export class PostgresEventStore implements EventStore {
    * complete for its moment, so nobody skips an event; the next read goes on from it).
    * Only a read begun since the last wake-up is shared: a reader woken by an append must
    * not get the answer of a read that began before that append committed, or it would wait
-   * for the next wake-up (or its idle poll) to see it. Callers must not modify the events
-   * they get.
+   * for the next wake-up (or its idle poll) to see it. A reader behind the newest reads
+   * gets its events from the pages read lately (RecentPages), as a slice that may stop
+   * short (`readOn`). Callers must not modify the events they get.
    */
   readPage(options: ReadAllOptions): Promise<LogPage> {
     const from = options.from ?? { commit: 0n, prepare: 0n };
-    const filter = options.filter && (options.filter.tenantId !== undefined || options.filter.types !== undefined) ? options.filter : undefined;
-    const key = `${this.wakes}:${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
+    if (!readFilter(options.filter)) {
+      const kept = this.recentPages.take(from, options.maxCount);
+      if (kept) return Promise.resolve(kept);
+    }
+    return this.sharedRead(from, options);
+  }
+
+  /** A page as long as one read gives it (never a slice of a kept page: callers may take a short page for the end). */
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return (await this.sharedRead(options.from ?? { commit: 0n, prepare: 0n }, options)).events;
+  }
+
+  private sharedRead(from: Position, options: ReadAllOptions): Promise<LogPage> {
+    const filter = readFilter(options.filter);
+    const wakes = this.wakes;
+    const key = `${wakes}:${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
     let read = this.readsInFlight.get(key);
     if (!read) {
       read = this.queryPage(from, options.maxCount, filter).finally(() => this.readsInFlight.delete(key));
+      if (!filter) void read.then((page) => this.recentPages.keep(from, page, options.maxCount), () => undefined);
       this.readsInFlight.set(key, read);
     }
     return read;
   }
 
-  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
-    return (await this.readPage(options)).events;
-  }
-
   private readonly readsInFlight = new Map<string, Promise<LogPage>>();
+  /** Followers behind the newest read take their pages from here (see RecentPages). */
+  private readonly recentPages = new RecentPages(RECENT_PAGE_EVENTS);
 
   private async queryPage(from: Position, maxCount: number, filter: EventFilter | undefined): Promise<LogPage> {
     const { rows } = await this.pool.query<EventRow & { held: boolean; held_after: boolean }>(

@@ -77,6 +77,8 @@ export interface LogPage {
    * page shorter than asked: then it holds every event committed when it was read.
    */
   heldBack: boolean;
+  /** The page stops before what is readable now (a slice of a page read earlier): read on without waiting. */
+  readOn?: boolean;
 }
 
 export interface EventStore {
