@@ -19,6 +19,17 @@ export function cpuMsOf(pid: number): number {
   return fields ? ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND : NaN;
 }
 
+/** A process's resident memory in MB now (`VmRSS`) or at its peak so far (`VmHWM`); NaN when it is gone. */
+export function residentMbOf(pid: number, which: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = new RegExp(`${which}:\\s+(\\d+) kB`).exec(status);
+    return kb ? Number(kb[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
 let databaseServer: number | null = null;
 
 /** The embedded PostgreSQL's postmaster: its CPU and its backends' is the database's (an external server is not measured). */

@@ -87,6 +87,8 @@ function readSettings() {
     workflowWorkers: workerCountsFromEnv(),
     // Longer than the other phases: the reactive side's first seconds (cold caches, a worker taking its shards) are not its steady state.
     workflowSeconds: numberFromEnv('BENCH_WORKFLOW_SECONDS', 30) || 30,
+    // Leads made while no worker runs, then worked off (runs with worker processes only).
+    backlogLeads: Math.round(numberFromEnv('BENCH_BACKLOG_LEADS', 3_000)) || 3_000,
   };
 }
 
@@ -182,7 +184,28 @@ function workRequestFigures(w: WorkRequestHttpResult): Figure[] {
  * keys and labels say how many workers.
  */
 function workflowFigures(runs: WorkflowLatencyResult[]): Figure[] {
-  return runs.flatMap((w) => workflowRunFigures(w, w.workers ? `workers${w.workers}` : '', w.workers ? ` (api + ${w.workers} worker${w.workers > 1 ? 's' : ''})` : ''));
+  return [
+    ...runs.flatMap((w) => workflowRunFigures(w, w.workers ? `workers${w.workers}` : '', w.workers ? ` (api + ${w.workers} worker${w.workers > 1 ? 's' : ''})` : '')),
+    ...secondWorkerFigures(runs),
+  ];
+}
+
+/** What a second worker process adds to the first: the backlog worked off with two against with one (design: it helps). */
+function secondWorkerFigures(runs: WorkflowLatencyResult[]): Figure[] {
+  const one = runs.find((w) => w.workers === 1)?.backlog;
+  const two = runs.find((w) => w.workers === 2)?.backlog;
+  if (!one || !two || one.leadsPerSecond <= 0) return [];
+  return [
+    {
+      key: 'secondWorkerBacklogGain',
+      label: 'second worker: backlog rate gained',
+      value: 100 * (two.leadsPerSecond / one.leadsPerSecond - 1),
+      decimals: 0,
+      unit: '%',
+      notes: `api + 2 workers ${two.leadsPerSecond.toFixed(0)} against api + 1 worker ${one.leadsPerSecond.toFixed(0)} leads/s; beyond 10 % counts as helping`,
+      atLeast: 10,
+    },
+  ];
 }
 
 function workflowRunFigures(w: WorkflowLatencyResult, keyPrefix: string, labelSuffix: string): Figure[] {
@@ -202,11 +225,24 @@ function workflowRunFigures(w: WorkflowLatencyResult, keyPrefix: string, labelSu
     },
     ];
   };
+  const backlog: Figure[] = w.backlog
+    ? [
+        {
+          key: `${keyPrefix}BacklogLeadsPerSecond`,
+          label: `backlog worked off${labelSuffix}`,
+          value: w.backlog.leadsPerSecond,
+          decimals: 0,
+          unit: 'leads/s',
+          notes: `${w.backlog.leads} leads made while no worker ran (a task, a notification and a webhook each), ${w.backlog.seconds.toFixed(1)} s from first effect to last${w.backlog.missing ? `; ${w.backlog.missing} effects NOT DONE` : ''}`,
+        },
+      ]
+    : [];
   const load = `${w.triggers} leads at ${w.offeredPerSecond}/s offered (${w.achievedPerSecond.toFixed(1)}/s sent) over ${w.tenants} tenants, ${w.workers ? `api + ${w.workers} worker process(es)` : 'one ROLE=all process'}`;
   return [
     ...reaction('workflowTriggerToEffect', 'workflow trigger -> effect', w.workflows, `${load}; create_task; lead createdAt -> task createdAt`),
     ...reaction('notificationTriggerToEffect', 'notification trigger -> effect', w.notifications, 'lead_assigned to its owner; lead createdAt -> notification createdAt'),
     ...reaction('webhookTriggerToEffect', 'webhook trigger -> effect', w.webhooks, 'LeadCreated to a local receiver; lead createdAt -> received'),
+    ...backlog,
   ];
 }
 
@@ -344,7 +380,7 @@ async function measureWorkflowRuns(cleanup: CleanupStack, freshDatabase: () => P
       await cleanup.phase(async (cleanup) =>
         measureWorkflowLatency(
           { cleanup, databaseUrl: await freshDatabase() },
-          { seconds: settings.workflowSeconds, ratePerSecond: settings.workflowRate, connections: settings.httpConnections, workers },
+          { seconds: settings.workflowSeconds, ratePerSecond: settings.workflowRate, connections: settings.httpConnections, workers, backlogLeads: settings.backlogLeads },
         ),
       ),
     );

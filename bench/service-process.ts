@@ -16,11 +16,19 @@ export interface ServiceProcess {
   pid: number;
   /** Throws, with the end of the service's output, if the process is gone. */
   assertRunning(): void;
+  /** SIGTERM, then waits for the exit (SIGKILL after STOP_TIMEOUT_MS). */
+  stop(): Promise<void>;
 }
 
-export interface ServiceProcesses extends ServiceProcess {
+export interface ServiceProcesses extends Omit<ServiceProcess, 'stop'> {
   /** The api process's id (`pid`) and every worker's. */
   pids: number[];
+  /** How many worker processes run now. */
+  workers(): number;
+  /** Stops every worker process (the backlog phase: events pile up with nobody reacting). */
+  stopWorkers(): Promise<void>;
+  /** Starts `count` worker processes; resolves once each listens (its units are taken after). */
+  startWorkers(count: number): Promise<void>;
 }
 
 /**
@@ -37,19 +45,35 @@ export async function startServiceProcesses(
   const workers = options.workers ?? 0;
   if (workers === 0) {
     const all = await startServiceProcess(cleanup, databaseUrl, options.env);
-    return { ...all, pids: [all.pid] };
+    const noWorkers = async () => {
+      throw new Error('one ROLE=all process has no worker processes to stop or start');
+    };
+    return { ...all, pids: [all.pid], workers: () => 0, stopWorkers: noWorkers, startWorkers: noWorkers };
   }
   // The api first: it sets the database up (migrations, inline projections) before the workers join.
   const api = await startServiceProcess(cleanup, databaseUrl, { ...options.env, ROLE: 'api' });
-  const started = await Promise.all(Array.from({ length: workers }, () => startServiceProcess(cleanup, databaseUrl, { ...options.env, ROLE: 'worker' })));
-  const all = [api, ...started];
+  let running: ServiceProcess[] = [];
+  const startWorkers = async (count: number) => {
+    const started = await Promise.all(Array.from({ length: count }, () => startServiceProcess(cleanup, databaseUrl, { ...options.env, ROLE: 'worker' })));
+    running = [...running, ...started];
+  };
+  await startWorkers(workers);
   return {
     baseUrl: api.baseUrl,
     pid: api.pid,
-    pids: all.map((p) => p.pid),
-    assertRunning: () => {
-      for (const p of all) p.assertRunning();
+    get pids() {
+      return [api, ...running].map((p) => p.pid);
     },
+    assertRunning: () => {
+      for (const p of [api, ...running]) p.assertRunning();
+    },
+    workers: () => running.length,
+    stopWorkers: async () => {
+      const stopping = running;
+      running = [];
+      await Promise.all(stopping.map((p) => p.stop()));
+    },
+    startWorkers,
   };
 }
 
@@ -94,14 +118,15 @@ export async function startServiceProcess(cleanup: CleanupStack, databaseUrl: st
   );
   const failure = (what: string) => new Error(`service ${what}; its last output:\n${tail}`);
 
-  cleanup.push(async () => {
+  const stop = async () => {
     if (exitCode !== null) return;
     child.kill('SIGTERM');
     const kill = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
     await exited;
     clearTimeout(kill);
     if (exitCode !== 0) log(`service exited with ${exitCode}; its last output:\n${tail}`);
-  });
+  };
+  cleanup.push(stop);
 
   let timer: NodeJS.Timeout | undefined;
   const port = await new Promise<number>((resolve, reject) => {
@@ -115,5 +140,6 @@ export async function startServiceProcess(cleanup: CleanupStack, databaseUrl: st
     assertRunning: () => {
       if (exitCode !== null) throw failure(`exited with ${exitCode}`);
     },
+    stop,
   };
 }

@@ -35,14 +35,20 @@ export async function resetStatementStats(): Promise<void> {
   if (adminUrl) await query('select pg_stat_statements_reset()');
 }
 
-/** Logs the statements that took the most server time since the reset, per request of the load. */
-export async function logStatementStats(requests: number): Promise<void> {
+/** Logs the statements that took the most server time since the reset, per request of the load (or per `unit` of other work). */
+export async function logStatementStats(requests: number, unit = 'request'): Promise<void> {
   if (!adminUrl || requests <= 0) return;
-  const { rows } = await query(`select calls, total_exec_time + total_plan_time as ms, rows, regexp_replace(query, '\\s+', ' ', 'g') as text
-                                  from pg_stat_statements order by 2 desc limit ${wanted}`);
-  const [all] = (await query('select sum(calls)::float8 as calls, sum(total_exec_time + total_plan_time)::float8 as ms from pg_stat_statements')).rows;
-  log(`    every statement: ${((all.ms / requests) * 1000).toFixed(0)} µs/request in ${(all.calls / requests).toFixed(1)} calls/request (planning and running; not parsing, sending or committing)`);
+  const order = process.env.BENCH_PG_STATEMENTS_BY === 'calls' ? 'calls' : 'ms';
+  const { rows } = await query(`select calls, total_exec_time + total_plan_time as ms, toplevel, regexp_replace(query, '\\s+', ' ', 'g') as text
+                                  from pg_stat_statements order by ${order} desc limit ${wanted}`);
+  const [all] = (
+    await query(`select sum(calls)::float8 as calls, sum(calls) filter (where toplevel)::float8 as trips, sum(total_exec_time + total_plan_time)::float8 as ms
+                   from pg_stat_statements`)
+  ).rows;
+  // A statement run inside a function (the append's) costs no round trip of its own; the marker tells them apart.
+  const perRequest = (n: number) => (n / requests).toFixed(1);
+  log(`    every statement: ${((all.ms / requests) * 1000).toFixed(0)} µs/${unit} in ${perRequest(all.calls)} calls/${unit}, ${perRequest(all.trips)} of them sent by a client (planning and running; not parsing, sending or committing)`);
   for (const r of rows) {
-    log(`    ${((r.ms / requests) * 1000).toFixed(0).padStart(5)} µs/request ${(r.calls / requests).toFixed(2).padStart(6)} calls/request  ${String(r.text).slice(0, 160)}`);
+    log(`    ${((r.ms / requests) * 1000).toFixed(0).padStart(5)} µs/${unit} ${(r.calls / requests).toFixed(2).padStart(6)} calls/${unit} ${r.toplevel ? ' ' : '↳'} ${String(r.text).slice(0, 160)}`);
   }
 }

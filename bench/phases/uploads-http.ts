@@ -4,6 +4,7 @@ import path from 'node:path';
 import { MAGIC, sendMultipart } from '../../test/support/multipart.js';
 import type { CleanupStack } from '../cleanup.js';
 import { log } from '../log.js';
+import { residentMbOf } from '../process-cpu.js';
 import { serviceWithTenant } from './tenant-service.js';
 
 export interface UploadsResult {
@@ -18,11 +19,6 @@ export interface UploadsResult {
 }
 
 const MB = 1024 * 1024;
-
-async function residentMb(pid: number): Promise<number> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
 
 /**
  * `clients` uploads of `fileMegabytes` each at once (POST /api/upload/document, local
@@ -43,11 +39,14 @@ export async function measureUploads(
   const target = `/api/upload/document/contacts/${contact.id}`;
   await sendMultipart(service.baseUrl, target, [{ name: 'file', filename: 'warm.pdf', contentType: 'application/pdf', content: MAGIC.pdf }], auth);
   await new Promise((r) => setTimeout(r, 1_000));
-  const rssBeforeMb = await residentMb(service.pid);
+  const rssBeforeMb = residentMbOf(service.pid);
 
   log(`uploads: ${clients} clients × ${fileMegabytes} MB at once`);
   let rssPeakMb = rssBeforeMb;
-  const sampler = setInterval(() => void residentMb(service.pid).then((mb) => (rssPeakMb = Math.max(rssPeakMb, mb)), () => undefined), 20);
+  const sampler = setInterval(() => {
+    const mb = residentMbOf(service.pid);
+    if (!Number.isNaN(mb)) rssPeakMb = Math.max(rssPeakMb, mb);
+  }, 20);
   const started = performance.now();
   const replies = await Promise.all(
     Array.from({ length: clients }, (_, n) =>
@@ -59,7 +58,7 @@ export async function measureUploads(
   service.assertRunning();
   const failed = replies.filter((r) => r.status !== 201);
   if (failed.length) throw new Error(`uploads: ${failed.length} of ${clients} failed, first: ${failed[0].status} ${JSON.stringify(failed[0].body)}`);
-  const rssAfterMb = await residentMb(service.pid);
+  const rssAfterMb = residentMbOf(service.pid);
   const megabytesPerSecond = (clients * fileMegabytes) / seconds;
   log(`  RSS ${rssBeforeMb.toFixed(0)} MB before, peak ${rssPeakMb.toFixed(0)} MB, ${rssAfterMb.toFixed(0)} MB after; ${megabytesPerSecond.toFixed(0)} MB/s in ${seconds.toFixed(1)} s`);
   return { clients, fileMegabytes, rssBeforeMb, rssPeakMb, rssAfterMb, seconds, megabytesPerSecond };

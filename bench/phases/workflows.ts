@@ -5,6 +5,9 @@ import type { CleanupStack } from '../cleanup.js';
 import { HttpClient } from '../http-load.js';
 import { log } from '../log.js';
 import { distribution, percentile, type Distribution } from '../stats.js';
+import { cpuMsOf, databaseCpuMs, residentMbOf } from '../process-cpu.js';
+import type { ServiceProcesses } from '../service-process.js';
+import { logStatementStats, resetStatementStats } from '../statement-stats.js';
 import { serviceWithTenant } from './tenant-service.js';
 
 /** Trigger-to-effect latencies of one kind of reaction, and how they moved over the run. */
@@ -32,6 +35,19 @@ export interface WorkflowLatencyResult {
   /** Worker processes beside the api one (0: one ROLE=all process). */
   workers: number;
   windowSeconds: number;
+  /** With worker processes: how fast they worked off a backlog made while none ran (null: one ROLE=all process). */
+  backlog: BacklogDrain | null;
+}
+
+/** A backlog of leads made while no worker ran, worked off by the run's worker processes. */
+export interface BacklogDrain {
+  leads: number;
+  /** From the first effect of any backlog lead to the last one. */
+  seconds: number;
+  /** Backlog leads whose three effects all came, per second of `seconds`. */
+  leadsPerSecond: number;
+  /** Effects that had not come when the phase stopped waiting. */
+  missing: number;
 }
 
 /** The issue's load: the rate spread over this many tenants. */
@@ -40,6 +56,8 @@ const DEFAULT_TENANTS = 20;
 const WINDOW_SECONDS = 10;
 /** Untimed load before the timed leads, at the same rate (see measureWorkflowLatency). */
 const WARMUP_SECONDS = 5;
+/** Requests in flight while the backlog is made (the api answers them as fast as it can). */
+const BACKLOG_CONCURRENCY = 10;
 
 /** A webhook receiver on 127.0.0.1 that notes when each lead's delivery arrived. */
 async function startReceiver(cleanup: CleanupStack) {
@@ -141,7 +159,7 @@ const describe = (what: string, r: ReactionLatency) =>
  */
 export async function measureWorkflowLatency(
   deps: { cleanup: CleanupStack; databaseUrl: string },
-  options: { seconds: number; ratePerSecond: number; connections: number; tenants?: number; env?: Record<string, string>; workers?: number },
+  options: { seconds: number; ratePerSecond: number; connections: number; tenants?: number; env?: Record<string, string>; workers?: number; backlogLeads?: number },
 ): Promise<WorkflowLatencyResult> {
   const tenantCount = Math.max(1, Math.round(options.tenants ?? DEFAULT_TENANTS));
   const receiver = await startReceiver(deps.cleanup);
@@ -177,28 +195,11 @@ export async function measureWorkflowLatency(
   const db = new pg.Client({ connectionString: deps.databaseUrl });
   await db.connect();
   deps.cleanup.push(async () => db.end());
-  const count = async (sql: string) => Number((await db.query<{ n: string }>(sql)).rows[0].n);
-  const counts = async () => ({
-    tasks: await count(`select count(*) as n from tasks where entity_type = 'lead'`),
-    notifications: await count(`select count(*) as n from notifications where type = 'lead_assigned'`),
-    webhooks: receiver.receivedAt.size,
-  });
-  const deadline = Date.now() + Math.max(120_000, options.seconds * 3_000);
-  for (;;) {
-    const seen = await counts();
-    if (seen.tasks >= warmup + total && seen.notifications >= warmup + total && seen.webhooks >= warmup + total) break;
-    if (Date.now() > deadline) {
-      // Far behind (the figures then understate it): reported with what is missing rather than thrown away.
-      log(`  NOT ALL EFFECTS IN after ${((Date.now() - deadline) / 1000 + Math.max(120, options.seconds * 3)).toFixed(0)} s: of ${total} leads, ${JSON.stringify(seen)}`);
-      break;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  const effects = effectsOf(db, receiver.receivedAt);
+  await effects.waitForAll(warmup + total, Math.max(120_000, options.seconds * 3_000));
   service.assertRunning();
-  const timesBy = async (sql: string) => new Map((await db.query<{ id: string; at: Date }>(sql)).rows.map((r) => [r.id, r.at.getTime()]));
-  const leads = await timesBy(`select id, created_at as at from leads where source = 'bench' and last_name like 'Lead %'`);
-  const tasks = await timesBy(`select entity_id as id, min(created_at) as at from tasks where entity_type = 'lead' group by entity_id`);
-  const notifications = await timesBy(`select entity_id as id, min(created_at) as at from notifications where type = 'lead_assigned' group by entity_id`);
+  const leads = await effects.leadTimes('Lead %');
+  const { tasks, notifications } = await effects.times();
   const leadTimes = [...leads.values()];
   const start = Math.min(...leadTimes);
   const end = Math.max(...leadTimes);
@@ -213,9 +214,96 @@ export async function measureWorkflowLatency(
     tenants: tenantCount,
     workers: options.workers ?? 0,
     windowSeconds,
+    backlog: null,
   };
   log(describe('workflow task', result.workflows));
   log(describe('notification', result.notifications));
   log(describe('webhook', result.webhooks));
+  if (service.workers() > 0) result.backlog = await measureBacklogDrain(service, tenants, effects, { leads: options.backlogLeads ?? DEFAULT_BACKLOG_LEADS, earlier: warmup + total });
   return result;
+}
+
+/** Leads of the backlog measurement, unless told otherwise. */
+const DEFAULT_BACKLOG_LEADS = 3000;
+
+/** The three effects of the bench's leads, as the read models and the receiver have them. */
+function effectsOf(db: pg.Client, webhooksReceivedAt: Map<string, number>) {
+  const count = async (sql: string) => Number((await db.query<{ n: string }>(sql)).rows[0].n);
+  const counts = async () => ({
+    tasks: await count(`select count(*) as n from tasks where entity_type = 'lead'`),
+    notifications: await count(`select count(*) as n from notifications where type = 'lead_assigned'`),
+    webhooks: webhooksReceivedAt.size,
+  });
+  const timesBy = async (sql: string, values: unknown[] = []) => new Map((await db.query<{ id: string; at: Date }>(sql, values)).rows.map((r) => [r.id, r.at.getTime()]));
+  return {
+    /** Waits until `leads` leads have all three effects; past `timeoutMs`, logs what is missing and returns how many effects are. */
+    async waitForAll(leads: number, timeoutMs: number): Promise<number> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const seen = await counts();
+        const missing = [seen.tasks, seen.notifications, seen.webhooks].reduce((sum, n) => sum + Math.max(0, leads - n), 0);
+        if (missing === 0) return 0;
+        if (Date.now() > deadline) {
+          // Far behind (the figures then understate it): reported with what is missing rather than thrown away.
+          log(`  NOT ALL EFFECTS IN after ${(timeoutMs / 1000).toFixed(0)} s: of ${leads} leads, ${JSON.stringify(seen)}`);
+          return missing;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    },
+    leadTimes: (lastNameLike: string) => timesBy(`select id, created_at as at from leads where source = 'bench' and last_name like $1`, [lastNameLike]),
+    async times() {
+      return {
+        tasks: await timesBy(`select entity_id as id, min(created_at) as at from tasks where entity_type = 'lead' group by entity_id`),
+        notifications: await timesBy(`select entity_id as id, min(created_at) as at from notifications where type = 'lead_assigned' group by entity_id`),
+        webhooks: webhooksReceivedAt,
+      };
+    },
+  };
+}
+
+/**
+ * Throughput of the reactive side alone: the workers are stopped, `leads` leads are made as
+ * fast as the api takes them (their events pile up in the log, with nobody reacting), then
+ * as many workers as before start and work the backlog off. The rate is the backlog over the
+ * time from its first effect to its last (any of the three), so the workers' start-up does
+ * not count; with two workers it shows what the second one adds.
+ */
+async function measureBacklogDrain(
+  service: ServiceProcesses,
+  tenants: BenchTenant[],
+  effects: ReturnType<typeof effectsOf>,
+  options: { leads: number; earlier: number },
+): Promise<BacklogDrain> {
+  const workers = service.workers();
+  await service.stopWorkers();
+  log(`backlog: ${options.leads} leads made with no worker running, then worked off by ${workers} worker process(es)`);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: BACKLOG_CONCURRENCY }, async () => {
+      while (next < options.leads) {
+        const n = next++;
+        const tenant = tenants[n % tenants.length];
+        await tenant.client.json('POST', '/api/leads', { firstName: 'Flow', lastName: `Backlog ${n}`, source: 'bench', ownerId: tenant.ownerId });
+      }
+    }),
+  );
+  await resetStatementStats();
+  await service.startWorkers(workers);
+  const cpuBefore = { service: service.pids.map(cpuMsOf), database: databaseCpuMs(), at: performance.now() };
+  const missing = await effects.waitForAll(options.earlier + options.leads, 300_000);
+  const wall = performance.now() - cpuBefore.at;
+  const busy = (ms: number) => `${((100 * ms) / wall).toFixed(0)}%`;
+  const processes = service.pids.map((pid, i) => `${i === 0 ? 'api' : `worker ${i}`} ${busy(cpuMsOf(pid) - cpuBefore.service[i])} (peak ${residentMbOf(pid, 'VmHWM').toFixed(0)} MB)`);
+  log(`  CPU while worked off (of one core), and peak resident memory: ${processes.join(', ')}, database ${busy(databaseCpuMs() - cpuBefore.database)}`);
+  service.assertRunning();
+  const backlog = await effects.leadTimes('Backlog %');
+  const times = await effects.times();
+  const at = [times.tasks, times.notifications, times.webhooks].flatMap((byLead) => [...backlog.keys()].filter((id) => byLead.has(id)).map((id) => byLead.get(id)!));
+  const seconds = at.length ? (Math.max(...at) - Math.min(...at)) / 1000 : 0;
+  const drain = { leads: options.leads, seconds, leadsPerSecond: seconds > 0 ? options.leads / seconds : 0, missing };
+  log(`  backlog worked off at ${drain.leadsPerSecond.toFixed(0)} leads/s (${drain.seconds.toFixed(1)} s from first effect to last)${missing ? `; ${missing} effects MISSING` : ''}`);
+  // Per backlog lead: what the workers' statements cost (BENCH_PG_STATEMENTS).
+  await logStatementStats(options.leads, 'lead');
+  return drain;
 }
