@@ -1,13 +1,11 @@
 import { comparePositions } from './position.js';
 import type { LogPage, Position, RecordedEvent } from './types.js';
 
-/** A page as a read of the whole log gave it. */
+/** A full page as a read of the whole log gave it. */
 interface KeptPage {
   /** The position the read began after. */
   from: Position;
   events: RecordedEvent[];
-  /** The read got as many events as it asked for: the log goes on after it. */
-  full: boolean;
 }
 
 /**
@@ -25,18 +23,21 @@ export class RecentPages {
 
   constructor(private readonly maxEvents: number) {}
 
+  /**
+   * Keeps a page that got all it asked for (the log goes on after it). Short pages, the
+   * head of the log as it was, are what readers at the head share as they are read: kept,
+   * they would only crowd out the pages readers behind need.
+   */
   keep(from: Position, page: LogPage, asked: number): void {
-    if (page.events.length === 0) return;
-    this.pages.push({ from, events: page.events, full: page.events.length >= asked });
+    if (page.events.length === 0 || page.events.length < asked) return;
+    this.pages.push({ from, events: page.events });
     this.events += page.events.length;
     while (this.events > this.maxEvents && this.pages.length > 1) this.events -= this.pages.shift()!.events.length;
   }
 
   /**
    * The events after `from` that a kept page holds (at most `maxCount`), or null. They are
-   * what a read would begin with, and more is readable right after them (`readOn`): a slice
-   * that would reach the end of a short page (the head of the log as it was, maybe held
-   * back) is not answered from here, as a read now may find more.
+   * what a read would begin with, and more is readable right after them (`readOn`).
    */
   take(from: Position, maxCount: number): LogPage | null {
     for (let p = this.pages.length - 1; p >= 0; p--) {
@@ -44,9 +45,7 @@ export class RecentPages {
       const last = page.events[page.events.length - 1].position;
       if (comparePositions(page.from, from) > 0 || comparePositions(from, last) >= 0) continue;
       const start = firstAfter(page.events, from);
-      const events = page.events.slice(start, start + maxCount);
-      if (start + events.length === page.events.length && !page.full) return null;
-      return { events, heldBack: false, readOn: true };
+      return { events: page.events.slice(start, start + maxCount), heldBack: false, readOn: true };
     }
     return null;
   }
