@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { checkCustomFieldValues, type CustomFieldModule, type ReferenceLookup } from '../domain/custom-fields.js';
+import { checkCustomFieldValues, type CustomFieldModule } from '../domain/custom-fields.js';
 import { DomainError, invalid } from '../domain/errors.js';
 import { fieldRuleViolations, type RuleViolation } from '../domain/field-validation-rules.js';
 import { PROTOTYPE_KEYS } from '../domain/values.js';

@@ -1,5 +1,4 @@
 import type { CollectionEvents } from './records.js';
-import type { DomainEvent } from './domain-event.js';
 
 /**
  * A tenant's opportunity settings live in one configuration stream,

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../events/store/types.js';
-import type { CustomFieldFields, CustomFieldGroupFields, CustomTabFields, ModuleLayoutFields } from '../events/module-settings.js';
+import type { CustomFieldFields, CustomFieldGroupFields, CustomTabFields } from '../events/module-settings.js';
 import type { AppEventType, RecordedOf } from '../events/app-events.js';
 import { defineProjection, type EventHandler, type StoredEventHandler } from './projection.js';
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { assertReadable } from '../events/versions.js';
 import { followAll } from '../events/store/catch-up.js';
 import { comparePositions } from '../events/store/position.js';
-import type { Position, RecordedEvent } from '../events/store/types.js';
+import type { RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, CheckpointMoves, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
 import { anyParked, backoffMs, blockedStreams, defaultRetryPolicy, holdEvent, parkEvent, type RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { sleep, withListenerRoom } from '../infra/signal.js';

@@ -22,7 +22,7 @@ describe('notifications by browser push', () => {
   let admin: Session;
   let other: Session;
 
-  const { call, ok } = apiClient(() => service, () => admin);
+  const { ok } = apiClient(() => service, () => admin);
   /** A user of the admin's tenant who wants leads assigned to them by push only, with one browser subscribed. */
   const pushUser = async (): Promise<{ user: Session; browser: TestBrowser; key: string }> => {
     const user = await createUserAs(service, admin, 'user');

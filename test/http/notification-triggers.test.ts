@@ -27,7 +27,7 @@ describe('notification triggers', () => {
   let colleague: Session;
   let other: Session;
 
-  const { call, ok } = apiClient(() => service, () => admin);
+  const { ok } = apiClient(() => service, () => admin);
   const noticesOf = async (session: Session) => (await ok('GET', '/notifications?limit=50', undefined, session)).data as any[];
   /** Waits for the saga: the notification of `type` about `entityId` that `session` receives. */
   const noticeFor = async (session: Session, type: string, entityId: string | null) => {

@@ -31,7 +31,6 @@ describe('reports', () => {
     ok(await call('POST', '/reports', { name: `R ${randomUUID().slice(0, 6)}`, dataSource: 'opportunities', ...fields }, session), 201);
   const execute = async (id: string, body: Record<string, unknown> = {}, session: Session = admin) => ok(await call('POST', `/reports/${id}/execute`, body, session));
   const run = async (fields: Record<string, unknown>, body: Record<string, unknown> = {}) => execute((await newReport(fields)).id, body);
-  const seeded = (rows: any[]) => rows.filter((r) => r);
 
   before(async function () {
     this.timeout(120_000);

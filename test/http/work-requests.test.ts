@@ -332,7 +332,7 @@ describe('work requests', () => {
     it('lists with views, filters and sorts; counts; by-entity; a stranger sees none of it', async () => {
       const fresh = await registerTenant(service);
       const p = await settings.ok('POST', '/pipelines', { name: 'P' }, fresh);
-      const open = await settings.ok('POST', '/stages', { pipelineId: p.id, name: 'Open' }, fresh);
+      await settings.ok('POST', '/stages', { pipelineId: p.id, name: 'Open' }, fresh);
       const mine = await createUserAs(service, fresh, 'user');
       const t = (await service.request('POST', '/api/teams', { name: 'T', memberIds: [mine.user.id] }, fresh.auth)).body;
       const me = await service.request('POST', '/api/auth/login', { tenantSlug: fresh.tenant.slug, email: mine.user.email, password: 'Sup3rSecret' });

@@ -14,7 +14,6 @@ import { createLogger } from '../../src/infra/logger.js';
 import { ProjectionEngine } from '../../src/projections/engine.js';
 import { takeOverForRebuild } from '../../src/projections/inline.js';
 import { inlineProjectionNames } from '../../src/projections/progress.js';
-import type { Projection } from '../../src/projections/projection.js';
 import { rebuildProjection } from '../../src/projections/rebuild.js';
 import { awaitProjection } from '../../src/projections/projection-progress.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';

@@ -2,7 +2,7 @@ import { JSON_OBJECT_MAX, LONG_TEXT_MAX, isEmail, isLeadColumn, leadColumnProble
 import { PROTOTYPE_KEYS } from '../../domain/values.js';
 import type { PipelineModule, StageField, StageFields } from '../../events/lead-settings.js';
 import type { LeadEvent, LeadFields } from '../../events/leads.js';
-import { invalid, notFound } from '../../domain/errors.js';
+import { invalid } from '../../domain/errors.js';
 import { leadFieldValue, type ScoredLead } from './lead-scoring.js';
 import { settingOf, stagesOf, type LeadSettingsState } from '../lead-settings/lead-settings.js';
 import type { LeadView } from './leads.js';

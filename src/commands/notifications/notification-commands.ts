@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { NOTIFICATION_TYPE_NAMES, type ChannelFlags, type NotificationSettings } from '../../domain/notifications.js';
+import type { ChannelFlags, NotificationSettings } from '../../domain/notifications.js';
 import { handleCommand, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { seedTenantsWithout } from '../tenant-seeds.js';
 import { notificationAggregate } from './notification-aggregate.js';
