@@ -51,6 +51,14 @@ describe('recent log pages: readers behind the newest read', () => {
     expect(numbers(pages.take(at(25), 2))).to.deep.equal([26, 27]);
   });
 
+  it('keeps at most the pages it was given room for: many small pages cannot pile up', () => {
+    const pages = new RecentPages(1_000, 3);
+    for (let p = 0; p < 5; p++) pages.keep(at(p * 2), { events: events(p * 2, p * 2 + 2), heldBack: false }, 2);
+    expect(pages.take(at(3), 1)).to.equal(null);
+    expect(numbers(pages.take(at(4), 1))).to.deep.equal([5]);
+    expect(numbers(pages.take(at(8), 2))).to.deep.equal([9, 10]);
+  });
+
   describe('in the PostgreSQL store', () => {
     let db: TestDatabase;
     beforeEach(async () => (db = await openTestDatabase()));
@@ -95,6 +103,8 @@ describe('recent log pages: readers behind the newest read', () => {
       expect(fromMemory.events.map((e) => e.data)).to.deep.equal([5, 6, 7, 8, 9].map((n) => ({ n })));
       const read = await db.store.readAll({ from: first.events[4].position, maxCount: 10 });
       expect(read.map((e) => e.data)).to.deep.equal([5, 6, 7, 8, 9, 10, 11, 12, 13, 14].map((n) => ({ n })));
+      // What readAll read is not kept: a follower past the first page reads the log.
+      expect(await db.store.readPage({ from: read[6].position, maxCount: 3 })).to.not.have.property('readOn');
     });
   });
 });

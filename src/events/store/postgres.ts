@@ -604,22 +604,25 @@ export class PostgresEventStore implements EventStore {
       const kept = this.recentPages.take(from, options.maxCount);
       if (kept) return Promise.resolve(kept);
     }
-    return this.sharedRead(from, options);
+    return this.sharedRead(from, options, true);
   }
 
-  /** A page as long as one read gives it (never a slice of a kept page: callers may take a short page for the end). */
+  /**
+   * A page as long as one read gives it: never a slice of a kept page (callers may take a
+   * short page for the end), and not kept (one-event probes would crowd out followers' pages).
+   */
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
-    return (await this.sharedRead(options.from ?? { commit: 0n, prepare: 0n }, options)).events;
+    return (await this.sharedRead(options.from ?? { commit: 0n, prepare: 0n }, options, false)).events;
   }
 
-  private sharedRead(from: Position, options: ReadAllOptions): Promise<LogPage> {
+  private sharedRead(from: Position, options: ReadAllOptions, keep: boolean): Promise<LogPage> {
     const filter = readFilter(options.filter);
     const wakes = this.wakes;
     const key = `${wakes}:${from.commit}:${from.prepare}:${options.maxCount}${filter ? `:${JSON.stringify([filter.tenantId, filter.types])}` : ''}`;
     let read = this.readsInFlight.get(key);
     if (!read) {
       read = this.queryPage(from, options.maxCount, filter).finally(() => this.readsInFlight.delete(key));
-      if (!filter) void read.then((page) => this.recentPages.keep(from, page, options.maxCount), () => undefined);
+      if (keep && !filter) void read.then((page) => this.recentPages.keep(from, page, options.maxCount), () => undefined);
       this.readsInFlight.set(key, read);
     }
     return read;

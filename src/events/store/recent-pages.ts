@@ -21,7 +21,11 @@ export class RecentPages {
   private pages: KeptPage[] = [];
   private events = 0;
 
-  constructor(private readonly maxEvents: number) {}
+  /** At most `maxEvents` events in at most `maxPages` pages (each read walks the pages: small pages must not pile up). */
+  constructor(
+    private readonly maxEvents: number,
+    private readonly maxPages = 64,
+  ) {}
 
   /**
    * Keeps a page that got all it asked for (the log goes on after it). Short pages, the
@@ -32,7 +36,7 @@ export class RecentPages {
     if (page.events.length === 0 || page.events.length < asked) return;
     this.pages.push({ from, events: page.events });
     this.events += page.events.length;
-    while (this.events > this.maxEvents && this.pages.length > 1) this.events -= this.pages.shift()!.events.length;
+    while ((this.events > this.maxEvents || this.pages.length > this.maxPages) && this.pages.length > 1) this.events -= this.pages.shift()!.events.length;
   }
 
   /**
