@@ -53,7 +53,13 @@ export const WARM_UP_SECONDS = 1;
  * `runWriters` after an unmeasured second of the same load: connections open, code
  * warm, and the server past the writes that follow its start and `create database`.
  */
-export async function runWritersAfterWarmUp(options: WriterOptions, operation: (writer: number) => Promise<void>): Promise<WriterRun> {
+export async function runWritersAfterWarmUp(
+  options: WriterOptions,
+  operation: (writer: number) => Promise<void>,
+  /** Runs between the warm-up and the timed run (the statement statistics' reset). */
+  afterWarmUp?: () => Promise<void>,
+): Promise<WriterRun> {
   await runWriters({ ...options, seconds: Math.min(WARM_UP_SECONDS, options.seconds) }, operation);
+  await afterWarmUp?.();
   return runWriters(options, operation);
 }
