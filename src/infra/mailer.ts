@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { createTransport, type Transporter } from 'nodemailer';
 import { systemClock, type Clock } from './clock.js';
 import type { Logger } from './logger.js';
+import { sqlLiteral } from './simple-query.js';
 import { claimDueRows, leaseEnd, OUTBOX_MAX_ATTEMPTS, recordAttempt } from './outbox-retry.js';
 
 export interface OutgoingMail {
@@ -34,6 +35,13 @@ export interface MailAttachment {
 }
 
 export type MailStatus = 'stored' | 'sent' | 'failed';
+
+/** `error`: the SMTP server's (or connection's) message when the delivery failed, secrets masked. */
+export interface SendResult {
+  id: string;
+  status: MailStatus;
+  error?: string;
+}
 
 export interface OutboxItem {
   id: string;
@@ -135,11 +143,47 @@ export class Mailer {
   }
 
   /** `error`: the SMTP server's (or connection's) message when this delivery failed, secrets masked. */
-  async send(mail: OutgoingMail): Promise<{ id: string; status: MailStatus; error?: string }> {
-    const id = mail.id ?? randomUUID();
+  async send(mail: OutgoingMail): Promise<SendResult> {
+    const row = this.rowOf(mail);
+    const attachments = mail.attachments ?? [];
+    // The message and its files are stored together: a retry never sends one without the other.
+    const store = async (db: Knex | Knex.Transaction) => {
+      const ids = await db(TABLE).insert(row).onConflict('id').ignore().returning('id');
+      if (ids.length > 0 && attachments.length > 0) {
+        await db(ATTACHMENTS).insert(attachments.map((a, position) => ({ mail_id: row.id, position, filename: a.filename, content_type: a.contentType, content: a.content })));
+      }
+      return ids;
+    };
+    // One statement needs no transaction of its own (the usual notification mail).
+    const inserted = attachments.length > 0 ? await this.knex.transaction(store) : await store(this.knex);
+    if (inserted.length === 0) {
+      const [existing] = await this.knex(TABLE).where({ id: row.id }).select('status');
+      return { id: row.id, status: existing.status };
+    }
+    return this.sendStored(row, mail.secrets);
+  }
+
+  /**
+   * A mail (with a stable id, without attachments) whose outbox row someone else may store:
+   * `sql` stores it (values written in; a row already there is left as it is), for the
+   * transaction of an append to carry (src/events/store/write-along.ts). `send(stored)`
+   * then only delivers it, or, when it was not stored after all, does what `send(mail)` does.
+   */
+  prepare(mail: OutgoingMail & { id: string }): { sql: string; send: (stored: boolean) => Promise<SendResult> } {
+    if (mail.attachments?.length) throw new Error('a mail with attachments is stored by send');
+    const row = this.rowOf(mail);
+    const columns = Object.keys(row) as (keyof typeof row)[];
+    return {
+      sql: `insert into ${TABLE} (${columns.join(', ')}) values (${columns.map((c) => sqlLiteral(row[c])).join(', ')}) on conflict (id) do nothing`,
+      send: (stored) => (stored ? this.sendStored(row, mail.secrets) : this.send(mail)),
+    };
+  }
+
+  /** The outbox row of a mail, as stored before its first attempt. */
+  private rowOf(mail: OutgoingMail) {
     const now = this.clock.now();
-    const row = {
-      id,
+    return {
+      id: mail.id ?? randomUUID(),
       tenant_id: mail.tenantId,
       kind: mail.kind,
       to_address: mail.to,
@@ -156,23 +200,12 @@ export class Mailer {
       next_attempt_at: this.transport ? leaseEnd(now) : null,
       created_at: now,
     };
-    const attachments = mail.attachments ?? [];
-    // The message and its files are stored together: a retry never sends one without the other.
-    const store = async (db: Knex | Knex.Transaction) => {
-      const ids = await db(TABLE).insert(row).onConflict('id').ignore().returning('id');
-      if (ids.length > 0 && attachments.length > 0) {
-        await db(ATTACHMENTS).insert(attachments.map((a, position) => ({ mail_id: id, position, filename: a.filename, content_type: a.contentType, content: a.content })));
-      }
-      return ids;
-    };
-    // One statement needs no transaction of its own (the usual notification mail).
-    const inserted = attachments.length > 0 ? await this.knex.transaction(store) : await store(this.knex);
-    if (inserted.length === 0) {
-      const [existing] = await this.knex(TABLE).where({ id }).select('status');
-      return { id, status: existing.status };
-    }
-    if (!this.transport) return { id, status: 'stored' };
-    return { id, ...(await this.deliver({ ...row, error: null, sent_at: null }, mail.secrets)) };
+  }
+
+  /** The first attempt of a row just stored (none without a server: it stays stored). */
+  private async sendStored(row: ReturnType<Mailer['rowOf']>, secrets?: string[]): Promise<SendResult> {
+    if (!this.transport) return { id: row.id, status: 'stored' };
+    return { id: row.id, ...(await this.deliver({ ...row, error: null, sent_at: null }, secrets)) };
   }
 
   /**

@@ -105,6 +105,35 @@ describe('the mailer', () => {
     });
   });
 
+  describe('a mail stored by someone else (prepare)', () => {
+    it('its statement stores the row send would store; send(true) only delivers it, and marks it sent', async () => {
+      const smtp = await startServer();
+      const clock = new ManualClock('2026-03-01T10:00:00Z');
+      const m = mailer({ smtpUrl: smtp.url, clock });
+      const id = '00000000-0000-4000-8000-00000000a001';
+      // Quotes and a backslash in the text: the statement writes values in as literals.
+      const prepared = m.prepare(passwordReset({ id, subject: "Ada's \\ reset" }));
+      await db.knex.raw(prepared.sql);
+      expect(await row(id)).to.include({ status: 'stored', attempts: 0, subject: "Ada's \\ reset", tenant_id: 'acme', kind: 'password_reset' });
+      // A second run of the statement leaves the row as it is.
+      await db.knex.raw(prepared.sql);
+      expect(Number((await db.knex('mail_outbox').where({ id }).count<{ count: string }[]>({ count: '*' }))[0].count)).to.equal(1);
+
+      expect(await prepared.send(true)).to.deep.equal({ id, status: 'sent' });
+      expect(smtp.received).to.have.length(1);
+      const stored = await row(id);
+      expect(stored).to.include({ status: 'sent', attempts: 1 });
+      expect(stored.text_body).to.equal('Hello Ada,\n\nOpen [redacted] to choose a new password.\n');
+    });
+
+    it('send(false) stores it first, as send does; without SMTP it stays stored', async () => {
+      const id = '00000000-0000-4000-8000-00000000a002';
+      const result = await mailer().prepare(passwordReset({ id })).send(false);
+      expect(result).to.deep.equal({ id, status: 'stored' });
+      expect(await row(id)).to.include({ status: 'stored', to_address: 'ada@example.com', next_attempt_at: null });
+    });
+  });
+
   describe('attachments', () => {
     it('sends them with the message, and again with a retry after a failed delivery', async () => {
       const smtp = await startServer();

@@ -5,6 +5,7 @@ import { handleCommand } from '../../src/commands/aggregate.js';
 import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
 import { formatPosition } from '../../src/events/store/position.js';
 import { withReadAlong, type ReadAlong } from '../../src/events/store/read-along.js';
+import { withWriteAlong, writeAlongNow, type WriteAlong } from '../../src/events/store/write-along.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
 import type { DomainEvent } from '../../src/events/domain-event.js';
 import { defineProjection } from '../../src/projections/projection.js';
@@ -253,6 +254,82 @@ describe('inline projections (PostgreSQL log)', () => {
       await withReadAlong(earlier, () => command(id, { kind: 'increment', by: 1 }));
       await command(id, { kind: 'increment', by: 1 });
       expect(earlier.rows).to.deep.equal([{ value: 2, increments: 1 }]);
+    });
+  });
+
+  describe('a row written along with the append (write-along.ts)', () => {
+    beforeEach(async () => {
+      await db.knex.schema.createTable('probe_outbox', (t) => {
+        t.uuid('id').primary();
+        t.text('note').notNullable();
+      });
+    });
+    const outboxRow = (id: string, note: string): WriteAlong => ({ sql: `insert into probe_outbox (id, note) values ('${id}', '${note}') on conflict (id) do nothing` });
+    const notes = async () => (await db.knex('probe_outbox').orderBy('note').select('note')).map((r: { note: string }) => r.note);
+
+    it("goes in the text that commits the append, after the projections' writes, and is marked written", async () => {
+      await startEngine({ inline: ['probe-counters'], run: false });
+      const write = outboxRow(randomUUID(), 'created');
+      const statements: string[] = [];
+      const original = pg.Client.prototype.query;
+      (pg.Client.prototype as any).query = function (this: unknown, config: any, ...rest: unknown[]) {
+        statements.push(typeof config === 'string' ? config : config?.text ?? '');
+        return (original as any).call(this, config, ...rest);
+      };
+      try {
+        await withWriteAlong(write, () => command(randomUUID(), { kind: 'create', value: 1 }));
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+      expect(write.written).to.equal(true);
+      expect(await notes()).to.deep.equal(['created']);
+      expect(statements.find((text) => text.includes('probe_outbox'))).to.match(/probe_counters[\s\S]*insert into probe_outbox[\s\S]*;\s*commit$/);
+    });
+
+    it('is written once, by the first append that commits; an append outside its scope carries none', async () => {
+      await startEngine({ inline: ['probe-counters'], run: false });
+      const id = randomUUID();
+      const write = outboxRow(randomUUID(), 'first');
+      await withWriteAlong(write, async () => {
+        expect(writeAlongNow()).to.equal(write);
+        await command(id, { kind: 'create', value: 1 });
+        // Written already: the command's next append carries nothing.
+        expect(writeAlongNow()).to.equal(undefined);
+        await command(id, { kind: 'increment', by: 1 });
+      });
+      await command(id, { kind: 'increment', by: 1 });
+      expect(await notes()).to.deep.equal(['first']);
+      expect(await counter(id)).to.deep.equal({ value: 3, increments: 2 });
+    });
+
+    it('a member of a group that is refused writes nothing; the others in the group write theirs', async () => {
+      await startEngine({ inline: ['probe-counters'], run: false });
+      const taken = randomUUID();
+      await command(taken, { kind: 'create', value: 1 });
+      const refusedWrite = outboxRow(randomUUID(), 'refused');
+      const refused = withWriteAlong(refusedWrite, () =>
+        db.store.appendToStream(`probecounter-${taken}`, [newEvent('CounterCreated', { id: taken, value: 9 })], { expectedRevision: 'no_stream' }),
+      );
+      const writes = Array.from({ length: 6 }, (_, i) => outboxRow(randomUUID(), `ok-${i}`));
+      const results = await Promise.allSettled([refused, ...writes.map((write, i) => withWriteAlong(write, () => command(randomUUID(), { kind: 'create', value: i })))]);
+      expect(results[0].status).to.equal('rejected');
+      expect(results.slice(1).every((r) => r.status === 'fulfilled')).to.equal(true);
+      expect(refusedWrite.written).to.equal(undefined);
+      expect(writes.every((w) => w.written)).to.equal(true);
+      expect(await notes()).to.deep.equal(writes.map((_, i) => `ok-${i}`));
+    });
+
+    it('a write that fails costs the appends nothing: the group goes again alone, every append is stored, the write left unwritten', async () => {
+      await startEngine({ inline: ['probe-counters'], run: false });
+      const failing: WriteAlong = { sql: 'insert into probe_outbox (id, note) values (null, null)' };
+      const fine = outboxRow(randomUUID(), 'fine');
+      const ids = [randomUUID(), randomUUID()];
+      await Promise.all([withWriteAlong(failing, () => command(ids[0], { kind: 'create', value: 1 })), withWriteAlong(fine, () => command(ids[1], { kind: 'create', value: 2 }))]);
+      expect(failing.written).to.equal(undefined);
+      expect(await counter(ids[0])).to.deep.equal({ value: 1, increments: 0 });
+      expect(await counter(ids[1])).to.deep.equal({ value: 2, increments: 0 });
+      // Marked written exactly when it is there: in a group with the failing one it was undone too, and alone it is not carried.
+      expect(await notes()).to.deep.equal(fine.written ? ['fine'] : []);
     });
   });
 });

@@ -8,6 +8,7 @@ import { deterministicId } from '../../infra/deterministic-id.js';
 import type { Mailer } from '../../infra/mailer.js';
 import type { TextMessenger } from '../../infra/text-messages.js';
 import { toE164 } from '../../domain/field-rules.js';
+import { withWriteAlong, type WriteAlong } from '../../events/store/write-along.js';
 import { handleCommand, streamIdOf, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { withCheckedFacts } from '../checked-facts.js';
 import { currentUser } from '../identity/user-facts.js';
@@ -79,8 +80,7 @@ export async function handOver(
   delivery: Pick<NotificationDelivery, 'channel' | 'messageId' | 'subject' | 'text' | 'html'> & { digest?: boolean } & DeliveryContext,
 ) {
   if (delivery.channel === 'email') {
-    const kind = delivery.digest ? 'notification_digest' : 'notification';
-    await deps.mailer.send({ id: delivery.messageId, tenantId, kind, to: to.email, subject: delivery.subject, text: delivery.text, html: delivery.html });
+    await deps.mailer.send(emailOf(tenantId, to.email, delivery));
     return;
   }
   if (delivery.channel === 'push') {
@@ -93,6 +93,17 @@ export async function handOver(
   if (phone) await deps.textMessages.send({ id: delivery.messageId, tenantId, kind: 'notification', channel: 'sms', to: phone, body: delivery.text });
 }
 
+
+/** The mail of an email delivery (a digest's too), under the delivery's message id. */
+const emailOf = (tenantId: string, to: string, delivery: Pick<NotificationDelivery, 'messageId' | 'subject' | 'text' | 'html'> & { digest?: boolean }) => ({
+  id: delivery.messageId,
+  tenantId,
+  kind: delivery.digest ? 'notification_digest' : 'notification',
+  to,
+  subject: delivery.subject,
+  text: delivery.text,
+  html: delivery.html,
+});
 
 /** The mail id of the digest sent to a user at `dueAt`: every delivery batched into it shares it. */
 export const digestMailId = (tenantId: string, userId: string, dueAt: Date) => deterministicId('notification-digest', tenantId, userId, dueAt.toISOString());
@@ -180,14 +191,21 @@ async function notifyOnce(deps: NotifyDeps, ctx: CommandContext, input: Notifica
     });
   }
   const fields = { id, userId: input.userId, type: input.type, title: input.title, message: input.message, entityType, entityId, channels, deliveries };
+  // The email due now is stored by the notification's own append when the store can (one round trip and commit less).
+  const email = deliveries.find((d) => d.channel === 'email' && !d.digest && new Date(d.dueAt) <= now);
+  const mail = email && deps.mailer.prepare(emailOf(ctx.tenantId, recipient.email, email));
+  const along: WriteAlong | undefined = mail && { sql: mail.sql };
   // A given id is new but for a repeat: no read first (a repeat's append fails, and the stream is read then).
-  const result = await handleCommand(deps, notificationAggregate, id, { kind: 'create', fields }, ctx, { eventIds: options.eventIds, newStream: options.id !== undefined });
+  const result = await withWriteAlong(along, () =>
+    handleCommand(deps, notificationAggregate, id, { kind: 'create', fields }, ctx, { eventIds: options.eventIds, newStream: options.id !== undefined }),
+  );
   // A repeat answers with the first run's event (or none when its ids were fresh): send what was decided then.
   const created = result.events.find((e) => e.type === 'NotificationCreated');
   const decided = created ? (created.data as typeof fields).deliveries : [];
   for (const delivery of decided) {
     if (delivery.digest || new Date(delivery.dueAt) > now) continue;
-    await handOver(deps, ctx.tenantId, { userId: input.userId, ...recipient }, { ...delivery, notificationId: id, url: actionUrlOf(entityType, entityId) || undefined });
+    if (mail && along?.written && delivery.channel === 'email') await mail.send(true);
+    else await handOver(deps, ctx.tenantId, { userId: input.userId, ...recipient }, { ...delivery, notificationId: id, url: actionUrlOf(entityType, entityId) || undefined });
   }
   return { id, position: result.position };
 }

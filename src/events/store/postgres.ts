@@ -9,6 +9,7 @@ import { GroupCommitter, type GroupMember } from './group-commit.js';
 import { RecentPages } from './recent-pages.js';
 import { answerable, carriedRead, CarriedStatements, type CarriedRead } from './carried-reads.js';
 import { readAlongNow, type ReadAlong } from './read-along.js';
+import { writeAlongNow, type WriteAlong } from './write-along.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
 import { withLiterals } from '../../infra/simple-query.js';
 import { eventVersions } from '../upcasters.js';
@@ -182,6 +183,8 @@ interface AppendRequest {
   guards?: readonly string[];
   /** The caller's read to answer in the append's transaction (inline projections only). */
   along?: ReadAlong;
+  /** The caller's row to store in the append's transaction (inline projections, in a group only). */
+  write?: WriteAlong;
 }
 
 type PendingAppend = GroupMember<AppendRequest>;
@@ -374,7 +377,8 @@ export class PostgresEventStore implements EventStore {
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
     const along = this.inline ? readAlongNow() : undefined;
-    return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision, facts: options.facts, guards: options.guards, along }, events.length);
+    const write = this.inline ? writeAlongNow() : undefined;
+    return this.groupCommit.submit(streamId, { events, expectedRevision: options.expectedRevision, facts: options.facts, guards: options.guards, along, write }, events.length);
   }
 
   /** From now on, every append of this store applies the inline projections in its own transaction (null: no longer). */
@@ -430,7 +434,8 @@ export class PostgresEventStore implements EventStore {
         });
         const projections = found[0]?.inline_projections ?? [];
         const along = reads.filter((read, i): read is CarriedRead => !!read && found[i].status === 'ok' && ready.has(read) && answerable(read, projections));
-        return { value: found, events, projections, along };
+        const writes = group.flatMap((member, i) => (member.request.write && found[i].status === 'ok' ? [member.request.write] : []));
+        return { value: found, events, projections, along, writes };
       });
     } catch {
       return group.map((member) => this.appendAloneInline(member, inline));
@@ -476,13 +481,15 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * One inline transaction on a pooled connection, in two round trips: the append (after
-   * `begin`), then the projections' writes for what it appended (before `commit`).
+   * `begin`), then the projections' writes for what it appended, the rows written along and
+   * the reads carried (before `commit`). A write along that fails undoes the transaction
+   * (a group's members then go alone, carrying none).
    */
   private async inTransaction<Row extends pg.QueryResultRow, T>(
     inline: InlineApplier,
     append: pg.QueryConfig,
     reads: readonly (CarriedRead | null)[],
-    appended: (rows: Row[], ready: ReadonlySet<CarriedRead>) => { value: T; events: RecordedEvent[]; projections: string[]; along?: CarriedRead[] },
+    appended: (rows: Row[], ready: ReadonlySet<CarriedRead>) => { value: T; events: RecordedEvent[]; projections: string[]; along?: CarriedRead[]; writes?: WriteAlong[] },
   ): Promise<T> {
     // Never wait for the read-model pool while holding a connection of this one.
     await inline.ready();
@@ -490,12 +497,13 @@ export class PostgresEventStore implements EventStore {
     try {
       const ready = reads.some(Boolean) ? await this.carried.ready(client, reads.filter((r): r is CarriedRead => !!r)) : new Set<CarriedRead>();
       const results = (await client.query(`begin; ${withLiterals(append)}`)) as unknown as pg.QueryResult<Row>[];
-      const { value, events, projections, along = [] } = appended(results[1].rows, ready);
-      const writes = events.length ? await inline.sqlFor(projections, events) : '';
+      const { value, events, projections, along = [], writes = [] } = appended(results[1].rows, ready);
+      const projected = events.length ? await inline.sqlFor(projections, events) : '';
       // The reads go after the writes, before the commit: they see the transaction's own rows.
-      const text = [writes, ...along.map((a) => a.execute), 'commit'].filter(Boolean).join(';\n');
+      const text = [projected, ...writes.map((w) => w.sql), ...along.map((a) => a.execute), 'commit'].filter(Boolean).join(';\n');
       const answered = await client.query(text);
       client.release();
+      for (const write of writes) write.written = true;
       const list = (Array.isArray(answered) ? answered : [answered]) as pg.QueryResult[];
       along.forEach((a, i) => (a.read.rows = list[list.length - 1 - along.length + i].rows));
       return value;
