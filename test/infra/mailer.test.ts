@@ -112,7 +112,7 @@ describe('the mailer', () => {
       const m = mailer({ smtpUrl: smtp.url, clock });
       const id = '00000000-0000-4000-8000-00000000a001';
       // Quotes and a backslash in the text: the statement writes values in as literals.
-      const prepared = m.prepare(passwordReset({ id, subject: "Ada's \\ reset" }));
+      const prepared = m.prepare({ ...passwordReset({ subject: "Ada's \\ reset" }), id });
       await db.knex.raw(prepared.sql);
       expect(await row(id)).to.include({ status: 'stored', attempts: 0, subject: "Ada's \\ reset", tenant_id: 'acme', kind: 'password_reset' });
       // A second run of the statement leaves the row as it is.
@@ -128,7 +128,7 @@ describe('the mailer', () => {
 
     it('send(false) stores it first, as send does; without SMTP it stays stored', async () => {
       const id = '00000000-0000-4000-8000-00000000a002';
-      const result = await mailer().prepare(passwordReset({ id })).send(false);
+      const result = await mailer().prepare({ ...passwordReset(), id }).send(false);
       expect(result).to.deep.equal({ id, status: 'stored' });
       expect(await row(id)).to.include({ status: 'stored', to_address: 'ada@example.com', next_attempt_at: null });
     });
