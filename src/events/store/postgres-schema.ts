@@ -59,10 +59,14 @@ create table if not exists es_inline_projections (
 -- still stands there. An append given them writes only if they hold (see
 -- src/commands/checked-facts.ts); a stream appended to concurrently counts as it was
 -- committed when this runs, as if the command had read it then.
+-- PL/pgSQL, not SQL: a SQL function called from the append functions planned its query anew on
+-- every call (PostgreSQL 17 keeps no plan of a SQL function between calls), which cost more than running it.
 create or replace function es_unchanged(p_facts jsonb) returns boolean
-language sql stable as $fn$
-  select coalesce(bool_and(coalesce((select s.revision from event_streams s where s.stream_id = f ->> 0), -1) = (f ->> 1)::bigint), true)
-    from jsonb_array_elements(coalesce(p_facts, '[]'::jsonb)) f
+language plpgsql stable as $fn$
+begin
+  return coalesce((select bool_and(coalesce((select s.revision from event_streams s where s.stream_id = f ->> 0), -1) = (f ->> 1)::bigint)
+                     from jsonb_array_elements(coalesce(p_facts, '[]'::jsonb)) f), true);
+end
 $fn$;
 
 -- Earlier signatures (before p_facts, before p_guards): left beside the new ones, a call would match several.
