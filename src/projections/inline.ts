@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { PostgresEventStore, type InlineApplier } from '../events/store/postgres.js';
+import type { InlineStatement } from '../events/store/prepared-writes.js';
 import type { EventStore, RecordedEvent } from '../events/store/types.js';
 import type { AdvisoryLocks } from '../infra/advisory-locks.js';
 import type { Logger } from '../infra/logger.js';
@@ -8,7 +9,7 @@ import type { RetryPolicy } from '../events/subscriptions/parked-events.js';
 import { takeOverFromRunners } from './online-rebuild.js';
 import type { TakeOver } from './rebuild.js';
 import { handles, statementsFor, type Projection } from './projection.js';
-import { ReadModelWriter, statementsAsSql, type Statement } from './writer.js';
+import { inlineStatements, ReadModelWriter, type Statement } from './writer.js';
 import { CHECKPOINT_CHANNEL, forgetInlineProjections, inlineNotification, inlineProjectionNames } from './progress.js';
 import { catchUp } from './runner.js';
 
@@ -47,11 +48,11 @@ export class InlineProjections implements InlineApplier {
     return this.shapesRead;
   }
 
-  async sqlFor(projections: string[], events: RecordedEvent[]): Promise<string> {
+  async sqlFor(projections: string[], events: RecordedEvent[]): Promise<InlineStatement[]> {
     // Every inline projection's writes in the list's order, sent by the store with its commit.
     const statements: Statement[] = [];
     for (const name of projections) statements.push(...(await this.statementsOf(name, events)));
-    return statementsAsSql(this.knex, statements);
+    return inlineStatements(this.knex, statements);
   }
 
   private async statementsOf(name: string, events: RecordedEvent[]): Promise<Statement[]> {

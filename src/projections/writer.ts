@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Knex } from 'knex';
+import type { InlineStatement } from '../events/store/prepared-writes.js';
 import { copyData, copyFromStdin, type ColumnKind } from './copy-in.js';
 
 type Row = Record<string, unknown>;
@@ -407,6 +408,19 @@ export function statementsAsSql(knex: Knex, statements: readonly Statement[]): s
       return knex.raw(statement.sql, statement.bindings as Knex.RawBinding[]).toQuery();
     })
     .join(';\n');
+}
+
+/**
+ * Statements for an append's transaction (inline projections): the writer's own, with their
+ * rows as the one JSON parameter, for the store to prepare once per connection; any other
+ * with its values written in. COPY cannot go: a prepared writer of live tables never makes one.
+ */
+export function inlineStatements(knex: Knex, statements: readonly Statement[]): InlineStatement[] {
+  return statements.map((statement) => {
+    if ('copy' in statement) throw new Error('a COPY cannot be sent with an append');
+    if (statement.json) return { prepared: statement.sql.replace('?::json', '$1::json'), json: statement.bindings[0] as string };
+    return { sql: knex.raw(statement.sql, statement.bindings as Knex.RawBinding[]).toQuery() };
+  });
 }
 
 // The default sort compares strings by UTF-16 code units, as `<` does, without a callback per comparison.

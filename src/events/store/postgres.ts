@@ -10,6 +10,7 @@ import { RecentPages } from './recent-pages.js';
 import { answerable, carriedRead, CarriedStatements, type CarriedRead } from './carried-reads.js';
 import { readAlongNow, type ReadAlong } from './read-along.js';
 import { writeAlongNow, type WriteAlong } from './write-along.js';
+import { PreparedWrites, type InlineStatement } from './prepared-writes.js';
 import { EVENT_STORE_SCHEMA } from './postgres-schema.js';
 import { withLiterals } from '../../infra/simple-query.js';
 import { eventVersions } from '../upcasters.js';
@@ -244,8 +245,8 @@ function groupQuery(group: readonly PendingAppend[], versions: EventVersions, in
 export interface InlineApplier {
   /** Whatever `sqlFor` needs from the read-model pool, read before the append takes a connection (the first call reads it). */
   ready(): Promise<void>;
-  /** The SQL of the named projections' writes for these events (statements separated by `;`), or '' when there are none. */
-  sqlFor(projections: string[], events: RecordedEvent[]): Promise<string>;
+  /** The named projections' writes for these events, in order (none: nothing to write). */
+  sqlFor(projections: string[], events: RecordedEvent[]): Promise<InlineStatement[]>;
 }
 
 interface AppendEventsRow {
@@ -329,6 +330,7 @@ export class PostgresEventStore implements EventStore {
   /** Set once inline projections are switched on: every append then applies them in its transaction. */
   private inline: InlineApplier | null = null;
   private readonly carried = new CarriedStatements();
+  private readonly preparedWrites = new PreparedWrites();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -494,22 +496,26 @@ export class PostgresEventStore implements EventStore {
     // Never wait for the read-model pool while holding a connection of this one.
     await inline.ready();
     const client = await this.pool.connect();
+    let preparing: string[] = [];
     try {
       const ready = reads.some(Boolean) ? await this.carried.ready(client, reads.filter((r): r is CarriedRead => !!r)) : new Set<CarriedRead>();
       const results = (await client.query(`begin; ${withLiterals(append)}`)) as unknown as pg.QueryResult<Row>[];
       const { value, events, projections, along = [], writes = [] } = appended(results[1].rows, ready);
-      const projected = events.length ? await inline.sqlFor(projections, events) : '';
+      const projected = this.preparedWrites.textFor(client, events.length ? await inline.sqlFor(projections, events) : []);
+      preparing = projected.preparing;
       // The reads go after the writes, before the commit: they see the transaction's own rows.
-      const text = [projected, ...writes.map((w) => w.sql), ...along.map((a) => a.execute), 'commit'].filter(Boolean).join(';\n');
+      const text = [projected.text, ...writes.map((w) => w.sql), ...along.map((a) => a.execute), 'commit'].filter(Boolean).join(';\n');
       const answered = await client.query(text);
+      this.preparedWrites.held(client, preparing);
       client.release();
       for (const write of writes) write.written = true;
       const list = (Array.isArray(answered) ? answered : [answered]) as pg.QueryResult[];
       along.forEach((a, i) => (a.read.rows = list[list.length - 1 - along.length + i].rows));
       return value;
     } catch (error) {
-      // Back in the pool only if it answers (and is out of any transaction).
-      const healthy = await client.query('rollback').then(() => true, () => false);
+      // Back in the pool only if it answers (and is out of any transaction), knowing which writes it has prepared.
+      let healthy = await client.query('rollback').then(() => true, () => false);
+      if (healthy && preparing.length) healthy = await this.preparedWrites.resync(client).then(() => true, () => false);
       client.release(!healthy);
       throw error;
     }
