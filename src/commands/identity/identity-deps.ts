@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { preparedQuery } from '../../infra/prepared.js';
 import type { Config } from '../../infra/config.js';
 import type { Logger } from '../../infra/logger.js';
 import type { Mailer } from '../../infra/mailer.js';
@@ -39,11 +40,12 @@ export function lastPosition(results: CommandResult<unknown, unknown>[]): Positi
 }
 
 /** Set-wide uniqueness (slug, email in a tenant) that no single aggregate can check. */
+const CLAIM_SQL = 'insert into unique_claims (scope, value, owner_id) values ($1, $2, $3) on conflict (scope, value) do nothing returning 1 as claimed';
+
 export async function claimUnique(knex: Knex, scope: string, value: string, ownerId: string): Promise<boolean> {
-  const result = await knex.raw(
-    'insert into unique_claims (scope, value, owner_id) values (?, ?, ?) on conflict (scope, value) do nothing',
-    [scope, value, ownerId],
-  );
+  // Prepared outside a transaction (a form submit, a product's code): planning it cost more than running it.
+  if (!knex.isTransaction) return (await preparedQuery(knex, CLAIM_SQL, [scope, value, ownerId])).length === 1;
+  const result = await knex.raw(CLAIM_SQL.replace(/\$\d/g, '?'), [scope, value, ownerId]);
   return result.rowCount === 1;
 }
 
