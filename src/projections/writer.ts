@@ -1,6 +1,6 @@
-import pg from 'pg';
 import type { Knex } from 'knex';
 import type { InlineStatement } from '../events/store/prepared-writes.js';
+import { escapeLiteral } from '../infra/simple-query.js';
 import { copyData, copyFromStdin, type ColumnKind } from './copy-in.js';
 
 type Row = Record<string, unknown>;
@@ -404,7 +404,7 @@ export function statementsAsSql(knex: Knex, statements: readonly Statement[]): s
     .map((statement) => {
       if ('copy' in statement) throw new Error('a COPY cannot be sent as SQL text');
       // A function, not a string: `$&` or `$'` in the data must not be read as replacement patterns.
-      if (statement.json) return statement.sql.replace('?::json', () => `${pg.escapeLiteral(statement.bindings[0] as string)}::json`);
+      if (statement.json) return statement.sql.replace('?::json', () => `${escapeLiteral(statement.bindings[0] as string)}::json`);
       return knex.raw(statement.sql, statement.bindings as Knex.RawBinding[]).toQuery();
     })
     .join(';\n');

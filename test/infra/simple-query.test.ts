@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { withLiterals } from '../../src/infra/simple-query.js';
+import pg from 'pg';
+import { escapeLiteral, withLiterals } from '../../src/infra/simple-query.js';
 
 describe('withLiterals: a parameterised query as one SQL text', () => {
   it('writes each value in as a PostgreSQL literal, escaping quotes and backslashes', () => {
@@ -17,5 +18,13 @@ describe('withLiterals: a parameterised query as one SQL text', () => {
     expect(() => withLiterals({ text: 'select $2', values: ['only one'] })).to.throw(/no value for \$2/);
     expect(() => withLiterals({ text: 'select $1', values: [Number.NaN] })).to.throw(/literal/);
     expect(() => withLiterals({ text: 'select $1', values: [{ a: 1 }] })).to.throw(/literal/);
+  });
+});
+
+describe('escapeLiteral', () => {
+  it("writes every string exactly as pg's escapeLiteral does", () => {
+    const strings = ['', "'", "''", '\\', "\\'", 'plain', "O'Brien", 'a\\b\\\\c', "$& $' $1", '\ud800 lone', 'nul \u0000 byte', 'E\'x\'', '{"a":"b\\"c","d":"\\\\"}', 'émoji 🎉'];
+    for (let i = 0; i < 200; i++) strings.push(Array.from({ length: i % 17 }, (_v, j) => "ab'\\\"\n"[(i * 7 + j * 3) % 7]).join(''));
+    for (const text of strings) expect(escapeLiteral(text), JSON.stringify(text)).to.equal(pg.escapeLiteral(text));
   });
 });

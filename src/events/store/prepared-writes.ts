@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { escapeLiteral } from '../../infra/simple-query.js';
 
 /**
  * One statement of the inline projections' writes for an append: SQL with its values written
@@ -41,7 +42,7 @@ export class PreparedWrites {
     const parts = statements.map((statement) => {
       if ('sql' in statement) return statement.sql;
       const name = nameOf(statement.prepared);
-      const execute = `execute ${name}(${pg.escapeLiteral(statement.json)})`;
+      const execute = `execute ${name}(${escapeLiteral(statement.json)})`;
       if (held?.has(name) || preparing.includes(name)) return execute;
       preparing.push(name);
       return `prepare ${name}(json) as ${statement.prepared};\n${execute}`;
