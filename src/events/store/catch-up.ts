@@ -1,5 +1,4 @@
 import { Observable } from 'rxjs';
-import { Signal } from '../../infra/signal.js';
 import type { EventFilter, EventStore, LogPage, Position, RecordedEvent } from './types.js';
 
 export interface CatchUpOptions {
@@ -35,7 +34,7 @@ export async function followAll(
   options: CatchUpOptions & { abort: AbortSignal },
   onPage: (events: RecordedEvent[]) => Promise<void> | void,
 ): Promise<void> {
-  const wake = new Signal();
+  const wake = new FollowerWake(options.abort);
   const sub = store.appended$.subscribe(() => wake.notify());
   const batchSize = options.batchSize ?? 500;
   const idlePollMs = options.idlePollMs ?? 1000;
@@ -58,19 +57,67 @@ export async function followAll(
         from = page.events[page.events.length - 1].position;
         // A short page with nothing held back after it is the whole log as of the read: the
         // next read waits for an append after it (one read per append, not two).
-        if (page.events.length < batchSize && !page.heldBack && !page.readOn) await wake.wait(seen, idlePollMs, options.abort);
+        if (page.events.length < batchSize && !page.heldBack && !page.readOn) await wake.wait(seen, idlePollMs);
         continue;
       }
       if (page.heldBack) {
         // Cut short by any new wake-up: an append may be what releases the held-back events.
-        await wake.wait(seen, heldBackWait, options.abort);
+        await wake.wait(seen, heldBackWait);
         heldBackWait = Math.min(heldBackWait * 2, heldBackPollMs);
         continue;
       }
-      await wake.wait(seen, idlePollMs, options.abort);
+      await wake.wait(seen, idlePollMs);
     }
   } finally {
     sub.unsubscribe();
+    wake.close();
+  }
+}
+
+/**
+ * One follower's wake-ups: a Signal for a single waiter, listening to the abort once for the
+ * whole loop. Every append wakes every follower of the process (a projection runner, each
+ * saga shard), so a wait costs one promise and one timer, without the abort listener each
+ * `Signal.wait` adds and removes.
+ */
+class FollowerWake {
+  private version = 0;
+  private waiting: (() => void) | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onAbort = () => this.notify();
+
+  constructor(private readonly abort: AbortSignal) {
+    abort.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  get current(): number {
+    return this.version;
+  }
+
+  notify(): void {
+    this.version++;
+    const resolve = this.waiting;
+    if (!resolve) return;
+    this.waiting = null;
+    clearTimeout(this.timer);
+    resolve();
+  }
+
+  /** Resolves when the version moves past `seen`, after `timeoutMs`, or on abort. */
+  wait(seen: number, timeoutMs: number): Promise<void> {
+    if (this.version !== seen || this.abort.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+      this.timer = setTimeout(() => {
+        this.waiting = null;
+        resolve();
+      }, timeoutMs);
+    });
+  }
+
+  close(): void {
+    this.abort.removeEventListener('abort', this.onAbort);
+    clearTimeout(this.timer);
   }
 }
 
