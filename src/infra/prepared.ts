@@ -2,17 +2,23 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { onConnection } from './raw-connection.js';
 
-/** Statement names by SQL text; bounded, since a text may carry an unbound literal (a base path). */
+/** Statement names by prefix and SQL text; bounded, since a text may carry an unbound literal (a base path). */
 const names = new Map<string, string>();
-const MAX_NAMES = 2_000;
+const MAX_NAMES = 4_000;
 
-/** A name for `sql`, a hash of the text: one name never stands for two texts. */
-export function statementName(sql: string): string {
-  let name = names.get(sql);
+/**
+ * A name for `sql`: `<prefix>_` and a hash of the text, so one name never stands for two
+ * texts. Hex, so that it can go unquoted into SQL (`execute r_…`). Prefixes keep apart the
+ * statements node-pg prepares by name (`q`), the reads an append carries (`r`) and the
+ * inline writes (`w`).
+ */
+export function statementName(sql: string, prefix = 'q'): string {
+  const key = `${prefix}:${sql}`;
+  let name = names.get(key);
   if (name === undefined) {
     if (names.size >= MAX_NAMES) names.clear();
-    name = `q_${createHash('sha1').update(sql).digest('base64url').slice(0, 24)}`;
-    names.set(sql, name);
+    name = `${prefix}_${createHash('sha1').update(sql).digest('hex').slice(0, 32)}`;
+    names.set(key, name);
   }
   return name;
 }

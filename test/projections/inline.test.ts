@@ -35,6 +35,22 @@ const everyEvent = defineProjection<DomainEvent>({
   },
 });
 
+/** The SQL texts every pg client sends while `work` runs. */
+async function textsSentDuring(work: () => Promise<unknown>): Promise<string[]> {
+  const texts: string[] = [];
+  const original = pg.Client.prototype.query;
+  (pg.Client.prototype as any).query = function (this: unknown, config: any, ...rest: unknown[]) {
+    texts.push(typeof config === 'string' ? config : config?.text ?? '');
+    return (original as any).call(this, config, ...rest);
+  };
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  return texts;
+}
+
 describe('inline projections (PostgreSQL log)', () => {
   let db: TestDatabase;
   let locks: AdvisoryLocks;
@@ -177,21 +193,13 @@ describe('inline projections (PostgreSQL log)', () => {
 
   it('prepares each projection write once per connection, and after a failed transaction knows which it holds', async () => {
     await startEngine({ inline: ['probe-counters'], run: false });
-    const texts: string[] = [];
-    const original = pg.Client.prototype.query;
-    (pg.Client.prototype as any).query = function (this: unknown, config: any, ...rest: unknown[]) {
-      texts.push(typeof config === 'string' ? config : config?.text ?? '');
-      return (original as any).call(this, config, ...rest);
-    };
     const ids = Array.from({ length: 8 }, () => randomUUID());
-    try {
+    const texts = await textsSentDuring(async () => {
       // Prepared in a transaction that then fails (its write along): the PREPARE stays on the connection.
       const failing: WriteAlong = { sql: 'insert into no_such_table values (1)' };
       await withWriteAlong(failing, () => command(ids[0], { kind: 'create', value: 0 }));
       for (const [i, id] of ids.slice(1).entries()) await command(id, { kind: 'create', value: i + 1 });
-    } finally {
-      pg.Client.prototype.query = original;
-    }
+    });
     // Every create stored, none refused for preparing a statement its connection held already.
     for (const [i, id] of ids.entries()) expect(await counter(id)).to.deep.equal({ value: i, increments: 0 });
     const prepares = texts.flatMap((text) => text.match(/prepare (w_[0-9a-f]{32})/g) ?? []);
@@ -215,17 +223,7 @@ describe('inline projections (PostgreSQL log)', () => {
       await withReadAlong(created, () => command(id, { kind: 'create', value: 5 }));
       expect(created.rows).to.deep.equal([{ value: 5, increments: 0 }]);
       const incremented = counterRead();
-      const statements: string[] = [];
-      const original = pg.Client.prototype.query;
-      (pg.Client.prototype as any).query = function (this: unknown, config: any, ...rest: unknown[]) {
-        statements.push(typeof config === 'string' ? config : config?.text ?? '');
-        return (original as any).call(this, config, ...rest);
-      };
-      try {
-        await withReadAlong(incremented, () => command(id, { kind: 'increment', by: 3 }));
-      } finally {
-        pg.Client.prototype.query = original;
-      }
+      const statements = await textsSentDuring(() => withReadAlong(incremented, () => command(id, { kind: 'increment', by: 3 })));
       expect(incremented.rows).to.deep.equal([{ value: 8, increments: 1 }]);
       // The read went in the text that commits the append, after its projections' writes, as a statement prepared before.
       const commitText = statements.find((text) => /execute r_/.test(text));
@@ -296,17 +294,7 @@ describe('inline projections (PostgreSQL log)', () => {
     it("goes in the text that commits the append, after the projections' writes, and is marked written", async () => {
       await startEngine({ inline: ['probe-counters'], run: false });
       const write = outboxRow(randomUUID(), 'created');
-      const statements: string[] = [];
-      const original = pg.Client.prototype.query;
-      (pg.Client.prototype as any).query = function (this: unknown, config: any, ...rest: unknown[]) {
-        statements.push(typeof config === 'string' ? config : config?.text ?? '');
-        return (original as any).call(this, config, ...rest);
-      };
-      try {
-        await withWriteAlong(write, () => command(randomUUID(), { kind: 'create', value: 1 }));
-      } finally {
-        pg.Client.prototype.query = original;
-      }
+      const statements = await textsSentDuring(() => withWriteAlong(write, () => command(randomUUID(), { kind: 'create', value: 1 })));
       expect(write.written).to.equal(true);
       expect(await notes()).to.deep.equal(['created']);
       expect(statements.find((text) => text.includes('probe_outbox'))).to.match(/probe_counters[\s\S]*insert into probe_outbox[\s\S]*;\s*commit$/);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { statementName } from '../../infra/prepared.js';
 import type pg from 'pg';
 import { sqlLiteral } from '../../infra/simple-query.js';
 import type { ReadAlong } from './read-along.js';
@@ -12,19 +12,8 @@ export interface CarriedRead {
   execute: string;
 }
 
-const names = new Map<string, string>();
-
-/** The server-side name of a carried text: `r_` and a hash, apart from the names node-pg gives its own statements. */
-function nameOf(text: string): string {
-  let name = names.get(text);
-  if (name === undefined) {
-    if (names.size >= 1_000) names.clear();
-    // Hex: the name goes into SQL unquoted (base64url's `-` would not parse).
-    name = `r_${createHash('sha1').update(text).digest('hex').slice(0, 32)}`;
-    names.set(text, name);
-  }
-  return name;
-}
+/** The server-side name of a carried text: `r_` and a hash of it. */
+const nameOf = (text: string) => statementName(text, 'r');
 
 /** The read `read` asks for with an append to `streamId`, or null (none, or one that cannot be written out: it must not cost the write). */
 export function carriedRead(read: ReadAlong | undefined, streamId: string): CarriedRead | null {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { statementName } from '../../infra/prepared.js';
 import type pg from 'pg';
 import { escapeLiteral } from '../../infra/simple-query.js';
 
@@ -9,20 +9,8 @@ import { escapeLiteral } from '../../infra/simple-query.js';
  */
 export type InlineStatement = { sql: string } | { prepared: string; json: string };
 
-const names = new Map<string, string>();
-const MAX_NAMES = 2_000;
-
-/** The server-side name of a prepared write: `w_` and a hash of its text (apart from the carried reads' `r_`). */
-function nameOf(text: string): string {
-  let name = names.get(text);
-  if (name === undefined) {
-    if (names.size >= MAX_NAMES) names.clear();
-    // Hex: the name goes into SQL unquoted.
-    name = `w_${createHash('sha1').update(text).digest('hex').slice(0, 32)}`;
-    names.set(text, name);
-  }
-  return name;
-}
+/** The server-side name of a prepared write: `w_` and a hash of its text. */
+const nameOf = (text: string) => statementName(text, 'w');
 
 /**
  * The inline writes as one text for the append's second round trip. A write's plan is kept on
