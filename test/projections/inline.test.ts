@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import pg from 'pg';
 import { handleCommand } from '../../src/commands/aggregate.js';
 import { loadCheckpoint } from '../../src/events/subscriptions/checkpoints.js';
 import { formatPosition } from '../../src/events/store/position.js';
@@ -19,6 +18,7 @@ import { rebuildProjection } from '../../src/projections/rebuild.js';
 import { awaitProjection } from '../../src/projections/projection-progress.js';
 import { openTestDatabase, type TestDatabase } from '../support/database.js';
 import { newEvent } from '../support/events.js';
+import { statementsDuring } from '../support/statements.js';
 import { counterAggregate, counterProjection, createCounterTable } from '../support/probe-module.js';
 
 const silent = createLogger('silent');
@@ -34,22 +34,6 @@ const everyEvent = defineProjection<DomainEvent>({
     w.insert('probe_every_event', { event_id: e.id, stream_id: e.streamId, revision: e.revision, position: formatPosition(e.position) });
   },
 });
-
-/** The SQL texts every pg client sends while `work` runs. */
-async function textsSentDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const texts: string[] = [];
-  const original = pg.Client.prototype.query;
-  (pg.Client.prototype as any).query = function (this: unknown, config: any, ...rest: unknown[]) {
-    texts.push(typeof config === 'string' ? config : config?.text ?? '');
-    return (original as any).call(this, config, ...rest);
-  };
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return texts;
-}
 
 describe('inline projections (PostgreSQL log)', () => {
   let db: TestDatabase;
@@ -194,7 +178,7 @@ describe('inline projections (PostgreSQL log)', () => {
   it('prepares each projection write once per connection, and after a failed transaction knows which it holds', async () => {
     await startEngine({ inline: ['probe-counters'], run: false });
     const ids = Array.from({ length: 8 }, () => randomUUID());
-    const texts = await textsSentDuring(async () => {
+    const texts = await statementsDuring(async () => {
       // Prepared in a transaction that then fails (its write along): the PREPARE stays on the connection.
       const failing: WriteAlong = { sql: 'insert into no_such_table values (1)' };
       await withWriteAlong(failing, () => command(ids[0], { kind: 'create', value: 0 }));
@@ -223,7 +207,7 @@ describe('inline projections (PostgreSQL log)', () => {
       await withReadAlong(created, () => command(id, { kind: 'create', value: 5 }));
       expect(created.rows).to.deep.equal([{ value: 5, increments: 0 }]);
       const incremented = counterRead();
-      const statements = await textsSentDuring(() => withReadAlong(incremented, () => command(id, { kind: 'increment', by: 3 })));
+      const statements = await statementsDuring(() => withReadAlong(incremented, () => command(id, { kind: 'increment', by: 3 })));
       expect(incremented.rows).to.deep.equal([{ value: 8, increments: 1 }]);
       // The read went in the text that commits the append, after its projections' writes, as a statement prepared before.
       const commitText = statements.find((text) => /execute r_/.test(text));
@@ -294,7 +278,7 @@ describe('inline projections (PostgreSQL log)', () => {
     it("goes in the text that commits the append, after the projections' writes, and is marked written", async () => {
       await startEngine({ inline: ['probe-counters'], run: false });
       const write = outboxRow(randomUUID(), 'created');
-      const statements = await textsSentDuring(() => withWriteAlong(write, () => command(randomUUID(), { kind: 'create', value: 1 })));
+      const statements = await statementsDuring(() => withWriteAlong(write, () => command(randomUUID(), { kind: 'create', value: 1 })));
       expect(write.written).to.equal(true);
       expect(await notes()).to.deep.equal(['created']);
       expect(statements.find((text) => text.includes('probe_outbox'))).to.match(/probe_counters[\s\S]*insert into probe_outbox[\s\S]*;\s*commit$/);
