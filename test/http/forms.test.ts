@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { HttpReceiver } from '../support/http-receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { statementsDuring } from '../support/statements.js';
 import { TestSmtpServer } from '../support/smtp.js';
 import { eventually } from '../support/wait.js';
 
@@ -376,6 +377,29 @@ describe('forms', () => {
       expect((await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.90')).status).to.equal(409);
       ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.91'), 201);
       expect((await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.91')).status).to.equal(409);
+    });
+
+    it('the address claim and the recipients’ mail are stored by the submission’s own append, once each', async () => {
+      const form = await newForm(leadForm({ submitActions: [], settings: { notifyEmails: ['desk@example.com', 'sales@example.com'] } }));
+      let body: any;
+      const texts = await statementsDuring(async () => {
+        body = ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.120'), 201);
+      });
+      // Neither went on its own: both are in the text that commits the submission's append.
+      const alone = texts.filter((t) => /insert into (unique_claims|mail_outbox)/.test(t) && !/commit$/.test(t));
+      expect(alone).to.deep.equal([]);
+      const carrier = texts.filter((t) => t.includes('insert into unique_claims') && t.includes('insert into mail_outbox'));
+      expect(carrier).to.have.length(1);
+      expect(carrier[0]).to.match(/;\s*commit$/);
+      const knex = service.services.knex;
+      const claims = await knex('unique_claims').where({ scope: 'form_submitter', owner_id: body.submissionId }).select('value');
+      expect(claims.map((c) => c.value)).to.deep.equal([`${admin.tenant.id}:${form.id}:198.51.100.120`]);
+      const mails = await knex('mail_outbox').where({ tenant_id: admin.tenant.id, kind: 'form_notification' }).whereIn('to_address', ['desk@example.com', 'sales@example.com']).where('text_body', 'like', `%${form.name}%`).select('to_address');
+      expect(mails.map((m) => m.to_address).sort()).to.deep.equal(['desk@example.com', 'sales@example.com']);
+      await smtp.waitFor('desk@example.com');
+      // The claim counts: with allowMultiple off, the same address is refused.
+      ok(await call('PUT', `/forms/${form.id}`, { settings: { allowMultiple: false } }));
+      expect((await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.120')).status).to.equal(409);
     });
 
     it('keeps only the form’s own fields: 30,000 extra cf_* keys are dropped, the event holds the defined values only', async () => {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { preparedQuery } from '../../infra/prepared.js';
+import { withLiterals } from '../../infra/simple-query.js';
 import type { Config } from '../../infra/config.js';
 import type { Logger } from '../../infra/logger.js';
 import type { Mailer } from '../../infra/mailer.js';
@@ -48,6 +49,9 @@ export async function claimUnique(knex: Knex, scope: string, value: string, owne
   const result = await knex.raw(CLAIM_SQL.replace(/\$\d/g, '?'), [scope, value, ownerId]);
   return result.rowCount === 1;
 }
+
+/** The claim as one statement, values written in: for an append to carry (src/events/store/write-along.ts); a claim already taken stays as it is. */
+export const claimUniqueStatement = (scope: string, value: string, ownerId: string): string => withLiterals({ text: CLAIM_SQL, values: [scope, value, ownerId] });
 
 export async function releaseUnique(knex: Knex, scope: string, value: string, ownerId: string): Promise<void> {
   await knex('unique_claims').where({ scope, value, owner_id: ownerId }).delete();

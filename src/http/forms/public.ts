@@ -6,10 +6,11 @@ import { claimSubmitter } from '../../commands/forms/submitter-claims.js';
 import { DomainError, invalid } from '../../domain/errors.js';
 import { HONEYPOT_KEY, submissionValues } from '../../domain/forms.js';
 import type { FormSubmission } from '../../events/forms.js';
+import { withWriteAlong, type WriteAlong } from '../../events/store/write-along.js';
 import { countFormView, publicForm, publicView } from '../../queries/forms.js';
 import type { Services } from '../../service.js';
 import { captchaTokenOf, verifyCaptcha } from './captcha.js';
-import { notifyRecipients, runSubmitActions } from './submit-actions.js';
+import { recipientMails, runSubmitActions } from './submit-actions.js';
 
 /** One answer for every address that is not an active form of that tenant: nothing tells forms or tenants apart. */
 const notFoundOrInactive = () => new DomainError('not_found', 'Form not found or inactive');
@@ -55,11 +56,10 @@ export function publicFormsRouter(services: Services): Router {
 
     const submissionId = randomUUID();
     // Before any action runs: a second submit from this address (allowMultiple: false) is 409 and creates nothing.
-    const release = await claimSubmitter(knex, form, ip, submissionId);
+    const claim = await claimSubmitter(knex, form, ip, submissionId);
     const ctx = { tenantId: form.tenantId, userId: form.createdBy, correlationId: submissionId };
     const s = { submissionId, form, data, submittedAt: services.clock.now().toISOString(), ctx };
     const { results, created } = await runSubmitActions(services, s);
-    await notifyRecipients(services, s);
     // The submission's record is the first one its actions created (registry kind names).
     const first = results.find((r) => r.status === 'success' && r.type.startsWith('create_'));
     const entityType = first ? ({ create_lead: 'leads', create_contact: 'contacts', create_account: 'accounts' } as Record<string, string>)[first.type] : null;
@@ -76,15 +76,24 @@ export function publicFormsRouter(services: Services): Router {
       ipAddress: ip,
       userAgent: (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX) || null,
     };
+    // The address's claim and the recipients' mails are stored by the submission's own append where the store can.
+    const mails = recipientMails(services, s);
+    const statements = [claim.statement, ...mails.map((m) => m.sql)].filter((sql): sql is string => sql !== null);
+    const along: WriteAlong | undefined = statements.length ? { sql: statements.join(';\n') } : undefined;
     // A visitor submitted it, not the form's creator (whose name the actions act under): recorded without a user, so
     // the creator is told of it (nobody is told of what they did themselves).
-    const { position } = await recordSubmission(services, { ...ctx, userId: null }, submission).catch(async (error: unknown) => {
+    const { position } = await withWriteAlong(along, () => recordSubmission(services, { ...ctx, userId: null }, submission)).catch(async (error: unknown) => {
       // Not stored, and nothing done: the address may try again. Once an action has acted, a retry would do it twice.
-      if (!results.some((r) => r.status === 'success')) {
-        await release().catch((err: unknown) => services.logger.error({ err, formId: form.id }, 'form submitter claim could not be released'));
-      }
+      const settle = results.some((r) => r.status === 'success') ? claim.keep(false) : claim.release();
+      await settle.catch((err: unknown) => services.logger.error({ err, formId: form.id }, 'form submitter claim could not be settled'));
       throw error;
     });
+    const carried = along?.written === true;
+    await claim.keep(carried).catch((err: unknown) => services.logger.error({ err, formId: form.id }, 'form submitter claim could not be stored'));
+    for (const mail of mails) {
+      // A notification that cannot even be stored is logged; the visitor's submission counts.
+      await mail.send(carried).catch((err: unknown) => services.logger.error({ err, formId: form.id }, 'form notification mail could not be stored'));
+    }
     await services.waitForProjections(position);
     answer(submissionId, created, results);
   });

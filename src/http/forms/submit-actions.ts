@@ -6,6 +6,7 @@ import { DomainError } from '../../domain/errors.js';
 import { isEmail } from '../../domain/field-rules.js';
 import { escapeHtml, interpolate } from '../../domain/forms.js';
 import type { ActionResult, SubmitAction } from '../../events/forms.js';
+import { deterministicId } from '../../infra/deterministic-id.js';
 import { outboundPolicy, outboundRequest } from '../../infra/outbound-http.js';
 import type { Form } from '../../queries/forms.js';
 import type { Services } from '../../service.js';
@@ -136,18 +137,24 @@ export async function runSubmitActions(services: Services, s: SubmissionContext)
   return { results, created };
 }
 
-/** A message to each address in `settings.notifyEmails` with the submitted values. */
-export async function notifyRecipients(services: Services, s: SubmissionContext): Promise<void> {
+/** A mail whose outbox row an append may store (Mailer.prepare): `send(stored)` delivers it, or stores it first. */
+export type PreparedMail = ReturnType<Services['mailer']['prepare']>;
+
+/**
+ * A message to each address in `settings.notifyEmails` with the submitted values, prepared
+ * for the submission's append to store (ids from the submission: a mail goes once).
+ */
+export function recipientMails(services: Services, s: SubmissionContext): PreparedMail[] {
   const lines = Object.entries(s.data).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`);
-  for (const to of s.form.settings.notifyEmails as string[]) {
-    // A notification that cannot even be stored is logged; the visitor's submission still counts.
-    await services.mailer.send({
+  return (s.form.settings.notifyEmails as string[]).map((to) =>
+    services.mailer.prepare({
+      id: deterministicId('form-notification', s.submissionId, to),
       tenantId: s.ctx.tenantId,
       kind: 'form_notification',
       to,
       subject: `New submission: ${s.form.name}`.replace(/[\r\n]+/g, ' '),
       text: `${s.form.name} was submitted.\n\n${lines.join('\n')}`,
       html: `<p>${escapeHtml(s.form.name)} was submitted.</p><ul>${lines.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>`,
-    }).catch((error: unknown) => services.logger.error({ err: error, formId: s.form.id }, 'form notification mail could not be stored'));
-  }
+    }),
+  );
 }
