@@ -99,6 +99,22 @@ function offsetAt(instant: number, formatter: Intl.DateTimeFormat): number {
   return wallAt(instant, formatter) - instant;
 }
 
+/** Offsets at the day windows' edges, which every SLA over the same days asks for again; per zone, bounded. */
+const edgeOffsets = new WeakMap<Intl.DateTimeFormat, Map<number, number>>();
+const MAX_EDGE_OFFSETS = 10_000;
+
+function edgeOffsetAt(instant: number, formatter: Intl.DateTimeFormat): number {
+  let known = edgeOffsets.get(formatter);
+  if (!known) edgeOffsets.set(formatter, (known = new Map()));
+  let offset = known.get(instant);
+  if (offset === undefined) {
+    if (known.size >= MAX_EDGE_OFFSETS) known.clear();
+    offset = offsetAt(instant, formatter);
+    known.set(instant, offset);
+  }
+  return offset;
+}
+
 /** The first instant in (lo, hi] whose offset is no longer `before`: the DST change. */
 function transitionBetween(lo: number, hi: number, before: number, formatter: Intl.DateTimeFormat): number {
   while (hi - lo > 1) {
@@ -147,8 +163,8 @@ function forEachWorkingPeriod(
     // [midnight - 1 day, midnight + 2 days]; real zones change offset at most once in it.
     const windowStart = localDay - DAY;
     const windowEnd = localDay + 2 * DAY;
-    const before = offsetAt(windowStart, formatter);
-    const after = offsetAt(windowEnd, formatter);
+    const before = edgeOffsetAt(windowStart, formatter);
+    const after = edgeOffsetAt(windowEnd, formatter);
     if (before === after) {
       // The usual day: one offset converts both boundaries.
       if (visit(openWall - before, closeWall - before)) return;

@@ -2,23 +2,25 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { onConnection } from './raw-connection.js';
 
-/** Statement names by prefix and SQL text; bounded, since a text may carry an unbound literal (a base path). */
-const names = new Map<string, string>();
+/** Statement names by prefix, then SQL text; bounded, since a text may carry an unbound literal (a base path). */
+const names = new Map<string, Map<string, string>>();
 const MAX_NAMES = 4_000;
 
 /**
  * A name for `sql`: `<prefix>_` and a hash of the text, so one name never stands for two
  * texts. Hex, so that it can go unquoted into SQL (`execute r_…`). Prefixes keep apart the
  * statements node-pg prepares by name (`q`), the reads an append carries (`r`) and the
- * inline writes (`w`).
+ * inline writes (`w`). Looked up by the text itself (no key built from it): a constant
+ * text's hash is computed once.
  */
 export function statementName(sql: string, prefix = 'q'): string {
-  const key = `${prefix}:${sql}`;
-  let name = names.get(key);
+  let byText = names.get(prefix);
+  if (byText === undefined) names.set(prefix, (byText = new Map()));
+  let name = byText.get(sql);
   if (name === undefined) {
-    if (names.size >= MAX_NAMES) names.clear();
+    if (byText.size >= MAX_NAMES) byText.clear();
     name = `${prefix}_${createHash('sha1').update(sql).digest('hex').slice(0, 32)}`;
-    names.set(key, name);
+    byText.set(sql, name);
   }
   return name;
 }
