@@ -165,7 +165,7 @@ export function appendQuery(
     expectedAsNumber(expected),
     events.map((e) => e.id),
     events.map((e) => e.type),
-    events.map((e) => JSON.stringify(e.data)),
+    events.map(dataJsonOf),
     events.map((e) => JSON.stringify(metadataWithVersion(e, versions))),
     events.map((e) => e.createdAt.toISOString()),
     facts?.length ? factsJson(facts) : null,
@@ -224,7 +224,7 @@ function groupQuery(group: readonly PendingAppend[], versions: EventVersions, in
     group.map((m) => m.request.events.length),
     events.map((e) => e.id),
     events.map((e) => e.type),
-    JSON.stringify(events.map((e) => e.data)),
+    `[${events.map(dataJsonOf).join(',')}]`,
     JSON.stringify(events.map((e) => metadataWithVersion(e, versions))),
     events.map((e) => e.createdAt.toISOString()),
     // Members without facts get none ([]): es_unchanged holds for them.
@@ -275,6 +275,18 @@ export function asStored(value: unknown): unknown {
   return sortKeys(JSON.parse(JSON.stringify(value) ?? 'null'));
 }
 
+/** Each event's data as the JSON an append sends, made once: the inline projections' copy (`recordedOf`) parses the same text. */
+const dataJson = new WeakMap<NewEvent, string>();
+
+function dataJsonOf(event: NewEvent): string {
+  let json = dataJson.get(event);
+  if (json === undefined) {
+    json = JSON.stringify(event.data) ?? 'null';
+    dataJson.set(event, json);
+  }
+  return json;
+}
+
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 const byJsonbKeyOrder = (a: string, b: string) => {
@@ -305,7 +317,7 @@ function recordedOf(
   const first = lastRevision - events.length + 1;
   return events.map((e, i) => ({
     ...e,
-    data: asStored(e.data),
+    data: sortKeys(JSON.parse(dataJsonOf(e))),
     metadata: asStored(e.metadata) as NewEvent['metadata'],
     streamId,
     revision: first + i,
