@@ -23,7 +23,8 @@ export interface BenchEnvironment {
   /** Where it runs, e.g. `embedded, PostgreSQL 17.6`. */
   server: string;
   /** Creates another empty database on the same server, dropped by cleanup; returns its URL. */
-  freshDatabase(): Promise<string>;
+  /** A new database, dropped when `scope` runs (a phase's own stack: its database goes when it ends), else with the run. */
+  freshDatabase(scope?: CleanupStack): Promise<string>;
 }
 
 function freePort(): Promise<number> {
@@ -78,10 +79,10 @@ export async function openBenchEnvironment(cleanup: CleanupStack): Promise<Bench
   const external = process.env.DATABASE_URL;
   const adminUrl = external ?? (await startThrowawayServer(cleanup));
 
-  const freshDatabase = async () => {
+  const freshDatabase = async (scope: CleanupStack = cleanup) => {
     const name = `bench_${randomBytes(6).toString('hex')}`;
     await createDatabaseIfMissing(adminUrl, name);
-    cleanup.push(() => query(adminUrl, `drop database if exists ${name} with (force)`));
+    scope.push(() => query(adminUrl, `drop database if exists ${name} with (force)`));
     return withDatabase(adminUrl, name);
   };
   const version = (await query(adminUrl, 'show server_version')).rows[0].server_version as string;

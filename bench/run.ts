@@ -373,13 +373,13 @@ function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uplo
 }
 
 /** The workflows phase once per BENCH_WORKERS layout, each on a database of its own. */
-async function measureWorkflowRuns(cleanup: CleanupStack, freshDatabase: () => Promise<string>, settings: Settings): Promise<WorkflowLatencyResult[]> {
+async function measureWorkflowRuns(cleanup: CleanupStack, freshDatabase: (scope: CleanupStack) => Promise<string>, settings: Settings): Promise<WorkflowLatencyResult[]> {
   const runs: WorkflowLatencyResult[] = [];
   for (const workers of settings.workflowWorkers) {
     runs.push(
       await cleanup.phase(async (cleanup) =>
         measureWorkflowLatency(
-          { cleanup, databaseUrl: await freshDatabase() },
+          { cleanup, databaseUrl: await freshDatabase(cleanup) },
           { seconds: settings.workflowSeconds, ratePerSecond: settings.workflowRate, connections: settings.httpConnections, workers, backlogLeads: settings.backlogLeads },
         ),
       ),
@@ -405,29 +405,29 @@ async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ res
   const lag = await measureLag({ store, knex: db.knex }, { ...timed, ratePerSecond: settings.lagRate });
 
   const http = await cleanup.phase(async (cleanup) => measureHttp(
-    { cleanup, databaseUrl: await freshDatabase() },
+    { cleanup, databaseUrl: await freshDatabase(cleanup) },
     { seconds: settings.seconds, connections: settings.httpConnections, contacts: settings.contacts, leads: settings.leads },
   ));
 
   const tasks = await cleanup.phase(async (cleanup) => measureTaskHttp(
-    { cleanup, databaseUrl: await freshDatabase() },
+    { cleanup, databaseUrl: await freshDatabase(cleanup) },
     { seconds: settings.seconds, connections: settings.httpConnections, tasks: settings.tasks },
   ));
 
-  const opportunities = await cleanup.phase(async (cleanup) => measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities: settings.opportunities }));
+  const opportunities = await cleanup.phase(async (cleanup) => measureOpportunityHttp({ cleanup, databaseUrl: await freshDatabase(cleanup) }, { seconds: settings.seconds, connections: settings.httpConnections, opportunities: settings.opportunities }));
 
-  const uploads = await cleanup.phase(async (cleanup) => measureUploads({ cleanup, databaseUrl: await freshDatabase() }, UPLOAD_LOAD));
+  const uploads = await cleanup.phase(async (cleanup) => measureUploads({ cleanup, databaseUrl: await freshDatabase(cleanup) }, UPLOAD_LOAD));
 
-  const timeEntries = await cleanup.phase(async (cleanup) => measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections }));
+  const timeEntries = await cleanup.phase(async (cleanup) => measureTimeEntryHttp({ cleanup, databaseUrl: await freshDatabase(cleanup) }, { seconds: settings.seconds, connections: settings.httpConnections }));
 
   const workRequests = await cleanup.phase(async (cleanup) => measureWorkRequestHttp(
-    { cleanup, databaseUrl: await freshDatabase() },
+    { cleanup, databaseUrl: await freshDatabase(cleanup) },
     { seconds: settings.seconds, connections: settings.httpConnections, requests: settings.workRequests },
   ));
 
   const workflows = await measureWorkflowRuns(cleanup, freshDatabase, settings);
 
-  const forms = await cleanup.phase(async (cleanup) => measureFormSubmitHttp({ cleanup, databaseUrl: await freshDatabase() }, { seconds: settings.seconds, connections: settings.httpConnections }));
+  const forms = await cleanup.phase(async (cleanup) => measureFormSubmitHttp({ cleanup, databaseUrl: await freshDatabase(cleanup) }, { seconds: settings.seconds, connections: settings.httpConnections }));
 
   return { results: { raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }, server };
 }
