@@ -155,6 +155,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const workers = new WorkerGroup({ knex: db.knex, locks, logger, heartbeatMs: config.WORKER_HEARTBEAT_MS, timeoutMs: config.WORKER_TIMEOUT_MS });
     cleanups.push(() => workers.close());
     const retry = { attempts: config.PROJECTION_RETRY_ATTEMPTS, initialBackoffMs: config.PROJECTION_RETRY_BACKOFF_MS };
+    const readByResponses = inlineProjectionCandidates();
     const projections = new ProjectionEngine(
       {
         store,
@@ -167,7 +168,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         lockRetryMs: config.WORKER_HEARTBEAT_MS,
         workers,
         retry,
-        inline: config.INLINE_PROJECTIONS === 'on' ? inlineProjectionCandidates() : [],
+        inline: config.INLINE_PROJECTIONS === 'on' ? readByResponses : [],
+        // Whatever the log, no response waits for the others (analytics): their runners may gather events into bigger pages.
+        linger: { names: allProjections().map((p) => p.name).filter((name) => !readByResponses.includes(name)), ms: config.PROJECTION_LINGER_MS },
       },
       overrides.projections ?? allProjections(),
     );

@@ -37,6 +37,8 @@ export const configSchema = z.object({
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'like 1mb or 512kb').default('1mb'),
   PROJECTION_BATCH_SIZE: int(1000, 1),
   PROJECTION_WAIT_MS: int(3000, 0),
+  /** Pause of an asynchronous projection that no response reads after each page it wrote at the head of the log (bigger pages under load). */
+  PROJECTION_LINGER_MS: int(10, 0),
   /** on: the projections responses read are applied inside each append (PostgreSQL log only); off: by their runners. */
   INLINE_PROJECTIONS: z.enum(['on', 'off']).default('on'),
   // Scale-out of projections and sagas over worker processes (src/infra/worker-group.ts, src/sagas/shards.ts).

@@ -46,6 +46,8 @@ export class ProjectionEngine {
       workers?: WorkerGroup;
       /** Projections to apply inside each append, on a log that can (PostgreSQL); the others are handed back to their runners. */
       inline?: readonly string[];
+      /** Projections no response waits for, and how long their runners pause after a page that wrote (see `runProjection`). */
+      linger?: { names: readonly string[]; ms: number };
     },
     readonly projections: Projection[],
   ) {
@@ -82,6 +84,7 @@ export class ProjectionEngine {
           batchSize: this.deps.batchSize,
           onProgress: (position) => this.progress.update(projection.name, position),
           lease,
+          lingerMs: this.deps.linger?.names.includes(projection.name) ? this.deps.linger.ms : 0,
         }),
     }));
     this.workers.add(this.units);

@@ -254,7 +254,18 @@ const IRRELEVANT_PERSIST_MS = 1_000;
 export async function runProjection(
   deps: ProjectionDeps,
   projection: Projection,
-  options: { abort: AbortSignal; batchSize: number; onProgress?: (position: Position) => void; lease?: Lease },
+  options: {
+    abort: AbortSignal;
+    batchSize: number;
+    onProgress?: (position: Position) => void;
+    lease?: Lease;
+    /**
+     * After a page that wrote, at the head of the log: the pause before the next read, so that
+     * under load a page carries the events of many appends in one transaction instead of one
+     * transaction for each. Only for projections no response waits for (0: none).
+     */
+    lingerMs?: number;
+  },
 ): Promise<void> {
   await restoreSetAsideIndexes(deps.knex, projection.name);
   // Applied inside every append (inline.ts): nothing to run here, ever again.
@@ -275,5 +286,7 @@ export async function runProjection(
     stored = await applyPageOrPark(deps, projection, stored, page, { notify: othersListen, abort: options.abort, lease: options.lease });
     storedAt = Date.now();
     options.onProgress?.(stored);
+    // A full page means a backlog: the next read goes at once.
+    if (relevant && options.lingerMs && page.length < options.batchSize) await sleep(options.lingerMs, options.abort);
   });
 }

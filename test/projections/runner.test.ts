@@ -76,6 +76,35 @@ describe('projections', () => {
       for (const row of rows) expect(row).to.include({ value: 9, increments: 4 });
     });
 
+    it('lingering at the head of the log: the events appended while it pauses go in one page, a lone event at once', async () => {
+      const abort = new AbortController();
+      const pages: bigint[] = [];
+      const running = runProjection(deps(), counterProjection, { abort: abort.signal, batchSize: 100, lingerMs: 1_500, onProgress: (p) => pages.push(p.prepare) });
+      const [first] = await createCounters(1, 0);
+      // Applied without waiting for the pause: nothing came before it.
+      await until(async () => (await counters()).length === 1);
+      expect(pages).to.have.length(1);
+      // Appended one after another while it pauses: applied together, in one transaction.
+      for (let i = 0; i < 5; i++) await handleCommand({ store: db.store, clock: systemClock }, counterAggregate, first, { kind: 'increment', id: first, by: 2 }, ctx);
+      const head = (await db.store.headPosition())!;
+      await until(async () => pages.at(-1) === head.prepare);
+      abort.abort();
+      await running;
+      expect(pages).to.have.length(2);
+      expect(await counters()).to.deep.equal([{ id: first, tenant_id: 'tenant-a', value: 11, increments: 5 }]);
+    });
+
+    it('lingering never holds up a backlog: full pages are followed by the next read at once', async () => {
+      await createCounters(3, 2);
+      const abort = new AbortController();
+      const head = (await db.store.headPosition())!;
+      const running = runProjection(deps(), counterProjection, { abort: abort.signal, batchSize: 2, lingerMs: 60_000 });
+      await until(async () => (await loadCheckpoint(db.knex, 'projection_checkpoints', 'probe-counters'))?.prepare === head.prepare);
+      abort.abort();
+      await running;
+      expect((await counters()).map((r) => r.value)).to.deep.equal([5, 5, 5]);
+    });
+
     it('resumes after a stop from its checkpoint, applying every event exactly once', async () => {
       await createCounters(2, 3);
       const first = new AbortController();
