@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CleanupStack } from './cleanup.js';
 import { log } from './log.js';
@@ -94,7 +95,12 @@ export async function startServiceProcess(cleanup: CleanupStack, databaseUrl: st
   let tail = '';
   let pending = ''; // stdout not yet split into lines, until the port is known
   let onListening: ((port: number) => void) | null = null;
-  const keepTail = (chunk: Buffer) => (tail = (tail + chunk.toString()).slice(-TAIL_CHARS));
+  // BENCH_SERVICE_LOG: a file every service process's output is appended to (to see what a slow phase logged).
+  const copy = process.env.BENCH_SERVICE_LOG ? createWriteStream(process.env.BENCH_SERVICE_LOG, { flags: 'a' }) : null;
+  const keepTail = (chunk: Buffer) => {
+    copy?.write(chunk);
+    tail = (tail + chunk.toString()).slice(-TAIL_CHARS);
+  };
   // Both pipes are read to the end, always: a full pipe would block the service's log writes.
   child.stderr.on('data', keepTail);
   child.stdout.on('data', (chunk: Buffer) => {

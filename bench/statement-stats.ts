@@ -39,7 +39,7 @@ export async function resetStatementStats(): Promise<void> {
 export async function logStatementStats(requests: number, unit = 'request'): Promise<void> {
   if (!adminUrl || requests <= 0) return;
   const order = process.env.BENCH_PG_STATEMENTS_BY === 'calls' ? 'calls' : 'ms';
-  const { rows } = await query(`select calls, total_exec_time + total_plan_time as ms, total_plan_time as plan_ms, toplevel, regexp_replace(query, '\\s+', ' ', 'g') as text
+  const { rows } = await query(`select calls, rows::float8 as rows, total_exec_time + total_plan_time as ms, total_plan_time as plan_ms, toplevel, regexp_replace(query, '\\s+', ' ', 'g') as text
                                   from pg_stat_statements order by ${order} desc limit ${wanted}`);
   const [all] = (
     await query(`select sum(calls)::float8 as calls, sum(calls) filter (where toplevel)::float8 as trips, sum(total_exec_time + total_plan_time)::float8 as ms,
@@ -50,8 +50,8 @@ export async function logStatementStats(requests: number, unit = 'request'): Pro
   const perRequest = (n: number) => (n / requests).toFixed(1);
   const micros = (ms: number) => ((ms / requests) * 1000).toFixed(0);
   log(`    every statement: ${micros(all.ms)} µs/${unit} (${micros(all.plan_ms)} of it planning) in ${perRequest(all.calls)} calls/${unit}, ${perRequest(all.trips)} of them sent by a client (planning and running; not parsing, sending or committing)`);
-  log(`    µs/${unit} (planning)  calls/${unit}`);
+  log(`    µs/${unit} (planning)  calls/${unit}  rows/call`);
   for (const r of rows) {
-    log(`    ${micros(r.ms).padStart(5)} (${micros(r.plan_ms).padStart(4)}) ${(r.calls / requests).toFixed(2).padStart(6)} ${r.toplevel ? ' ' : '↳'} ${String(r.text).slice(0, 160)}`);
+    log(`    ${micros(r.ms).padStart(5)} (${micros(r.plan_ms).padStart(4)}) ${(r.calls / requests).toFixed(2).padStart(6)} ${(r.calls ? r.rows / r.calls : 0).toFixed(1).padStart(9)} ${r.toplevel ? ' ' : '↳'} ${String(r.text).slice(0, 160)}`);
   }
 }

@@ -89,6 +89,8 @@ export const configSchema = z.object({
     .pipe(z.array(z.string().refine(isOrigin, 'each must be an origin such as https://app.example.com (scheme, host, optional port; no path or trailing slash)'))),
   // Webhook deliveries (and their attempts) that ended longer ago than this are deleted hourly.
   WEBHOOK_DELIVERY_RETENTION_DAYS: int(30, 1),
+  // First webhook attempts a worker process keeps queued in memory; past it they wait in the table and are fetched as room frees.
+  WEBHOOK_QUEUE_MAX: int(1_000, 1),
   // Mail, texts and pushes that will never be sent again (sent, given up) are deleted hourly once this old.
   OUTBOX_RETENTION_DAYS: int(90, 2),
   SMS_PROVIDER_URL: optional(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })),

@@ -149,6 +149,20 @@ describe('webhook subscriptions', () => {
     receiver.reply = () => ({ status: 200, body: 'ok' });
   });
 
+  it("one run of the job sends every due retry, however many of one tenant's there are", async () => {
+    receiver.reply = (r) => (r.url === '/many' ? { status: 503, body: 'busy' } : { status: 200, body: 'ok' });
+    const subscription = await subscribe({ url: receiver.url('/many'), eventTypes: ['LeadCreated'] });
+    for (let i = 0; i < 25; i++) await createLead(`Many ${i}`);
+    await until(async () => (await deliveries(subscription.id)).filter((d: { attempts: number }) => d.attempts === 1).length === 25, SAGA_WAIT_MS);
+    receiver.reply = () => ({ status: 200, body: 'ok' });
+    clock.advance(60_000);
+    // One run, more than a batch takes of one tenant (10): it goes on until nothing is due.
+    await runJob('webhook-deliveries');
+    expect(at('/many')).to.have.length(50);
+    const after = await deliveries(subscription.id);
+    expect(after.map((d: { status: string; attempts: number }) => `${d.status}/${d.attempts}`)).to.deep.equal(Array(25).fill('succeeded/2'));
+  });
+
   it('a retry whose subscription was made inactive, or deleted, meanwhile fails at its next attempt and sends nothing', async () => {
     receiver.reply = (r) => (r.url.startsWith('/gone') ? { status: 503, body: 'later' } : { status: 200, body: 'ok' });
     const inactive = await subscribe({ url: receiver.url('/gone-inactive'), eventTypes: ['LeadCreated'] });
@@ -355,5 +369,54 @@ describe('webhook subscriptions', () => {
     expect(await knex('webhook_delivery_attempts').where({ delivery_id: old.id })).to.deep.equal([]);
     expect((await call('POST', `/webhooks/deliveries/${old.id}/retry`, {})).status).to.equal(404);
     receiver.reply = () => ({ status: 200, body: 'ok' });
+  });
+});
+
+/**
+ * A backlog larger than a process keeps queued (WEBHOOK_QUEUE_MAX): what did not fit waits
+ * in the table and goes out as the queue empties, with no job run (the scheduler is off).
+ */
+describe('webhook deliveries beyond the in-memory queue', () => {
+  let service: TestService;
+  let receiver: HttpReceiver;
+  let admin: Session;
+  let other: Session;
+
+  before(async () => {
+    receiver = await HttpReceiver.start();
+    receiver.reply = () => ({ status: 200, body: 'ok', delayMs: 150 });
+    service = await startTestService({ OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${receiver.port}`, WEBHOOK_QUEUE_MAX: '3' }, { schedule: false });
+    admin = await registerTenant(service);
+    other = await registerTenant(service);
+  });
+  after(async () => {
+    await service.stop();
+    await receiver.stop();
+  });
+
+  it('every delivery is sent once, soon, though most did not fit the queue; the other tenant gets its own', async () => {
+    const subscribe = async (session: Session, path: string) => {
+      const res = await service.request('POST', '/api/webhooks', { url: receiver.url(path), eventTypes: ['LeadCreated'] }, session.auth);
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      return res.body.id as string;
+    };
+    const mine = await subscribe(admin, '/mine');
+    const theirs = await subscribe(other, '/theirs');
+    const leads = await Promise.all(
+      Array.from({ length: 24 }, async (_, i) => {
+        const res = await service.request('POST', '/api/leads', { lastName: `Backlog ${i}` }, (i % 6 === 5 ? other : admin).auth);
+        expect(res.status).to.equal(201);
+        return res.body.id as string;
+      }),
+    );
+    const knex = service.services.knex;
+    const stored = () => knex('webhook_deliveries').whereIn('subscription_id', [mine, theirs]);
+    await until(async () => (await stored().where({ status: 'succeeded' })).length === 24, SAGA_WAIT_MS);
+    const rows = await stored();
+    expect(rows.map((r: { attempts: number }) => r.attempts)).to.deep.equal(Array(24).fill(1));
+    // Each lead's event reached its own tenant's receiver exactly once.
+    const leadsAt = (path: string) => receiver.received.filter((r) => r.url === path).map((r) => (JSON.parse(r.body) as { data: { id: string } }).data.id).sort();
+    expect(leadsAt('/mine')).to.deep.equal(leads.filter((_, i) => i % 6 !== 5).sort());
+    expect(leadsAt('/theirs')).to.deep.equal(leads.filter((_, i) => i % 6 === 5).sort());
   });
 });

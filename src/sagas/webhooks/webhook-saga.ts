@@ -5,7 +5,8 @@ import { WEBHOOK_SUBSCRIPTION_EVENT_TYPES } from '../../events/webhooks.js';
 import { activeSubscriptions, subscriptionsWanting, tenantHasWebhooks } from '../../queries/webhooks.js';
 import type { AppEventType } from '../../events/app-events.js';
 import { defineSaga, eachOf, type Saga } from '../saga.js';
-import { recordDeliveries, sendClaimedDelivery, sendPendingDelivery, type ClaimedDelivery, type WebhookDeliveryDeps } from './webhook-sender.js';
+import type { Config } from '../../infra/config.js';
+import { dueDeliveries, recordDeliveries, sendClaimedDelivery, sendPendingDelivery, type ClaimedDelivery, type WebhookDeliveryDeps } from './webhook-sender.js';
 
 /** What a receiver gets: the event's id, type, time, stream and data, and the subscription it came through. */
 export function webhookPayload(event: RecordedEvent, subscriptionId: string): string {
@@ -18,23 +19,39 @@ export const deliveryIdOf = (subscriptionId: string, eventId: string) => determi
 /**
  * First attempts are sent outside the saga, so the saga only records and returns (no receiver
  * holds up the event log). Each tenant has its own queue, sent a few at a time: a slow receiver
- * (at most SEND_TIMEOUT_MS a call) delays only its own tenant. Past MAX_QUEUED waiting in the
- * process, a delivery stays pending and the `webhook-deliveries` job sends it within a minute
- * (as it does for one queued in a process that stopped).
+ * (at most SEND_TIMEOUT_MS a call) delays only its own tenant. Past WEBHOOK_QUEUE_MAX waiting
+ * in the process, a delivery stays pending in the table, and the queue fetches the due ones
+ * from there as it empties (a backlog goes out as fast as the receivers take it, not at the
+ * pace of the minutely `webhook-deliveries` job, which still sends what a stopped process
+ * had queued).
  */
 const PER_TENANT_CONCURRENCY = 4;
-const MAX_QUEUED = 1_000;
+/** Of any one tenant, at most this many fetched into the queue at a time (its order kept; room left for the others). */
+const REFILL_PER_TENANT = 50;
 
 class FirstAttempts {
   private readonly waiting = new Map<string, string[]>();
   private readonly running = new Map<string, number>();
-  private queued = 0;
+  /** Every delivery id in `waiting`. */
+  private readonly queued = new Set<string>();
+  /** Deliveries left pending for want of room, counted until a fetch finds the table holds no more due ones. */
+  private overflowed = 0;
+  private refilling = false;
 
-  enqueue(deps: WebhookDeliveryDeps, tenantId: string, deliveryId: string): void {
-    if (this.queued >= MAX_QUEUED) return;
-    this.queued++;
+  constructor(
+    private readonly deps: WebhookDeliveryDeps,
+    private readonly maxQueued: number,
+  ) {}
+
+  enqueue(tenantId: string, deliveryId: string): void {
+    if (this.queued.has(deliveryId)) return;
+    if (this.queued.size >= this.maxQueued) {
+      this.overflowed++;
+      return;
+    }
+    this.queued.add(deliveryId);
     this.waiting.set(tenantId, [...(this.waiting.get(tenantId) ?? []), deliveryId]);
-    this.pump(deps, tenantId);
+    this.pump(tenantId);
   }
 
   /**
@@ -49,38 +66,62 @@ class FirstAttempts {
   }
 
   /** Sends what was recorded on `n` reserved places (fewer when some were recorded before), each place given back when its call ends. */
-  sendReserved(deps: WebhookDeliveryDeps, tenantId: string, n: number, claimed: ClaimedDelivery[]): void {
-    const done = () => {
-      this.running.set(tenantId, this.running.get(tenantId)! - 1);
-      this.pump(deps, tenantId);
-    };
+  sendReserved(tenantId: string, n: number, claimed: ClaimedDelivery[]): void {
     for (const delivery of claimed) {
-      sendClaimedDelivery(deps, delivery)
-        .catch((error) => deps.logger?.warn({ err: error, deliveryId: delivery.id }, 'webhook first attempt not recorded; the webhook-deliveries job sends it'))
-        .finally(done);
+      sendClaimedDelivery(this.deps, delivery)
+        .catch((error) => this.deps.logger?.warn({ err: error, deliveryId: delivery.id }, 'webhook first attempt not recorded; the webhook-deliveries job sends it'))
+        .finally(() => this.placeFreed(tenantId));
     }
-    for (let unused = n - claimed.length; unused > 0; unused--) done();
+    for (let unused = n - claimed.length; unused > 0; unused--) this.placeFreed(tenantId);
   }
 
-  private pump(deps: WebhookDeliveryDeps, tenantId: string): void {
+  private placeFreed(tenantId: string): void {
+    this.running.set(tenantId, this.running.get(tenantId)! - 1);
+    this.pump(tenantId);
+    this.refillIfRoom();
+  }
+
+  private pump(tenantId: string): void {
     const queue = this.waiting.get(tenantId) ?? [];
     while (queue.length > 0 && (this.running.get(tenantId) ?? 0) < PER_TENANT_CONCURRENCY) {
       const deliveryId = queue.shift()!;
-      this.queued--;
+      this.queued.delete(deliveryId);
       this.running.set(tenantId, (this.running.get(tenantId) ?? 0) + 1);
-      sendPendingDelivery(deps, deliveryId)
-        .catch((error) => deps.logger?.warn({ err: error, deliveryId }, 'webhook first attempt not made; the webhook-deliveries job sends it'))
-        .finally(() => {
-          this.running.set(tenantId, this.running.get(tenantId)! - 1);
-          this.pump(deps, tenantId);
-        });
+      sendPendingDelivery(this.deps, deliveryId)
+        .catch((error) => this.deps.logger?.warn({ err: error, deliveryId }, 'webhook first attempt not made; the webhook-deliveries job sends it'))
+        .finally(() => this.placeFreed(tenantId));
     }
     if (queue.length === 0) this.waiting.delete(tenantId);
     if (this.running.get(tenantId) === 0) this.running.delete(tenantId);
   }
+
+  /** Once the queue is half empty after an overflow: the due deliveries waiting in the table, up to the room there is. */
+  private refillIfRoom(): void {
+    if (this.overflowed === 0 || this.refilling || this.queued.size > this.maxQueued / 2) return;
+    this.refilling = true;
+    const seen = this.overflowed;
+    const room = this.maxQueued - this.queued.size;
+    dueDeliveries(this.deps, { limit: room, perTenant: REFILL_PER_TENANT, staleClaims: false, except: [...this.queued] })
+      .then((due) => {
+        // None left behind since the fetch began, and it found fewer than it had room for: the table holds no more.
+        if (due.length < room && this.overflowed === seen) this.overflowed = 0;
+        this.refilling = false;
+        for (const { id, tenant_id } of due) this.enqueue(tenant_id, id);
+      })
+      .catch((error) => {
+        this.refilling = false;
+        this.deps.logger?.warn({ err: error }, 'webhook deliveries waiting in the table not fetched; the next freed place or the webhook-deliveries job tries again');
+      });
+  }
 }
 
-const firstAttempts = new FirstAttempts();
+/** One queue per service (its knex): the saga object is shared by every service a process runs (the tests run several). */
+const queues = new WeakMap<object, FirstAttempts>();
+const firstAttemptsOf = (deps: WebhookDeliveryDeps & { config: Pick<Config, 'WEBHOOK_QUEUE_MAX'> }): FirstAttempts => {
+  let queue = queues.get(deps.knex);
+  if (!queue) queues.set(deps.knex, (queue = new FirstAttempts(deps, deps.config.WEBHOOK_QUEUE_MAX)));
+  return queue;
+};
 
 /**
  * Records one delivery per (active subscription that wants the event's type, event) and
@@ -115,17 +156,18 @@ export function webhookSaga(eventTypes: () => readonly AppEventType[]): Saga {
         payload: webhookPayload(event, s.id),
       }));
       // Room to send them all at once: recorded as taken for sending (no claim after), and sent.
+      const firstAttempts = firstAttemptsOf(deps);
       if (firstAttempts.reserve(tenantId, deliveries.length)) {
         let recorded: ClaimedDelivery[] = [];
         try {
           recorded = await recordDeliveries(deps, deliveries, true);
         } finally {
-          firstAttempts.sendReserved(deps, tenantId, deliveries.length, recorded);
+          firstAttempts.sendReserved(tenantId, deliveries.length, recorded);
         }
         return;
       }
       const recorded = await recordDeliveries(deps, deliveries, false);
-      for (const { id } of recorded) firstAttempts.enqueue(deps, tenantId, id);
+      for (const { id } of recorded) firstAttempts.enqueue(tenantId, id);
     }),
   });
 }

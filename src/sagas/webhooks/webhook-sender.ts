@@ -187,9 +187,13 @@ async function sendClaimed(deps: WebhookDeliveryDeps, delivery: ClaimedDelivery)
   }
 }
 
-/** Sends a pending delivery now (the saga's first attempt); false when it was not pending. */
+/** Sends a pending delivery now (the saga's first attempt), if it is due; false when it was not (sent meanwhile, or waiting for a retry). */
 export async function sendPendingDelivery(deps: WebhookDeliveryDeps, id: string): Promise<boolean> {
-  const delivery = await claim(deps, id, ['pending']);
+  const now = deps.clock.now();
+  const delivery = await claimWithTarget(
+    deps,
+    deps.knex('webhook_deliveries').where({ id, status: 'pending' }).where('next_attempt_at', '<=', now).update({ status: 'sending', claimed_at: now }).returning(CLAIMED_COLUMNS),
+  );
   if (!delivery) return false;
   await sendClaimed(deps, delivery);
   return true;
@@ -203,40 +207,61 @@ export async function retryDeliveryNow(deps: WebhookDeliveryDeps, id: string): P
   return true;
 }
 
-/** At most this many deliveries per tenant per run, so one tenant's backlog or slow receiver leaves room for the others. */
-const PER_TENANT_PER_RUN = 10;
-const RUN_LIMIT = 200;
+/** At most this many deliveries per tenant per batch, so one tenant's backlog or slow receiver leaves room for the others. */
+const PER_TENANT_PER_BATCH = 10;
+const BATCH_LIMIT = 200;
 const CONCURRENCY = 8;
+
+const staleBefore = (now: Date) => new Date(now.getTime() - STALE_CLAIM_MS);
+
+/**
+ * Deliveries due now, in the order they fell due, at most `perTenant` of any one tenant:
+ * pending ones whose time has come and, with `staleClaims`, ones whose sender stopped
+ * mid-call; never those in `except` (already queued by the caller).
+ */
+export async function dueDeliveries(
+  deps: Pick<WebhookDeliveryDeps, 'knex' | 'clock'>,
+  options: { limit: number; perTenant: number; staleClaims: boolean; except?: readonly string[] },
+): Promise<{ id: string; tenant_id: string }[]> {
+  const now = deps.clock.now();
+  const { knex } = deps;
+  const due = knex('webhook_deliveries')
+    .where((q) => {
+      q.where((p) => p.where('status', 'pending').where('next_attempt_at', '<=', now));
+      if (options.staleClaims) q.orWhere((p) => p.where('status', 'sending').where('claimed_at', '<', staleBefore(now)));
+    })
+    .select('id', 'tenant_id', 'next_attempt_at', knex.raw('row_number() over (partition by tenant_id order by next_attempt_at, id) as rank'));
+  if (options.except?.length) due.whereRaw('not (id = any(?::uuid[]))', [[...options.except]]);
+  return knex
+    .select('id', 'tenant_id')
+    .from(due.as('due'))
+    .where('rank', '<=', options.perTenant)
+    .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
+    .limit(options.limit);
+}
 
 /**
  * The `webhook-deliveries` job: every delivery that is due (a retry whose wait is over, a
  * first attempt the saga left for later, one whose sender stopped mid-call) is sent, a few
- * at a time, each bounded by SEND_TIMEOUT_MS. Answers how many were sent.
+ * at a time, each bounded by SEND_TIMEOUT_MS; batch after batch until none is due. Answers
+ * how many were sent.
  */
 export async function sendDueDeliveries(deps: WebhookDeliveryDeps & { signal?: AbortSignal }): Promise<number> {
-  const now = deps.clock.now();
-  const staleBefore = new Date(now.getTime() - STALE_CLAIM_MS);
-  const due: { id: string }[] = await deps.knex
-    .select('id', 'status')
-    .from(
-      deps.knex('webhook_deliveries')
-        .where((q) => q.where('status', 'pending').where('next_attempt_at', '<=', now))
-        .orWhere((q) => q.where('status', 'sending').where('claimed_at', '<', staleBefore))
-        .select('id', 'status', 'next_attempt_at', deps.knex.raw('row_number() over (partition by tenant_id order by next_attempt_at, id) as rank'))
-        .as('due'),
-    )
-    .where('rank', '<=', PER_TENANT_PER_RUN)
-    .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
-    .limit(RUN_LIMIT);
   let sent = 0;
-  await eachLimited(due, CONCURRENCY, async ({ id }) => {
-    deps.signal?.throwIfAborted();
-    const delivery = await claimDue(deps, id, staleBefore, now);
-    if (!delivery) return;
-    await sendClaimed(deps, delivery);
-    sent++;
-  });
-  return sent;
+  for (;;) {
+    const now = deps.clock.now();
+    const due = await dueDeliveries(deps, { limit: BATCH_LIMIT, perTenant: PER_TENANT_PER_BATCH, staleClaims: true });
+    await eachLimited(due, CONCURRENCY, async ({ id }) => {
+      deps.signal?.throwIfAborted();
+      const delivery = await claimDue(deps, id, staleBefore(now), now);
+      if (!delivery) return;
+      await sendClaimed(deps, delivery);
+      sent++;
+    });
+    // Every delivery of a batch is taken (sent, or claimed by another sender meanwhile), and one that failed is due again
+    // only after its backoff: the batches end when nothing is due. Each batch's tenant cap keeps them fair.
+    if (due.length === 0 || deps.signal?.aborted) return sent;
+  }
 }
 
 /** Claims a delivery the job found due, if it still is (another worker or the saga may have taken it meanwhile). */
