@@ -32,7 +32,7 @@ export function statementName(sql: string, prefix = 'q'): string {
  * once here and its text sent as it is: letting knex run it compiled it a second time,
  * which cost a detail read more CPU than the round trip.
  */
-export async function preparedRows<Row = any>(knex: Knex, query: Knex.QueryBuilder): Promise<Row[]> {
+export async function preparedRows<Row = any>(knex: Knex, query: Knex.QueryBuilder | Knex.Raw): Promise<Row[]> {
   const { sql, bindings } = query.toSQL().toNative();
   return preparedQuery<Row>(knex, sql, bindings);
 }

@@ -10,6 +10,7 @@ import { loadOpportunitySettings } from '../commands/opportunity-settings/opport
 import { taskAggregate, type TaskState } from '../commands/tasks/task-aggregate.js';
 import { loadTaskSettings } from '../commands/task-settings/task-settings.js';
 import { roundMoney } from '../domain/field-rules.js';
+import { preparedRows } from '../infra/prepared.js';
 import { withAliases } from '../domain/field-aliases.js';
 import { kindsWith, type KindWith } from '../domain/record-kinds.js';
 import type { AccountFields } from '../events/accounts.js';
@@ -54,7 +55,8 @@ const fullName = (alias: string) => `nullif(trim(coalesce(${alias}.first_name, '
 async function userNames(ctx: ViewContext, ids: (string | null | undefined)[]): Promise<Map<string, string | null>> {
   const wanted = [...new Set(ids.filter((id): id is string => typeof id === 'string'))];
   if (wanted.length === 0) return new Map();
-  const rows = await ctx.knex('users as u').where('u.tenant_id', ctx.tenantId).whereIn('u.id', wanted).select('u.id', ctx.knex.raw(`${fullName('u')} as name`));
+  // Prepared: each workflow run's trigger view asks it, and planning it cost more than running it.
+  const rows = await preparedRows(ctx.knex, ctx.knex('users as u').where('u.tenant_id', ctx.tenantId).whereIn('u.id', wanted).select('u.id', ctx.knex.raw(`${fullName('u')} as name`)));
   return new Map(rows.map((r: any) => [r.id, r.name]));
 }
 

@@ -34,8 +34,12 @@ class FirstAttempts {
   private readonly running = new Map<string, number>();
   /** Every delivery id in `waiting`. */
   private readonly queued = new Set<string>();
-  /** Deliveries left pending for want of room, counted until a fetch finds the table holds no more due ones. */
-  private overflowed = 0;
+  /**
+   * Tenants with deliveries left pending here for want of room, each with a count of them that
+   * a fetch compares before and after (one left behind meanwhile keeps its tenant listed).
+   * Only these tenants are fetched: another process's tenants wait in its own queue.
+   */
+  private readonly overflowed = new Map<string, number>();
   private refilling = false;
 
   constructor(
@@ -46,7 +50,7 @@ class FirstAttempts {
   enqueue(tenantId: string, deliveryId: string): void {
     if (this.queued.has(deliveryId)) return;
     if (this.queued.size >= this.maxQueued) {
-      this.overflowed++;
+      this.overflowed.set(tenantId, (this.overflowed.get(tenantId) ?? 0) + 1);
       return;
     }
     this.queued.add(deliveryId);
@@ -95,17 +99,23 @@ class FirstAttempts {
     if (this.running.get(tenantId) === 0) this.running.delete(tenantId);
   }
 
-  /** Once the queue is half empty after an overflow: the due deliveries waiting in the table, up to the room there is. */
+  /** Once the queue is half empty after an overflow: the due deliveries of the overflowed tenants waiting in the table, up to the room there is. */
   private refillIfRoom(): void {
-    if (this.overflowed === 0 || this.refilling || this.queued.size > this.maxQueued / 2) return;
+    if (this.overflowed.size === 0 || this.refilling || this.queued.size > this.maxQueued / 2) return;
     this.refilling = true;
-    const seen = this.overflowed;
+    const seen = new Map(this.overflowed);
     const room = this.maxQueued - this.queued.size;
-    dueDeliveries(this.deps, { limit: room, perTenant: REFILL_PER_TENANT, staleClaims: false, except: [...this.queued] })
+    dueDeliveries(this.deps, { limit: room, perTenant: REFILL_PER_TENANT, staleClaims: false, tenants: [...seen.keys()], except: [...this.queued] })
       .then((due) => {
-        // None left behind since the fetch began, and it found fewer than it had room for: the table holds no more.
-        if (due.length < room && this.overflowed === seen) this.overflowed = 0;
         this.refilling = false;
+        const fetched = new Map<string, number>();
+        for (const { tenant_id } of due) fetched.set(tenant_id, (fetched.get(tenant_id) ?? 0) + 1);
+        // A tenant is done when the fetch was not cut short (by the room or the tenant's share) and none of its was left behind since.
+        if (due.length < room) {
+          for (const [tenantId, count] of seen) {
+            if ((fetched.get(tenantId) ?? 0) < REFILL_PER_TENANT && this.overflowed.get(tenantId) === count) this.overflowed.delete(tenantId);
+          }
+        }
         for (const { id, tenant_id } of due) this.enqueue(tenant_id, id);
       })
       .catch((error) => {

@@ -6,6 +6,7 @@ import type { Config } from '../../infra/config.js';
 import { eachLimited } from '../../infra/each-limited.js';
 import type { Logger } from '../../infra/logger.js';
 import { OutboundRefused, outboundPolicy, outboundRequest } from '../../infra/outbound-http.js';
+import { preparedRows } from '../../infra/prepared.js';
 import { SecretBoxError, type SecretBox } from '../../infra/secret-box.js';
 
 export interface WebhookDeliveryDeps {
@@ -62,15 +63,18 @@ async function claimWithTarget(deps: WebhookDeliveryDeps, claiming: Knex.QueryBu
 }
 
 async function claimAllWithTarget(deps: WebhookDeliveryDeps, claiming: Knex.QueryBuilder): Promise<ClaimedDelivery[]> {
-  const { rows } = await deps.knex.raw(
-    `with claimed as (?)
-     select claimed.*, s.url, s.active, s.deleted_at, k.secret as sealed_secret
-       from claimed
-       left join webhook_subscriptions s on s.id = claimed.subscription_id
-       left join ?? k on k.subscription_id = claimed.subscription_id`,
-    [claiming, WEBHOOK_SECRETS_TABLE],
+  // Prepared, as every statement on a delivery's way: planning them cost the database more than running them.
+  return preparedRows<ClaimedDelivery>(
+    deps.knex,
+    deps.knex.raw(
+      `with claimed as (?)
+       select claimed.*, s.url, s.active, s.deleted_at, k.secret as sealed_secret
+         from claimed
+         left join webhook_subscriptions s on s.id = claimed.subscription_id
+         left join ?? k on k.subscription_id = claimed.subscription_id`,
+      [claiming, WEBHOOK_SECRETS_TABLE],
+    ),
   );
-  return rows;
 }
 
 /** A delivery as the saga records it: new, due now. */
@@ -95,7 +99,7 @@ export async function recordDeliveries(deps: WebhookDeliveryDeps, deliveries: Ne
     .insert(deliveries.map((d) => ({ ...d, status: claimed ? 'sending' : 'pending', claimed_at: claimed ? now : null, attempts: 0, next_attempt_at: now, created_at: now })))
     .onConflict(['subscription_id', 'event_id'])
     .ignore();
-  if (!claimed) return (await inserting.returning(CLAIMED_COLUMNS)) as ClaimedDelivery[];
+  if (!claimed) return preparedRows<ClaimedDelivery>(deps.knex, inserting.returning(CLAIMED_COLUMNS));
   return claimAllWithTarget(deps, inserting.returning(CLAIMED_COLUMNS));
 }
 
@@ -181,7 +185,7 @@ async function sendClaimed(deps: WebhookDeliveryDeps, delivery: ClaimedDelivery)
     })
     .toSQL();
   // The attempt and the delivery's next state in one statement: together, in one round trip.
-  await deps.knex.raw(`with recorded as (?) ${nextState.sql}`, [recordAttempt, ...nextState.bindings]);
+  await preparedRows(deps.knex, deps.knex.raw(`with recorded as (?) ${nextState.sql}`, [recordAttempt, ...nextState.bindings]));
   if (status !== 'succeeded') {
     deps.logger?.warn({ deliveryId: delivery.id, tenantId: delivery.tenant_id, subscriptionId: delivery.subscription_id, attempt, status, error }, 'webhook delivery failed');
   }
@@ -217,11 +221,11 @@ const staleBefore = (now: Date) => new Date(now.getTime() - STALE_CLAIM_MS);
 /**
  * Deliveries due now, in the order they fell due, at most `perTenant` of any one tenant:
  * pending ones whose time has come and, with `staleClaims`, ones whose sender stopped
- * mid-call; never those in `except` (already queued by the caller).
+ * mid-call; only those of `tenants` when given, never those in `except` (already queued by the caller).
  */
 export async function dueDeliveries(
   deps: Pick<WebhookDeliveryDeps, 'knex' | 'clock'>,
-  options: { limit: number; perTenant: number; staleClaims: boolean; except?: readonly string[] },
+  options: { limit: number; perTenant: number; staleClaims: boolean; tenants?: readonly string[]; except?: readonly string[] },
 ): Promise<{ id: string; tenant_id: string }[]> {
   const now = deps.clock.now();
   const { knex } = deps;
@@ -231,6 +235,7 @@ export async function dueDeliveries(
       if (options.staleClaims) q.orWhere((p) => p.where('status', 'sending').where('claimed_at', '<', staleBefore(now)));
     })
     .select('id', 'tenant_id', 'next_attempt_at', knex.raw('row_number() over (partition by tenant_id order by next_attempt_at, id) as rank'));
+  if (options.tenants) due.whereRaw('tenant_id = any(?::uuid[])', [[...options.tenants]]);
   if (options.except?.length) due.whereRaw('not (id = any(?::uuid[]))', [[...options.except]]);
   return knex
     .select('id', 'tenant_id')
