@@ -52,13 +52,19 @@ const FORM_COLUMNS = [
 ].map((column) => `f.${column}`);
 
 /** Written out, not built: every public view and submit runs it, and compiling a builder cost more than running it. */
-const PUBLIC_FORM_SQL = `select ${FORM_COLUMNS.join(', ')} from forms as f join tenants as t on t.id = f.tenant_id
-  where t.slug = $1 and f.token = $2 and f.status = 'active' and f.deleted_at is null limit 1`;
+/** The active form at a tenant slug and token; its two parameters numbered from `first`. */
+const publicFormSql = (first: number) => `select ${FORM_COLUMNS.join(', ')} from forms as f join tenants as t on t.id = f.tenant_id
+  where t.slug = $${first} and f.token = $${first + 1} and f.status = 'active' and f.deleted_at is null limit 1`;
+const PUBLIC_FORM_SQL = publicFormSql(1);
+/** The same read beside a rate limiter's hit (RateLimiter.hitWithRead numbers a read's parameters from $3). */
+export const PUBLIC_FORM_AFTER_HIT_SQL = publicFormSql(3);
+
+export const publicFormOf = (row: any): Form & { tenantId: string } => ({ ...formOf(row), tenantId: row.tenant_id });
 
 export async function publicForm(knex: Knex, tenantSlug: string, token: string): Promise<(Form & { tenantId: string }) | null> {
   // Prepared: planning it cost more than running it too.
   const [row] = await preparedQuery(knex, PUBLIC_FORM_SQL, [tenantSlug, token]);
-  return row ? { ...formOf(row), tenantId: row.tenant_id } : null;
+  return row ? publicFormOf(row) : null;
 }
 
 /** What a visitor's page needs to render and submit the form: no notification addresses, no action configuration. */

@@ -55,6 +55,20 @@ describe('rate limiter', () => {
     expect(await outcome(limiter.hit([]))).to.equal('ok');
   });
 
+  it('a hit with a read: the read\'s rows with their types, the hit counted whatever it finds, and refused over the limit', async () => {
+    const rule = { key: 'probe:ip:5', limit: 2, windowSeconds: 60 };
+    const read = 'select $3::text as name, $4::timestamptz as at, $5::jsonb as doc where $3::text <> \'\'';
+    const values = (name: string) => [name, new Date('2026-03-02T10:00:00Z'), { a: [1, null] }];
+    const rows = await limiter.hitWithRead<{ name: string; at: Date; doc: unknown }>([rule], read, values('found'));
+    expect(rows).to.deep.equal([{ name: 'found', at: new Date('2026-03-02T10:00:00Z'), doc: { a: [1, null] } }]);
+    // Nothing found: no row, and the hit counts all the same.
+    expect(await limiter.hitWithRead([rule], read, values(''))).to.deep.equal([]);
+    expect(await hits('probe:ip:5')).to.equal(2);
+    const refused = await limiter.hitWithRead([rule], read, values('found')).then(() => 'ok', (error: DomainError) => error);
+    expect(refused).to.include({ kind: 'rate_limited' }).and.to.have.deep.property('details', { retryAfterSeconds: 30 });
+    expect(await hits('probe:ip:5')).to.equal(3);
+  });
+
   it('forgives a hit counted at a given time', async () => {
     const rule = { key: 'probe:ip:4', limit: 1, windowSeconds: 60 };
     const at = clock.now();
