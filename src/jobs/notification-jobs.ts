@@ -16,21 +16,43 @@ function messageOf(group: DueDelivery[]) {
   return { ...first, subject, text, html };
 }
 
+/** Batches one run goes through at most: a delivery that cannot be handed over (a phone number made invalid since) stays due. */
+const MAX_BATCHES = 20;
+/** The deliveries one digest lists at most. */
+const DIGEST_MAX = 10_000;
+
 /**
  * Hands the deliveries that came due (quiet hours over, digest time reached) to their
  * outbox, a digest's as one mail. The message id is the delivery's, so a crash or a second
- * run sends nothing twice; failed ones stay in the outbox for the retry jobs.
+ * run sends nothing twice; failed ones stay in the outbox for the retry jobs. Batch after
+ * batch while they are full (the end of a tenant's quiet hours releases everything it held
+ * at once): a batch ends with a message whose deliveries may go on in the next, so that
+ * message waits for it, unless it is all the batch holds.
  */
-export async function deliverDueNotifications(deps: NotifyDeps & { signal?: AbortSignal }): Promise<number> {
-  const due = await dueDeliveries(deps.knex, deps.clock.now(), BATCH);
-  const groups = new Map<string, DueDelivery[]>();
-  for (const delivery of due) groups.set(delivery.messageId, [...(groups.get(delivery.messageId) ?? []), delivery]);
-  for (const group of groups.values()) {
-    deps.signal?.throwIfAborted();
-    const message = messageOf(group);
-    await handOver(deps, message.tenantId, message, message);
+export async function deliverDueNotifications(deps: NotifyDeps & { signal?: AbortSignal }, batch = BATCH): Promise<number> {
+  const handed = new Set<string>();
+  for (let round = 0; round < MAX_BATCHES; round++) {
+    const due = await dueDeliveries(deps.knex, deps.clock.now(), batch);
+    const groups = new Map<string, DueDelivery[]>();
+    for (const delivery of due) groups.set(delivery.messageId, [...(groups.get(delivery.messageId) ?? []), delivery]);
+    const full = due.length === batch;
+    const last = due[due.length - 1]?.messageId;
+    if (full && groups.size > 1) groups.delete(last);
+    // One message fills the batch (a digest of many): all of it, so that none of its deliveries is left out of the mail.
+    else if (full) groups.set(last, await dueDeliveries(deps.knex, deps.clock.now(), DIGEST_MAX, last));
+    let fresh = 0;
+    for (const [messageId, group] of groups) {
+      deps.signal?.throwIfAborted();
+      // Handed over before in this run and due still: nothing was stored for it (see MAX_BATCHES).
+      if (handed.has(messageId)) continue;
+      handed.add(messageId);
+      fresh++;
+      const message = messageOf(group);
+      await handOver(deps, message.tenantId, message, message);
+    }
+    if (!full || fresh === 0) break;
   }
-  return groups.size;
+  return handed.size;
 }
 
 /**

@@ -137,8 +137,8 @@ export interface DueDelivery {
 export const DELIVERY_WINDOW_MS = 86_400_000;
 
 /** Deliveries due by `now` (within the window) whose message was not handed to its outbox yet, oldest first, to active users. */
-export async function dueDeliveries(knex: Knex, now: Date, limit: number): Promise<DueDelivery[]> {
-  const rows = await knex('notification_deliveries as d')
+export async function dueDeliveries(knex: Knex, now: Date, limit: number, messageId?: string): Promise<DueDelivery[]> {
+  const query = knex('notification_deliveries as d')
     .join('users as u', function () {
       this.on('u.id', 'd.user_id').andOn('u.tenant_id', 'd.tenant_id');
     })
@@ -151,9 +151,12 @@ export async function dueDeliveries(knex: Knex, now: Date, limit: number): Promi
     .whereNotExists((q) => q.select(knex.raw('1')).from('mail_outbox as m').whereRaw(`m.id = d.message_id and d.channel = 'email'`))
     .whereNotExists((q) => q.select(knex.raw('1')).from('text_outbox as x').whereRaw(`x.id = d.message_id and d.channel = 'sms'`))
     .whereNotExists((q) => q.select(knex.raw('1')).from('push_outbox as p').whereRaw(`p.id = d.message_id and d.channel = 'push'`))
-    .orderBy([{ column: 'd.due_at' }, { column: 'd.created_at' }, { column: 'd.id' }])
+    // A message's deliveries (a digest's) next to each other: a batch cuts at most its last message.
+    .orderBy([{ column: 'd.due_at' }, { column: 'd.message_id' }, { column: 'd.created_at' }, { column: 'd.id' }])
     .limit(limit)
     .select('d.channel', 'd.message_id', 'd.notification_id', 'd.tenant_id', 'd.user_id', 'd.digest', 'd.subject', 'd.text_body', 'd.html_body', 'u.email', 'u.phone', 'n.entity_type', 'n.entity_id');
+  if (messageId !== undefined) query.where('d.message_id', messageId);
+  const rows = await query;
   return rows.map((r: any) => ({
     channel: r.channel, messageId: r.message_id, notificationId: r.notification_id, url: actionUrlOf(r.entity_type, r.entity_id) || undefined, tenantId: r.tenant_id, userId: r.user_id, digest: r.digest, subject: r.subject, text: r.text_body, html: r.html_body,
     email: r.email, phone: r.phone,

@@ -6,6 +6,7 @@ import { seedMissingNotificationSettings } from '../../src/commands/notification
 import { notificationSettingsAggregate, notificationSettingsSeed } from '../../src/commands/notifications/notification-settings.js';
 import { NOTIFICATION_TYPE_NAMES } from '../../src/domain/notifications.js';
 import { ManualClock } from '../../src/infra/clock.js';
+import { deliverDueNotifications } from '../../src/jobs/notification-jobs.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { apiClient, runJob } from '../support/api-client.js';
 import { startTestService, type TestService } from '../support/service.js';
@@ -402,6 +403,41 @@ describe('notifications', () => {
       expect(digest).to.include('Subject: Your notifications digest (2)');
       await runJob(service, 'notification-deliveries');
       expect(mailsTo(night.user.email)).to.have.length(2);
+      expect((await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant)).data).to.deep.equal([]);
+      clock.set('2026-01-05T12:00:00Z');
+    });
+
+    it('the end of quiet hours releases more than a batch: one run hands every held mail over, each digest whole', async () => {
+      const tenant = await registerTenant(service);
+      const night = await createUserAs(service, tenant, 'user');
+      const owl = await createUserAs(service, tenant, 'user');
+      await ok('PUT', '/notifications/admin/settings', { quietHoursEnabled: true, quietHoursStart: '22:00', quietHoursEnd: '07:00', digestFrequency: 'none' }, tenant);
+      const contact = await ok('POST', '/contacts', { lastName: 'Batches' }, tenant);
+      const mention = (who: Session) => ok('POST', `/contacts/${contact.id}/notes`, { content: `@[x](${who.user.id}) ping ${randomUUID().slice(0, 4)}` }, tenant);
+      const noticesOf = async (who: Session, n: number) => until(async () => (await ok('GET', '/notifications', undefined, who)).meta.total === n, SAGA_WAIT_MS);
+      const subjects = (who: Session) => mailsTo(who.user.email).map((m) => /^Subject: (.*)$/m.exec(m.raw)?.[1]);
+
+      clock.set('2026-02-02T22:30:00Z');
+      for (let i = 0; i < 7; i++) await mention(night);
+      await noticesOf(night, 7);
+      clock.set('2026-02-03T07:00:00Z');
+      // Batches of 3: one run, all 7.
+      expect(await deliverDueNotifications(service.services, 3)).to.equal(7);
+      await until(() => mailsTo(night.user.email).length === 7, SAGA_WAIT_MS);
+
+      // Digests at 09:00: four mentions for one user, one for the other; a batch of 3 cuts neither digest.
+      await ok('PUT', '/notifications/admin/settings', { digestFrequency: 'daily', digestTime: '09:00' }, tenant);
+      clock.set('2026-02-03T23:00:00Z');
+      for (let i = 0; i < 4; i++) await mention(night);
+      await mention(owl);
+      await noticesOf(night, 11);
+      await noticesOf(owl, 1);
+      clock.set('2026-02-04T09:00:00Z');
+      expect(await deliverDueNotifications(service.services, 3)).to.equal(2);
+      await until(() => mailsTo(night.user.email).length === 8 && mailsTo(owl.user.email).length === 1, SAGA_WAIT_MS);
+      expect(subjects(night).filter((s) => s?.startsWith('Your notifications digest'))).to.deep.equal(['Your notifications digest (4)']);
+      expect(subjects(owl)).to.deep.equal(['Your notifications digest (1)']);
+      expect(await deliverDueNotifications(service.services, 3)).to.equal(0);
       expect((await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant)).data).to.deep.equal([]);
       clock.set('2026-01-05T12:00:00Z');
     });
