@@ -8,6 +8,7 @@ import { webhookSaga } from '../../src/sagas/webhooks/webhook-saga.js';
 import type { RecordedEvent } from '../../src/events/store/types.js';
 import { HttpReceiver, type ReceivedRequest } from '../support/http-receiver.js';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
+import { startReceiverService, type ReceiverService } from '../support/receiver-service.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
 
@@ -377,24 +378,16 @@ describe('webhook subscriptions', () => {
  * in the table and goes out as the queue empties, with no job run (the scheduler is off).
  */
 describe('webhook deliveries beyond the in-memory queue', () => {
-  let service: TestService;
-  let receiver: HttpReceiver;
-  let admin: Session;
-  let other: Session;
+  let setup: ReceiverService;
 
   before(async () => {
-    receiver = await HttpReceiver.start();
-    receiver.reply = () => ({ status: 200, body: 'ok', delayMs: 150 });
-    service = await startTestService({ OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${receiver.port}`, WEBHOOK_QUEUE_MAX: '3' }, { schedule: false });
-    admin = await registerTenant(service);
-    other = await registerTenant(service);
+    setup = await startReceiverService({ WEBHOOK_QUEUE_MAX: '3' });
+    setup.receiver.reply = () => ({ status: 200, body: 'ok', delayMs: 150 });
   });
-  after(async () => {
-    await service.stop();
-    await receiver.stop();
-  });
+  after(async () => setup.stop());
 
   it('every delivery is sent once, soon, though most did not fit the queue; the other tenant gets its own', async () => {
+    const { service, receiver, admin, other } = setup;
     const subscribe = async (session: Session, path: string) => {
       const res = await service.request('POST', '/api/webhooks', { url: receiver.url(path), eventTypes: ['LeadCreated'] }, session.auth);
       expect(res.status, JSON.stringify(res.body)).to.equal(201);

@@ -8,9 +8,10 @@ import type { Saga } from '../../src/sagas/saga.js';
 import { TenantMemo } from '../../src/sagas/tenant-memo.js';
 import { openTestDatabase, sagaDepsOf, type TestDatabase } from '../support/database.js';
 import { newEvent } from '../support/events.js';
-import { registerTenant, type Session } from '../support/identity.js';
-import { HttpReceiver } from '../support/http-receiver.js';
-import { startTestService, type TestService } from '../support/service.js';
+import type { HttpReceiver } from '../support/http-receiver.js';
+import type { Session } from '../support/identity.js';
+import { startReceiverService, type ReceiverService } from '../support/receiver-service.js';
+import type { TestService } from '../support/service.js';
 import { until } from '../support/wait.js';
 
 const at = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) });
@@ -144,16 +145,13 @@ describe('reads a saga remembers per tenant', () => {
     let admin: Session;
     let other: Session;
 
+    let setup: ReceiverService;
+
     before(async () => {
-      receiver = await HttpReceiver.start();
-      service = await startTestService({ OUTBOUND_ALLOWED_HOSTS: `127.0.0.1:${receiver.port}` }, { schedule: false });
-      admin = await registerTenant(service);
-      other = await registerTenant(service);
+      setup = await startReceiverService();
+      ({ service, receiver, admin, other } = setup);
     });
-    after(async () => {
-      await service.stop();
-      await receiver.stop();
-    });
+    after(async () => setup.stop());
 
     const call = (session: Session, method: string, path: string, body?: unknown) => service.request(method, `/api${path}`, body, session.auth);
     const created = async (session: Session, path: string, body: unknown) => {
