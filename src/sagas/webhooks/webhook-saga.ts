@@ -54,7 +54,9 @@ class FirstAttempts {
       return;
     }
     this.queued.add(deliveryId);
-    this.waiting.set(tenantId, [...(this.waiting.get(tenantId) ?? []), deliveryId]);
+    const queue = this.waiting.get(tenantId);
+    if (queue) queue.push(deliveryId);
+    else this.waiting.set(tenantId, [deliveryId]);
     this.pump(tenantId);
   }
 
