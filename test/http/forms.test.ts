@@ -349,6 +349,18 @@ describe('forms', () => {
       expect(ok(await call('GET', `/forms/${form.id}/submissions`)).meta.total).to.equal(SUBMIT_LIMIT + 1);
     });
 
+    it('20 concurrent submits from one address: exactly the limit pass, the rest are 429, and only those passed are stored', async () => {
+      const form = await newForm(leadForm({ submitActions: [] }));
+      const answers = await Promise.all(Array.from({ length: 20 }, () => submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.20')));
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.filter((s) => s === 201)).to.have.length(SUBMIT_LIMIT);
+      expect(statuses.filter((s) => s === 429)).to.have.length(20 - SUBMIT_LIMIT);
+      expect(ok(await call('GET', `/forms/${form.id}/submissions`)).meta.total).to.equal(SUBMIT_LIMIT);
+      // An unknown form counts against the same address: 429 now, not 404.
+      expect((await submit(admin.tenant.slug, 'no-such-token', goodValues(), '198.51.100.20')).status).to.equal(429);
+      expect((await submit(admin.tenant.slug, 'no-such-token', goodValues(), '198.51.100.21')).status).to.equal(404);
+    });
+
     it('allowMultiple: false — of 8 concurrent submits from one address exactly one passes (one submission, one lead), the rest are 409', async () => {
       const form = await newForm(leadForm({ settings: { allowMultiple: false }, submitActions: [{ type: 'create_lead', fieldMapping: { firstName: 'first', lastName: 'last', email: 'email' } }] }));
       const last = `Once ${randomUUID().slice(0, 8)}`;
