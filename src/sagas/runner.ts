@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { assertReadable } from '../events/versions.js';
-import { followAll } from '../events/store/catch-up.js';
+import { followTogether } from '../events/store/convoy.js';
 import { comparePositions } from '../events/store/position.js';
 import type { RecordedEvent } from '../events/store/types.js';
 import { advanceCheckpoint, CheckpointMovedError, CheckpointMoves, loadCheckpoint } from '../events/subscriptions/checkpoints.js';
@@ -195,6 +195,20 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
     checkpoint.soon();
   };
 
+  /** Nothing of its own in the page (the usual case for most shards): noted without a promise. */
+  const passOver = (page: RecordedEvent[]): boolean => {
+    let own = false;
+    for (const event of page) {
+      if (watched.has(event.type)) own = true;
+      else if (!own && mine(event)) own = true;
+      if (own) break;
+    }
+    if (own) return false;
+    log.passed(page[page.length - 1].position);
+    checkpoint.soon(IDLE_CHECKPOINT_EVERY_MS);
+    return true;
+  };
+
   const take = async (page: RecordedEvent[]) => {
     const ours = page.filter(mine);
     let blocked = new Set<string>();
@@ -224,7 +238,8 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
   };
 
   try {
-    await followAll(deps.store, { from: stored, batchSize: options.batchSize, abort: stop.signal }, take).catch(fail);
+    // Every saga shard of the process rides one convoy: one read and one wake-up per page for them all.
+    await followTogether(deps.store, 'saga', { from: stored, batchSize: options.batchSize, abort: stop.signal }, (page) => (passOver(page) ? undefined : take(page))).catch(fail);
   } finally {
     // What was taken finishes (or stops, if aborted), then what finished is stored.
     while (streams.size > 0) await Promise.allSettled([...streams.values()]);

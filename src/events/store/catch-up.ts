@@ -15,7 +15,7 @@ export interface CatchUpOptions {
 /** First wait after a read found events held back; it doubles up to `heldBackPollMs`. */
 const HELD_BACK_FIRST_POLL_MS = 5;
 
-type Followable = Pick<EventStore, 'readAll' | 'appended$'> & Partial<Pick<EventStore, 'readPage'>>;
+export type Followable = Pick<EventStore, 'readAll' | 'appended$'> & Partial<Pick<EventStore, 'readPage'>>;
 
 /**
  * Pull loop over `readPage` (or `readAll`) that follows the log: read a page, hand it on,

@@ -56,7 +56,7 @@ export class RecentPages {
 }
 
 /** Index of the first event after `from` (the events are in log order). */
-function firstAfter(events: RecordedEvent[], from: Position): number {
+export function firstAfter(events: RecordedEvent[], from: Position): number {
   let low = 0;
   let high = events.length;
   while (low < high) {
