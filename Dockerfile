@@ -15,4 +15,5 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 USER node
 EXPOSE 3000
-CMD ["node", "dist/src/main.js"]
+# The young generation's semi-space as `npm start` sets it (docs/operations.md, "Node flags").
+CMD ["node", "--max-semi-space-size=32", "dist/src/main.js"]

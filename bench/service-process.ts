@@ -78,6 +78,9 @@ export async function startServiceProcesses(
   };
 }
 
+/** The node flags `npm start`, `npm run dev` and the Dockerfile run the service with (package.json, Dockerfile). */
+const SERVICE_NODE_FLAGS = ['--max-semi-space-size=32'];
+
 /**
  * Runs `src/main.ts` as its own process, as `npm run dev` does, so the load generator
  * does not share its event loop (nor its CPU time slice). Stopped by `cleanup` with SIGTERM.
@@ -85,7 +88,7 @@ export async function startServiceProcesses(
 export async function startServiceProcess(cleanup: CleanupStack, databaseUrl: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
   // BENCH_SERVICE_NODE_ARGS: extra node flags for the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a phase).
   const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: fileURLToPath(new URL('..', import.meta.url)),
     // info, the service's default: the `service listening` line carries the port, and the
     // one log line per request is part of what a request costs in production.
