@@ -159,6 +159,8 @@ begin
 end
 $fn$;
 
+-- No longer called by the store (its statement calls es_append_events itself: a SQL function
+-- is planned on every call); kept for processes of an earlier version during a rolling upgrade.
 create or replace function es_append(
   p_stream text, p_expected bigint, p_ids uuid[], p_types text[], p_data jsonb[],
   p_metadata jsonb[], p_created_at timestamptz[], p_facts jsonb default null, p_guards text[] default null
@@ -276,6 +278,7 @@ begin
 end
 $fn$;
 
+-- Likewise no longer called by the store (it calls es_append_group_events), kept for the same reason.
 create or replace function es_append_group(
   p_streams text[], p_expected bigint[], p_counts int[], p_ids uuid[], p_types text[], p_data jsonb,
   p_metadata jsonb, p_created_at timestamptz[], p_facts jsonb default null, p_guards jsonb default null
