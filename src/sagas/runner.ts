@@ -197,13 +197,7 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
 
   /** Nothing of its own in the page (the usual case for most shards): noted without a promise. */
   const passOver = (page: RecordedEvent[]): boolean => {
-    let own = false;
-    for (const event of page) {
-      if (watched.has(event.type)) own = true;
-      else if (!own && mine(event)) own = true;
-      if (own) break;
-    }
-    if (own) return false;
+    for (const event of page) if (watched.has(event.type) || mine(event)) return false;
     log.passed(page[page.length - 1].position);
     checkpoint.soon(IDLE_CHECKPOINT_EVERY_MS);
     return true;
