@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import pg from 'pg';
-import { appendQuery, PostgresEventStore } from '../../src/events/store/postgres.js';
+import { appendQuery, PostgresEventStore, readPageQuery } from '../../src/events/store/postgres.js';
 import type { Position, RecordedEvent } from '../../src/events/store/types.js';
 import { withDatabase } from '../../src/infra/database.js';
 import { adminUrl, freshDatabaseUrl, openTestDatabase, queryRows, type TestDatabase } from '../support/database.js';
@@ -87,6 +87,39 @@ describe('PostgreSQL event store: which events a reader may take', () => {
     } finally {
       reader.stop();
     }
+  });
+
+  it('a reader far behind reads a page without walking the rest of the log, with or without an append in progress, filtered or not', async () => {
+    const tag = `behind-${randomUUID()}`;
+    const start = await db.store.headPosition();
+    // 20,000 events after the reader: about 60 index pages, each walked twice per page read if the scans started at the reader.
+    for (let batch = 0; batch < 40; batch++) {
+      await db.store.appendToStream(`${tag}-${batch}`, Array.from({ length: 500 }, (_, i) => newEvent('Piled', { i })), { expectedRevision: 'no_stream' });
+    }
+    await db.pool.query('vacuum analyze events');
+    const client = await open(db.url);
+    /** Index and table pages one read of 10 events touches (its scans, the horizon's probe, the held-back check). */
+    const pagesTouched = async (filter?: { tenantId: string }) => {
+      const query = readPageQuery(start ?? { commit: 0n, prepare: 0n }, 10, filter);
+      // The second run: the first in a session also reads the catalogs (functions, operators) into its caches.
+      await client.query(query.text, query.values);
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: Record<string, number> }] }>(`explain (analyze, buffers, format json) ${query.text}`, query.values);
+      const plan = rows[0]['QUERY PLAN'][0].Plan;
+      return plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];
+    };
+    const readable = await db.store.readPage({ from: start, maxCount: 10 });
+    expect(readable.events).to.have.length(10);
+    expect(await pagesTouched()).to.be.below(40);
+    expect(await pagesTouched({ tenantId: readable.events[0].metadata.tenantId })).to.be.below(40);
+
+    const held = await open(db.url);
+    await held.query('begin');
+    await held.query(appendQuery(`${tag}-held`, [newEvent('Held')], 'no_stream'));
+    await db.store.appendToStream(`${tag}-after`, [newEvent('After')], { expectedRevision: 'no_stream' });
+    expect(await pagesTouched()).to.be.below(40);
+    expect(await pagesTouched({ tenantId: readable.events[0].metadata.tenantId })).to.be.below(40);
+    expect((await db.store.readPage({ from: start, maxCount: 10 })).events.map((e) => e.id)).to.deep.equal(readable.events.map((e) => e.id));
+    await held.query('rollback');
   });
 
   it('a short page says when events after it are held back; a follower then keeps looking, though the holder ends in a rollback that wakes nobody', async () => {

@@ -353,10 +353,13 @@ language plpgsql volatile as $fn$
 declare
   v_xmin xid8 := pg_snapshot_xmin(p_snapshot);
 begin
-  -- (Ordered, so that it is an index probe from the reader's position, not a table scan;
-  -- EXISTS would drop the ORDER BY.)
+  -- (Ordered, so that it is an index probe, not a table scan; EXISTS would drop the ORDER
+  -- BY.) It starts at the later of the reader's position and xmin, given as one row bound:
+  -- btree does not merge a row bound with a bound on tx_id alone, and would walk every
+  -- event from a reader far behind up to xmin.
   perform from events e
-    where (e.tx_id, e.position) > (p_after_tx, p_after_pos) and e.tx_id >= v_xmin
+    where (e.tx_id, e.position) > (greatest(p_after_tx, v_xmin), case when v_xmin > p_after_tx then -1 else p_after_pos end)
+      and e.tx_id >= v_xmin
     order by e.tx_id, e.position limit 1;
   if not found then
     return v_xmin;

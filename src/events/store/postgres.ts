@@ -85,8 +85,12 @@ function readPageSql(matching = ''): string {
                       order by tx_id, position limit 1), false) as readable
   ), x as materialized (
     -- Committed events past the horizon: the page is not all there is, even when it is not full.
+    -- Started at the later of the reader's position and the horizon, as one row bound (see
+    -- es_read_horizon): else the scan walks every event from a reader far behind.
     select coalesce((select true from events
-                      where (tx_id, position) > ($1::text::xid8, $2::bigint) and tx_id >= (select horizon from h)${matching}
+                      where (tx_id, position) > (greatest($1::text::xid8, (select horizon from h)),
+                                                 case when (select horizon from h) > $1::text::xid8 then -1 else $2::bigint end)
+                        and tx_id >= (select horizon from h)${matching}
                       order by tx_id, position limit 1), false) as held_after
   )
   select ${EVENT_COLUMNS}, tx_id >= (select horizon from h) as held, (select held_after from x) as held_after
@@ -107,6 +111,13 @@ const FILTERED_READ_SQL = {
 
 /** The filter a read applies, or undefined when it filters nothing. */
 const readFilter = (filter: EventFilter | undefined) => (filter && (filter.tenantId !== undefined || filter.types !== undefined) ? filter : undefined);
+
+/** The statement reading one page of the log after `from` (filtered or not): see readPageSql. */
+export function readPageQuery(from: Position, maxCount: number, filter: EventFilter | undefined): pg.QueryConfig {
+  return filter
+    ? filteredQuery(from, maxCount, filter)
+    : { name: 'es_read_page', text: READ_PAGE_SQL, values: [from.commit.toString(), from.prepare.toString(), maxCount] };
+}
 
 function filteredQuery(from: Position, maxCount: number, filter: EventFilter): pg.QueryConfig {
   const shape = filter.tenantId === undefined ? 'types' : filter.types === undefined ? 'tenant' : 'both';
@@ -667,11 +678,7 @@ export class PostgresEventStore implements EventStore {
   private readonly recentPages = new RecentPages(RECENT_PAGE_EVENTS);
 
   private async queryPage(from: Position, maxCount: number, filter: EventFilter | undefined): Promise<LogPage> {
-    const { rows } = await this.pool.query<EventRow & { held: boolean; held_after: boolean }>(
-      filter
-        ? filteredQuery(from, maxCount, filter)
-        : { name: 'es_read_page', text: READ_PAGE_SQL, values: [from.commit.toString(), from.prepare.toString(), maxCount] },
-    );
+    const { rows } = await this.pool.query<EventRow & { held: boolean; held_after: boolean }>(readPageQuery(from, maxCount, filter));
     // A held row is only there to say that events are held back: it is not handed out.
     return {
       events: rows.filter((r) => !r.held).map((row) => toRecorded(row, this.versions)),
