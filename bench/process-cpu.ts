@@ -53,3 +53,30 @@ export function databaseCpuMs(): number {
   }
   return total;
 }
+
+/**
+ * A process's CPU time so far by thread kind, in ms: the main thread (its event loop) and
+ * the rest by thread name (V8's compiler and GC helpers, libuv's pool), so that a phase can
+ * tell what the event loop did from what the runtime did beside it.
+ */
+export function threadCpuMsOf(pid: number): Map<string, number> {
+  const byKind = new Map<string, number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byKind;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '').trim();
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+      byKind.set(name, (byKind.get(name) ?? 0) + ms);
+    } catch {
+      // The thread ended meanwhile: its time is in the process's total only.
+    }
+  }
+  return byKind;
+}

@@ -5,7 +5,7 @@ import type { CleanupStack } from '../cleanup.js';
 import { HttpClient } from '../http-load.js';
 import { log } from '../log.js';
 import { distribution, percentile, type Distribution } from '../stats.js';
-import { cpuMsOf, databaseCpuMs, residentMbOf } from '../process-cpu.js';
+import { cpuMsOf, databaseCpuMs, residentMbOf, threadCpuMsOf } from '../process-cpu.js';
 import type { ServiceProcesses } from '../service-process.js';
 import { logStatementStats, resetStatementStats } from '../statement-stats.js';
 import { serviceWithTenant } from './tenant-service.js';
@@ -290,17 +290,27 @@ async function measureBacklogDrain(
   );
   await resetStatementStats();
   await service.startWorkers(workers);
-  const cpuBefore = { service: service.pids.map(cpuMsOf), database: databaseCpuMs(), at: performance.now() };
+  const cpuBefore = { service: service.pids.map(cpuMsOf), threads: service.pids.map(threadCpuMsOf), database: databaseCpuMs(), at: performance.now() };
   const missing = await effects.waitForAll(options.earlier + options.leads, 300_000);
   const wall = performance.now() - cpuBefore.at;
   const busy = (ms: number) => `${((100 * ms) / wall).toFixed(0)}%`;
   const processes = service.pids.map((pid, i) => `${i === 0 ? 'api' : `worker ${i}`} ${busy(cpuMsOf(pid) - cpuBefore.service[i])} (peak ${residentMbOf(pid, 'VmHWM').toFixed(0)} MB)`);
   log(`  CPU while worked off (of one core), and peak resident memory: ${processes.join(', ')}, database ${busy(databaseCpuMs() - cpuBefore.database)}`);
+  // The workers' event loops apart from the runtime's threads beside them (compiler, GC helpers).
+  const threads = service.pids.slice(1).map((pid, i) => {
+    const before = cpuBefore.threads[i + 1];
+    const kinds = [...threadCpuMsOf(pid)].map(([kind, ms]) => [kind, ms - (before.get(kind) ?? 0)] as const).filter(([, ms]) => ms > 0);
+    return `worker ${i + 1}: ${kinds.sort((a, b) => b[1] - a[1]).map(([kind, ms]) => `${kind} ${busy(ms)}`).join(', ')}`;
+  });
+  log(`  by thread: ${threads.join('; ')}`);
   service.assertRunning();
   const backlog = await effects.leadTimes('Backlog %');
   const times = await effects.times();
   const at = [times.tasks, times.notifications, times.webhooks].flatMap((byLead) => [...backlog.keys()].filter((id) => byLead.has(id)).map((id) => byLead.get(id)!));
   const seconds = at.length ? (Math.max(...at) - Math.min(...at)) / 1000 : 0;
+  const first = Math.min(...at);
+  const lastOf = (byLead: Map<string, number>) => (Math.max(...[...backlog.keys()].filter((id) => byLead.has(id)).map((id) => byLead.get(id)!)) - first) / 1000;
+  log(`  last effect at: task ${lastOf(times.tasks).toFixed(1)} s, notification ${lastOf(times.notifications).toFixed(1)} s, webhook ${lastOf(times.webhooks).toFixed(1)} s`);
   const drain = { leads: options.leads, seconds, leadsPerSecond: seconds > 0 ? options.leads / seconds : 0, missing };
   log(`  backlog worked off at ${drain.leadsPerSecond.toFixed(0)} leads/s (${drain.seconds.toFixed(1)} s from first effect to last)${missing ? `; ${missing} effects MISSING` : ''}`);
   // Per backlog lead: what the workers' statements cost (BENCH_PG_STATEMENTS).
