@@ -667,7 +667,7 @@ export class PostgresEventStore implements EventStore {
     let read = this.readsInFlight.get(key);
     if (!read) {
       read = this.queryPage(from, options.maxCount, filter).finally(() => this.readsInFlight.delete(key));
-      if (keep && !filter) void read.then((page) => this.recentPages.keep(from, page, options.maxCount), () => undefined);
+      if (keep && !filter) void read.then((page) => this.recentPages.keep(from, page), () => undefined);
       this.readsInFlight.set(key, read);
     }
     return read;
