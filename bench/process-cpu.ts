@@ -80,3 +80,16 @@ export function threadCpuMsOf(pid: number): Map<string, number> {
   }
   return byKind;
 }
+
+/** The whole machine's CPU time so far, in ms summed over its cores: busy (any process, the kernel) and all. */
+export function machineCpuMs(): { busy: number; all: number } {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    const all = fields.reduce((sum, n) => sum + n, 0);
+    // idle and iowait (fields 4 and 5) are the time no one used.
+    const busy = all - fields[3] - fields[4];
+    return { busy: (busy * 1000) / CLOCK_TICKS_PER_SECOND, all: (all * 1000) / CLOCK_TICKS_PER_SECOND };
+  } catch {
+    return { busy: NaN, all: NaN };
+  }
+}

@@ -5,7 +5,7 @@ import type { CleanupStack } from '../cleanup.js';
 import { HttpClient } from '../http-load.js';
 import { log } from '../log.js';
 import { distribution, percentile, type Distribution } from '../stats.js';
-import { cpuMsOf, databaseCpuMs, residentMbOf, threadCpuMsOf } from '../process-cpu.js';
+import { cpuMsOf, databaseCpuMs, machineCpuMs, residentMbOf, threadCpuMsOf } from '../process-cpu.js';
 import type { ServiceProcesses } from '../service-process.js';
 import { logStatementStats, resetStatementStats } from '../statement-stats.js';
 import { serviceWithTenant } from './tenant-service.js';
@@ -290,7 +290,7 @@ async function measureBacklogDrain(
   );
   await resetStatementStats();
   await service.startWorkers(workers);
-  const cpuBefore = { service: service.pids.map(cpuMsOf), threads: service.pids.map(threadCpuMsOf), database: databaseCpuMs(), at: performance.now() };
+  const cpuBefore = { service: service.pids.map(cpuMsOf), threads: service.pids.map(threadCpuMsOf), database: databaseCpuMs(), machine: machineCpuMs(), at: performance.now() };
   const missing = await effects.waitForAll(options.earlier + options.leads, 300_000);
   const wall = performance.now() - cpuBefore.at;
   const busy = (ms: number) => `${((100 * ms) / wall).toFixed(0)}%`;
@@ -302,7 +302,9 @@ async function measureBacklogDrain(
     const kinds = [...threadCpuMsOf(pid)].map(([kind, ms]) => [kind, ms - (before.get(kind) ?? 0)] as const).filter(([, ms]) => ms > 0);
     return `worker ${i + 1}: ${kinds.sort((a, b) => b[1] - a[1]).map(([kind, ms]) => `${kind} ${busy(ms)}`).join(', ')}`;
   });
-  log(`  by thread: ${threads.join('; ')}`);
+  const machine = machineCpuMs();
+  const cores = (machine.all - cpuBefore.machine.all) / wall;
+  log(`  by thread: ${threads.join('; ')}; the whole machine ${busy((machine.busy - cpuBefore.machine.busy) / cores)} of each of its ${cores.toFixed(0)} cores busy`);
   service.assertRunning();
   const backlog = await effects.leadTimes('Backlog %');
   const times = await effects.times();
