@@ -37,14 +37,44 @@ export class Slots {
     else this.free++;
   }
 
-  /** Gives the caller's slot back while `work` runs (a wait that needs none), and takes one again after, ahead of those waiting for their first. */
-  async without<T>(work: () => Promise<T>): Promise<T> {
-    this.release();
-    try {
-      return await work();
-    } finally {
-      await this.acquire(undefined, true);
-    }
+  /**
+   * For one holder: runs a wait that needs no slot (`work`) with the holder's slot given back,
+   * and takes one again after, ahead of those waiting for their first. Waits of the holder
+   * that overlap (several projections awaited at once) give the slot back once and take one
+   * back once, after the last of them; each resumes only with it back. (Given back per wait,
+   * a holder of one slot lent several and then needed several at once: more holders ran
+   * than there are slots, and holders each keeping part of what they took back could wait
+   * on one another.)
+   */
+  lender(): <T>(work: () => Promise<T>) => Promise<T> {
+    let waits = 0;
+    /** The lending under way: settles once the holder has its slot back. */
+    let lent: { back: Promise<void>; regained: () => void } | null = null;
+    /** The last lending's `back`: a new one begins only after it (its slot must be held to be given). */
+    let lastBack: Promise<void> = Promise.resolve();
+    return async <T>(work: () => Promise<T>): Promise<T> => {
+      let mine = lent;
+      if (waits++ === 0) {
+        let regained!: () => void;
+        const back = new Promise<void>((resolve) => (regained = resolve));
+        const previous = lastBack;
+        mine = lent = { back, regained };
+        lastBack = back;
+        await previous;
+        this.release();
+      }
+      try {
+        return await work();
+      } finally {
+        if (--waits === 0) {
+          lent = null;
+          await this.acquire(undefined, true);
+          mine!.regained();
+        } else {
+          await mine!.back;
+        }
+      }
+    };
   }
 
   get inUse(): number {

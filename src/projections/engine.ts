@@ -12,7 +12,7 @@ import { runProjection } from './runner.js';
 import { RunnerControl } from './runner-control.js';
 import { PostgresEventStore } from '../events/store/postgres.js';
 import { InlineProjections, switchToAsync, switchToInline } from './inline.js';
-import { inlineProjectionNames } from './progress.js';
+import { inlineProjectionNames, learnInlineProjections } from './progress.js';
 
 export const projectionLockKey = (name: string) => `projection:${name}`;
 
@@ -106,6 +106,7 @@ export class ProjectionEngine {
     const inline = await switchToInline(deps, this.projections.filter((p) => wanted.has(p.name)));
     for (const name of inline) this.progress.markInline(name);
     store.applyInline(inline.size ? new InlineProjections(this.deps.knex, this.projections) : null);
+    await learnInlineProjections(this.deps.knex);
   }
 
   /** Whether the projections (all, or those named) pass `position` within `timeoutMs`. */

@@ -141,11 +141,18 @@ const knownInline = new WeakMap<object, Set<string>>();
  * from another process at any moment.
  */
 export async function isInlineProjection(knex: Knex, name: string): Promise<boolean> {
-  const known = knownInline.get(knex.client);
-  if (known?.has(name)) return true;
+  if (isKnownInline(knex, name)) return true;
+  return (await learnInlineProjections(knex)).has(name);
+}
+
+/**
+ * Asks which projections are inline now, and remembers it (a process does so as it starts:
+ * its saga deliveries then pass their waits for inline projections without a query).
+ */
+export async function learnInlineProjections(knex: Knex): Promise<Set<string>> {
   const now = await inlineProjectionNames(knex);
   knownInline.set(knex.client, now);
-  return now.has(name);
+  return now;
 }
 
 /** Whether `isInlineProjection` has already found this projection inline (no query). */

@@ -137,7 +137,7 @@ async function runFromCheckpoint(deps: SagaDeps, saga: Saga, options: SagaRunOpt
     const fresh = appendedSinceBegun(event);
     for (let attempt = 1; ; ) {
       // Only its very first handing over here: a delivery again (failed, or its projection behind) may follow one that did something.
-      const run = { memo, firstDelivery: fresh && attempt === 1 && behind === 0, whileWaiting: <T>(work: () => Promise<T>) => slots.without(work) };
+      const run = { memo, firstDelivery: fresh && attempt === 1 && behind === 0, whileWaiting: slots.lender() };
       let error: unknown;
       await slots.acquire();
       if (stop.signal.aborted) {

@@ -13,6 +13,7 @@ import type { TextMessenger } from '../infra/text-messages.js';
 import type { SecretBox } from '../infra/secret-box.js';
 import type { Projection } from '../projections/projection.js';
 import { awaitProjection, knownToHavePassed, type KnownProgress } from '../projections/projection-progress.js';
+import { isKnownInline } from '../projections/progress.js';
 import type { TenantMemo } from './tenant-memo.js';
 
 /** What a saga's commands, reads and messages need: the event store, the read models, the clock, the mailer, the SMS and chat-app channel and the service's configuration. */
@@ -159,8 +160,8 @@ export function sagaContext(saga: Saga, event: RecordedEvent, attempt: number, d
       const through = options.through && comparePositions(options.through, event.position) > 0 ? options.through : null;
       const position = through ?? event.position;
       const inclusive = through ? true : options.inclusive;
-      // Known to be there (the usual case): no query, and the delivery keeps its slot.
-      if (knownToHavePassed(deps.progress, projection, position)) return;
+      // Known to be there (the usual case; an inline one always is): no query, and the delivery keeps its slot.
+      if (knownToHavePassed(deps.progress, projection, position) || isKnownInline(deps.knex, projection.name)) return;
       await waiting(() => awaitProjection(deps, projection, position, { timeoutMs: deps.config.SAGA_PROJECTION_WAIT_MS, inclusive, abort }));
     },
     remember: (key, load) => (run.memo ? run.memo.read(event.metadata.tenantId, key, event.position, load) : load()),
