@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { STREAM_REVISIONS_TABLE } from '../events/store/postgres-schema.js';
+import { streamHeadSql } from '../events/store/postgres-schema.js';
 
 /**
  * A record detail asked to carry its stream's revision (its ETag), read in the detail's own
@@ -14,7 +14,7 @@ export interface RevisionAsk {
 
 /** The column to add to the detail's statement (none when not asked). */
 export const revisionColumns = (knex: Knex, ask: RevisionAsk | undefined): Knex.Raw[] =>
-  ask ? [knex.raw(`(select revision from ?? where stream_id = ?)::int as stream_revision`, [STREAM_REVISIONS_TABLE, ask.streamId])] : [];
+  ask ? [knex.raw(`${streamHeadSql('?')}::int as stream_revision`, [ask.streamId])] : [];
 
 /** Hands the revision the detail's row carries to the ask (nothing for no row, or no stream). */
 export function answerRevision(ask: RevisionAsk | undefined, row: { stream_revision?: number | null } | undefined | null): void {

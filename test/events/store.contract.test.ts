@@ -84,6 +84,37 @@ describe('PostgreSQL event store specifics', () => {
     }
   });
 
+  it("checks an append against the log's own newest revision of the stream, also after an upgrade from the stream heads table", async () => {
+    const db = await openTestDatabase();
+    try {
+      const stream = `h-${randomUUID()}`;
+      await db.store.appendToStream(stream, [newEvent('A'), newEvent('B')], { expectedRevision: 'no_stream' });
+      // An earlier version kept heads in a table; one left behind, stale, must not be believed.
+      await db.pool.query('create table event_streams (stream_id text primary key, revision bigint not null)');
+      await db.pool.query('insert into event_streams values ($1, 0)', [stream]);
+      const upgraded = new PostgresEventStore(db.pool);
+      await upgraded.init({ listen: false });
+      try {
+        const { rows } = await db.pool.query(`select to_regclass('event_streams') as heads`);
+        expect(rows[0].heads).to.equal(null);
+        const stale = await upgraded.appendToStream(stream, [newEvent('C')], { expectedRevision: 0 }).catch((e) => e);
+        expect(stale).to.be.instanceOf(WrongExpectedRevisionError);
+        expect((stale as WrongExpectedRevisionError).actual).to.equal(1);
+        // Alone and in a group (concurrent appends to other streams share its transaction).
+        const [own] = await Promise.all([
+          upgraded.appendToStream(stream, [newEvent('C')], { expectedRevision: 1 }),
+          ...Array.from({ length: 5 }, () => upgraded.appendToStream(`o-${randomUUID()}`, [newEvent('X')], { expectedRevision: 'no_stream' })),
+        ]);
+        expect(own.nextExpectedRevision).to.equal(2);
+        expect((await upgraded.readStream(stream)).map((e) => [e.type, e.revision])).to.deep.equal([['A', 0], ['B', 1], ['C', 2]]);
+      } finally {
+        await upgraded.close();
+      }
+    } finally {
+      await db.close();
+    }
+  });
+
   describe('usage guards held by appends (AppendOptions.guards)', () => {
     let db: TestDatabase;
     before(async () => (db = await openTestDatabase()));

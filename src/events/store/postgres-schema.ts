@@ -4,14 +4,18 @@
  * transaction still able to append lies under (`es_read_horizon`), so no later commit
  * can land behind a position already handed out.
  */
-/** Each stream's newest revision, kept by every append in its own transaction (a read model query may read it in the same snapshot as the rows the append wrote inline). */
-export const STREAM_REVISIONS_TABLE = 'event_streams';
+/**
+ * A stream's newest revision (null: no stream), as SQL, `stream` an SQL expression: the last
+ * entry of the log's (stream, revision) index. Appends read it after taking the stream's lock;
+ * a read model query reads it in the same snapshot as the rows an append wrote inline.
+ * (Streams once kept their head in a table of their own, `event_streams`, updated by every
+ * append: reading it cost a page prune on most appends, since every update left a dead row.)
+ */
+export const streamHeadSql = (stream: string): string => `(select max(h.stream_revision) from events h where h.stream_id = ${stream})`;
 
 export const EVENT_STORE_SCHEMA = `
-create table if not exists event_streams (
-  stream_id text primary key,
-  revision bigint not null
-);
+-- Stream heads were kept here until streamHeadSql read them from the log's index.
+drop table if exists event_streams;
 
 create table if not exists events (
   position bigint generated always as identity,
@@ -64,7 +68,7 @@ create table if not exists es_inline_projections (
 create or replace function es_unchanged(p_facts jsonb) returns boolean
 language plpgsql stable as $fn$
 begin
-  return coalesce((select bool_and(coalesce((select s.revision from event_streams s where s.stream_id = f ->> 0), -1) = (f ->> 1)::bigint)
+  return coalesce((select bool_and(coalesce(${streamHeadSql('f ->> 0')}, -1) = (f ->> 1)::bigint)
                      from jsonb_array_elements(coalesce(p_facts, '[]'::jsonb)) f), true);
 end
 $fn$;
@@ -95,6 +99,8 @@ language plpgsql as $fn$
 #variable_conflict use_column
 declare
   v_count int := cardinality(p_ids);
+  v_current bigint;
+  v_ok boolean;
   v_last bigint;
   v_inline text[];
 begin
@@ -125,25 +131,14 @@ begin
   if p_facts is not null and not es_unchanged(p_facts) then
     raise exception 'facts changed' using errcode = 'CR003';
   end if;
-  if p_expected = -2 then
-    insert into event_streams as s (stream_id, revision) values (p_stream, v_count - 1)
-      on conflict (stream_id) do update set revision = s.revision + v_count
-      returning s.revision into v_last;
-  elsif p_expected = -1 then
-    insert into event_streams (stream_id, revision) values (p_stream, v_count - 1)
-      on conflict (stream_id) do nothing
-      returning revision into v_last;
-  else
-    update event_streams s set revision = s.revision + v_count
-      where s.stream_id = p_stream and s.revision = p_expected
-      returning s.revision into v_last;
-  end if;
-
-  if v_last is null then
-    select s.revision into v_last from event_streams s where s.stream_id = p_stream;
+  -- A statement of its own, after the lock: its snapshot sees every append that held it before.
+  v_current := ${streamHeadSql('p_stream')};
+  v_ok := case p_expected when -2 then true when -1 then v_current is null else v_current is not distinct from p_expected end;
+  if not v_ok then
     raise exception 'wrong expected revision'
-      using errcode = 'CR001', detail = coalesce(v_last::text, 'no_stream');
+      using errcode = 'CR001', detail = coalesce(v_current::text, 'no_stream');
   end if;
+  v_last := coalesce(v_current, -1) + v_count;
 
   return query
     with inserted as (
@@ -232,7 +227,7 @@ begin
   -- A statement of its own, so that its snapshot sees every append that held these locks
   -- before. A subquery per stream, not a join: a join planned while the table was small
   -- would scan it all for as long as the connection lives.
-  select array_agg((select h.revision from event_streams h where h.stream_id = u.s) order by u.i) into v_current
+  select array_agg(${streamHeadSql('u.s')} order by u.i) into v_current
     from unnest(p_streams) with ordinality as u(s, i);
 
   for i in 1 .. cardinality(p_streams) loop
@@ -247,10 +242,6 @@ begin
       v_rev[v_event] := v_base + j;
     end loop;
   end loop;
-
-  insert into event_streams as s (stream_id, revision)
-    select p_streams[g.i], v_last[g.i] from generate_subscripts(p_streams, 1) as g(i) where v_ok[g.i]
-    on conflict (stream_id) do update set revision = excluded.revision;
 
   with inserted as (
     insert into events (event_id, stream_id, stream_revision, type, data, metadata, created_at, schema_version)
