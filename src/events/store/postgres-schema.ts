@@ -200,8 +200,9 @@ declare
   v_last bigint[] := '{}';
   v_member int[] := '{}';  -- per event: its member
   v_rev bigint[] := '{}';  -- per event: its revision
-  v_tx text;
-  v_positions jsonb;       -- stream -> positions of its events, in revision order
+  v_from int[] := '{}';    -- per member: where its events start in v_positions
+  v_positions bigint[];    -- the written events' positions, in event order
+  v_written int := 0;
   v_event int := 0;
   v_base bigint;
   v_inline text[];
@@ -236,6 +237,10 @@ begin
     v_ok[i] := v_locked[i] and v_fresh[i] and case p_expected[i] when -2 then true when -1 then v_current[i] is null else v_current[i] = p_expected[i] end;
     v_base := coalesce(v_current[i], -1);
     v_last[i] := case when v_ok[i] then v_base + p_counts[i] else v_current[i] end;
+    v_from[i] := v_written + 1;
+    if v_ok[i] then
+      v_written := v_written + p_counts[i];
+    end if;
     for j in 1 .. p_counts[i] loop
       v_event := v_event + 1;
       v_member[v_event] := i;
@@ -251,18 +256,17 @@ begin
       from unnest(p_ids, p_types, p_created_at) with ordinality as e(id, type, created_at, n)
      where v_ok[v_member[e.n]]
      order by e.n
-    returning events.stream_id, events.stream_revision, events.tx_id, events.position
+    returning events.position
   )
-  select min(w.tx_id::text), jsonb_object_agg(w.stream_id, w.positions) into v_tx, v_positions
-    from (select stream_id, min(tx_id) as tx_id, jsonb_agg(position order by stream_revision) as positions
-            from inserted group by stream_id) w;
+  -- Positions are drawn as the rows go in, in event order.
+  select array_agg(w.position order by w.position) into v_positions from inserted w;
 
   return query
     select g.i,
            case when not v_locked[g.i] then 'busy' when not v_fresh[g.i] then 'stale' when v_ok[g.i] then 'ok' else 'wrong_revision' end,
            v_last[g.i],
-           case when v_ok[g.i] then v_tx end,
-           case when v_ok[g.i] then (v_positions -> p_streams[g.i])::text end,
+           case when v_ok[g.i] then pg_current_xact_id()::text end,
+           case when v_ok[g.i] then array_to_json(v_positions[v_from[g.i]:v_from[g.i] + p_counts[g.i] - 1])::text end,
            v_inline
       from generate_subscripts(p_streams, 1) as g(i)
      order by g.i;
