@@ -154,9 +154,15 @@ function toRecorded(row: EventRow, versions: EventVersions): RecordedEvent {
   });
 }
 
-/** Metadata as an append hands it to SQL: with the version the event is written in (moved to its own column there). */
-function metadataWithVersion(event: NewEvent, versions: EventVersions): NewEvent['metadata'] {
-  return { ...event.metadata, schemaVersion: versions.current(event.type) };
+/**
+ * Metadata as an append hands it to SQL, as JSON: with the version the event is written in
+ * (moved to its own column there). Added as the last key, without copying the object: jsonb
+ * keeps the last of two equal keys.
+ */
+function metadataJsonOf(event: NewEvent, versions: EventVersions): string {
+  const json = JSON.stringify(event.metadata ?? {});
+  const version = `"schemaVersion":${versions.current(event.type)}}`;
+  return json.length > 2 ? `${json.slice(0, -1)},${version}` : `{${version}`;
 }
 
 function expectedAsNumber(expected: ExpectedRevision): number {
@@ -183,7 +189,7 @@ export function appendQuery(
     events.map((e) => e.id),
     events.map((e) => e.type),
     events.map(dataJsonOf),
-    events.map((e) => JSON.stringify(metadataWithVersion(e, versions))),
+    events.map((e) => metadataJsonOf(e, versions)),
     events.map((e) => e.createdAt.toISOString()),
     facts?.length ? factsJson(facts) : null,
     guards?.length ? [...guards] : null,
@@ -242,8 +248,9 @@ function groupQuery(group: readonly PendingAppend[], versions: EventVersions, in
     group.map((m) => m.request.events.length),
     events.map((e) => e.id),
     events.map((e) => e.type),
-    `[${events.map(dataJsonOf).join(',')}]`,
-    JSON.stringify(events.map((e) => metadataWithVersion(e, versions))),
+    // Only inline projections read an event's data JSON again (recordedOf): kept for them alone.
+    `[${events.map(inline ? dataJsonOf : dataJsonOnce).join(',')}]`,
+    `[${events.map((e) => metadataJsonOf(e, versions)).join(',')}]`,
     events.map((e) => e.createdAt.toISOString()),
     // Members without facts get none ([]): es_unchanged holds for them.
     group.some((m) => m.request.facts?.length) ? `[${group.map((m) => factsJson(m.request.facts ?? [])).join(',')}]` : null,
@@ -295,6 +302,8 @@ export function asStored(value: unknown): unknown {
 
 /** Each event's data as the JSON an append sends, made once: the inline projections' copy (`recordedOf`) parses the same text. */
 const dataJson = new WeakMap<NewEvent, string>();
+
+const dataJsonOnce = (event: NewEvent): string => JSON.stringify(event.data) ?? 'null';
 
 function dataJsonOf(event: NewEvent): string {
   let json = dataJson.get(event);
