@@ -303,12 +303,13 @@ export function asStored(value: unknown): unknown {
 /** Each event's data as the JSON an append sends, made once: the inline projections' copy (`recordedOf`) parses the same text. */
 const dataJson = new WeakMap<NewEvent, string>();
 
+/** An event's data as JSON, not kept (appends no inline projection reads back). */
 const dataJsonOnce = (event: NewEvent): string => JSON.stringify(event.data) ?? 'null';
 
 function dataJsonOf(event: NewEvent): string {
   let json = dataJson.get(event);
   if (json === undefined) {
-    json = JSON.stringify(event.data) ?? 'null';
+    json = dataJsonOnce(event);
     dataJson.set(event, json);
   }
   return json;
