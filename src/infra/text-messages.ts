@@ -114,6 +114,18 @@ export class TextMessenger {
   }
 
   /**
+   * Records a message that cannot go anywhere (its recipient has no international number any
+   * more) as failed and given up, with `error`: the delivery shows why, and nothing fetches or
+   * retries it again. `to` is kept as the recipient had it (empty for none). Once per id.
+   */
+  async recordUndeliverable(text: Omit<OutgoingText, 'id'> & { id: string; error: string }): Promise<void> {
+    await this.knex(TABLE)
+      .insert({ id: text.id, tenant_id: text.tenantId, kind: text.kind, channel: text.channel, to_number: text.to, body: text.body, attempts: 0, status: 'failed', error: text.error, next_attempt_at: null, created_at: this.clock.now() })
+      .onConflict('id')
+      .ignore();
+  }
+
+  /**
    * Sends again the messages that are due, oldest first: failed ones whose backoff is over,
    * and ones a stopped process left half-sent. Returns how many went out.
    */

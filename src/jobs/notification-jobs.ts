@@ -16,7 +16,7 @@ function messageOf(group: DueDelivery[]) {
   return { ...first, subject, text, html };
 }
 
-/** Batches one run goes through at most: a delivery that cannot be handed over (a phone number made invalid since) stays due. */
+/** Batches one run goes through at most: a run stays bounded however much came due at once. */
 const MAX_BATCHES = 20;
 /** The deliveries one digest lists at most. */
 const DIGEST_MAX = 10_000;
@@ -43,7 +43,7 @@ export async function deliverDueNotifications(deps: NotifyDeps & { signal?: Abor
     let fresh = 0;
     for (const [messageId, group] of groups) {
       deps.signal?.throwIfAborted();
-      // Handed over before in this run and due still: nothing was stored for it (see MAX_BATCHES).
+      // Handed over before in this run and due still (nothing was stored for it): not again in this run.
       if (handed.has(messageId)) continue;
       handed.add(messageId);
       fresh++;

@@ -352,6 +352,44 @@ describe('notifications', () => {
       clock.set('2026-01-05T12:00:00Z');
     });
 
+    it('a held SMS whose user lost a usable phone number meanwhile ends as failed with the reason, and is not handed over again', async () => {
+      const tenant = await registerTenant(service);
+      const national = await createUserAs(service, tenant, 'user', { phone: '+33 6 11 22 33 44' });
+      const removed = await createUserAs(service, tenant, 'user', { phone: '+44 20 7946 0000' });
+      await ok('PUT', '/notifications/admin/settings', { smsEnabled: true, quietHoursEnabled: true, digestFrequency: 'none' }, tenant);
+      for (const user of [national, removed]) await ok('PUT', '/notifications/preferences/mention', { channels: { sms: true } }, user);
+      const contact = await ok('POST', '/contacts', { lastName: 'Unreachable' }, tenant);
+      clock.set('2026-01-05T23:00:00Z');
+      try {
+        await ok('POST', `/contacts/${contact.id}/notes`, { content: `@[N](${national.user.id}) @[R](${removed.user.id}) call us` }, tenant);
+        const smsHeld = async () => (await ok('GET', '/notifications/admin/deliveries?status=held', undefined, tenant)).data.filter((d: any) => d.channel === 'sms');
+        await until(async () => (await smsHeld()).length === 2, SAGA_WAIT_MS);
+        await ok('PUT', `/users/${national.user.id}`, { phone: '06 11 22 33 44' }, tenant);
+        await ok('PUT', `/users/${removed.user.id}`, { phone: null }, tenant);
+
+        clock.set('2026-01-06T07:00:00Z');
+        expect(await deliverDueNotifications(service.services)).to.be.greaterThan(0);
+        const failed = (await ok('GET', '/notifications/admin/deliveries?status=failed', undefined, tenant)).data.filter((d: any) => d.channel === 'sms');
+        const byUser = new Map<string, any>(failed.map((d: any) => [d.userId, d]));
+        expect(byUser.get(national.user.id)).to.include({ status: 'failed', attempts: 0, nextAttemptAt: null, sentAt: null });
+        expect(byUser.get(national.user.id).error).to.equal(`the user's phone number "06 11 22 33 44" is not in international form any more`);
+        expect(byUser.get(removed.user.id)).to.include({ status: 'failed', attempts: 0, nextAttemptAt: null, error: 'the user has no phone number any more' });
+        const stored = await service.services.knex('text_outbox').where({ tenant_id: tenant.tenant.id }).select('to_number', 'status');
+        expect(stored).to.have.deep.members([{ to_number: '06 11 22 33 44', status: 'failed' }, { to_number: '', status: 'failed' }]);
+
+        // Nothing left due: the next runs hand over nothing, and the text-retry job leaves them alone.
+        expect(await deliverDueNotifications(service.services)).to.equal(0);
+        clock.advance(3 * 3_600_000);
+        await runJob(service, 'text-retry');
+        expect(await service.services.knex('text_outbox').where({ tenant_id: tenant.tenant.id }).select('to_number', 'status', 'attempts')).to.have.deep.members([
+          { to_number: '06 11 22 33 44', status: 'failed', attempts: 0 },
+          { to_number: '', status: 'failed', attempts: 0 },
+        ]);
+      } finally {
+        clock.set('2026-01-05T12:00:00Z');
+      }
+    });
+
     it('quiet hours hold an email until they end (in the user’s time zone); with the digest on, held mail is batched into one digest at its hour', async () => {
       const tenant = await registerTenant(service);
       const night = await createUserAs(service, tenant, 'user');

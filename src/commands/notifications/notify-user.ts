@@ -89,8 +89,15 @@ export async function handOver(
     return;
   }
   const phone = to.phone && toE164(to.phone);
-  // The number was checked when the notification was made; one changed since to a bad one is skipped.
-  if (phone) await deps.textMessages.send({ id: delivery.messageId, tenantId, kind: 'notification', channel: 'sms', to: phone, body: delivery.text });
+  const text = { id: delivery.messageId, tenantId, kind: 'notification', channel: 'sms' as const, body: delivery.text };
+  if (phone) {
+    await deps.textMessages.send({ ...text, to: phone });
+    return;
+  }
+  // The number was checked when the notification was made; one removed or made invalid since (a
+  // held SMS) ends the delivery as failed, so it shows why and is not fetched again every run.
+  const error = to.phone ? `the user's phone number "${to.phone}" is not in international form any more` : 'the user has no phone number any more';
+  await deps.textMessages.recordUndeliverable({ ...text, to: to.phone ?? '', error });
 }
 
 
