@@ -17,18 +17,18 @@
  * BENCH_ONLY=reports the reports phase (BENCH_REPORT_OPPORTUNITIES deals, 83000: about 100,000 events),
  * BENCH_ONLY=forms the public form submit phase,
  * BENCH_ONLY=custom-fields the lead list filtered by a custom field alone (BENCH_LEADS leads with it; the full run's contacts phase has the same figure),
- * BENCH_ONLY=appends the raw-commit and single-event append phases (their ratio),
+ * BENCH_ONLY=appends the raw-commit and single-event append phases (their ratio; BENCH_APPEND_SLICES alternating slices of each, 5),
  * BENCH_ONLY=rebuild the rebuild phase (its log all from 100-event appends).
  */
 import os from 'node:os';
+import type { EventStore } from '../src/events/store/types.js';
 import { CleanupStack } from './cleanup.js';
 import { openBenchEnvironment } from './environment.js';
 import type { LoadResult } from './http-load.js';
 import { elapsedSeconds, log } from './log.js';
-import { measureAppends, type AppendsResult } from './phases/appends.js';
+import { measureCommitsAndAppends, type AppendsResult, type CommitsAndAppends } from './phases/appends.js';
 import { measureHttp, SEARCH_TERM, type HttpResult } from './phases/http.js';
 import { measureLag, type LagResult } from './phases/lag.js';
-import { measureRawCommits } from './phases/raw-commits.js';
 import { measureTaskHttp, type TaskHttpResult } from './phases/tasks-http.js';
 import { measureOpportunityHttp, type OpportunityHttpResult } from './phases/opportunities-http.js';
 import { measureUploads, type UploadsResult } from './phases/uploads-http.js';
@@ -74,6 +74,8 @@ function readSettings() {
   return {
     writers: WRITERS,
     seconds: numberFromEnv('BENCH_SECONDS', 10),
+    // Raw commits and appends take turns in this many slices of their BENCH_SECONDS each (see measureCommitsAndAppends).
+    appendSlices: Math.max(1, Math.round(numberFromEnv('BENCH_APPEND_SLICES', 5)) || 5),
     rebuildEvents: Math.round(numberFromEnv('BENCH_REBUILD_EVENTS', 200_000)),
     lagRate: numberFromEnv('BENCH_LAG_RATE', DEFAULT_LAG_RATE),
     httpConnections: HTTP_CONNECTIONS,
@@ -292,7 +294,7 @@ function contactFigures(http: HttpResult): Figure[] {
 }
 
 /** The raw commit reference and the appends measured against it. */
-function appendFigures(raw: WriterRun, appends: AppendsResult): Figure[] {
+function appendFigures({ raw, appends }: CommitsAndAppends, slices: number): Figure[] {
   const ofRaw = Math.round((100 * appends.run.operationsPerSecond) / raw.operationsPerSecond);
   return [
     {
@@ -313,7 +315,7 @@ function appendFigures(raw: WriterRun, appends: AppendsResult): Figure[] {
       notes: `${ofRaw}% of raw; ${RecordCommands.mix}`,
       targetText: 'reference',
     },
-    { key: 'appendsShareOfRaw', label: '  share of the raw commit rate', value: ofRaw, decimals: 0, unit: '%', notes: 'the same run: group commit of concurrent appends', atLeast: 80 },
+    { key: 'appendsShareOfRaw', label: '  share of the raw commit rate', value: ofRaw, decimals: 0, unit: '%', notes: `the same minutes (${slices} alternating slices each): group commit of concurrent appends`, atLeast: 80 },
     { key: 'appendP50Ms', label: '  append latency p50', value: appends.latencyMs.p50, decimals: 2, unit: 'ms' },
     { key: 'appendP99Ms', label: '  append latency p99', value: appends.latencyMs.p99, decimals: 2, unit: 'ms' },
   ];
@@ -348,7 +350,7 @@ function rebuildFigures(rebuilds: RebuildsResult): Figure[] {
 function figures({ raw, appends, rebuilds, lag, http, tasks, opportunities, uploads, timeEntries, workRequests, workflows, forms }: Results, settings: Settings): Figure[] {
   const offered = settings.lagRate ? `${settings.lagRate}/s offered` : 'unpaced';
   return [
-    ...appendFigures(raw, appends),
+    ...appendFigures({ raw, appends }, settings.appendSlices),
     ...rebuildFigures(rebuilds),
     {
       key: 'lagAppendsPerSecond',
@@ -388,15 +390,16 @@ async function measureWorkflowRuns(cleanup: CleanupStack, freshDatabase: (scope:
   return runs;
 }
 
+function measureCommitsAndAppendsLogged(url: string, store: EventStore, settings: Settings): Promise<CommitsAndAppends> {
+  log(`raw one-row commits and single-event appends: ${settings.writers} writers, ${settings.seconds} s each in ${settings.appendSlices} alternating slices`);
+  return measureCommitsAndAppends(url, store, { writers: settings.writers, seconds: settings.seconds, slices: settings.appendSlices });
+}
+
 async function measure(cleanup: CleanupStack, settings: Settings): Promise<{ results: Results; server: string }> {
   const { db, store, server, freshDatabase } = await openBenchEnvironment(cleanup);
   const timed = { writers: settings.writers, seconds: settings.seconds };
 
-  log(`raw one-row commits: ${settings.writers} writers for ${settings.seconds} s`);
-  const raw = await measureRawCommits(db.url, timed);
-
-  log(`single-event appends: ${settings.writers} writers for ${settings.seconds} s`);
-  const appends = await measureAppends(store, timed);
+  const { raw, appends } = await measureCommitsAndAppendsLogged(db.url, store, settings);
 
   const rebuilds = await measureRebuilds({ store, knex: db.knex, pool: db.pool }, settings.rebuildEvents);
 
@@ -451,11 +454,7 @@ async function main(): Promise<void> {
   try {
     if (process.env.BENCH_ONLY === 'appends') {
       const { db, store } = await openBenchEnvironment(cleanup);
-      const timed = { writers: settings.writers, seconds: settings.seconds };
-      log(`raw one-row commits: ${settings.writers} writers for ${settings.seconds} s`);
-      const raw = await measureRawCommits(db.url, timed);
-      log(`single-event appends: ${settings.writers} writers for ${settings.seconds} s`);
-      process.stdout.write(formatTable(appendFigures(raw, await measureAppends(store, timed))));
+      process.stdout.write(formatTable(appendFigures(await measureCommitsAndAppendsLogged(db.url, store, settings), settings.appendSlices)));
       return;
     }
     if (process.env.BENCH_ONLY === 'rebuild') {

@@ -36,15 +36,17 @@ export async function resetStatementStats(): Promise<void> {
 }
 
 /** Logs the statements that took the most server time since the reset, per request of the load (or per `unit` of other work). */
-export async function logStatementStats(requests: number, unit = 'request'): Promise<void> {
+export async function logStatementStats(requests: number, unit = 'request', leaveOutTable?: string): Promise<void> {
   if (!adminUrl || requests <= 0) return;
   const order = process.env.BENCH_PG_STATEMENTS_BY === 'calls' ? 'calls' : 'ms';
+  // The statements of a load measured beside this one (a bench table's name, never user input).
+  const kept = leaveOutTable ? `where query not like '%${leaveOutTable}%'` : '';
   const { rows } = await query(`select calls, rows::float8 as rows, total_exec_time + total_plan_time as ms, total_plan_time as plan_ms, toplevel, regexp_replace(query, '\\s+', ' ', 'g') as text
-                                  from pg_stat_statements order by ${order} desc limit ${wanted}`);
+                                  from pg_stat_statements ${kept} order by ${order} desc limit ${wanted}`);
   const [all] = (
     await query(`select sum(calls)::float8 as calls, sum(calls) filter (where toplevel)::float8 as trips, sum(total_exec_time + total_plan_time)::float8 as ms,
                         sum(total_plan_time)::float8 as plan_ms
-                   from pg_stat_statements`)
+                   from pg_stat_statements ${kept}`)
   ).rows;
   // A statement run inside a function (the append's) costs no round trip of its own; the marker tells them apart.
   const perRequest = (n: number) => (n / requests).toFixed(1);

@@ -47,19 +47,11 @@ export async function runWriters(options: WriterOptions, operation: (writer: num
   return { operations: latenciesMs.length, seconds, latenciesMs, operationsPerSecond: latenciesMs.length / seconds };
 }
 
-export const WARM_UP_SECONDS = 1;
-
-/**
- * `runWriters` after an unmeasured second of the same load: connections open, code
- * warm, and the server past the writes that follow its start and `create database`.
- */
-export async function runWritersAfterWarmUp(
-  options: WriterOptions,
-  operation: (writer: number) => Promise<void>,
-  /** Runs between the warm-up and the timed run (the statement statistics' reset). */
-  afterWarmUp?: () => Promise<void>,
-): Promise<WriterRun> {
-  await runWriters({ ...options, seconds: Math.min(WARM_UP_SECONDS, options.seconds) }, operation);
-  await afterWarmUp?.();
-  return runWriters(options, operation);
+/** Runs of the same load one after another (slices) as one: their operations over their summed time. */
+export function mergeRuns(runs: readonly WriterRun[]): WriterRun {
+  const operations = runs.reduce((sum, r) => sum + r.operations, 0);
+  const seconds = runs.reduce((sum, r) => sum + r.seconds, 0);
+  return { operations, seconds, latenciesMs: runs.flatMap((r) => r.latenciesMs), operationsPerSecond: seconds > 0 ? operations / seconds : 0 };
 }
+
+export const WARM_UP_SECONDS = 1;
