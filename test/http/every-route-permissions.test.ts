@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { createUserAs, registerTenant, type Session } from '../support/identity.js';
+import { startTestService, type TestService } from '../support/service.js';
+
+/**
+ * What any signed-in user may do whatever their role grants: their own profile, signature,
+ * notifications and preferences, the directory (users, roles, departments, teams: docs/api/
+ * identity.md), the definitions a form needs to render (custom fields, tabs, groups,
+ * industries), the company's name and logo, and the calendar-sync status the task page asks for.
+ */
+const OPEN_TO_EVERY_USER = new Set([
+  'GET /api/users',
+  'GET /api/users/lookup/roles',
+  'GET /api/users/lookup/departments',
+  'GET /api/users/lookup/teams',
+  'GET /api/users/org-tree',
+  'GET /api/users/me/email-signature',
+  'GET /api/roles',
+  'GET /api/roles/module-definitions',
+  'GET /api/departments',
+  'GET /api/teams',
+  'GET /api/teams/lookup',
+  'GET /api/upload/logo',
+  'GET /api/notifications/push/public-key',
+  'GET /api/notifications',
+  'GET /api/notifications/unread-count',
+  'PUT /api/notifications/read-all',
+  'GET /api/notifications/preferences',
+  'GET /api/notifications/preferences/time-zone',
+  'GET /api/admin/custom-fields',
+  'GET /api/admin/tabs',
+  'GET /api/admin/groups',
+  'GET /api/admin/industries',
+  'GET /api/general-settings/company',
+  'GET /api/calendar-sync/connection',
+]);
+
+/**
+ * Every authenticated operation of the OpenAPI document, called by a user whose role grants
+ * nothing: only the self-service and directory reads above may succeed; everything else is
+ * refused (403), or answers 400/404 for the ids and bodies this walk cannot make valid. A
+ * route added later without its permission check shows up here as a success.
+ */
+describe('every route: a role that grants nothing', () => {
+  let service: TestService;
+  let nobody: Session;
+  let operations: { method: string; path: string; hasBody: boolean }[];
+
+  before(async () => {
+    service = await startTestService();
+    const admin = await registerTenant(service);
+    const role = await service.request('POST', '/api/roles', { name: 'nothing', level: 1, permissions: {} }, admin.auth);
+    expect(role.status, JSON.stringify(role.body)).to.equal(201);
+    nobody = await createUserAs(service, admin, 'nothing');
+    const document = (await service.request('GET', '/api/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[]; requestBody?: unknown }>> };
+    operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => operation.security?.length)
+        .map(([method, operation]) => ({ method: method.toUpperCase(), path, hasBody: operation.requestBody !== undefined })),
+    );
+  });
+  after(async () => service.stop());
+
+  it('succeeds only at the operations open to every user, and is refused the rest', async function () {
+    this.timeout(120_000);
+    const unexpected: string[] = [];
+    let refused = 0;
+    for (const { method, path, hasBody } of operations) {
+      const key = `${method} ${path}`;
+      const res = await service.request(method, path.replace(/\{[^}]+\}/g, randomUUID()), hasBody ? {} : undefined, nobody.auth);
+      if (res.status === 403) refused++;
+      const allowed = OPEN_TO_EVERY_USER.has(key) ? [200] : [400, 403, 404];
+      if (!allowed.includes(res.status)) unexpected.push(`${key} → ${res.status} ${JSON.stringify(res.body).slice(0, 100)}`);
+    }
+    expect(unexpected, unexpected.join('\n')).to.deep.equal([]);
+    // Most of the surface is refused outright, before any id or body is looked at.
+    expect(refused).to.be.above(0.8 * operations.length);
+  });
+});
