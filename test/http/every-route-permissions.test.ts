@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import jwt from 'jsonwebtoken';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -61,6 +62,33 @@ describe('every route: a role that grants nothing', () => {
     );
   });
   after(async () => service.stop());
+
+  it('without a usable token, every authenticated operation answers 401 in JSON', async function () {
+    this.timeout(120_000);
+    // The administrator's own claims, unsigned (alg none) or signed with another key: forged.
+    const [header, payload] = nobody.accessToken.split('.');
+    const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+    const forged = [
+      undefined,
+      'Bearer',
+      'Bearer garbage',
+      `Bearer ${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`,
+      `Bearer ${header}.${b64({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600, role: 'Administrator' })}.${nobody.accessToken.split('.')[2]}`,
+      `Bearer ${jwt.sign({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 }, 'not-the-service-key')}`,
+      `Bearer ${jwt.sign({ ...claims, exp: Math.floor(Date.now() / 1000) - 60, iat: Math.floor(Date.now() / 1000) - 3600 }, 'not-the-service-key')}`,
+      `Bearer ${nobody.accessToken}x`,
+    ];
+    const unexpected: string[] = [];
+    for (const { method, path, hasBody } of operations) {
+      const target = path.replace(/\{[^}]+\}/g, randomUUID());
+      for (const authorization of forged) {
+        const res = await service.request(method, target, hasBody ? {} : undefined, authorization === undefined ? {} : { authorization });
+        if (res.status !== 401 || typeof res.body !== 'object') unexpected.push(`${method} ${path} with ${String(authorization).slice(0, 30)} → ${res.status}`);
+      }
+    }
+    expect(unexpected, unexpected.slice(0, 30).join('\n')).to.deep.equal([]);
+  });
 
   it('succeeds only at the operations open to every user, and is refused the rest', async function () {
     this.timeout(120_000);
