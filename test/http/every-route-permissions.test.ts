@@ -46,6 +46,8 @@ const OPEN_TO_EVERY_USER = new Set([
 describe('every route: a role that grants nothing', () => {
   let service: TestService;
   let nobody: Session;
+  /** An API key made by the administrator with the same role: it acts with the role's permissions. */
+  let nobodyKey: Record<string, string>;
   let operations: { method: string; path: string; hasBody: boolean }[];
 
   before(async () => {
@@ -54,6 +56,9 @@ describe('every route: a role that grants nothing', () => {
     const role = await service.request('POST', '/api/roles', { name: 'nothing', level: 1, permissions: {} }, admin.auth);
     expect(role.status, JSON.stringify(role.body)).to.equal(201);
     nobody = await createUserAs(service, admin, 'nothing');
+    const key = await service.request('POST', '/api/api-keys', { name: 'nothing key', roleId: role.body.id }, admin.auth);
+    expect(key.status, JSON.stringify(key.body)).to.equal(201);
+    nobodyKey = { authorization: `Bearer ${key.body.key}` };
     const document = (await service.request('GET', '/api/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[]; requestBody?: unknown }>> };
     operations = Object.entries(document.paths).flatMap(([path, item]) =>
       Object.entries(item)
@@ -90,13 +95,13 @@ describe('every route: a role that grants nothing', () => {
     expect(unexpected, unexpected.slice(0, 30).join('\n')).to.deep.equal([]);
   });
 
-  it('succeeds only at the operations open to every user, and is refused the rest', async function () {
-    this.timeout(120_000);
+  /** Every authenticated operation as `auth`: 200 only where open to every user, else 400/403/404. */
+  async function walk(auth: Record<string, string>) {
     const unexpected: string[] = [];
     let refused = 0;
     for (const { method, path, hasBody } of operations) {
       const key = `${method} ${path}`;
-      const res = await service.request(method, path.replace(/\{[^}]+\}/g, randomUUID()), hasBody ? {} : undefined, nobody.auth);
+      const res = await service.request(method, path.replace(/\{[^}]+\}/g, randomUUID()), hasBody ? {} : undefined, auth);
       if (res.status === 403) refused++;
       const allowed = OPEN_TO_EVERY_USER.has(key) ? [200] : [400, 403, 404];
       if (!allowed.includes(res.status)) unexpected.push(`${key} → ${res.status} ${JSON.stringify(res.body).slice(0, 100)}`);
@@ -104,5 +109,15 @@ describe('every route: a role that grants nothing', () => {
     expect(unexpected, unexpected.join('\n')).to.deep.equal([]);
     // Most of the surface is refused outright, before any id or body is looked at.
     expect(refused).to.be.above(0.8 * operations.length);
+  }
+
+  it('succeeds only at the operations open to every user, and is refused the rest', async function () {
+    this.timeout(120_000);
+    await walk(nobody.auth);
+  });
+
+  it('the same for an API key with that role, although an administrator made it', async function () {
+    this.timeout(120_000);
+    await walk(nobodyKey);
   });
 });
