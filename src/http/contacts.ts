@@ -4,7 +4,7 @@ import { contactAggregate } from '../commands/contacts.js';
 import { invalid, notFound } from '../domain/errors.js';
 import { accountExists } from '../facts/records.js';
 import { addContactNote, createContact, deleteContact, linkContactToAccount, unlinkContactFromAccount, updateContact } from '../commands/records/record-commands.js';
-import { contactAccounts, contactDetailOf, contactDetailQuery, getContact, listContacts, visibleContacts } from '../queries/contacts.js';
+import { contactAccounts, contactDetailOf, contactDetailQuery, listContacts, visibleContacts } from '../queries/contacts.js';
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
@@ -119,19 +119,19 @@ export function contactsRouter(services: Services): Router {
   mountRecordVersioning(router, services, contactAggregate, pastView('contacts', services), { detailReadsRevision: true });
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleContacts(knex, principal).where('c.id', id).first('c.id'));
-  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
-    const contact = await getContact(knex, principal, id, services.config.API_BASE_PATH, revisionAsk);
-    if (!contact) throw notFound('Contact');
-    return contact;
-  };
-  /** The contact as the answer to the caller's own write (shown once even if it left their scope). */
-  const { detailWith: carriedDetail, answer } = writtenDetails(services, {
+  /** The contact as the answer to the caller's own write (shown once even if it left their scope), and as GET reads it. */
+  const { read, detailWith: carriedDetail, answer } = writtenDetails(services, {
     module: 'contacts',
     what: 'Contact',
     aggregate: contactAggregate,
-    query: (as, id) => contactDetailQuery(knex, as, id, services.config.API_BASE_PATH),
+    query: (as, id, revisionAsk) => contactDetailQuery(knex, as, id, services.config.API_BASE_PATH, revisionAsk),
     shape: (as, row) => contactDetailOf(knex, as, row),
   });
+  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
+    const contact = await read(principal, id, revisionAsk);
+    if (!contact) throw notFound('Contact');
+    return contact;
+  };
   /** The detail for a command's append to carry; none when the account link writes again after it. */
   const detailWith = (principal: Principal, accountId: string | undefined) => (accountId ? undefined : carriedDetail(principal));
   /** Writes need the record to be visible to the caller first (404 otherwise). */

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
-import { preparedFirst } from '../infra/prepared.js';
 import { answerRevision, revisionColumns, type RevisionAsk } from './stream-revision.js';
 import { scopeOf } from '../domain/principal.js';
 import type { Principal } from '../domain/principal.js';
@@ -123,11 +122,6 @@ export function contactDetailQuery(knex: Knex, principal: Principal, id: string,
                   where ca.contact_id = c.id and ca.tenant_id = c.tenant_id and a.deleted_at is null), '[]') as accounts`),
       ...revisionColumns(knex, revisionAsk),
     );
-}
-
-export async function getContact(knex: Knex, principal: Principal, id: string, basePath: string, revisionAsk?: RevisionAsk) {
-  const r = await preparedFirst(knex, contactDetailQuery(knex, principal, id, basePath, revisionAsk));
-  return r ? contactDetailOf(knex, principal, r, revisionAsk) : null;
 }
 
 /** A row of `contactDetailQuery` as the API shows the contact. */

@@ -7,7 +7,6 @@ import { paginate, sortOf } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { opportunityContactsRead, opportunityLineItemsRead, opportunityTeamRead } from './opportunity-lines.js';
 import { readAsColumn } from './read-together.js';
-import { preparedFirst } from '../infra/prepared.js';
 import { applyRecordScope } from './record-scope.js';
 import { whereTagged } from './tag-filter.js';
 import { containsPattern } from './search.js';
@@ -205,12 +204,6 @@ export async function opportunityDetailOf(knex: Knex, principal: Principal, look
     allStages: opportunityStages(lookups.pipelines, row.pipeline_id),
     lastActivityAt: row.last_activity_at ?? null,
   }, RECORD_LINKS, prefetchedOf(row));
-}
-
-/** The opportunity with its contact roles, line items and team (the list shows none of them). */
-export async function getOpportunity(knex: Knex, principal: Principal, lookups: OpportunityLookups, id: string, revisionAsk?: RevisionAsk) {
-  const row = await preparedFirst(knex, opportunityDetailQuery(knex, principal, id, revisionAsk));
-  return row ? opportunityDetailOf(knex, principal, lookups, row, revisionAsk) : null;
 }
 
 /** "2d 3h 4m": the non-zero whole days, hours and minutes of a span ("0m" under a minute). */

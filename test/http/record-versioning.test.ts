@@ -87,6 +87,21 @@ describe('record versions: ETag, If-Match, asOf, history from/to', () => {
         expect((await call('GET', `${kind.path}/${id}`, undefined, admin, { 'if-none-match': '"999"', 'cache-control': 'max-age=0' })).status).to.equal(200);
       });
 
+      it('one caller reading records in turn gets each its own body and ETag (the detail statement is compiled once per caller)', async () => {
+        const first = await kind.create();
+        const second = await kind.create();
+        await call('PUT', `${kind.path}/${second.id}`, { [kind.field]: `Moved ${unique()}` });
+        for (const { id } of [first, second, first, second]) {
+          const res = await call('GET', `${kind.path}/${id}`);
+          expect(res.body.id).to.equal(id);
+          expect(res.headers.get('etag')).to.equal(`"${await revisionOf(kind, id)}"`);
+        }
+        expect(await revisionOf(kind, first.id)).to.not.equal(await revisionOf(kind, second.id));
+        // The first record's ETag is not the second's: a full answer.
+        const firstTag = (await call('GET', `${kind.path}/${first.id}`)).headers.get('etag')!;
+        expect((await call('GET', `${kind.path}/${second.id}`, undefined, admin, { 'if-none-match': firstTag, 'cache-control': 'max-age=0' })).status).to.equal(200);
+      });
+
       it('PUT with the current If-Match writes and answers the new ETag; a stale one is 412 and writes nothing', async () => {
         const { id } = await kind.create();
         const seen = (await call('GET', `${kind.path}/${id}`)).headers.get('etag')!;

@@ -19,7 +19,7 @@ import { quarterOf } from '../../domain/quarters.js';
 import type { Principal } from '../../domain/principal.js';
 import type { Position } from '../../events/store/types.js';
 import { opportunityForecast } from '../../queries/opportunity-forecast.js';
-import { findDuplicateOpportunities, getOpportunity, listOpportunities, opportunityDetailOf, opportunityDetailQuery, opportunityVisible, stageHistory, type OpportunityLookups } from '../../queries/opportunities.js';
+import { findDuplicateOpportunities, listOpportunities, opportunityDetailOf, opportunityDetailQuery, opportunityVisible, stageHistory, type OpportunityLookups } from '../../queries/opportunities.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { mountRecordSubresources } from '../record-subresources.js';
@@ -29,7 +29,6 @@ import { withReadAlong } from '../../events/store/read-along.js';
 import { mountOpportunityLines } from './lines.js';
 import { changeStageBody, closeLostBody, closeWonBody, createBody, duplicatesBody, forecastQuery, listQuery, reopenBody, updateBody, type CreateBody } from './schemas.js';
 import { mountRecordVersioning, revisionAskOf } from '../record-versioning.js';
-import type { RevisionAsk } from '../../queries/stream-revision.js';
 import { pastView } from '../../queries/record-views.js';
 
 const withDefaults = ({ ownerId, ...b }: CreateBody) => ({
@@ -56,13 +55,12 @@ export function opportunitiesRouter(services: Services): Router {
     pipelines: await loadLeadSettings(services.store, principal.tenantId),
     settings: await loadOpportunitySettings(services.store, principal.tenantId),
   });
-  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => getOpportunity(knex, principal, await lookupsOf(principal), id, revisionAsk);
   // The detail statement can be carried by the command's append: the answer then reads nothing after it.
-  const { detailWith, answer: answerWith } = writtenDetails(services, {
+  const { read: detail, detailWith, answer: answerWith } = writtenDetails(services, {
     module: 'opportunities',
     what: 'Opportunity',
     aggregate: opportunityAggregate,
-    query: (as, id) => opportunityDetailQuery(knex, as, id),
+    query: (as, id, revisionAsk) => opportunityDetailQuery(knex, as, id, revisionAsk),
     shape: async (as, row) => opportunityDetailOf(knex, as, await lookupsOf(as), row),
   });
   /** Runs a command with the detail of the opportunity it writes carried by its append; `answerFor(id)` answers with that detail. */

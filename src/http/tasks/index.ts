@@ -9,7 +9,7 @@ import type { Principal } from '../../domain/principal.js';
 import type { TaskEntityType } from '../../events/tasks.js';
 import { taskCounts, upcomingTasks } from '../../queries/tasks/task-dashboard.js';
 import { linkedRecordVisible, taskVisible } from '../../queries/tasks/task-scope.js';
-import { getTask, listSubtasks, listTasks, taskDetailOf, taskDetailQuery, tasksOfRecord } from '../../queries/tasks/tasks.js';
+import { listSubtasks, listTasks, taskDetailOf, taskDetailQuery, tasksOfRecord } from '../../queries/tasks/tasks.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { mountRecordSubresources } from '../record-subresources.js';
@@ -46,14 +46,14 @@ export function tasksRouter(services: Services): Router {
   mountRecordVersioning(router, services, taskAggregate, pastView('tasks', services), { detailReadsRevision: true });
   const { knex } = services;
   const settingsOf = (principal: Principal) => taskSettings(services.store, principal.tenantId);
-  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => getTask(knex, principal, await settingsOf(principal), services.clock.now(), id, revisionAsk);
   const details = writtenDetails(services, {
     module: 'tasks',
     what: 'Task',
     aggregate: taskAggregate,
-    query: (as, id) => taskDetailQuery(knex, as, id),
+    query: (as, id, revisionAsk) => taskDetailQuery(knex, as, id, revisionAsk),
     shape: async (as, row) => taskDetailOf(knex, as, await settingsOf(as), services.clock.now(), row),
   });
+  const detail = (principal: Principal, id: string, revisionAsk?: RevisionAsk) => details.read(principal, id, revisionAsk);
   const written = (res: Response, id: string) => details.written(principalOf(res), id);
   /** The detail for a command's append to carry, so the answer needs no read of its own. */
   const detailWith = (res: Response) => details.detailWith(principalOf(res));

@@ -8,7 +8,6 @@ import { containsPattern } from '../search.js';
 import { whereTagged } from '../tag-filter.js';
 import { linkedNameSql, visibleTasks } from './task-scope.js';
 import { relatedUsersSql, TASK_LINKS, withRelated, withRelatedPage } from '../related-records.js';
-import { preparedFirst } from '../../infra/prepared.js';
 
 export interface TaskListQuery {
   search?: string;
@@ -151,11 +150,6 @@ export function taskDetailQuery(knex: Knex, principal: Principal, id: string, re
       relatedUsersSql(knex, 't', ['created_by', 'assigned_to']),
       ...revisionColumns(knex, revisionAsk),
     );
-}
-
-export async function getTask(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, id: string, revisionAsk?: RevisionAsk) {
-  const r = await preparedFirst(knex, taskDetailQuery(knex, principal, id, revisionAsk));
-  return r ? taskDetailOf(knex, principal, settings, now, r, revisionAsk) : null;
 }
 
 /** A row of `taskDetailQuery` as the API shows the task; its people came with it. */
