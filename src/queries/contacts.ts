@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
-import { answerRevision, revisionColumns, type RevisionAsk } from './stream-revision.js';
+import { revisionColumns, type RevisionAsk } from './stream-revision.js';
 import { scopeOf } from '../domain/principal.js';
 import type { Principal } from '../domain/principal.js';
 import { applyRecordScope } from './record-scope.js';
@@ -125,8 +125,7 @@ export function contactDetailQuery(knex: Knex, principal: Principal, id: string,
 }
 
 /** A row of `contactDetailQuery` as the API shows the contact. */
-export async function contactDetailOf(knex: Knex, principal: Principal, r: any, revisionAsk?: RevisionAsk) {
-  answerRevision(revisionAsk, r);
+export async function contactDetailOf(knex: Knex, principal: Principal, r: any) {
   const accounts: { id: string; name: string; role: string | null }[] = r.accounts;
   // The contact's account (the web client's `accountId`/`account`): the primary link, else the oldest.
   const main = accounts.find((a) => a.role === 'primary') ?? accounts[0];

@@ -1,4 +1,4 @@
-import { answerRevision, revisionColumns, type RevisionAsk } from './stream-revision.js';
+import { revisionColumns, type RevisionAsk } from './stream-revision.js';
 import type { Knex } from 'knex';
 import type { LeadSettingsState } from '../commands/lead-settings/lead-settings.js';
 import type { OpportunitySettingsState } from '../commands/opportunity-settings/opportunity-settings.js';
@@ -188,8 +188,7 @@ export function opportunityDetailQuery(knex: Knex, principal: Principal, id: str
 }
 
 /** A row of `opportunityDetailQuery` as the API shows the opportunity. */
-export async function opportunityDetailOf(knex: Knex, principal: Principal, lookups: OpportunityLookups, row: any, revisionAsk?: RevisionAsk) {
-  answerRevision(revisionAsk, row);
+export async function opportunityDetailOf(knex: Knex, principal: Principal, lookups: OpportunityLookups, row: any) {
   const parts = detailParts(knex, principal.tenantId, row.id);
   const contacts = parts.contacts.of(row);
   // `teamMembers` as on a lead; `team` is the record's team (set by `teamId`), null when it has none.

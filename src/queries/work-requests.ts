@@ -8,7 +8,6 @@ import { customFieldListing, shownCustomFields, type CustomFieldParams } from '.
 import { recordKind, recordKinds } from './record-registry.js';
 import { containsPattern } from './search.js';
 import { actorOf, permittedActions, visibleWorkRequests } from './work-request-access.js';
-import { preparedFirst } from '../infra/prepared.js';
 
 export interface WorkRequestListQuery {
   view?: 'all' | 'assigned_to_me' | 'requested_by_me' | 'team_queue' | 'my_teams';
@@ -183,12 +182,6 @@ export function workRequestDetailOf(principal: Principal, settings: WorkRequestS
     time: { totalMinutes: Number(time.total), billableMinutes: Number(time.billable), billableAmount: Number(time.amount) },
     can: permittedActions(principal, facts, actor),
   };
-}
-
-/** The detail of a request the caller may view, or null. */
-export async function getWorkRequest(knex: Knex, principal: Principal, settings: WorkRequestSettingsState, now: Date, id: string) {
-  const row = await preparedFirst(knex, workRequestDetailQuery(knex, principal, id));
-  return row ? workRequestDetailOf(principal, settings, now, row) : null;
 }
 
 export const SORTS = {

@@ -13,7 +13,7 @@ import { recordKind, recordVisible } from '../../queries/record-registry.js';
 import { recordActivities } from '../../queries/record-subresources.js';
 import { responseShape } from '../response-shape.js';
 import { workRequestAccess, workRequestActor, workRequestVisible } from '../../queries/work-request-access.js';
-import { countWorkRequests, getWorkRequest, listWorkRequests, workRequestDetailOf, workRequestDetailQuery, workRequestStageHistory } from '../../queries/work-requests.js';
+import { countWorkRequests, listWorkRequests, workRequestDetailOf, workRequestDetailQuery, workRequestStageHistory } from '../../queries/work-requests.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { activitiesIn, mountRecordSubresources } from '../record-subresources.js';
@@ -45,9 +45,8 @@ export function workRequestsRouter(services: Services): Router {
   mountRecordVersioning(router, services, workRequestAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
   const { knex } = services;
   const settingsOf = (principal: Principal) => loadWorkRequestSettings(services.store, principal.tenantId);
-  const detail = async (principal: Principal, id: string) => getWorkRequest(knex, principal, await settingsOf(principal), services.clock.now(), id);
   // The detail statement can be carried by the command's append: the answer then reads nothing after it.
-  const { detailWith, answer } = writtenDetails(services, {
+  const { read: detail, detailWith, answer } = writtenDetails(services, {
     module: 'work_requests',
     what: WHAT,
     aggregate: workRequestAggregate,

@@ -1,4 +1,4 @@
-import { answerRevision, revisionColumns, type RevisionAsk } from '../stream-revision.js';
+import { revisionColumns, type RevisionAsk } from '../stream-revision.js';
 import type { Knex } from 'knex';
 import type { Principal } from '../../domain/principal.js';
 import { closedStatusIds, type TaskSettingsState } from '../../domain/task-settings.js';
@@ -153,8 +153,7 @@ export function taskDetailQuery(knex: Knex, principal: Principal, id: string, re
 }
 
 /** A row of `taskDetailQuery` as the API shows the task; its people came with it. */
-export async function taskDetailOf(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, r: any, revisionAsk?: RevisionAsk) {
-  answerRevision(revisionAsk, r);
+export async function taskDetailOf(knex: Knex, principal: Principal, settings: TaskSettingsState, now: Date, r: any) {
   return withRelated(knex, principal.tenantId, {
     ...taskOf(settings, now)(r),
     entityName: r.entity_name,
