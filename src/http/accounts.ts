@@ -3,14 +3,14 @@ import { z } from 'zod';
 import { accountAggregate } from '../commands/accounts.js';
 import { notFound } from '../domain/errors.js';
 import { addAccountNote, createAccount, deleteAccount, updateAccount } from '../commands/records/record-commands.js';
-import { accountChildren, getAccount, listAccounts, visibleAccounts } from '../queries/accounts.js';
+import { accountChildren, accountDetailOf, accountDetailQuery, listAccounts, visibleAccounts } from '../queries/accounts.js';
 import type { Principal } from '../domain/principal.js';
 import type { Services } from '../service.js';
 import { commandContextOf, principalOf, requirePermission } from './authenticate.js';
 import { address, contactPoints, customFieldParams, customFields, email, listQueryBase, optionalText, phone, tags, url } from './record-schemas.js';
 import { aliasValues, assertPrimaryAgreement, withoutAliases } from '../domain/field-aliases.js';
 import { mountRecordSubresources } from './record-subresources.js';
-import { writtenRecord } from './written-record.js';
+import { writtenDetails } from './written-record.js';
 import { idParam, paginationQuery, parseBody, parseQuery } from './validate.js';
 import { mountRecordVersioning, revisionAskOf } from './record-versioning.js';
 import type { RevisionAsk } from '../queries/stream-revision.js';
@@ -90,13 +90,19 @@ export function accountsRouter(services: Services): Router {
   mountRecordVersioning(router, services, accountAggregate, pastView('accounts', services), { detailReadsRevision: true });
   const { knex } = services;
   const visible = async (principal: Principal, id: string) => !!(await visibleAccounts(knex, principal).where('a.id', id).first('a.id'));
+  /** The account as GET reads it, and as the answer to the caller's own write (shown once even if it left their scope). */
+  const { read, written } = writtenDetails(services, {
+    module: 'accounts',
+    what: 'Account',
+    aggregate: accountAggregate,
+    query: (as, id, revisionAsk) => accountDetailQuery(knex, as, id, services.config.API_BASE_PATH, revisionAsk),
+    shape: (as, row) => accountDetailOf(knex, as, row),
+  });
   const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
-    const account = await getAccount(knex, principal, id, services.config.API_BASE_PATH, revisionAsk);
+    const account = await read(principal, id, revisionAsk);
     if (!account) throw notFound('Account');
     return account;
   };
-  /** The account as the answer to the caller's own write (shown once even if it left their scope). */
-  const written = (principal: Principal, id: string) => writtenRecord(principal, 'accounts', 'Account', (as) => getAccount(knex, as, id, services.config.API_BASE_PATH));
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await visible(principal, id))) throw notFound('Account');
   };

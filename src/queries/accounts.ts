@@ -1,4 +1,4 @@
-import { answerRevision, revisionColumns, type RevisionAsk } from './stream-revision.js';
+import { revisionColumns, type RevisionAsk } from './stream-revision.js';
 import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf, tallied } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
@@ -91,18 +91,21 @@ export async function listAccounts(knex: Knex, principal: Principal, q: AccountL
   return withRelatedPage(knex, principal.tenantId, page);
 }
 
-export async function getAccount(knex: Knex, principal: Principal, id: string, basePath: string, revisionAsk?: RevisionAsk) {
-  const r = await visibleAccounts(knex, principal)
+/** The account's detail statement: its row, the parent's name, the people it names (and with `revisionAsk` its stream revision). */
+export function accountDetailQuery(knex: Knex, principal: Principal, id: string, basePath: string, revisionAsk?: RevisionAsk) {
+  return visibleAccounts(knex, principal)
     .leftJoin('users as u', 'u.id', 'a.created_by')
     .leftJoin('accounts as p', (j) => j.on('p.id', 'a.parent_account_id').andOnNull('p.deleted_at'))
     .where('a.id', id)
     // The shown custom fields come after `a.*`: the later column of a name is the row's.
     .first('a.*', shownCustomFields(knex, 'a', principal.tenantId, 'accounts'), 'p.name as parent_account_name', avatarUrlSql(knex, 'a', 'accounts', basePath), knex.raw(`nullif(trim(coalesce(u.first_name, '') || ' ' || coalesce(u.last_name, '')), '') as created_by_name`), relatedUsersSql(knex, 'a', ['owner_id', 'created_by']), ...revisionColumns(knex, revisionAsk));
-  if (!r) return null;
-  answerRevision(revisionAsk, r);
+}
+
+/** A row of `accountDetailQuery` as the API shows the account, with its contacts. */
+export async function accountDetailOf(knex: Knex, principal: Principal, r: any) {
   const contacts = await knex('contact_accounts as ca')
     .join('contacts as c', 'c.id', 'ca.contact_id')
-    .where({ 'ca.account_id': id, 'ca.tenant_id': principal.tenantId })
+    .where({ 'ca.account_id': r.id, 'ca.tenant_id': principal.tenantId })
     .whereNull('c.deleted_at')
     .orderBy(['c.last_name', 'c.first_name'])
     .select('c.id', 'c.first_name', 'c.last_name', 'c.title', 'ca.role');
