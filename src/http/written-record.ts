@@ -31,9 +31,6 @@ interface CompiledDetail {
   idAt: number[];
 }
 
-/** What a detail read asks the statement for besides the record: its stream's revision (the ETag). */
-const NO_REVISION = 'plain';
-const WITH_REVISION = 'revision';
 const noop = () => undefined;
 
 /**
@@ -44,13 +41,16 @@ const noop = () => undefined;
  * whose stream id does not, is compiled for each id as before.
  */
 function detailStatements(query: (principal: Principal, id: string, revisionAsk?: RevisionAsk) => Knex.QueryBuilder) {
-  const compiled = { [NO_REVISION]: new WeakMap<Principal, CompiledDetail | null>(), [WITH_REVISION]: new WeakMap<Principal, CompiledDetail | null>() };
+  // The record alone, and the record with its stream revision (the ETag).
+  const plain = new WeakMap<Principal, CompiledDetail | null>();
+  const withRevision = new WeakMap<Principal, CompiledDetail | null>();
   return (principal: Principal, id: string, revisionAsk?: RevisionAsk): { text: string; values: unknown[] } => {
-    if (revisionAsk && !revisionAsk.streamId.includes(id)) {
+    const compileNow = () => {
       const { sql, bindings } = query(principal, id, revisionAsk).toSQL().toNative();
       return { text: sql, values: [...bindings] };
-    }
-    const cache = compiled[revisionAsk ? WITH_REVISION : NO_REVISION];
+    };
+    if (revisionAsk && !revisionAsk.streamId.includes(id)) return compileNow();
+    const cache = revisionAsk ? withRevision : plain;
     let known = cache.get(principal);
     if (known === undefined) {
       const ask = revisionAsk && { streamId: revisionAsk.streamId.replaceAll(id, ANY_ID), found: noop };
@@ -59,10 +59,7 @@ function detailStatements(query: (principal: Principal, id: string, revisionAsk?
       known = idAt.length && !sql.includes(ANY_ID) ? { text: sql, values: bindings, idAt } : null;
       cache.set(principal, known);
     }
-    if (!known) {
-      const { sql, bindings } = query(principal, id, revisionAsk).toSQL().toNative();
-      return { text: sql, values: [...bindings] };
-    }
+    if (!known) return compileNow();
     const values = [...known.values];
     for (const i of known.idAt) values[i] = (values[i] as string).replaceAll(ANY_ID, id);
     return { text: known.text, values };

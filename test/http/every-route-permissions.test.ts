@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import jwt from 'jsonwebtoken';
 import { createUserAs, registerTenant, type Session } from '../support/identity.js';
+import { documentedOperations, type DocumentedOperation } from '../support/documented-operations.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 /**
@@ -48,7 +49,7 @@ describe('every route: a role that grants nothing', () => {
   let nobody: Session;
   /** An API key made by the administrator with the same role: it acts with the role's permissions. */
   let nobodyKey: Record<string, string>;
-  let operations: { method: string; path: string; hasBody: boolean }[];
+  let operations: DocumentedOperation[];
 
   before(async () => {
     service = await startTestService();
@@ -59,12 +60,7 @@ describe('every route: a role that grants nothing', () => {
     const key = await service.request('POST', '/api/api-keys', { name: 'nothing key', roleId: role.body.id }, admin.auth);
     expect(key.status, JSON.stringify(key.body)).to.equal(201);
     nobodyKey = { authorization: `Bearer ${key.body.key}` };
-    const document = (await service.request('GET', '/api/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[]; requestBody?: unknown }>> };
-    operations = Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.entries(item)
-        .filter(([, operation]) => operation.security?.length)
-        .map(([method, operation]) => ({ method: method.toUpperCase(), path, hasBody: operation.requestBody !== undefined })),
-    );
+    operations = (await documentedOperations(service)).filter((o) => o.authenticated);
   });
   after(async () => service.stop());
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { registerTenant, type Session } from '../support/identity.js';
+import { documentedOperations, type DocumentedOperation } from '../support/documented-operations.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -26,7 +27,7 @@ describe("every route: another tenant's ids", () => {
   let service: TestService;
   let owner: Session;
   let stranger: Session;
-  let operations: { method: string; path: string; hasBody: boolean }[];
+  let operations: DocumentedOperation[];
 
   before(async () => {
     service = await startTestService();
@@ -44,12 +45,7 @@ describe("every route: another tenant's ids", () => {
     await make('/api/opportunities', { name: 'Owner deal', accountId: account.id, amount: 100 });
     await make('/api/reports/folders', { name: 'Owner folder' });
     await make('/api/dashboard/layout/dashboards', { name: 'Owner board' });
-    const document = (await service.request('GET', '/api/openapi.json')).body as { paths: Record<string, Record<string, { security?: unknown[]; requestBody?: unknown }>> };
-    operations = Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.entries(item)
-        .filter(([, operation]) => operation.security?.length)
-        .map(([method, operation]) => ({ method: method.toUpperCase(), path, hasBody: operation.requestBody !== undefined })),
-    );
+    operations = (await documentedOperations(service)).filter((o) => o.authenticated);
   });
   after(async () => service.stop());
 

@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { registerTenant, type Session } from '../support/identity.js';
+import { documentedOperations, type DocumentedOperation } from '../support/documented-operations.js';
 import { startTestService, type TestService } from '../support/service.js';
-
-type Operation = {
-  security?: unknown[];
-  parameters?: { name: string; in: string }[];
-  requestBody?: { content: Record<string, { schema?: { properties?: Record<string, unknown> } }> };
-};
 
 /**
  * Every operation of the OpenAPI document, whatever a later change adds, gets hostile path
@@ -18,13 +13,12 @@ type Operation = {
 describe('every route: hostile paths, queries and bodies never cause a 500', () => {
   let service: TestService;
   let admin: Session;
-  let operations: { method: string; path: string; operation: Operation }[];
+  let operations: DocumentedOperation[];
 
   before(async () => {
     service = await startTestService({ FORM_SUBMIT_LIMIT_PER_IP: '1000000' });
     admin = await registerTenant(service);
-    const document = (await service.request('GET', '/api/openapi.json')).body as { paths: Record<string, Record<string, Operation>> };
-    operations = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })));
+    operations = await documentedOperations(service);
   });
   after(async () => service.stop());
 
@@ -73,22 +67,20 @@ describe('every route: hostile paths, queries and bodies never cause a 500', () 
     const failures: string[] = [];
     let relogins = 0;
     const statuses = new Map<number, number>();
-    for (const { method, path, operation } of operations) {
-      const fields = Object.keys(Object.values(operation.requestBody?.content ?? {})[0]?.schema?.properties ?? {});
-      const hasBody = operation.requestBody !== undefined;
+    for (const { method, path, authenticated, hasBody, query, bodyFields } of operations) {
       const plain = withParams(path, randomUUID());
       const requests: [string, string | undefined][] = [];
       if (path.includes('{')) for (const segment of HOSTILE_SEGMENTS) requests.push([withParams(path, segment), hasBody ? '{}' : undefined]);
-      for (const name of (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name)) {
+      for (const name of query) {
         for (const value of HOSTILE_QUERY_VALUES) requests.push([`${plain}?${encodeURIComponent(name)}=${value}`, undefined]);
         requests.push([`${plain}?${encodeURIComponent(name)}=a&${encodeURIComponent(name)}=b`, undefined]);
       }
-      if (hasBody) for (const body of hostileBodies(fields)) requests.push([plain, body]);
+      if (hasBody) for (const body of hostileBodies(bodyFields)) requests.push([plain, body]);
       for (const [target, body] of requests) {
         const status = await probe(method, `/api${target.replace(/^\/api/, '')}`, body, failures);
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
         // A route that ends the caller's session (logout, a password change) must not blind the rest.
-        if (status === 401 && operation.security?.length) {
+        if (status === 401 && authenticated) {
           admin = await registerTenant(service);
           relogins++;
         }
