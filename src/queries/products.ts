@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { paginate, sortableColumns, sortOf } from './pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from './custom-field-listing.js';
 import { containsPattern } from './search.js';
-import { preparedFirst } from '../infra/prepared.js';
+import { revisionColumns, type RevisionAsk } from './stream-revision.js';
 
 export interface ProductListQuery {
   search?: string;
@@ -79,12 +79,15 @@ const DETAIL_COLUMNS = [
 ].map((c) => `p.${c}`);
 
 /** The product's one statement (its shown custom fields and category name included). */
-export const productDetailQuery = (knex: Knex, tenantId: string, id: string) =>
-  liveProducts(knex, tenantId).where('p.id', id).first(...DETAIL_COLUMNS, shownCustomFields(knex, 'p', tenantId, 'products'), 'c.name as category_name');
+/** With `revisionAsk`, the row also carries the product's stream revision (its ETag). */
+export const productDetailQuery = (knex: Knex, tenantId: string, id: string, revisionAsk?: RevisionAsk) =>
+  liveProducts(knex, tenantId)
+    .where('p.id', id)
+    .first(...DETAIL_COLUMNS, shownCustomFields(knex, 'p', tenantId, 'products'), 'c.name as category_name', ...revisionColumns(knex, revisionAsk));
 
-export async function getProduct(knex: Knex, tenantId: string, id: string) {
-  const r = await preparedFirst(knex, productDetailQuery(knex, tenantId, id));
-  return r ? productOf(r) : null;
+/** Whether the tenant has this live product (a bundle's own id, checked before its items are read or changed). */
+export async function productExists(knex: Knex, tenantId: string, id: string): Promise<boolean> {
+  return !!(await knex('products').where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id'));
 }
 
 /** A row of `productDetailQuery` as the API shows the product. */

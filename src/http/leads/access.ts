@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { notFound } from '../../domain/errors.js';
 import type { Principal } from '../../domain/principal.js';
 import { leadAggregate } from '../../commands/leads/leads.js';
-import { getLead, leadDetailOf, leadDetailQuery, visibleLeads } from '../../queries/leads/leads.js';
+import { leadDetailOf, leadDetailQuery, visibleLeads } from '../../queries/leads/leads.js';
 import { leadDetailExtras } from '../../queries/leads/lead-detail.js';
 import type { RevisionAsk } from '../../queries/stream-revision.js';
 import type { Services } from '../../service.js';
@@ -17,29 +17,25 @@ export function leadAccess(services: Services) {
   const visibleOr404 = async (principal: Principal, id: string) => {
     if (!(await visible(principal, id))) throw notFound('Lead');
   };
-  /** The lead as its detail page reads it: the record, its stage bar, stage history, qualification framework and duplicates. */
-  const fullLead = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
-    const lead = await getLead(knex, principal, id, revisionAsk);
-    return lead && { ...lead, ...(await leadDetailExtras(services, principal, lead)) };
-  };
-  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
-    const lead = await fullLead(principal, id, revisionAsk);
-    if (!lead) throw notFound('Lead');
-    return lead;
-  };
   /**
    * The lead as the answer to the caller's own write (shown once even if it left their scope):
    * the record with its related objects, without the detail page's extras (stage bar, stage
    * history, framework, duplicates), which cost six more reads and which GET /leads/:id gives.
    */
   // The lead's statement, products and team included, can be carried by a command's append: the answer then reads nothing after it.
-  const { written, detailWith, answer } = writtenDetails(services, {
+  const { read, written, detailWith, answer } = writtenDetails(services, {
     module: 'leads',
     what: 'Lead',
     aggregate: leadAggregate,
-    query: (as, id) => leadDetailQuery(knex, as, id),
+    query: (as, id, revisionAsk) => leadDetailQuery(knex, as, id, revisionAsk),
     shape: (as, row) => leadDetailOf(knex, as, row),
   });
+  /** The lead as its detail page reads it: the record, its stage bar, stage history, qualification framework and duplicates. */
+  const detail = async (principal: Principal, id: string, revisionAsk?: RevisionAsk) => {
+    const lead = await read(principal, id, revisionAsk);
+    if (!lead) throw notFound('Lead');
+    return { ...lead, ...(await leadDetailExtras(services, principal, lead)) };
+  };
   /** The lead id of the path, 404 unless the caller may see it. */
   const leadId = async (req: Parameters<typeof idParam>[0], res: Response) => {
     const id = idParam(req, 'id', 'Lead');

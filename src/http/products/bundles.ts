@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import { addBundleItem, removeBundleItem } from '../../commands/products/bundle-commands.js';
 import { notFound } from '../../domain/errors.js';
-import { getProduct, listBundleItems } from '../../queries/products.js';
+import { listBundleItems, productExists } from '../../queries/products.js';
 import type { Services } from '../../service.js';
 import { commandContextOf, principalOf, requirePermission } from '../authenticate.js';
 import { idParam, parseBody } from '../validate.js';
@@ -14,7 +14,7 @@ export function mountBundleItems(router: Router, services: Services): void {
   const { knex } = services;
   const tenantOf = (res: Parameters<typeof principalOf>[0]) => principalOf(res).tenantId;
   const bundle = async (tenantId: string, id: string) => {
-    if (!(await getProduct(knex, tenantId, id))) throw notFound('Product');
+    if (!(await productExists(knex, tenantId, id))) throw notFound('Product');
     return id;
   };
 

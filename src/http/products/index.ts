@@ -5,7 +5,7 @@ import {
   createProduct, createProductCategory, deleteProduct, deleteProductCategory, updateProduct, updateProductCategory,
 } from '../../commands/products/product-commands.js';
 import { notFound } from '../../domain/errors.js';
-import { getProduct, getProductCategory, listProductCategories, listProducts, productDetailOf, productDetailQuery } from '../../queries/products.js';
+import { getProductCategory, productExists, listProductCategories, listProducts, productDetailOf, productDetailQuery } from '../../queries/products.js';
 import { withReadAlong } from '../../events/store/read-along.js';
 import { writtenDetails } from '../written-record.js';
 import type { Services } from '../../service.js';
@@ -16,7 +16,7 @@ import { mountRecordDocuments } from '../record-subresources.js';
 import { mountBundleItems } from './bundles.js';
 import { mountPriceBooks } from './price-books.js';
 import { productAggregate } from '../../commands/products/product-aggregates.js';
-import { mountRecordVersioning } from '../record-versioning.js';
+import { mountRecordVersioning, revisionAskOf } from '../record-versioning.js';
 
 const productFields = {
   name: z.string().trim().min(1).max(200),
@@ -95,14 +95,10 @@ const withDefaults = (b: z.infer<typeof createBody>) => ({
 /** Spec Part A "Products": products, categories, price books (price-books.ts), bundles (bundles.ts). Static paths come before `/:id`. */
 export function productsRouter(services: Services): Router {
   const router = Router();
-  mountRecordVersioning(router, services, productAggregate); // ETag, If-Match, ?asOf= on /:id (before the /:id routes)
+  // ETag, If-Match, ?asOf= on /:id (before the /:id routes); the detail's statement reads the ETag's revision.
+  mountRecordVersioning(router, services, productAggregate, undefined, { detailReadsRevision: true });
   const { knex } = services;
   const tenantOf = (res: Parameters<typeof principalOf>[0]) => principalOf(res).tenantId;
-  const product = async (tenantId: string, id: string) => {
-    const found = await getProduct(knex, tenantId, id);
-    if (!found) throw notFound('Product');
-    return found;
-  };
   const category = async (tenantId: string, id: string) => {
     const found = await getProductCategory(knex, tenantId, id);
     if (!found) throw notFound('Product category');
@@ -147,7 +143,7 @@ export function productsRouter(services: Services): Router {
     module: 'products',
     what: 'Product',
     aggregate: productAggregate,
-    query: (as, id) => productDetailQuery(knex, as.tenantId, id),
+    query: (as, id, revisionAsk) => productDetailQuery(knex, as.tenantId, id, revisionAsk),
     shape: (_as, row) => productDetailOf(row),
   });
   router.post('/', requirePermission('products', 'create'), async (req, res) => {
@@ -161,19 +157,21 @@ export function productsRouter(services: Services): Router {
     res.json(await listProducts(knex, tenantOf(res), { ...parseQuery(listQuery, req), cf: customFieldParams(req.query) }));
   });
   router.get('/:id', requirePermission('products', 'view'), async (req, res) => {
-    res.json(await product(tenantOf(res), idParam(req, 'id', 'Product')));
+    const found = await written.read(principalOf(res), idParam(req, 'id', 'Product'), revisionAskOf(res));
+    if (!found) throw notFound('Product');
+    res.json(found);
   });
   router.put('/:id', requirePermission('products', 'edit'), async (req, res) => {
     const id = idParam(req, 'id', 'Product');
     const changes = parseBody(updateBody, req);
-    await product(tenantOf(res), id);
+    if (!(await productExists(knex, tenantOf(res), id))) throw notFound('Product');
     const along = written.detailWith(principalOf(res));
     await services.waitForProjections((await withReadAlong(along, () => updateProduct(services, commandContextOf(res), id, changes))).position);
     res.json(await written.answer(principalOf(res), id, along));
   });
   router.delete('/:id', requirePermission('products', 'delete'), async (req, res) => {
     const id = idParam(req, 'id', 'Product');
-    await product(tenantOf(res), id);
+    if (!(await productExists(knex, tenantOf(res), id))) throw notFound('Product');
     await services.waitForProjections((await deleteProduct(services, commandContextOf(res), id)).position);
     res.json({ success: true });
   });

@@ -4,8 +4,7 @@ import { lineTotal } from '../../domain/sales-lines.js';
 import { withAliases } from '../../domain/field-aliases.js';
 import { paginate, sortableColumns, sortOf, tallied } from '../pagination.js';
 import { customFieldListing, shownCustomFields, type CustomFieldParams } from '../custom-field-listing.js';
-import { preparedFirst } from '../../infra/prepared.js';
-import { answerRevision, revisionColumns, type RevisionAsk } from '../stream-revision.js';
+import { revisionColumns, type RevisionAsk } from '../stream-revision.js';
 import { scopeOf, type Principal } from '../../domain/principal.js';
 import { applyRecordScope } from '../record-scope.js';
 import { recordTeamRead } from '../record-team.js';
@@ -235,14 +234,8 @@ export function leadDetailQuery(knex: Knex, principal: Principal, id: string, re
     );
 }
 
-export async function getLead(knex: Knex, principal: Principal, id: string, revisionAsk?: RevisionAsk) {
-  const r = await preparedFirst(knex, leadDetailQuery(knex, principal, id, revisionAsk));
-  return r ? leadDetailOf(knex, principal, r, revisionAsk) : null;
-}
-
 /** A row of `leadDetailQuery` as the API shows the lead. */
-export async function leadDetailOf(knex: Knex, principal: Principal, r: any, revisionAsk?: RevisionAsk) {
-  answerRevision(revisionAsk, r);
+export async function leadDetailOf(knex: Knex, principal: Principal, r: any) {
   const parts = leadDetailParts(knex, principal.tenantId, r.id);
   const products = parts.products.of(r);
   const team = parts.team.of(r);
