@@ -1,5 +1,6 @@
 import type { CleanupStack } from '../cleanup.js';
 import type { LoadResult } from '../http-load.js';
+import { settle } from './http.js';
 import { serviceWithTenant } from './tenant-service.js';
 import { timedLoad } from './timed-load.js';
 
@@ -36,6 +37,8 @@ export async function measureFormSubmitHttp(deps: { cleanup: CleanupStack; datab
     const n = sent++;
     return { first: 'Visitor', last: `Number ${n}`, email: `visitor-${n}@example.com`, phone: `+44 20 7946 ${String(n % 10_000).padStart(4, '0')}`, plan: n % 2 ? 'pro' : 'basic' };
   };
+  // The phases before it (the workflows' databases) leave dirty buffers: written back first, as the seeded phases do.
+  await settle(deps.databaseUrl);
   const submit = await timedLoad(service, `POST ${path.replace(form.token, ':token')}`, { seconds, connections }, () => client.request('POST', path, body()));
   const submissions = (await client.json<{ meta: { total: number } }>('GET', `/api/forms/${form.id}/submissions?limit=1`)).meta.total;
   return { submit, submissions, connections };

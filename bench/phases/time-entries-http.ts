@@ -1,5 +1,6 @@
 import type { CleanupStack } from '../cleanup.js';
 import { HttpClient, type LoadResult } from '../http-load.js';
+import { settle } from './http.js';
 import { serviceWithTenant } from './tenant-service.js';
 import { timedLoad } from './timed-load.js';
 
@@ -31,6 +32,8 @@ export async function measureTimeEntryHttp(
     const n = logged++;
     return { entityType: 'contacts', entityId: contacts[n % contacts.length], minutes: 1 + (n % 480), taskId: n % 3 ? null : task, isBillable: n % 2 === 0, hourlyRate: 90 };
   };
+  // The phases before it leave dirty buffers: written back first, as the seeded phases do.
+  await settle(deps.databaseUrl);
   const create = await timedLoad(service, 'POST /api/time-entries', { seconds, connections }, () => client.request('POST', '/api/time-entries', body()));
 
   // One administrator per connection: a timer is per user.
