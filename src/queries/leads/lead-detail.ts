@@ -74,13 +74,29 @@ interface LeadCore {
 export async function leadDetailExtras(deps: { knex: Knex; store: EventStore }, principal: Principal, lead: LeadCore) {
   const { knex, store } = deps;
   const tenantId = principal.tenantId;
-  const settingValue = async (key: string): Promise<Record<string, unknown>> => (await knex('lead_settings').where({ tenant_id: tenantId, key }).first('value'))?.value ?? {};
+  // The two settings the page needs, in one read.
+  const settingValues = async (): Promise<Map<string, Record<string, unknown>>> =>
+    new Map(
+      (await knex('lead_settings').where({ tenant_id: tenantId }).whereIn('key', ['stages', 'general']).select('key', 'value')).map((r: { key: string; value: Record<string, unknown> | null }) => [
+        r.key,
+        r.value ?? {},
+      ]),
+    );
   const duplicatesOf = async (): Promise<Duplicates> =>
     lead.email || lead.phone ? (await findDuplicates(knex, principal, { email: lead.email, phone: lead.phone, excludeId: lead.id })).duplicates : [];
   const stagesP: Promise<Stage[]> = listStages(knex, tenantId, lead.pipelineId, 'leads');
   const frameworksP: Promise<Framework[]> = listQualificationFrameworks(knex, tenantId);
-  const [stages, frameworks, history, duplicates] = await Promise.all([stagesP, frameworksP, leadStageHistory(knex, store, tenantId, lead.id), duplicatesOf()]);
-  const [stageSetting, general, lastActivity] = await Promise.all([settingValue('stages'), settingValue('general'), lastActivityAt(knex, tenantId, lead.id)]);
+  // Independent reads, all at once: the page waits for one round of them, not two.
+  const [stages, frameworks, history, duplicates, settings, lastActivity] = await Promise.all([
+    stagesP,
+    frameworksP,
+    leadStageHistory(knex, store, tenantId, lead.id),
+    duplicatesOf(),
+    settingValues(),
+    lastActivityAt(knex, tenantId, lead.id),
+  ]);
+  const stageSetting = settings.get('stages') ?? {};
+  const general = settings.get('general') ?? {};
   const ownFramework = (lead as { qualificationFrameworkId?: string | null }).qualificationFrameworkId;
   const activeSlug = { ...DEFAULT_SETTINGS.general, ...general }.activeQualificationFramework;
   const framework = frameworks.find((f) => (ownFramework ? f.id === ownFramework : f.slug === activeSlug)) ?? null;
