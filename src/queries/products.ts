@@ -78,16 +78,15 @@ const DETAIL_COLUMNS = [
   'short_description', 'unit', 'tax_category', 'image_url', 'external_url', 'created_by', 'created_at', 'updated_at',
 ].map((c) => `p.${c}`);
 
-/** The product's one statement (its shown custom fields and category name included). */
-/** With `revisionAsk`, the row also carries the product's stream revision (its ETag). */
+/** The product's one statement (its shown custom fields and category name included); with `revisionAsk`, also its stream revision (the ETag). */
 export const productDetailQuery = (knex: Knex, tenantId: string, id: string, revisionAsk?: RevisionAsk) =>
   liveProducts(knex, tenantId)
     .where('p.id', id)
     .first(...DETAIL_COLUMNS, shownCustomFields(knex, 'p', tenantId, 'products'), 'c.name as category_name', ...revisionColumns(knex, revisionAsk));
 
-/** Whether the tenant has this live product (a bundle's own id, checked before its items are read or changed). */
+/** Whether the tenant has this live product (checked before it is changed or deleted, or its bundle items read). */
 export async function productExists(knex: Knex, tenantId: string, id: string): Promise<boolean> {
-  return !!(await knex('products').where({ tenant_id: tenantId, id }).whereNull('deleted_at').first('id'));
+  return !!(await liveProducts(knex, tenantId).where('p.id', id).first('p.id'));
 }
 
 /** A row of `productDetailQuery` as the API shows the product. */
