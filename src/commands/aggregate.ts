@@ -8,9 +8,11 @@ import {
   type EventStore,
   type Position,
   type RecordedEvent,
+  type StreamFact,
 } from '../events/store/types.js';
 import { conflict, notFound, preconditionFailed } from '../domain/errors.js';
 import { checksForAppend, noteAppended } from './checked-facts.js';
+import { appendHandedOver } from './companion-append.js';
 import { aggregateCache } from './aggregate-cache.js';
 import { forgetFolds } from './tenant-stream-cache.js';
 import { takeTurnOn } from './stream-turns.js';
@@ -103,7 +105,12 @@ export interface HandleOptions<Context> {
   repeatRefused?: boolean;
   /** What decide needs from outside; asked on every attempt, so a retry decides on fresh settings and time. */
   decideWith?: (attempt: number) => Context | Promise<Context>;
+  /** Streams the append must find where given, besides the run's own (a companion append's, see companion-append.ts). */
+  facts?: readonly StreamFact[];
 }
+
+const withFacts = (checks: ReturnType<typeof checksForAppend>, facts: readonly StreamFact[] | undefined) =>
+  facts?.length ? { ...checks, facts: [...(checks.facts ?? []), ...facts] } : checks;
 
 /** `decideWith` is required exactly when the aggregate's decide needs a context. */
 export type HandleOptionsFor<Context> = [Context] extends [void]
@@ -183,7 +190,7 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
   context: CommandContext,
   ...[options = {}]: HandleOptionsFor<Context>
 ): Promise<CommandResult<State, Event>> {
-  const { newStream, eventIds, repeatRefused, decideWith } = options as HandleOptions<Context>;
+  const { newStream, eventIds, repeatRefused, decideWith, facts } = options as HandleOptions<Context>;
   const streamId = streamIdOf(aggregate, id);
   const version = context.version?.streamId === streamId ? context.version : undefined;
   const expected = version?.expectedRevision;
@@ -236,11 +243,13 @@ export async function handleCommand<State, Event extends DomainEvent, Command, C
       const metadata = metadataOf(context);
       const now = deps.clock.now();
       try {
-        const result = await deps.store.appendToStream(
+        const appending = deps.store.appendToStream(
           streamId,
           events.map((e, index) => ({ id: eventIds ? eventIds(index) : randomUUID(), type: e.type, data: e.data, metadata, createdAt: now })),
-          { expectedRevision: revision < 0 ? 'no_stream' : revision, ...checksForAppend() },
+          { expectedRevision: revision < 0 ? 'no_stream' : revision, ...withFacts(checksForAppend(), facts) },
         );
+        appendHandedOver(streamId, revision, events.length);
+        const result = await appending;
         noteAppended();
         forgetFolds(deps.store, streamId);
         const next = events.reduce(aggregate.evolve, state);

@@ -238,6 +238,33 @@ describe('PostgreSQL event store specifics', () => {
       for (const [i, stream] of streams.entries()) expect(await db.store.readStream(stream)).to.have.length(i === 4 ? 0 : 1);
     });
 
+    it('an append whose fact names a stream appended just before it in the same group goes in that append\'s transaction, or not at all', async () => {
+      const [record, companion] = [`record-${randomUUID()}`, `companion-${randomUUID()}`];
+      const [stored, along] = await Promise.all([
+        db.store.appendToStream(record, [newEvent('Created')], { expectedRevision: 'no_stream' }),
+        db.store.appendToStream(companion, [newEvent('Noted')], { expectedRevision: 'no_stream', facts: [{ streamId: record, revision: 0 }] }),
+      ]);
+      expect(along.position.commit).to.equal(stored.position.commit);
+      expect(comparePositions(along.position, stored.position)).to.equal(1);
+      // The one it names refused (its revision): this one is refused too, and nothing of it is stored.
+      const [missing, refusedCompanion] = [`record-${randomUUID()}`, `companion-${randomUUID()}`];
+      const [first, second] = await Promise.allSettled([
+        db.store.appendToStream(missing, [newEvent('Changed')], { expectedRevision: 3 }),
+        db.store.appendToStream(refusedCompanion, [newEvent('Noted')], { expectedRevision: 'no_stream', facts: [{ streamId: missing, revision: 4 }] }),
+      ]);
+      expect(first.status === 'rejected' && first.reason).to.be.instanceOf(WrongExpectedRevisionError);
+      expect(second.status === 'rejected' && second.reason).to.be.instanceOf(StaleFactsError);
+      expect(await db.store.readStream(refusedCompanion)).to.deep.equal([]);
+      // A fact on a later member of the group is checked against the log as it stood: not yet there.
+      const [before, after] = [`companion-${randomUUID()}`, `record-${randomUUID()}`];
+      const [early, late] = await Promise.allSettled([
+        db.store.appendToStream(before, [newEvent('Noted')], { expectedRevision: 'no_stream', facts: [{ streamId: after, revision: 0 }] }),
+        db.store.appendToStream(after, [newEvent('Created')], { expectedRevision: 'no_stream' }),
+      ]);
+      expect(early.status === 'rejected' && early.reason).to.be.instanceOf(StaleFactsError);
+      expect(late.status).to.equal('fulfilled');
+    });
+
     it('never waits, inside a group, for a stream another transaction is appending to (no deadlock with a transaction appending to two streams)', async () => {
       const [held, later] = [`held-${randomUUID()}`, `later-${randomUUID()}`];
       const client = new pg.Client({ connectionString: db.url });
@@ -659,6 +686,32 @@ for (const adapter of adapters) {
           else expect(attempt.status, `append ${i}`).to.equal('fulfilled');
         });
         for (let i = 0; i < 20; i++) expect(await store.readStream(`${tag}-${i}`)).to.have.length(i === stale ? 0 : 1);
+      });
+
+      it('an append made in the same turn as the one its fact names is never stored without it', async () => {
+        const record = streamName('facts-record');
+        const companion = streamName('facts-companion');
+        const [stored, along] = await Promise.allSettled([
+          store.appendToStream(record, [newEvent('Created')], { expectedRevision: 'no_stream' }),
+          store.appendToStream(companion, [newEvent('Noted')], { expectedRevision: 'no_stream', facts: [{ streamId: record, revision: 0 }] }),
+        ]);
+        expect(stored.status).to.equal('fulfilled');
+        // Stored with it (a log that checks a group's facts in its transaction), or refused as stale (one that checks them first).
+        if (along.status === 'rejected') {
+          expect(along.reason).to.be.instanceOf(StaleFactsError);
+          expect(await store.readStream(companion)).to.deep.equal([]);
+        } else {
+          expect((await store.readStream(companion)).map((e) => e.type)).to.deep.equal(['Noted']);
+        }
+        const missing = streamName('facts-missing');
+        const alone = streamName('facts-companion');
+        const [refused, refusedToo] = await Promise.allSettled([
+          store.appendToStream(missing, [newEvent('Changed')], { expectedRevision: 2 }),
+          store.appendToStream(alone, [newEvent('Noted')], { expectedRevision: 'no_stream', facts: [{ streamId: missing, revision: 3 }] }),
+        ]);
+        expect(refused.status === 'rejected' && refused.reason).to.be.instanceOf(WrongExpectedRevisionError);
+        expect(refusedToo.status === 'rejected' && refusedToo.reason).to.be.instanceOf(StaleFactsError);
+        expect(await store.readStream(alone)).to.deep.equal([]);
       });
 
       it('a retried append that went through answers as the first time, though its facts moved since', async () => {

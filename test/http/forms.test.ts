@@ -414,6 +414,26 @@ describe('forms', () => {
       expect((await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.120')).status).to.equal(409);
     });
 
+    it('a submission whose last action creates a lead is stored in the lead’s own transaction, with the claim and mail it carries', async () => {
+      const form = await newForm(leadForm({ submitActions: [leadForm().submitActions[0]], settings: { notifyEmails: ['beside@example.com'] } }));
+      const body = ok(await submit(admin.tenant.slug, form.token, goodValues(), '198.51.100.121'), 201);
+      const leadId = body.createdEntities.leadId;
+      const [lead] = await service.services.store.readStream(`lead-${leadId}`);
+      const [submitted] = await service.services.store.readStream(`form_submission-${body.submissionId}`);
+      expect(submitted.position.commit, 'one commit for both').to.equal(lead.position.commit);
+      expect(submitted.data).to.deep.include({ entityType: 'leads', entityId: leadId, actionResults: [{ index: 0, type: 'create_lead', status: 'success', result: { leadId } }] });
+      expect(body.actionResults).to.deep.equal([{ index: 0, type: 'create_lead', status: 'success', result: { leadId } }]);
+      const knex = service.services.knex;
+      expect(await knex('unique_claims').where({ scope: 'form_submitter', owner_id: body.submissionId }).select('value')).to.have.length(1);
+      expect(await knex('mail_outbox').where({ tenant_id: admin.tenant.id, kind: 'form_notification', to_address: 'beside@example.com' }).select('id')).to.have.length(1);
+      // A lead the mapping cannot make is no companion: the submission is stored after the actions, saying so.
+      const refusing = await newForm(leadForm({ submitActions: [{ type: 'create_lead', fieldMapping: { lastName: 'last', email: 'first' } }] }));
+      const failed = ok(await submit(admin.tenant.slug, refusing.token, goodValues(), '198.51.100.122'), 201);
+      expect(failed.actionResults.map((r: any) => [r.type, r.status])).to.deep.equal([['create_lead', 'error']]);
+      const [alone] = await service.services.store.readStream(`form_submission-${failed.submissionId}`);
+      expect(alone.data).to.deep.include({ entityType: null, entityId: null });
+    });
+
     it('keeps only the form’s own fields: 30,000 extra cf_* keys are dropped, the event holds the defined values only', async () => {
       const form = await newForm(leadForm({
         fields: [...contactFields, { type: 'text', name: 'cf_campaign', label: 'Campaign' }],

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ActionResult, FormFields, FormSubmission } from '../../events/forms.js';
+import type { StreamFact } from '../../events/store/types.js';
 import { handleCommand, loadAggregate, type CommandContext, type CommandDeps } from '../aggregate.js';
 import { liveFields } from '../records/record-aggregate.js';
 import { formAggregate, formSubmissionAggregate } from './form-aggregate.js';
@@ -25,8 +26,9 @@ export async function duplicateForm(deps: CommandDeps, ctx: CommandContext, sour
   return createForm(deps, ctx, { ...rest, name: `${source.name} (Copy)`.slice(0, 200), status: 'draft' });
 }
 
-export const recordSubmission = (deps: CommandDeps, ctx: CommandContext, submission: FormSubmission) =>
-  handleCommand(deps, formSubmissionAggregate, submission.id, { kind: 'submit', submission }, ctx, { newStream: true });
+/** `facts`: streams the submission's append must find where given (a companion append's, see companion-append.ts). */
+export const recordSubmission = (deps: CommandDeps, ctx: CommandContext, submission: FormSubmission, facts?: StreamFact[]) =>
+  handleCommand(deps, formSubmissionAggregate, submission.id, { kind: 'submit', submission }, ctx, { newStream: true, facts });
 
 export const recordWebhookRetry = (deps: CommandDeps, ctx: CommandContext, submissionId: string, result: ActionResult) =>
   handleCommand(deps, formSubmissionAggregate, submissionId, { kind: 'record-webhook-retry', id: submissionId, result }, ctx);

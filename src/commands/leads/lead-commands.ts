@@ -50,14 +50,14 @@ const runAssigning = (deps: Deps, ctx: CommandContext, id: string, command: Lead
 /**
  * A new lead; `productIds` (the web client's lead form) become its first product lines, in
  * the same append: each a live, active product of the tenant (400 naming `productIds`
- * otherwise, and nothing is written), quantity 1 at the product's price.
+ * otherwise, and nothing is written), quantity 1 at the product's price. `id` is fresh
+ * unless the caller made it (to name the lead's stream before it exists).
  */
-export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<LeadInput, 'ownerId'> & { ownerId?: string }, productIds: string[] = []) {
+export async function createLead(deps: Deps, ctx: CommandContext, given: Omit<LeadInput, 'ownerId'> & { ownerId?: string }, productIds: string[] = [], id: string = randomUUID()) {
   return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     await assertTenantTeam(deps.knex, ctx.tenantId, given.teamId);
     const input = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'leads', { fields: given, customFields: given.customFields, mode: 'create' }))! };
-    const id = randomUUID();
     const create = async () => {
       const lines = await firstLines(deps, ctx.tenantId, productIds);
       return runAssigning(deps, ctx, id, { kind: 'create', id, input: { ...input, ownerId: input.ownerId ?? ctx.userId! }, lines });

@@ -62,14 +62,17 @@ create table if not exists es_inline_projections (
 -- array of [stream, revision] pairs, revision -1 for "no stream". True when every stream
 -- still stands there. An append given them writes only if they hold (see
 -- src/commands/checked-facts.ts); a stream appended to concurrently counts as it was
--- committed when this runs, as if the command had read it then.
+-- committed when this runs, as if the command had read it then. A triple [stream, revision,
+-- member] names a stream appended earlier in the same group: es_append_group_events checks it
+-- against that member, and it is left out here.
 -- PL/pgSQL, not SQL: a SQL function called from the append functions planned its query anew on
 -- every call (PostgreSQL 17 keeps no plan of a SQL function between calls), which cost more than running it.
 create or replace function es_unchanged(p_facts jsonb) returns boolean
 language plpgsql stable as $fn$
 begin
   return coalesce((select bool_and(coalesce(${streamHeadSql('f ->> 0')}, -1) = (f ->> 1)::bigint)
-                     from jsonb_array_elements(coalesce(p_facts, '[]'::jsonb)) f), true);
+                     from jsonb_array_elements(coalesce(p_facts, '[]'::jsonb)) f
+                    where f -> 2 is null), true);
 end
 $fn$;
 
@@ -234,6 +237,13 @@ begin
   for i in 1 .. cardinality(p_streams) loop
     -- Member i's facts (see es_unchanged) are p_facts[i - 1]; checked only for a member it could write.
     v_fresh[i] := not v_locked[i] or p_facts is null or es_unchanged(p_facts -> (i - 1));
+    -- A fact on an earlier member of this group (its number third, see groupQuery) holds when
+    -- that member is written here and ends at that revision: both go in, or this one does not.
+    if v_fresh[i] and p_facts is not null and jsonb_path_exists(p_facts -> (i - 1), '$[*][2]') then
+      v_fresh[i] := (select bool_and(coalesce(v_ok[(f ->> 2)::int], false) and v_last[(f ->> 2)::int] = (f ->> 1)::bigint)
+                       from jsonb_array_elements(p_facts -> (i - 1)) f
+                      where f -> 2 is not null);
+    end if;
     v_ok[i] := v_locked[i] and v_fresh[i] and case p_expected[i] when -2 then true when -1 then v_current[i] is null else v_current[i] = p_expected[i] end;
     v_base := coalesce(v_current[i], -1);
     v_last[i] := case when v_ok[i] then v_base + p_counts[i] else v_current[i] end;

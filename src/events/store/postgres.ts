@@ -238,6 +238,25 @@ async function whileGuardHeld<T>(append: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Each member's facts (none: [], es_unchanged holds for them). A fact on a stream an earlier
+ * member appends to gets that member's number (1-based) third: es_append_group_events checks it
+ * against what that member writes in the same transaction (a companion append, see
+ * src/commands/companion-append.ts), where the log's head would not show it yet.
+ */
+function groupFactsJson(group: readonly PendingAppend[]): string {
+  const memberOf = new Map(group.map((m, i) => [m.streamId, i + 1]));
+  const json = group.map((m, i) =>
+    JSON.stringify(
+      (m.request.facts ?? []).map((f) => {
+        const member = memberOf.get(f.streamId);
+        return member !== undefined && member <= i ? [f.streamId, f.revision, member] : [f.streamId, f.revision];
+      }),
+    ),
+  );
+  return `[${json.join(',')}]`;
+}
+
 const staleFacts = (request: AppendRequest) => new StaleFactsError((request.facts ?? []).map((f) => f.streamId));
 
 function groupQuery(group: readonly PendingAppend[], versions: EventVersions, inline = false): pg.QueryConfig {
@@ -252,8 +271,7 @@ function groupQuery(group: readonly PendingAppend[], versions: EventVersions, in
     `[${events.map(inline ? dataJsonOf : dataJsonOnce).join(',')}]`,
     `[${events.map((e) => metadataJsonOf(e, versions)).join(',')}]`,
     events.map((e) => e.createdAt.toISOString()),
-    // Members without facts get none ([]): es_unchanged holds for them.
-    group.some((m) => m.request.facts?.length) ? `[${group.map((m) => factsJson(m.request.facts ?? [])).join(',')}]` : null,
+    group.some((m) => m.request.facts?.length) ? groupFactsJson(group) : null,
     group.some((m) => m.request.guards?.length) ? JSON.stringify(group.map((m) => m.request.guards ?? [])) : null,
   ];
   return inline

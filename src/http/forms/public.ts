@@ -5,9 +5,10 @@ import { recordSubmission } from '../../commands/forms/form-commands.js';
 import { claimSubmitter } from '../../commands/forms/submitter-claims.js';
 import { DomainError, invalid } from '../../domain/errors.js';
 import { HONEYPOT_KEY, submissionValues } from '../../domain/forms.js';
-import type { FormSubmission } from '../../events/forms.js';
+import type { ActionResult, FormSubmission } from '../../events/forms.js';
+import type { Position, StreamFact } from '../../events/store/types.js';
 import { withWriteAlong, type WriteAlong } from '../../events/store/write-along.js';
-import { countFormView, PUBLIC_FORM_AFTER_HIT_SQL, publicForm, publicFormOf, publicView } from '../../queries/forms.js';
+import { countFormView, PUBLIC_FORM_AFTER_HIT_SQL, publicForm, publicFormOf, publicView, type Form } from '../../queries/forms.js';
 import type { Services } from '../../service.js';
 import { captchaTokenOf, verifyCaptcha } from './captcha.js';
 import { recipientMails, runSubmitActions } from './submit-actions.js';
@@ -16,6 +17,14 @@ import { recipientMails, runSubmitActions } from './submit-actions.js';
 const notFoundOrInactive = () => new DomainError('not_found', 'Form not found or inactive');
 const SEGMENT = /^[A-Za-z0-9-]{1,100}$/;
 const USER_AGENT_MAX = 500;
+
+/** The stored submission: its record is the first one its actions created (registry kind names). */
+function submissionOf(form: Form, id: string, data: Record<string, unknown>, results: ActionResult[], ipAddress: string, userAgent: string | null): FormSubmission {
+  const first = results.find((r) => r.status === 'success' && r.type.startsWith('create_'));
+  const entityType = first ? ({ create_lead: 'leads', create_contact: 'contacts', create_account: 'accounts' } as Record<string, string>)[first.type] : null;
+  const entityId = first ? (first.result![`${first.type.slice('create_'.length)}Id`] as string) : null;
+  return { id, formId: form.id, formName: form.name, formCreatedBy: form.createdBy, data, entityType, entityId, actionResults: results, ipAddress, userAgent };
+}
 
 /**
  * The public form routes (no authentication): render a form by tenant slug and token, and
@@ -67,35 +76,29 @@ export function publicFormsRouter(services: Services): Router {
     const claim = await claimSubmitter(knex, form, ip, submissionId);
     const ctx = { tenantId: form.tenantId, userId: form.createdBy, correlationId: submissionId };
     const s = { submissionId, form, data, submittedAt: services.clock.now().toISOString(), ctx };
-    const { results, created } = await runSubmitActions(services, s);
-    // The submission's record is the first one its actions created (registry kind names).
-    const first = results.find((r) => r.status === 'success' && r.type.startsWith('create_'));
-    const entityType = first ? ({ create_lead: 'leads', create_contact: 'contacts', create_account: 'accounts' } as Record<string, string>)[first.type] : null;
-    const entityId = first ? (first.result![`${first.type.slice('create_'.length)}Id`] as string) : null;
-    const submission: FormSubmission = {
-      id: submissionId,
-      formId: form.id,
-      formName: form.name,
-      formCreatedBy: form.createdBy,
-      data,
-      entityType,
-      entityId,
-      actionResults: results,
-      ipAddress: ip,
-      userAgent: (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX) || null,
-    };
     // The address's claim and the recipients' mails are stored by the submission's own append where the store can.
     const mails = recipientMails(services, s);
     const statements = [claim.statement, ...mails.map((m) => m.sql)].filter((sql): sql is string => sql !== null);
     const along: WriteAlong | undefined = statements.length ? { sql: statements.join(';\n') } : undefined;
+    const userAgent = (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX) || null;
     // A visitor submitted it, not the form's creator (whose name the actions act under): recorded without a user, so
     // the creator is told of it (nobody is told of what they did themselves).
-    const { position } = await withWriteAlong(along, () => recordSubmission(services, { ...ctx, userId: null }, submission)).catch(async (error: unknown) => {
-      // Not stored, and nothing done: the address may try again. Once an action has acted, a retry would do it twice.
-      const settle = results.some((r) => r.status === 'success') ? claim.keep(false) : claim.release();
-      await settle.catch((err: unknown) => services.logger.error({ err, formId: form.id }, 'form submitter claim could not be settled'));
-      throw error;
+    const record = (results: ActionResult[], facts?: StreamFact[]) =>
+      withWriteAlong(along, () => recordSubmission(services, { ...ctx, userId: null }, submissionOf(form, submissionId, data, results, ip, userAgent), facts));
+    // Appended beside the last action's lead where it can (one transaction: stored with the lead or not at all), else after the actions.
+    const beside: { stored?: Promise<{ position: Position | null } | null> } = {};
+    const { results, created } = await runSubmitActions(services, s, (expected, lead) => {
+      beside.stored = record(expected, [lead]).catch(() => null);
     });
+    const storedBeside = await beside.stored;
+    const { position } =
+      storedBeside ??
+      (await record(results).catch(async (error: unknown) => {
+        // Not stored, and nothing done: the address may try again. Once an action has acted, a retry would do it twice.
+        const settle = results.some((r) => r.status === 'success') ? claim.keep(false) : claim.release();
+        await settle.catch((err: unknown) => services.logger.error({ err, formId: form.id }, 'form submitter claim could not be settled'));
+        throw error;
+      }));
     const carried = along?.written === true;
     await claim.keep(carried).catch((err: unknown) => services.logger.error({ err, formId: form.id }, 'form submitter claim could not be stored'));
     for (const mail of mails) {

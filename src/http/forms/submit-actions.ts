@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { CommandContext } from '../../commands/aggregate.js';
+import { streamIdOf, type CommandContext } from '../../commands/aggregate.js';
+import { withCompanionAppend } from '../../commands/companion-append.js';
 import { createLead } from '../../commands/leads/lead-commands.js';
+import { leadAggregate } from '../../commands/leads/leads.js';
 import { createAccount, createContact, linkContactToAccount } from '../../commands/records/record-commands.js';
 import { DomainError } from '../../domain/errors.js';
 import { isEmail } from '../../domain/field-rules.js';
 import { escapeHtml, interpolate } from '../../domain/forms.js';
 import type { ActionResult, SubmitAction } from '../../events/forms.js';
+import type { StreamFact } from '../../events/store/types.js';
 import { deterministicId } from '../../infra/deterministic-id.js';
 import { outboundPolicy, outboundRequest } from '../../infra/outbound-http.js';
 import type { Form } from '../../queries/forms.js';
@@ -55,13 +59,26 @@ function checked<T extends z.ZodType>(schema: T, body: Record<string, unknown>, 
   throw new DomainError('invalid', `The mapped values do not make a valid ${what}: ${first.path ? `${first.path}: ` : ''}${first.message}`);
 }
 
-async function createRecord(services: Services, action: Extract<SubmitAction, { fieldMapping: unknown }>, s: SubmissionContext, created: CreatedEntities) {
+/**
+ * Called as the last action's record is handed to the event store, with the submission's
+ * results as they stand once that record is stored: the submission can be appended beside it
+ * (companion-append.ts). Only a lead's create offers it.
+ */
+export type SubmissionBeside = (results: ActionResult[], record: StreamFact) => void;
+
+type ResultBeside = (result: Record<string, unknown>, record: StreamFact) => void;
+
+async function createRecord(services: Services, action: Extract<SubmitAction, { fieldMapping: unknown }>, s: SubmissionContext, created: CreatedEntities, beside?: ResultBeside) {
   const body = mapped(action.fieldMapping, s.data);
   switch (action.type) {
     case 'create_lead': {
-      const { id } = await createLead(services, s.ctx, leadDefaults(checked(leadBody, body, 'lead')));
+      const input = leadDefaults(checked(leadBody, body, 'lead'));
+      const id = randomUUID();
+      const result = { leadId: id };
+      const create = () => createLead(services, s.ctx, input, [], id);
+      await (beside ? withCompanionAppend(streamIdOf(leadAggregate, id), (record) => beside(result, record), create) : create());
       created.leadId ??= id;
-      return { leadId: id };
+      return result;
     }
     case 'create_account': {
       const { id, position } = await createAccount(services, s.ctx, accountDefaults(checked(accountBody, body, 'account')));
@@ -115,17 +132,21 @@ async function sendSubmitterEmail(services: Services, action: Extract<SubmitActi
  * The form's enabled submit actions, in order, each with its own result: one that fails
  * is recorded as an error and the rest still run (reference).
  */
-export async function runSubmitActions(services: Services, s: SubmissionContext): Promise<{ results: ActionResult[]; created: CreatedEntities }> {
+export async function runSubmitActions(services: Services, s: SubmissionContext, beside?: SubmissionBeside): Promise<{ results: ActionResult[]; created: CreatedEntities }> {
   const created: CreatedEntities = {};
   const results: ActionResult[] = [];
-  for (const [index, action] of (s.form.submitActions as SubmitAction[]).entries()) {
+  const actions = s.form.submitActions as SubmitAction[];
+  const last = actions.findLastIndex((action) => action.enabled);
+  for (const [index, action] of actions.entries()) {
     if (!action.enabled) continue;
     try {
       if (action.type === 'webhook') {
         results.push({ index, type: action.type, ...(await sendWebhook(services, action.webhookUrl, webhookPayload(s, created))) });
         continue;
       }
-      const result = action.type === 'send_email' ? await sendSubmitterEmail(services, action, s) : await createRecord(services, action, s, created);
+      const resultBeside: ResultBeside | undefined =
+        beside && index === last ? (result, record) => beside([...results, { index, type: action.type, status: 'success', result }], record) : undefined;
+      const result = action.type === 'send_email' ? await sendSubmitterEmail(services, action, s) : await createRecord(services, action, s, created, resultBeside);
       results.push({ index, type: action.type, status: 'success', result });
     } catch (error) {
       // A refusal explains itself; anything else is logged and named only vaguely to the visitor's stored record.
