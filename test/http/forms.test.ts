@@ -426,6 +426,22 @@ describe('forms', () => {
       const knex = service.services.knex;
       expect(await knex('unique_claims').where({ scope: 'form_submitter', owner_id: body.submissionId }).select('value')).to.have.length(1);
       expect(await knex('mail_outbox').where({ tenant_id: admin.tenant.id, kind: 'form_notification', to_address: 'beside@example.com' }).select('id')).to.have.length(1);
+      // A contact alone rides beside too; one linked to the account made before it (a second append) does not.
+      const contactForm = await newForm(leadForm({ submitActions: [{ type: 'create_contact', fieldMapping: { lastName: 'last', email: 'email' } }] }));
+      const contact = ok(await submit(admin.tenant.slug, contactForm.token, goodValues(), '198.51.100.123'), 201);
+      const [contactCreated] = await service.services.store.readStream(`contact-${contact.createdEntities.contactId}`);
+      const [contactSubmission] = await service.services.store.readStream(`form_submission-${contact.submissionId}`);
+      expect(contactSubmission.position.commit).to.equal(contactCreated.position.commit);
+      const linkedForm = await newForm(leadForm({
+        submitActions: [{ type: 'create_account', fieldMapping: { name: 'last' } }, { type: 'create_contact', fieldMapping: { lastName: 'last', email: 'email' } }],
+      }));
+      const linked = ok(await submit(admin.tenant.slug, linkedForm.token, goodValues(), '198.51.100.124'), 201);
+      expect(linked.actionResults.map((r: any) => r.status)).to.deep.equal(['success', 'success']);
+      const contactEvents = await service.services.store.readStream(`contact-${linked.createdEntities.contactId}`);
+      const [linkedSubmission] = await service.services.store.readStream(`form_submission-${linked.submissionId}`);
+      expect(contactEvents.length).to.be.greaterThan(0);
+      expect(linkedSubmission.position.commit > contactEvents[contactEvents.length - 1].position.commit, 'after the contact and its link').to.equal(true);
+      expect(linkedSubmission.data).to.deep.include({ entityType: 'accounts', entityId: linked.createdEntities.accountId });
       // A lead the mapping cannot make is no companion: the submission is stored after the actions, saying so.
       const refusing = await newForm(leadForm({ submitActions: [{ type: 'create_lead', fieldMapping: { lastName: 'last', email: 'first' } }] }));
       const failed = ok(await submit(admin.tenant.slug, refusing.token, goodValues(), '198.51.100.122'), 201);

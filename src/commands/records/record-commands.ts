@@ -31,11 +31,11 @@ export async function assertOwner(store: EventStore, tenantId: string, ownerId: 
   if (ownerId) await assertLiveUser(store, tenantId, ownerId, 'ownerId');
 }
 
-export async function createContact(deps: Deps, ctx: CommandContext, given: Omit<ContactFields, 'ownerId'> & { ownerId?: string }) {
+/** A new contact; `id` is fresh unless the caller made it (to name the contact's stream before it exists). */
+export async function createContact(deps: Deps, ctx: CommandContext, given: Omit<ContactFields, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
   return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'contacts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
-    const id = randomUUID();
     const result = await handleCommand(deps, contactAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
     return { id, position: result.position };
   });
@@ -72,12 +72,12 @@ async function assertParent(knex: Knex, tenantId: string, id: string | null, par
   }
 }
 
-export async function createAccount(deps: Deps, ctx: CommandContext, given: Omit<AccountFields, 'ownerId'> & { ownerId?: string }) {
+/** A new account; `id` as for createContact. */
+export async function createAccount(deps: Deps, ctx: CommandContext, given: Omit<AccountFields, 'ownerId'> & { ownerId?: string }, id: string = randomUUID()) {
   return withCheckedFacts(deps.store, async () => {
     await assertOwner(deps.store, ctx.tenantId, given.ownerId);
     await assertParent(deps.knex, ctx.tenantId, null, given.parentAccountId);
     const fields = { ...given, customFields: (await checkedRecordWrite(deps, ctx.tenantId, 'accounts', { fields: given, customFields: given.customFields, mode: 'create' }))! };
-    const id = randomUUID();
     const result = await handleCommand(deps, accountAggregate, id, { kind: 'create', id, fields: { ...fields, ownerId: fields.ownerId ?? ctx.userId! } }, ctx, { newStream: true });
     return { id, position: result.position };
   });

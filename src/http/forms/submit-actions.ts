@@ -4,6 +4,8 @@ import { streamIdOf, type CommandContext } from '../../commands/aggregate.js';
 import { withCompanionAppend } from '../../commands/companion-append.js';
 import { createLead } from '../../commands/leads/lead-commands.js';
 import { leadAggregate } from '../../commands/leads/leads.js';
+import { accountAggregate } from '../../commands/accounts.js';
+import { contactAggregate } from '../../commands/contacts.js';
 import { createAccount, createContact, linkContactToAccount } from '../../commands/records/record-commands.js';
 import { DomainError } from '../../domain/errors.js';
 import { isEmail } from '../../domain/field-rules.js';
@@ -62,7 +64,8 @@ function checked<T extends z.ZodType>(schema: T, body: Record<string, unknown>, 
 /**
  * Called as the last action's record is handed to the event store, with the submission's
  * results as they stand once that record is stored: the submission can be appended beside it
- * (companion-append.ts). Only a lead's create offers it.
+ * (companion-append.ts). A create whose record is its only append offers it (not a contact
+ * linked to the account made before it: the link is a second append).
  */
 export type SubmissionBeside = (results: ActionResult[], record: StreamFact) => void;
 
@@ -70,28 +73,36 @@ type ResultBeside = (result: Record<string, unknown>, record: StreamFact) => voi
 
 async function createRecord(services: Services, action: Extract<SubmitAction, { fieldMapping: unknown }>, s: SubmissionContext, created: CreatedEntities, beside?: ResultBeside) {
   const body = mapped(action.fieldMapping, s.data);
+  const id = randomUUID();
+  const creating = <T>(aggregate: { streamPrefix: string }, result: Record<string, unknown>, create: () => Promise<T>) =>
+    beside ? withCompanionAppend(streamIdOf(aggregate, id), (record) => beside(result, record), create) : create();
   switch (action.type) {
     case 'create_lead': {
       const input = leadDefaults(checked(leadBody, body, 'lead'));
-      const id = randomUUID();
-      const result = { leadId: id };
-      const create = () => createLead(services, s.ctx, input, [], id);
-      await (beside ? withCompanionAppend(streamIdOf(leadAggregate, id), (record) => beside(result, record), create) : create());
+      await creating(leadAggregate, { leadId: id }, () => createLead(services, s.ctx, input, [], id));
       created.leadId ??= id;
-      return result;
+      return { leadId: id };
     }
     case 'create_account': {
-      const { id, position } = await createAccount(services, s.ctx, accountDefaults(checked(accountBody, body, 'account')));
+      const input = accountDefaults(checked(accountBody, body, 'account'));
+      const { position } = await creating(accountAggregate, { accountId: id }, () => createAccount(services, s.ctx, input, id));
       // A later create_contact links to it, which checks the account in the read model.
       await services.waitForProjections(position);
       created.accountId ??= id;
       return { accountId: id };
     }
     case 'create_contact': {
-      const { id } = await createContact(services, s.ctx, contactDefaults(checked(contactBody, body, 'contact')));
+      const input = contactDefaults(checked(contactBody, body, 'contact'));
+      const account = created.accountId;
+      if (!account) {
+        await creating(contactAggregate, { contactId: id }, () => createContact(services, s.ctx, input, id));
+        created.contactId ??= id;
+        return { contactId: id };
+      }
+      await createContact(services, s.ctx, input, id);
       created.contactId ??= id;
-      if (created.accountId) await linkContactToAccount(services, s.ctx, id, created.accountId, 'primary');
-      return { contactId: id, ...(created.accountId ? { accountId: created.accountId } : {}) };
+      await linkContactToAccount(services, s.ctx, id, account, 'primary');
+      return { contactId: id, accountId: account };
     }
   }
 }
