@@ -432,6 +432,14 @@ describe('forms', () => {
       const [contactCreated] = await service.services.store.readStream(`contact-${contact.createdEntities.contactId}`);
       const [contactSubmission] = await service.services.store.readStream(`form_submission-${contact.submissionId}`);
       expect(contactSubmission.position.commit).to.equal(contactCreated.position.commit);
+      const accountForm = await newForm(leadForm({ submitActions: [{ type: 'create_account', fieldMapping: { name: 'last' } }] }));
+      const accountValues = goodValues();
+      const account = ok(await submit(admin.tenant.slug, accountForm.token, accountValues, '198.51.100.125'), 201);
+      const [accountCreated] = await service.services.store.readStream(`account-${account.createdEntities.accountId}`);
+      const [accountSubmission] = await service.services.store.readStream(`form_submission-${account.submissionId}`);
+      expect(accountSubmission.position.commit).to.equal(accountCreated.position.commit);
+      // Answered after its projections, as every submit is: the account reads back.
+      expect(ok(await call('GET', `/accounts/${account.createdEntities.accountId}`)).name).to.equal(accountValues.last);
       const linkedForm = await newForm(leadForm({
         submitActions: [{ type: 'create_account', fieldMapping: { name: 'last' } }, { type: 'create_contact', fieldMapping: { lastName: 'last', email: 'email' } }],
       }));
