@@ -83,17 +83,18 @@ export function publicFormsRouter(services: Services): Router {
     const userAgent = (req.get('user-agent') ?? '').slice(0, USER_AGENT_MAX) || null;
     // A visitor submitted it, not the form's creator (whose name the actions act under): recorded without a user, so
     // the creator is told of it (nobody is told of what they did themselves).
-    const record = (results: ActionResult[], facts?: StreamFact[]) =>
+    const appendSubmission = (results: ActionResult[], facts?: StreamFact[]) =>
       withWriteAlong(along, () => recordSubmission(services, { ...ctx, userId: null }, submissionOf(form, submissionId, data, results, ip, userAgent), facts));
-    // Appended beside the last action's lead where it can (one transaction: stored with the lead or not at all), else after the actions.
+    // Appended beside the record the last action creates where it can (one transaction: stored with it or not at all; refused,
+    // it is appended after the actions with their real results). An answer lost after its commit is recovered by the store.
     const beside: { stored?: Promise<{ position: Position | null } | null> } = {};
-    const { results, created } = await runSubmitActions(services, s, (expected, lead) => {
-      beside.stored = record(expected, [lead]).catch(() => null);
+    const { results, created } = await runSubmitActions(services, s, (expected, record) => {
+      beside.stored = appendSubmission(expected, [record]).catch(() => null);
     });
     const storedBeside = await beside.stored;
     const { position } =
       storedBeside ??
-      (await record(results).catch(async (error: unknown) => {
+      (await appendSubmission(results).catch(async (error: unknown) => {
         // Not stored, and nothing done: the address may try again. Once an action has acted, a retry would do it twice.
         const settle = results.some((r) => r.status === 'success') ? claim.keep(false) : claim.release();
         await settle.catch((err: unknown) => services.logger.error({ err, formId: form.id }, 'form submitter claim could not be settled'));
